@@ -1,0 +1,245 @@
+//! `delete` and `deletecollection`, with the API server's part of
+//! graceful deletion, finalizers and propagation policies.
+//!
+//! - Pods bound to a node are deleted gracefully: `deletionTimestamp` and
+//!   `deletionGracePeriodSeconds` are set and the kubelet (kube-sim's
+//!   stand-in) finishes the deletion; unbound or finished pods go at once.
+//! - `propagationPolicy=Orphan` adds the `orphan` finalizer and
+//!   `Foreground` adds `foregroundDeletion`; the garbage collector (not the
+//!   API server) acts on them. `Background` deletes at once.
+//! - An object with finalizers is only marked (`deletionTimestamp`); it goes
+//!   when its last finalizer is removed.
+//! - A namespace moves to phase Terminating and stays until its
+//!   `spec.finalizers` are emptied through `/finalize`.
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::meta::{self, render};
+use super::write::should_delete_after_update;
+use super::{Api, ApiError, ApiResult, Request, Target, bytes_response, json_response};
+use crate::resources::{Builtin, ResourceType};
+use crate::store::{StoreError, UpdateError};
+
+/// `DeleteOptions`, from the body or the query.
+#[derive(Debug, Default)]
+struct DeleteOptions {
+    grace_period: Option<i64>,
+    propagation: Option<String>,
+    precondition_uid: Option<String>,
+    precondition_rv: Option<String>,
+    dry_run: bool,
+}
+
+impl DeleteOptions {
+    fn of(req: &Request) -> ApiResult<Self> {
+        let body: Value = if req.body.is_empty() {
+            json!({})
+        } else {
+            serde_json::from_slice(&req.body)
+                .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
+        };
+        let grace_period = match req.param("gracePeriodSeconds") {
+            Some(g) => Some(g.parse().map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds {g}")))?),
+            None => body.get("gracePeriodSeconds").and_then(Value::as_i64),
+        };
+        let orphan = req
+            .param("orphanDependents")
+            .map(|o| o == "true")
+            .or_else(|| body.get("orphanDependents").and_then(Value::as_bool));
+        let propagation = req
+            .param("propagationPolicy")
+            .map(str::to_owned)
+            .or_else(|| body.get("propagationPolicy").and_then(Value::as_str).map(str::to_owned))
+            .or_else(|| orphan.map(|o| if o { "Orphan".into() } else { "Background".into() }));
+        if let Some(p) = &propagation
+            && !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")
+        {
+            return Err(ApiError::bad_request(format!(
+                "propagationPolicy: Unsupported value: \"{p}\": supported values: \"Foreground\", \"Background\", \"Orphan\""
+            )));
+        }
+        let dry_run = req.param("dryRun") == Some("All")
+            || body.get("dryRun").and_then(Value::as_array).is_some_and(|a| a.iter().any(|v| v == "All"));
+        Ok(DeleteOptions {
+            grace_period,
+            propagation,
+            precondition_uid: body.pointer("/preconditions/uid").and_then(Value::as_str).map(str::to_owned),
+            precondition_rv: body.pointer("/preconditions/resourceVersion").and_then(Value::as_str).map(str::to_owned),
+            dry_run,
+        })
+    }
+}
+
+/// `DELETE` of one object.
+pub fn delete(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Response> {
+    let options = DeleteOptions::of(req)?;
+    let name = target.name.clone().unwrap_or_default();
+    let repr = req.representation()?;
+    let bytes = delete_one(api, &target.rt, target.ns(), &name, &options)?;
+    Ok(bytes_response(StatusCode::OK, render(&target.rt, repr, &bytes)))
+}
+
+/// `DELETE` of a collection: every selected object in scope, each as a
+/// single delete would.
+pub fn delete_collection(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Response> {
+    if target.sub.is_some() {
+        return Err(ApiError::method_not_allowed("deletecollection is not allowed on subresources"));
+    }
+    let options = DeleteOptions::of(req)?;
+    let selector = req.selector(&target.rt.kind)?;
+    let namespace = target.namespace.as_deref().filter(|_| target.rt.namespaced);
+    let (items, _) = api.store.list(&target.key(), namespace, None);
+    let mut deleted = Vec::new();
+    for ((ns, name), stored) in items {
+        if !selector.matches(&stored.attrs) {
+            continue;
+        }
+        match delete_one(api, &target.rt, &ns, &name, &options) {
+            Ok(bytes) => {
+                deleted.push(serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null));
+            }
+            // Gone in the meantime: nothing left to delete.
+            Err(e) if e.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let list = json!({
+        "kind": meta::list_kind(&target.rt),
+        "apiVersion": target.rt.api_version(),
+        "metadata": {"resourceVersion": api.store.current_rv().to_string()},
+        "items": deleted,
+    });
+    Ok(json_response(StatusCode::OK, &list))
+}
+
+fn delete_one(api: &Arc<Api>, rt: &ResourceType, ns: &str, name: &str, options: &DeleteOptions) -> ApiResult<Bytes> {
+    // The answer is the object's last state: removed now, or marked and
+    // still stored.
+    let key = Api::type_key(rt);
+    let current = api.store.get(&key, ns, name).ok_or_else(|| ApiError::not_found(rt, name))?;
+    let object = current.value();
+    if let Some(uid) = &options.precondition_uid {
+        let actual = object.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or("");
+        if uid != actual {
+            return Err(ApiError::conflict(
+                rt,
+                name,
+                &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"),
+            ));
+        }
+    }
+    if let Some(rv) = &options.precondition_rv
+        && rv != meta::resource_version(&object)
+    {
+        return Err(ApiError::conflict(
+            rt,
+            name,
+            &format!(
+                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                meta::resource_version(&object)
+            ),
+        ));
+    }
+    let marked = mark_for_deletion(rt, &object, options);
+    if options.dry_run {
+        return Ok(Bytes::from(marked.unwrap_or(object).to_string()));
+    }
+    match marked {
+        None => match api.store.delete(&key, ns, name, Some(current.rv)) {
+            Ok(last) => Ok(last.bytes),
+            Err(StoreError::NotFound) => Err(ApiError::not_found(rt, name)),
+            Err(StoreError::Conflict { .. }) => Err(ApiError::conflict(
+                rt,
+                name,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            )),
+            Err(e) => Err(ApiError::internal(e.to_string())),
+        },
+        Some(next) => {
+            let expected = current.rv;
+            let stored = api
+                .store
+                .update(&key, ns, name, |now| {
+                    if now.rv != expected {
+                        return Err(ApiError::conflict(rt, name, "the object has been modified; please apply your changes to the latest version and try again"));
+                    }
+                    Ok(if next == object { None } else { Some(next) })
+                })
+                .map_err(|e| match e {
+                    UpdateError::Rejected(e) => e,
+                    UpdateError::Store(_) => ApiError::not_found(rt, name),
+                })?;
+            Ok(stored.bytes)
+        }
+    }
+}
+
+/// The marked state of an object this delete does not remove at once, or
+/// `None` when it goes now.
+fn mark_for_deletion(rt: &ResourceType, object: &Value, options: &DeleteOptions) -> Option<Value> {
+    let mut next = object.clone();
+    let mut finalizers = meta::finalizers(object);
+    match options.propagation.as_deref() {
+        Some("Orphan") => {
+            finalizers.retain(|f| f != "foregroundDeletion");
+            if !finalizers.iter().any(|f| f == "orphan") {
+                finalizers.push("orphan".into());
+            }
+        }
+        Some("Foreground") => {
+            finalizers.retain(|f| f != "orphan");
+            if !finalizers.iter().any(|f| f == "foregroundDeletion") {
+                finalizers.push("foregroundDeletion".into());
+            }
+        }
+        Some("Background") => finalizers.retain(|f| f != "orphan" && f != "foregroundDeletion"),
+        _ => {}
+    }
+    let grace = grace_period(rt, object, options);
+    let already = meta::is_terminating(object);
+    let md = meta::metadata_mut(&mut next);
+    if finalizers.is_empty() {
+        md.remove("finalizers");
+    } else {
+        md.insert("finalizers".into(), json!(finalizers));
+    }
+    let current_grace = object.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64);
+    // A second delete may shorten a grace period, never lengthen it.
+    let grace = current_grace.map_or(grace, |g| g.min(grace));
+    if !already || current_grace != Some(grace) {
+        let now = jiff::Timestamp::now();
+        let when = jiff::Timestamp::from_second(now.as_second() + grace).unwrap_or(now);
+        md.insert("deletionTimestamp".into(), json!(when.to_string()));
+        md.insert("deletionGracePeriodSeconds".into(), json!(grace));
+    }
+    if rt.builtin == Some(Builtin::Namespace) {
+        next["status"]["phase"] = json!("Terminating");
+    }
+    if should_delete_after_update(rt, &next) {
+        return None;
+    }
+    Some(next)
+}
+
+/// Seconds a delete waits for the kubelet: only pods on a node that are
+/// still running get a grace period.
+fn grace_period(rt: &ResourceType, object: &Value, options: &DeleteOptions) -> i64 {
+    if rt.builtin != Some(Builtin::Pod) {
+        return 0;
+    }
+    let bound = object.pointer("/spec/nodeName").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
+    let finished = matches!(object.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed"));
+    if !bound || finished {
+        return 0;
+    }
+    options
+        .grace_period
+        .or_else(|| object.pointer("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64))
+        .unwrap_or(30)
+        .max(0)
+}

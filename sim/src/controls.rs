@@ -1,0 +1,149 @@
+//! The simulator's own control endpoints, under `/sim/v1/` beside the
+//! Kubernetes paths:
+//!
+//! | request | effect |
+//! |---|---|
+//! | `POST /sim/v1/nodes/{name}/stop` | the node stops heartbeating; its pods stop progressing |
+//! | `POST /sim/v1/nodes/{name}/start` | the node heartbeats again |
+//! | `POST /sim/v1/compact` | history dropped: watches from older versions get 410 |
+//! | `POST /sim/v1/watches/drop` | every open watch is closed |
+//! | `GET/PUT/DELETE /sim/v1/faults` | read, set ([`FaultSpec`] JSON) or clear injected faults |
+//! | `POST /sim/v1/restart` | every connection dropped, state kept |
+//! | `GET /sim/v1/stats` | request counts by verb, resource and code |
+//! | `POST /sim/v1/resources` | serve a new (custom) resource type ([`CustomResource`] JSON) |
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::Controls;
+use crate::faults::FaultSpec;
+use crate::resources::ResourceType;
+
+/// A resource type to serve from now on, as `POST /sim/v1/resources` takes
+/// it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CustomResource {
+    /// API group (not empty).
+    pub group: String,
+    /// Version within the group.
+    pub version: String,
+    /// Plural, lower-case name.
+    pub plural: String,
+    /// Kind.
+    pub kind: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// kubectl short names.
+    #[serde(default)]
+    pub short_names: Vec<String>,
+}
+
+impl CustomResource {
+    /// The served type.
+    pub fn resource_type(&self) -> Result<ResourceType, String> {
+        if self.group.is_empty() || self.version.is_empty() || self.plural.is_empty() || self.kind.is_empty() {
+            return Err("group, version, plural and kind are required".into());
+        }
+        Ok(ResourceType {
+            group: self.group.clone(),
+            version: self.version.clone(),
+            plural: self.plural.clone(),
+            singular: self.kind.to_lowercase(),
+            kind: self.kind.clone(),
+            namespaced: self.namespaced,
+            short_names: self.short_names.clone(),
+            categories: Vec::new(),
+            subresources: Vec::new(),
+            builtin: None,
+        })
+    }
+}
+
+/// The `/sim/v1` routes.
+pub fn routes(controls: Controls) -> axum::Router {
+    axum::Router::new()
+        .route("/sim/v1/nodes/{name}/{action}", post(node_action))
+        .route("/sim/v1/compact", post(compact))
+        .route("/sim/v1/watches/drop", post(drop_watches))
+        .route("/sim/v1/faults", get(get_faults).put(put_faults).delete(delete_faults))
+        .route("/sim/v1/restart", post(restart))
+        .route("/sim/v1/stats", get(stats))
+        .route("/sim/v1/resources", post(register))
+        .with_state(Arc::new(controls))
+}
+
+type Ctl = State<Arc<Controls>>;
+
+fn error(code: StatusCode, message: impl Into<String>) -> Response {
+    (code, Json(json!({"error": message.into()}))).into_response()
+}
+
+async fn node_action(State(c): Ctl, Path((name, action)): Path<(String, String)>) -> Response {
+    let result = match action.as_str() {
+        "stop" => c.stop_node(&name),
+        "start" => c.start_node(&name),
+        other => return error(StatusCode::NOT_FOUND, format!("unknown node action {other:?}: stop or start")),
+    };
+    match result {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => error(StatusCode::NOT_FOUND, e),
+    }
+}
+
+async fn compact(State(c): Ctl) -> StatusCode {
+    c.compact();
+    StatusCode::NO_CONTENT
+}
+
+async fn drop_watches(State(c): Ctl) -> StatusCode {
+    c.drop_watches();
+    StatusCode::NO_CONTENT
+}
+
+async fn get_faults(State(c): Ctl) -> Json<FaultSpec> {
+    Json(c.faults())
+}
+
+async fn put_faults(State(c): Ctl, body: axum::body::Bytes) -> Response {
+    let spec: FaultSpec = match serde_json::from_slice(&body) {
+        Ok(spec) => spec,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("invalid fault specification: {e}")),
+    };
+    match c.set_faults(spec) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => error(StatusCode::BAD_REQUEST, e),
+    }
+}
+
+async fn delete_faults(State(c): Ctl) -> StatusCode {
+    c.clear_faults();
+    StatusCode::NO_CONTENT
+}
+
+async fn restart(State(c): Ctl) -> StatusCode {
+    c.restart();
+    StatusCode::NO_CONTENT
+}
+
+async fn stats(State(c): Ctl) -> Response {
+    Json(json!({"requests": c.stats()})).into_response()
+}
+
+async fn register(State(c): Ctl, body: axum::body::Bytes) -> Response {
+    let resource: CustomResource = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("invalid resource: {e}")),
+    };
+    match c.register(&resource) {
+        Ok(()) => StatusCode::CREATED.into_response(),
+        Err(e) => error(StatusCode::BAD_REQUEST, e),
+    }
+}

@@ -1,0 +1,209 @@
+//! Injected faults and request accounting.
+//!
+//! [`Faults`] holds the fault specification set through `PUT /sim/v1/faults`
+//! (or from Rust): for requests matching a verb and resource (either may be
+//! left out to match all), add latency and fail a share of them with 500 or
+//! 429 + `Retry-After`. [`Stats`] counts every Kubernetes API request by
+//! verb, resource and response code, for `GET /sim/v1/stats`.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::api::ApiError;
+
+/// One fault rule.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FaultRule {
+    /// Verb to match (`get`, `list`, `watch`, `create`, `update`, `patch`,
+    /// `delete`, `deletecollection`); all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verb: Option<String>,
+    /// Resource to match (`pods`, `deployments/status`); all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// Share of matching requests answered with 500 InternalError (0..=1).
+    #[serde(default)]
+    pub error_rate: f64,
+    /// Share of matching requests answered with 429 TooManyRequests (0..=1).
+    #[serde(default)]
+    pub throttle_rate: f64,
+    /// `Retry-After` seconds of the 429 answers.
+    #[serde(default = "default_retry_after")]
+    pub retry_after_seconds: u64,
+    /// Latency added to every matching request, in milliseconds.
+    #[serde(default)]
+    pub latency_ms: u64,
+}
+
+fn default_retry_after() -> u64 {
+    1
+}
+
+/// The whole fault specification.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FaultSpec {
+    /// Rules, first match wins.
+    pub rules: Vec<FaultRule>,
+}
+
+impl FaultSpec {
+    /// Checks the rates are shares.
+    pub fn validate(&self) -> Result<(), String> {
+        for rule in &self.rules {
+            for (name, rate) in [("errorRate", rule.error_rate), ("throttleRate", rule.throttle_rate)] {
+                if !(0.0..=1.0).contains(&rate) {
+                    return Err(format!("{name} must be between 0 and 1, got {rate}"));
+                }
+            }
+            if rule.error_rate + rule.throttle_rate > 1.0 {
+                return Err("errorRate + throttleRate must not exceed 1".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The faults in force. Cheap to clone; clones share the specification.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    spec: Arc<RwLock<FaultSpec>>,
+}
+
+impl Faults {
+    /// Replaces the specification.
+    pub fn set(&self, spec: FaultSpec) -> Result<(), String> {
+        spec.validate()?;
+        *self.spec.write().unwrap_or_else(|p| p.into_inner()) = spec;
+        Ok(())
+    }
+
+    /// Removes every fault.
+    pub fn clear(&self) {
+        *self.spec.write().unwrap_or_else(|p| p.into_inner()) = FaultSpec::default();
+    }
+
+    /// The specification in force.
+    pub fn get(&self) -> FaultSpec {
+        self.spec.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Applies the first matching rule to a request: waits its latency, then
+    /// returns the error to answer with, if the dice say so.
+    pub async fn inject(&self, verb: &str, resource: &str) -> Option<ApiError> {
+        let rule = {
+            let spec = self.spec.read().unwrap_or_else(|p| p.into_inner());
+            spec.rules
+                .iter()
+                .find(|r| {
+                    r.verb.as_deref().is_none_or(|v| v == verb) && r.resource.as_deref().is_none_or(|x| x == resource)
+                })
+                .cloned()
+        }?;
+        if rule.latency_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(rule.latency_ms)).await;
+        }
+        let roll: f64 = rand::rng().random();
+        if roll < rule.error_rate {
+            Some(ApiError::internal("injected fault (kube-sim)"))
+        } else if roll < rule.error_rate + rule.throttle_rate {
+            Some(ApiError::too_many_requests(rule.retry_after_seconds))
+        } else {
+            None
+        }
+    }
+}
+
+/// A request's (verb, resource, code).
+type StatKey = (String, String, u16);
+
+/// Request counts by (verb, resource, code).
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    counts: Arc<Mutex<BTreeMap<StatKey, u64>>>,
+}
+
+/// One line of [`Stats::snapshot`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatLine {
+    /// Request verb.
+    pub verb: String,
+    /// Resource (with subresource).
+    pub resource: String,
+    /// Response code.
+    pub code: u16,
+    /// Number of requests.
+    pub count: u64,
+}
+
+impl Stats {
+    /// Counts one request.
+    pub fn record(&self, verb: &str, resource: &str, code: u16) {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        *counts.entry((verb.to_owned(), resource.to_owned(), code)).or_default() += 1;
+    }
+
+    /// Every count so far.
+    pub fn snapshot(&self) -> Vec<StatLine> {
+        let counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        counts
+            .iter()
+            .map(|((verb, resource, code), count)| StatLine {
+                verb: verb.clone(),
+                resource: resource.clone(),
+                code: *code,
+                count: *count,
+            })
+            .collect()
+    }
+
+    /// Sum of the requests with this verb (all resources, all codes).
+    pub fn total(&self, verb: &str) -> u64 {
+        self.snapshot().iter().filter(|l| l.verb == verb).map(|l| l.count).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn rules_match_by_verb_and_resource_and_fail_their_share() {
+        let faults = Faults::default();
+        faults
+            .set(FaultSpec {
+                rules: vec![FaultRule {
+                    verb: Some("create".into()),
+                    resource: Some("pods".into()),
+                    error_rate: 1.0,
+                    ..FaultRule::default()
+                }],
+            })
+            .unwrap();
+        assert_eq!(faults.inject("create", "pods").await.map(|e| e.code), Some(500));
+        assert!(faults.inject("create", "deployments").await.is_none());
+        assert!(faults.inject("get", "pods").await.is_none());
+        faults.clear();
+        assert!(faults.inject("create", "pods").await.is_none());
+    }
+
+    #[tokio::test]
+    async fn throttling_answers_429_with_retry_after() {
+        let faults = Faults::default();
+        let rule = FaultRule { throttle_rate: 1.0, retry_after_seconds: 7, ..FaultRule::default() };
+        faults.set(FaultSpec { rules: vec![rule] }).unwrap();
+        let err = faults.inject("list", "pods").await.unwrap();
+        assert_eq!((err.code, err.retry_after), (429, Some(7)));
+    }
+
+    #[test]
+    fn rates_outside_zero_to_one_are_refused() {
+        let rule = FaultRule { error_rate: 1.5, ..FaultRule::default() };
+        assert!(FaultSpec { rules: vec![rule] }.validate().is_err());
+    }
+}

@@ -1,0 +1,238 @@
+//! The table of resource types kube-sim serves.
+//!
+//! Every type is one [`ResourceType`] entry: its group, version, names,
+//! scope, verbs and subresources, as the real API server advertises them in
+//! discovery. Objects themselves are schemaless JSON in the store, so adding
+//! a type is adding an entry here (built-in types also name a k8s-openapi
+//! type for validation in `validation.rs`). Types registered at run time
+//! (custom resources) join the same [`Registry`].
+
+use std::sync::{Arc, RwLock};
+
+/// How kube-sim checks and prints the objects of one type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    /// core/v1 Namespace.
+    Namespace,
+    /// core/v1 Node.
+    Node,
+    /// core/v1 Pod.
+    Pod,
+    /// core/v1 Service.
+    Service,
+    /// core/v1 Endpoints.
+    Endpoints,
+    /// core/v1 ConfigMap.
+    ConfigMap,
+    /// core/v1 Secret.
+    Secret,
+    /// core/v1 ServiceAccount.
+    ServiceAccount,
+    /// core/v1 Event.
+    CoreEvent,
+    /// core/v1 PodTemplate.
+    PodTemplate,
+    /// apps/v1 Deployment.
+    Deployment,
+    /// apps/v1 ReplicaSet.
+    ReplicaSet,
+    /// coordination.k8s.io/v1 Lease.
+    Lease,
+    /// events.k8s.io/v1 Event.
+    EventsEvent,
+}
+
+/// A subresource served under `.../{name}/{subresource}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subresource {
+    /// `status`: writes change `.status` only; writes to the main resource
+    /// leave `.status` alone.
+    Status,
+    /// `scale`: an `autoscaling/v1` Scale view of `.spec.replicas`.
+    Scale,
+    /// `finalize` (namespaces): writes change `.spec.finalizers` only.
+    Finalize,
+}
+
+impl Subresource {
+    /// The path segment naming this subresource.
+    pub fn segment(self) -> &'static str {
+        match self {
+            Subresource::Status => "status",
+            Subresource::Scale => "scale",
+            Subresource::Finalize => "finalize",
+        }
+    }
+
+    /// Parses a path segment.
+    pub fn from_segment(segment: &str) -> Option<Self> {
+        match segment {
+            "status" => Some(Subresource::Status),
+            "scale" => Some(Subresource::Scale),
+            "finalize" => Some(Subresource::Finalize),
+            _ => None,
+        }
+    }
+}
+
+/// One served resource type.
+#[derive(Debug, Clone)]
+pub struct ResourceType {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// API version within the group.
+    pub version: String,
+    /// Plural, lower-case resource name (the path segment).
+    pub plural: String,
+    /// Singular, lower-case name.
+    pub singular: String,
+    /// Kind of the objects.
+    pub kind: String,
+    /// Whether objects live in a namespace.
+    pub namespaced: bool,
+    /// kubectl short names (`po`, `deploy`, ...).
+    pub short_names: Vec<String>,
+    /// Categories (`all`).
+    pub categories: Vec<String>,
+    /// Subresources served.
+    pub subresources: Vec<Subresource>,
+    /// Built-in behaviour, or `None` for a type registered at run time.
+    pub builtin: Option<Builtin>,
+}
+
+/// The verbs every served type supports.
+pub const VERBS: &[&str] = &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+
+impl ResourceType {
+    /// `apiVersion` of the objects (`v1`, `apps/v1`).
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+    }
+
+    /// Whether the subresource is served.
+    pub fn has(&self, sub: Subresource) -> bool {
+        self.subresources.contains(&sub)
+    }
+
+    /// `plural.group` (`deployments.apps`, `pods`), as in messages.
+    pub fn qualified_name(&self) -> String {
+        if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
+    }
+
+    /// The base path of the collection in `namespace` (or cluster-wide).
+    pub fn collection_path(&self, namespace: Option<&str>) -> String {
+        let prefix = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}/{}", self.group, self.version)
+        };
+        match namespace {
+            Some(ns) if self.namespaced => format!("{prefix}/namespaces/{ns}/{}", self.plural),
+            _ => format!("{prefix}/{}", self.plural),
+        }
+    }
+}
+
+/// Builds one built-in entry. The arguments mirror the columns of the
+/// table below, which reads better than a builder chain per row.
+#[allow(clippy::too_many_arguments)]
+fn builtin(
+    builtin: Builtin,
+    group: &str,
+    plural: &str,
+    kind: &str,
+    namespaced: bool,
+    short_names: &[&str],
+    all: bool,
+    subresources: &[Subresource],
+) -> ResourceType {
+    ResourceType {
+        group: group.to_owned(),
+        version: "v1".to_owned(),
+        plural: plural.to_owned(),
+        singular: kind.to_lowercase(),
+        kind: kind.to_owned(),
+        namespaced,
+        short_names: short_names.iter().map(|s| (*s).to_owned()).collect(),
+        categories: if all { vec!["all".to_owned()] } else { Vec::new() },
+        subresources: subresources.to_vec(),
+        builtin: Some(builtin),
+    }
+}
+
+/// The built-in types, in the order discovery lists them.
+fn builtins() -> Vec<ResourceType> {
+    use Builtin as B;
+    use Subresource::{Finalize, Scale, Status};
+    vec![
+        builtin(B::ConfigMap, "", "configmaps", "ConfigMap", true, &["cm"], false, &[]),
+        builtin(B::Endpoints, "", "endpoints", "Endpoints", true, &["ep"], false, &[]),
+        builtin(B::CoreEvent, "", "events", "Event", true, &["ev"], false, &[]),
+        builtin(B::Namespace, "", "namespaces", "Namespace", false, &["ns"], false, &[Status, Finalize]),
+        builtin(B::Node, "", "nodes", "Node", false, &["no"], false, &[Status]),
+        builtin(B::Pod, "", "pods", "Pod", true, &["po"], true, &[Status]),
+        builtin(B::PodTemplate, "", "podtemplates", "PodTemplate", true, &[], false, &[]),
+        builtin(B::Secret, "", "secrets", "Secret", true, &[], false, &[]),
+        builtin(B::ServiceAccount, "", "serviceaccounts", "ServiceAccount", true, &["sa"], false, &[]),
+        builtin(B::Service, "", "services", "Service", true, &["svc"], true, &[Status]),
+        builtin(B::Deployment, "apps", "deployments", "Deployment", true, &["deploy"], true, &[Status, Scale]),
+        builtin(B::ReplicaSet, "apps", "replicasets", "ReplicaSet", true, &["rs"], true, &[Status, Scale]),
+        builtin(B::Lease, "coordination.k8s.io", "leases", "Lease", true, &[], false, &[]),
+        builtin(B::EventsEvent, "events.k8s.io", "events", "Event", true, &["ev"], false, &[]),
+    ]
+}
+
+/// The set of served types; built-ins first, then those registered at run
+/// time. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    types: Arc<RwLock<Vec<Arc<ResourceType>>>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry { types: Arc::new(RwLock::new(builtins().into_iter().map(Arc::new).collect())) }
+    }
+}
+
+impl Registry {
+    /// Every served type.
+    pub fn all(&self) -> Vec<Arc<ResourceType>> {
+        self.types.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The type served at `group`/`version`/`plural`.
+    pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceType>> {
+        self.all().into_iter().find(|t| t.group == group && t.version == version && t.plural == plural)
+    }
+
+    /// The built-in type of that kind.
+    pub fn builtin(&self, which: Builtin) -> Arc<ResourceType> {
+        self.all()
+            .into_iter()
+            .find(|t| t.builtin == Some(which))
+            .unwrap_or_else(|| unreachable!("every built-in is registered at construction"))
+    }
+
+    /// Serves a new type (a custom resource). Replaces an earlier entry with
+    /// the same group, version and plural.
+    pub fn register(&self, rt: ResourceType) {
+        let mut types = self.types.write().unwrap_or_else(|p| p.into_inner());
+        types.retain(|t| !(t.group == rt.group && t.version == rt.version && t.plural == rt.plural));
+        types.push(Arc::new(rt));
+    }
+
+    /// The API groups (other than core) in discovery order, each with its
+    /// versions.
+    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for t in self.all().iter().filter(|t| !t.group.is_empty()) {
+            match out.iter_mut().find(|(g, _)| *g == t.group) {
+                Some((_, versions)) if !versions.contains(&t.version) => versions.push(t.version.clone()),
+                Some(_) => {}
+                None => out.push((t.group.clone(), vec![t.version.clone()])),
+            }
+        }
+        out
+    }
+}
