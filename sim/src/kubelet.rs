@@ -332,6 +332,16 @@ impl Kubelet {
             return;
         }
         let phase = pod.pointer("/status/phase").and_then(Value::as_str).unwrap_or("Pending");
+        if phase == "Pending" && pod.pointer("/status/hostIP").is_none() {
+            // Created already bound (`spec.nodeName` set, no scheduler
+            // involved): the kubelet admits it as it does a pod bound to it.
+            let index = self.placement.len();
+            self.write_status(&pod_ref, |status, spec| {
+                if status.get("hostIP").is_none() {
+                    bound_status(status, spec, &node, index);
+                }
+            });
+        }
         let started = pod.pointer("/status/containerStatuses/0/state/running").is_some();
         match phase {
             "Pending" if !started => {

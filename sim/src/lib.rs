@@ -12,8 +12,8 @@
 //! - `resources`: the table of served types (adding a type is an entry);
 //! - `store`: objects as JSON bytes, versions, change history, watch fan-out;
 //! - `api/`: routing and the verbs; `selectors`, `patch`, `table`,
-//!   `openapi`, `defaults`, `validation`, `typed`, `admission`: the API
-//!   server's rules, one concept each;
+//!   `openapi`, `defaults`, `validation`, `typed`, `protobuf`, `admission`:
+//!   the API server's rules, one concept each;
 //! - `kubelet`: the kubelet and scheduler stand-in;
 //! - `faults`, `controls`: injected failures, request stats and the
 //!   `/sim/v1` control endpoints;
@@ -37,6 +37,7 @@ pub mod faults;
 pub mod kubelet;
 pub mod openapi;
 pub mod patch;
+pub mod protobuf;
 pub mod resources;
 pub mod selectors;
 pub mod server;

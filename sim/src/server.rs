@@ -31,6 +31,10 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(app.clone());
         let mut restarts = restarts.clone();
+        // A clone starts from what the accept loop's receiver has seen (never
+        // updated), so without this every connection accepted after a
+        // restart would see that restart and be dropped at once.
+        restarts.mark_unchanged();
         let mut shutdown = shutdown.clone();
         tokio::spawn(async move {
             let conn = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(stream), service);

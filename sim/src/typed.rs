@@ -1,23 +1,40 @@
-//! Conversion of built-in objects through their k8s-openapi types: the
-//! check that a body has the API's shape (a number where a number belongs),
-//! and the normalisation that drops fields the API does not declare, as
-//! decoding into the API server's Go types does.
+//! Decoding of built-in objects through their k8s-openapi types, as the API
+//! server decodes a request body into its Go types: a body of the wrong
+//! shape (a string where a number belongs) is refused, and fields the API
+//! does not declare are dropped and reported, for
+//! `?fieldValidation=Strict|Warn`.
 
 use k8s_openapi::api::{apps, coordination, core, events};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::resources::Builtin;
 
-fn through<T: DeserializeOwned + Serialize>(object: &Value) -> Result<Value, String> {
-    let typed: T = serde_json::from_value(object.clone()).map_err(|e| e.to_string())?;
-    serde_json::to_value(typed).map_err(|e| e.to_string())
+/// A body decoded into its type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded {
+    /// The object as its type reads and writes it: undeclared fields gone.
+    pub object: Value,
+    /// Paths (`spec.foo`, `spec.template.spec.containers[0].foo`) of the
+    /// undeclared fields. Nulls and empty objects are never reported.
+    pub unknown: Vec<String>,
 }
 
-/// The object as its k8s-openapi type reads and writes it, or why it does
-/// not fit that type.
-pub fn normalize(kind: Builtin, object: &Value) -> Result<Value, String> {
+/// Decodes `object` as its kind's type (one decode and encode), or says why
+/// it does not fit, with the API server's message prefix.
+pub fn decode(kind: Builtin, object: &Value) -> Result<Decoded, String> {
+    let known = roundtrip(kind, object).map_err(|e| {
+        let name = kind_name(kind);
+        format!("{name} in version \"v1\" cannot be handled as a {name}: {e}")
+    })?;
+    let mut unknown = Vec::new();
+    vanished(object, &known, "", &mut unknown);
+    Ok(Decoded { object: known, unknown })
+}
+
+/// The object decoded into its k8s-openapi type and encoded again.
+fn roundtrip(kind: Builtin, object: &Value) -> Result<Value, String> {
     match kind {
         Builtin::Namespace => through::<core::v1::Namespace>(object),
         Builtin::Node => through::<core::v1::Node>(object),
@@ -36,21 +53,124 @@ pub fn normalize(kind: Builtin, object: &Value) -> Result<Value, String> {
     }
 }
 
+/// Decodes as `T` (with `apiVersion` and `kind` forced to `T`'s: the
+/// request path decides them) and encodes back.
+fn through<T>(object: &Value) -> Result<Value, String>
+where
+    T: DeserializeOwned + Serialize + k8s_openapi::Resource,
+{
+    let mut input = object.clone();
+    if let Some(fields) = input.as_object_mut() {
+        fields.insert("apiVersion".to_owned(), Value::from(T::API_VERSION));
+        fields.insert("kind".to_owned(), Value::from(T::KIND));
+    }
+    let decoded: T = serde_json::from_value(input).map_err(|e| e.to_string())?;
+    serde_json::to_value(&decoded).map_err(|e| e.to_string())
+}
+
+/// Collects the paths of `input` fields missing from `known`.
+fn vanished(input: &Value, known: &Value, path: &str, out: &mut Vec<String>) {
+    match (input, known) {
+        (Value::Object(fields), Value::Object(kept)) => {
+            for (key, value) in fields {
+                let child = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                match kept.get(key) {
+                    Some(kept_value) => vanished(value, kept_value, &child, out),
+                    None if value.is_null() || value.as_object().is_some_and(Map::is_empty) => {}
+                    None => out.push(child),
+                }
+            }
+        }
+        (Value::Array(items), Value::Array(kept)) => {
+            for (i, (item, kept_item)) in items.iter().zip(kept).enumerate() {
+                vanished(item, kept_item, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The Kind name in messages.
+fn kind_name(kind: Builtin) -> &'static str {
+    match kind {
+        Builtin::Namespace => "Namespace",
+        Builtin::Node => "Node",
+        Builtin::Pod => "Pod",
+        Builtin::Service => "Service",
+        Builtin::Endpoints => "Endpoints",
+        Builtin::ConfigMap => "ConfigMap",
+        Builtin::Secret => "Secret",
+        Builtin::ServiceAccount => "ServiceAccount",
+        Builtin::CoreEvent | Builtin::EventsEvent => "Event",
+        Builtin::PodTemplate => "PodTemplate",
+        Builtin::Deployment => "Deployment",
+        Builtin::ReplicaSet => "ReplicaSet",
+        Builtin::Lease => "Lease",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
 
+    fn deployment() -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}})
+    }
+
     #[test]
-    fn unknown_fields_are_dropped_and_wrong_types_refused() {
-        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
-            "data": {"k": "v"}, "bogus": 1});
-        let normal = normalize(Builtin::ConfigMap, &cm).unwrap();
-        assert!(normal.get("bogus").is_none());
-        assert_eq!(normal["data"]["k"], "v");
-        let bad = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
-            "spec": {"replicas": "three", "selector": {}, "template": {}}});
-        assert!(normalize(Builtin::Deployment, &bad).is_err());
+    fn unknown_fields_are_dropped_and_reported_with_their_path() {
+        let mut object = deployment();
+        object["spec"]["replica"] = json!(3);
+        object["spec"]["template"]["spec"]["containers"][0]["imagePolicy"] = json!("Always");
+        object["metadata"]["labelz"] = json!({"a": "b"});
+        let decoded = decode(Builtin::Deployment, &object).unwrap();
+        assert_eq!(
+            decoded.unknown,
+            vec!["metadata.labelz", "spec.replica", "spec.template.spec.containers[0].imagePolicy"]
+        );
+        assert!(decoded.object["spec"].get("replica").is_none());
+        assert_eq!(decoded.object["spec"]["replicas"], 2);
+    }
+
+    #[test]
+    fn free_form_maps_nulls_timestamps_and_int_or_string_are_known() {
+        let mut object = deployment();
+        object["metadata"]["annotations"] = json!({"any.thing/x": "y"});
+        object["metadata"]["creationTimestamp"] = json!("2025-01-02T03:04:05Z");
+        object["spec"]["paused"] = json!(null);
+        object["status"] = json!({"replicas": 1, "conditions": [{"type": "Available", "status": "True",
+            "lastUpdateTime": "2025-01-02T03:04:05Z"}]});
+        let decoded = decode(Builtin::Deployment, &object).unwrap();
+        assert_eq!(decoded.unknown, Vec::<String>::new());
+        assert_eq!(decoded.object["metadata"]["creationTimestamp"], "2025-01-02T03:04:05Z");
+        assert_eq!(decoded.object["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0);
+        let cm = json!({"metadata": {"name": "c"}, "data": {"weird key": "v"}, "binaryData": {"b": "eA=="}});
+        assert!(decode(Builtin::ConfigMap, &cm).unwrap().unknown.is_empty());
+        let node = json!({"metadata": {"name": "n"}, "status": {"capacity": {"cpu": "4"}, "bogus": 1}});
+        assert_eq!(decode(Builtin::Node, &node).unwrap().unknown, vec!["status.bogus"]);
+    }
+
+    #[test]
+    fn wrong_types_are_refused_with_the_api_server_prefix() {
+        let mut wrong = deployment();
+        wrong["spec"]["replicas"] = json!("3");
+        let message = decode(Builtin::Deployment, &wrong).unwrap_err();
+        assert!(
+            message.starts_with(
+                "Deployment in version \"v1\" cannot be handled as a Deployment: invalid type: string \"3\""
+            ),
+            "{message}"
+        );
+        assert!(decode(Builtin::Secret, &json!({"data": {"a": "not base64!"}})).is_err());
+        // Missing required fields decode; validation reports them.
+        let mut no_selector = deployment();
+        no_selector["spec"].as_object_mut().unwrap().remove("selector");
+        assert!(decode(Builtin::Deployment, &no_selector).is_ok());
     }
 }

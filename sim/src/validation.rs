@@ -1,13 +1,8 @@
 //! Validation of built-in objects, with the real API server's messages.
 //!
-//! This module owns three checks the API server makes on a write, in the
-//! order it makes them:
-//!
-//! 1. decoding ([`decode_error`]): the body must deserialise into the
-//!    k8s-openapi type (wrong JSON types are a 400 BadRequest);
-//! 2. unknown fields ([`unknown_fields`]) for `?fieldValidation=Strict|Warn`;
-//! 3. field validation ([`validate_create`], [`validate_update`]), which the
-//!    caller turns into a 422 Invalid status whose causes are [`Cause`]s.
+//! Field validation ([`validate_create`], [`validate_update`]), which the
+//! caller turns into a 422 Invalid status whose causes are [`Cause`]s.
+//! Decoding and unknown fields come first, in `typed.rs`.
 //!
 //! Field validation expects the *defaulted* object (see `defaults.rs`), as
 //! upstream does. Rules, messages and field paths follow
@@ -50,9 +45,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::{apps, coordination, core, events};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::resources::Builtin;
@@ -123,30 +115,6 @@ pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
     spec(&mut errs, kind, new, Some(old));
     errs.finish()
-}
-
-/// Paths (`.spec.foo`, `.spec.template.spec.containers[0].foo`) of the
-/// fields of `object` its schema does not declare, for
-/// `?fieldValidation=Strict|Warn`. Null values and empty objects are never
-/// reported. Returns nothing when the object does not decode (see
-/// [`decode_error`]).
-#[doc(alias = "fieldValidation")]
-pub fn unknown_fields(kind: Builtin, object: &Value) -> Vec<String> {
-    let Ok(known) = roundtrip(kind, object) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    vanished(object, &known, "", &mut out);
-    out
-}
-
-/// The message of the 400 BadRequest the server answers when `object` does
-/// not deserialise into its type (a string where a number belongs, ...).
-/// `apiVersion` and `kind` are not checked: the request path decides them.
-pub fn decode_error(kind: Builtin, object: &Value) -> Option<String> {
-    let err = roundtrip(kind, object).err()?;
-    let name = kind_name(kind);
-    Some(format!("{name} in version \"v1\" cannot be handled as a {name}: {err}"))
 }
 
 // === per kind ===
@@ -1126,84 +1094,6 @@ fn go_label_selector(selector: &Value) -> String {
     )
 }
 
-// === decoding ===
-
-/// The object decoded into its k8s-openapi type and encoded again.
-fn roundtrip(kind: Builtin, object: &Value) -> Result<Value, String> {
-    match kind {
-        Builtin::Namespace => typed::<core::v1::Namespace>(object),
-        Builtin::Node => typed::<core::v1::Node>(object),
-        Builtin::Pod => typed::<core::v1::Pod>(object),
-        Builtin::Service => typed::<core::v1::Service>(object),
-        Builtin::Endpoints => typed::<core::v1::Endpoints>(object),
-        Builtin::ConfigMap => typed::<core::v1::ConfigMap>(object),
-        Builtin::Secret => typed::<core::v1::Secret>(object),
-        Builtin::ServiceAccount => typed::<core::v1::ServiceAccount>(object),
-        Builtin::CoreEvent => typed::<core::v1::Event>(object),
-        Builtin::PodTemplate => typed::<core::v1::PodTemplate>(object),
-        Builtin::Deployment => typed::<apps::v1::Deployment>(object),
-        Builtin::ReplicaSet => typed::<apps::v1::ReplicaSet>(object),
-        Builtin::Lease => typed::<coordination::v1::Lease>(object),
-        Builtin::EventsEvent => typed::<events::v1::Event>(object),
-    }
-}
-
-/// Decodes as `T` (with `apiVersion` and `kind` forced to `T`'s) and
-/// encodes back.
-fn typed<T>(object: &Value) -> Result<Value, String>
-where
-    T: DeserializeOwned + Serialize + k8s_openapi::Resource,
-{
-    let mut input = object.clone();
-    if let Some(fields) = input.as_object_mut() {
-        fields.insert("apiVersion".to_owned(), Value::from(T::API_VERSION));
-        fields.insert("kind".to_owned(), Value::from(T::KIND));
-    }
-    let decoded: T = serde_json::from_value(input).map_err(|e| e.to_string())?;
-    serde_json::to_value(&decoded).map_err(|e| e.to_string())
-}
-
-/// Collects the paths of `input` fields missing from `known`.
-fn vanished(input: &Value, known: &Value, path: &str, out: &mut Vec<String>) {
-    match (input, known) {
-        (Value::Object(fields), Value::Object(kept)) => {
-            for (key, value) in fields {
-                let child = format!("{path}.{key}");
-                match kept.get(key) {
-                    Some(kept_value) => vanished(value, kept_value, &child, out),
-                    None if value.is_null() || value.as_object().is_some_and(Map::is_empty) => {}
-                    None => out.push(child),
-                }
-            }
-        }
-        (Value::Array(items), Value::Array(kept)) => {
-            for (i, (item, kept_item)) in items.iter().zip(kept).enumerate() {
-                vanished(item, kept_item, &format!("{path}[{i}]"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The Kind name in messages.
-fn kind_name(kind: Builtin) -> &'static str {
-    match kind {
-        Builtin::Namespace => "Namespace",
-        Builtin::Node => "Node",
-        Builtin::Pod => "Pod",
-        Builtin::Service => "Service",
-        Builtin::Endpoints => "Endpoints",
-        Builtin::ConfigMap => "ConfigMap",
-        Builtin::Secret => "Secret",
-        Builtin::ServiceAccount => "ServiceAccount",
-        Builtin::CoreEvent | Builtin::EventsEvent => "Event",
-        Builtin::PodTemplate => "PodTemplate",
-        Builtin::Deployment => "Deployment",
-        Builtin::ReplicaSet => "ReplicaSet",
-        Builtin::Lease => "Lease",
-    }
-}
-
 // === utils ===
 
 /// The causes found so far, built like upstream's `field.Error`s.
@@ -1787,56 +1677,5 @@ mod tests {
         );
         let causes = validate_create(Builtin::Deployment, &without(deployment(), "/spec/selector"));
         assert_eq!(causes[0].reason, FIELD_VALUE_REQUIRED);
-    }
-
-    #[test]
-    fn unknown_fields_are_reported_with_their_path() {
-        let object = with(deployment(), "/spec/replica", json!(3));
-        let object = with(object, "/spec/template/spec/containers/0/imagePolicy", json!("Always"));
-        let object = with(object, "/metadata/labelz", json!({"a": "b"}));
-        assert_eq!(
-            unknown_fields(Builtin::Deployment, &object),
-            vec![".metadata.labelz", ".spec.replica", ".spec.template.spec.containers[0].imagePolicy"]
-        );
-    }
-
-    #[test]
-    fn known_fields_are_not_unknown() {
-        // Free-form maps, nulls, empty objects, timestamps and int-or-string.
-        let object = with(deployment(), "/metadata/annotations", json!({"any.thing/x": "y"}));
-        let object = with(object, "/metadata/creationTimestamp", json!("2025-01-02T03:04:05Z"));
-        let object = with(object, "/spec/paused", json!(null));
-        let object = with(object, "/spec/whatever", json!({}));
-        let object = with(
-            object,
-            "/status",
-            json!({"replicas": 1, "conditions": [{"type": "Available", "status": "True",
-            "lastUpdateTime": "2025-01-02T03:04:05Z"}]}),
-        );
-        assert_eq!(unknown_fields(Builtin::Deployment, &object), Vec::<String>::new());
-        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
-            "data": {"weird key": "v"}, "binaryData": {"b": "eA=="}});
-        assert!(unknown_fields(Builtin::ConfigMap, &cm).is_empty());
-        assert!(unknown_fields(Builtin::Pod, &pod()).is_empty());
-        let node = json!({"metadata": {"name": "n"}, "status": {"capacity": {"cpu": "4"}, "bogus": 1}});
-        assert_eq!(unknown_fields(Builtin::Node, &node), vec![".status.bogus"]);
-    }
-
-    #[test]
-    fn decode_errors() {
-        assert_eq!(decode_error(Builtin::Deployment, &deployment()), None);
-        let wrong = with(deployment(), "/spec/replicas", json!("3"));
-        let message = decode_error(Builtin::Deployment, &wrong).unwrap_or_default();
-        assert!(
-            message.starts_with(
-                "Deployment in version \"v1\" cannot be handled as a Deployment: invalid type: string \"3\""
-            ),
-            "{message}"
-        );
-        assert!(decode_error(Builtin::Pod, &with(pod(), "/spec/containers", json!({}))).is_some());
-        assert!(decode_error(Builtin::Secret, &json!({"data": {"a": "not base64!"}})).is_some());
-        // Missing required fields decode (validation reports them).
-        assert_eq!(decode_error(Builtin::Deployment, &without(deployment(), "/spec/selector")), None);
-        assert_eq!(decode_error(Builtin::Namespace, &json!({"metadata": {"name": "a"}})), None);
     }
 }

@@ -16,7 +16,7 @@ use crate::admission;
 use crate::patch::{self, PatchError, PatchType};
 use crate::resources::{Builtin, ResourceType, Subresource};
 use crate::store::{StoreError, Stored, UpdateError};
-use crate::{defaults, typed, validation};
+use crate::{defaults, protobuf, typed, validation};
 
 /// How unknown fields in a request body are treated (`fieldValidation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,12 +39,22 @@ impl FieldValidation {
     }
 }
 
-fn parse_body(req: &Request) -> ApiResult<Value> {
+fn parse_body(req: &Request, kind: Option<Builtin>) -> ApiResult<Value> {
     let content_type = req.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let media = content_type.split(';').next().unwrap_or("").trim();
+    if media == protobuf::MEDIA_TYPE {
+        // kubectl's generator commands send protobuf for built-in kinds.
+        let Some(kind) = kind else {
+            return Err(ApiError::unsupported_media_type(
+                "protobuf bodies are only accepted for built-in kinds; send JSON",
+            ));
+        };
+        return protobuf::decode(kind, &req.body).map_err(|e| match e {
+            protobuf::ProtobufError::UnsupportedKind(_) => ApiError::unsupported_media_type(e.to_string()),
+            other => ApiError::bad_request(format!("cannot decode the protobuf body: {other}")),
+        });
+    }
     if !matches!(media, "" | "application/json" | "application/yaml" | "*/*") {
-        // Protobuf and CBOR bodies: client-go answers a 415 by switching to
-        // JSON, as it does against an API server without those codecs.
         return Err(ApiError::unsupported_media_type(format!(
             "the body of the request was in an unknown format - accepted media types include: \
              application/json, application/yaml (got {content_type:?})"
@@ -94,26 +104,18 @@ fn check_type(rt: &ResourceType, object: &mut Value, expect_kind: &str, expect_v
 /// kinds. Unknown fields are dropped, as decoding into the API types does.
 fn check_schema(rt: &ResourceType, object: Value, fv: FieldValidation, warnings: &mut Vec<String>) -> ApiResult<Value> {
     let Some(kind) = rt.builtin else { return Ok(object) };
-    let unknown = validation::unknown_fields(kind, &object);
-    if !unknown.is_empty() {
+    let decoded = typed::decode(kind, &object).map_err(ApiError::bad_request)?;
+    if !decoded.unknown.is_empty() {
+        let list: Vec<String> = decoded.unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect();
         match fv {
             FieldValidation::Strict => {
-                let list: Vec<String> =
-                    unknown.iter().map(|f| format!("unknown field \"{}\"", f.trim_start_matches('.'))).collect();
                 return Err(ApiError::bad_request(format!("strict decoding error: {}", list.join(", "))));
             }
-            FieldValidation::Warn => {
-                warnings.extend(unknown.iter().map(|f| format!("unknown field \"{}\"", f.trim_start_matches('.'))));
-            }
+            FieldValidation::Warn => warnings.extend(list),
             FieldValidation::Ignore => {}
         }
     }
-    typed::normalize(kind, &object).map_err(|e| {
-        ApiError::bad_request(format!(
-            "{} in version \"{}\" cannot be handled as a {}: {e}",
-            rt.kind, rt.version, rt.kind
-        ))
-    })
+    Ok(decoded.object)
 }
 
 fn invalid(rt: &ResourceType, name: &str, causes: Vec<validation::Cause>) -> ApiResult<()> {
@@ -135,7 +137,7 @@ pub fn create(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respo
     let rt = &target.rt;
     let fv = FieldValidation::of(req)?;
     let dry_run = is_dry_run(req)?;
-    let mut object = parse_body(req)?;
+    let mut object = parse_body(req, rt.builtin)?;
     check_type(rt, &mut object, &rt.kind, &rt.api_version())?;
     let mut warnings = Vec::new();
     let mut object = check_schema(rt, object, fv, &mut warnings)?;
@@ -220,7 +222,7 @@ pub fn update(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respo
     let rt = &target.rt;
     let name = target.name.clone().unwrap_or_default();
     let fv = FieldValidation::of(req)?;
-    let mut incoming = parse_body(req)?;
+    let mut incoming = parse_body(req, rt.builtin.filter(|_| target.sub != Some(Subresource::Scale)))?;
     match target.sub {
         Some(Subresource::Scale) => check_type(rt, &mut incoming, "Scale", "autoscaling/v1")?,
         _ => check_type(rt, &mut incoming, &rt.kind, &rt.api_version())?,
@@ -388,7 +390,7 @@ fn next_state(
             if rt.has(Subresource::Status) {
                 set_or_remove(&mut next, "status", current.get("status").cloned());
             }
-            keep_server_metadata(&mut next, current)?;
+            keep_server_metadata(rt, &mut next, current)?;
             next
         }
     };
@@ -422,16 +424,30 @@ fn set_or_remove(object: &mut Value, field: &str, value: Option<Value>) {
 }
 
 /// Copies the server-owned metadata of `current` into `next` and enforces
-/// what may not change during deletion.
-fn keep_server_metadata(next: &mut Value, current: &Value) -> ApiResult<()> {
-    let adding_finalizers =
-        meta::is_terminating(current) && meta::finalizers(next).iter().any(|f| !meta::finalizers(current).contains(f));
-    if adding_finalizers {
-        return Err(ApiError::forbidden(format!(
-            "{} \"{}\" is forbidden: no new finalizers can be added if the object is being deleted",
-            current.get("kind").and_then(Value::as_str).unwrap_or(""),
-            meta::name(current)
-        )));
+/// what may not change during deletion (upstream `ValidateNoNewFinalizers`:
+/// a 422 Invalid, not a 403).
+fn keep_server_metadata(rt: &ResourceType, next: &mut Value, current: &Value) -> ApiResult<()> {
+    if meta::is_terminating(current) {
+        let old = meta::finalizers(current);
+        let mut added: Vec<String> = meta::finalizers(next).into_iter().filter(|f| !old.contains(f)).collect();
+        if !added.is_empty() {
+            added.sort();
+            added.dedup();
+            let shown: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
+            return Err(ApiError::invalid(
+                rt,
+                meta::name(current),
+                &[(
+                    validation::FIELD_VALUE_FORBIDDEN.to_owned(),
+                    format!(
+                        "Forbidden: no new finalizers can be added if the object is being deleted, \
+                         found new finalizers []string{{{}}}",
+                        shown.join(", ")
+                    ),
+                    "metadata.finalizers".to_owned(),
+                )],
+            ));
+        }
     }
     let md = meta::metadata_mut(next);
     for owned in
@@ -520,6 +536,21 @@ mod tests {
         incoming["metadata"]["resourceVersion"] = json!("4");
         let err = next_state(&rt(), None, &current, incoming).unwrap_err();
         assert_eq!((err.code, err.reason), (409, "Conflict"));
+    }
+
+    #[test]
+    fn new_finalizers_on_an_object_being_deleted_are_invalid() {
+        let mut current = deployment();
+        current["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+        current["metadata"]["finalizers"] = json!(["a"]);
+        let mut incoming = current.clone();
+        incoming["metadata"]["finalizers"] = json!(["a", "b"]);
+        let err = next_state(&rt(), None, &current, incoming).unwrap_err();
+        assert_eq!((err.code, err.reason), (422, "Invalid"));
+        assert!(err.message.ends_with("found new finalizers []string{\"b\"}"), "{}", err.message);
+        let mut removing = current.clone();
+        removing["metadata"]["finalizers"] = json!([]);
+        assert!(next_state(&rt(), None, &current, removing).is_ok());
     }
 
     #[test]
