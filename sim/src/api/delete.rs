@@ -145,6 +145,19 @@ fn delete_one(api: &Arc<Api>, rt: &ResourceType, ns: &str, name: &str, options: 
             ),
         ));
     }
+    let namespace_finalizing = rt.builtin == Some(Builtin::Namespace)
+        && meta::is_terminating(&object)
+        && object.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+    if namespace_finalizing {
+        // A second delete of a terminating namespace (upstream namespace REST
+        // Delete): only emptying spec.finalizers through /finalize ends it.
+        return Err(ApiError::conflict(
+            rt,
+            name,
+            "The system is ensuring all content is removed from this namespace.  \
+             Upon completion, this namespace will automatically be purged by the system.",
+        ));
+    }
     let marked = mark_for_deletion(rt, &object, options);
     if options.dry_run {
         return Ok(Bytes::from(marked.unwrap_or(object).to_string()));

@@ -110,7 +110,10 @@ pub fn list(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respons
     let mut list_meta = json!({"resourceVersion": list_rv.to_string()});
     if let Some(after) = next {
         list_meta["continue"] = json!(ContinueToken { rv: list_rv, after }.encode());
-        list_meta["remainingItemCount"] = json!(remaining);
+        // Unknown (left unset) when a selector filters the list, as upstream.
+        if selector.is_empty() {
+            list_meta["remainingItemCount"] = json!(remaining);
+        }
     }
     match repr {
         Representation::Table(include) => {

@@ -390,6 +390,17 @@ fn next_state(
             if rt.has(Subresource::Status) {
                 set_or_remove(&mut next, "status", current.get("status").cloned());
             }
+            if rt.builtin == Some(Builtin::Namespace) {
+                // Only `/finalize` changes a namespace's finalizers
+                // (upstream namespaceStrategy.PrepareForUpdate).
+                let finalizers = current.pointer("/spec/finalizers").cloned();
+                if finalizers.is_some() && !next.get("spec").is_some_and(Value::is_object) {
+                    next["spec"] = json!({});
+                }
+                if let Some(spec) = next.get_mut("spec") {
+                    set_or_remove(spec, "finalizers", finalizers);
+                }
+            }
             keep_server_metadata(rt, &mut next, current)?;
             next
         }
@@ -551,6 +562,19 @@ mod tests {
         let mut removing = current.clone();
         removing["metadata"]["finalizers"] = json!([]);
         assert!(next_state(&rt(), None, &current, removing).is_ok());
+    }
+
+    #[test]
+    fn namespace_updates_keep_the_finalizers() {
+        let rt = Registry::default().builtin(Builtin::Namespace);
+        let current = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n", "resourceVersion": "3"},
+            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
+        let mut incoming = current.clone();
+        incoming["spec"]["finalizers"] = json!([]);
+        incoming["metadata"]["labels"] = json!({"x": "y"});
+        let next = next_state(&rt, None, &current, incoming).unwrap().unwrap();
+        assert_eq!(next["spec"]["finalizers"], json!(["kubernetes"]));
+        assert_eq!(next["metadata"]["labels"]["x"], "y");
     }
 
     #[test]

@@ -1,1 +1,337 @@
-//! placeholder
+//! The real kubectl against kube-sim: what a user types, and what they see.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+use super::util::{self, DEADLINE, Kubectl, kubectl, kubectl_with_stdin};
+
+// === utils ===
+
+/// Runs kubectl, failing with its output unless it succeeds.
+async fn ok(config: &Path, args: &[&str]) -> String {
+    let out = kubectl(config, args).await;
+    assert!(out.ok, "kubectl {args:?} failed:\n{}\n{}", out.stdout, out.stderr);
+    out.stdout
+}
+
+/// As [`ok`], feeding `stdin`.
+async fn ok_with(config: &Path, args: &[&str], stdin: &str) -> String {
+    let out = kubectl_with_stdin(config, args, Some(stdin)).await;
+    assert!(out.ok, "kubectl {args:?} failed:\n{}\n{}", out.stdout, out.stderr);
+    out.stdout
+}
+
+/// `kubectl get <what> -o json`, parsed.
+async fn get_json(config: &Path, what: &[&str]) -> Value {
+    let mut args = vec!["get"];
+    args.extend_from_slice(what);
+    args.extend_from_slice(&["-o", "json"]);
+    let out = ok(config, &args).await;
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("kubectl -o json gave no JSON ({e}): {out}"))
+}
+
+/// Rows of a kubectl table (header first), split on whitespace.
+fn table(out: &str) -> Vec<Vec<String>> {
+    out.lines().filter(|l| !l.trim().is_empty()).map(|l| l.split_whitespace().map(str::to_owned).collect()).collect()
+}
+
+fn deployment_yaml(replicas: u32, image: &str, labels: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {labels}\n\
+         spec:\n  replicas: {replicas}\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      \
+         labels: {{app: web}}\n    spec:\n      containers:\n      - name: app\n        image: {image}\n"
+    )
+}
+
+fn failure(out: &Kubectl) -> String {
+    format!("exit ok={} stdout:\n{}\nstderr:\n{}", out.ok, out.stdout, out.stderr)
+}
+
+// === tests ===
+
+#[tokio::test]
+async fn get_nodes_shows_three_ready_nodes() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    let rows = table(&ok(&config, &["get", "nodes"]).await);
+    assert_eq!(rows[0], ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]);
+    let nodes: Vec<(&str, &str)> = rows[1..].iter().map(|r| (r[0].as_str(), r[1].as_str())).collect();
+    assert_eq!(nodes, [("node-1", "Ready"), ("node-2", "Ready"), ("node-3", "Ready")]);
+    assert!(rows[1..].iter().all(|r| r[4] == kube_sim::api::KUBERNETES_VERSION), "{rows:?}");
+}
+
+#[tokio::test]
+async fn run_gives_a_pod_that_is_scheduled_and_becomes_ready() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    let out = ok(&config, &["run", "web", "--image=nginx"]).await;
+    assert_eq!(out.trim(), "pod/web created");
+    let out = ok(&config, &["wait", "--for=condition=Ready", "pod/web", "--timeout=20s"]).await;
+    assert_eq!(out.trim(), "pod/web condition met");
+    let rows = table(&ok(&config, &["get", "pods", "-o", "wide"]).await);
+    assert_eq!(&rows[0][..4], ["NAME", "READY", "STATUS", "RESTARTS"]);
+    let web = &rows[1];
+    assert_eq!(&web[..3], ["web", "1/1", "Running"], "{rows:?}");
+    assert!(web[5].starts_with("10.244."), "IP column: {rows:?}");
+    assert!(web[6].starts_with("node-"), "NODE column: {rows:?}");
+}
+
+#[tokio::test]
+async fn create_from_stdin_then_get_as_json() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels: {team: a}\n\
+                    data:\n  mode: fast\n";
+    let out = ok_with(&config, &["create", "-f", "-"], manifest).await;
+    assert_eq!(out.trim(), "configmap/settings created");
+    let cm = get_json(&config, &["configmap", "settings"]).await;
+    assert_eq!(cm["kind"], "ConfigMap");
+    assert_eq!(cm["data"]["mode"], "fast");
+    assert_eq!(cm["metadata"]["labels"]["team"], "a");
+    assert!(cm["metadata"]["uid"].is_string() && cm["metadata"]["resourceVersion"].is_string(), "{cm}");
+    let again = kubectl_with_stdin(&config, &["create", "-f", "-"], Some(manifest)).await;
+    assert!(!again.ok && again.stderr.contains("AlreadyExists"), "{}", failure(&again));
+}
+
+#[tokio::test]
+async fn apply_creates_then_updates_bumping_generation_on_spec_changes_only() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    let out = ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
+    assert_eq!(out.trim(), "deployment.apps/web created");
+    let created = get_json(&config, &["deployment", "web"]).await;
+    assert_eq!(created["metadata"]["generation"], 1);
+    assert!(
+        created["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].is_string(),
+        "{created}"
+    );
+
+    let out = ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.28", "{app: web}")).await;
+    assert_eq!(out.trim(), "deployment.apps/web configured");
+    let updated = get_json(&config, &["deployment", "web"]).await;
+    assert_eq!(updated["metadata"]["generation"], 2);
+    assert_eq!(updated["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.28");
+
+    let out =
+        ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.28", "{app: web, tier: front}")).await;
+    assert_eq!(out.trim(), "deployment.apps/web configured");
+    let relabelled = get_json(&config, &["deployment", "web"]).await;
+    assert_eq!(relabelled["metadata"]["labels"]["tier"], "front");
+    assert_eq!(relabelled["metadata"]["generation"], 2, "a label is not spec");
+
+    let out =
+        ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.28", "{app: web, tier: front}")).await;
+    assert_eq!(out.trim(), "deployment.apps/web unchanged");
+}
+
+#[tokio::test]
+async fn scale_sets_replicas_and_bumps_generation() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
+    let out = ok(&config, &["scale", "deployment", "web", "--replicas=5"]).await;
+    assert_eq!(out.trim(), "deployment.apps/web scaled");
+    let scaled = get_json(&config, &["deployment", "web"]).await;
+    assert_eq!(scaled["spec"]["replicas"], 5);
+    assert_eq!(scaled["metadata"]["generation"], 2);
+    // With a precondition that no longer holds, scale is refused.
+    let stale = kubectl(&config, &["scale", "deployment", "web", "--current-replicas=2", "--replicas=3"]).await;
+    assert!(!stale.ok, "{}", failure(&stale));
+}
+
+#[tokio::test]
+async fn label_adds_overwrites_and_removes_labels() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    ok(&config, &["run", "web", "--image=nginx"]).await;
+    assert_eq!(ok(&config, &["label", "pod", "web", "color=blue"]).await.trim(), "pod/web labeled");
+    let refused = kubectl(&config, &["label", "pod", "web", "color=red"]).await;
+    assert!(!refused.ok && refused.stderr.contains("already has a value"), "{}", failure(&refused));
+    ok(&config, &["label", "pod", "web", "color=red", "--overwrite"]).await;
+    let rows = table(&ok(&config, &["get", "pods", "-l", "color=red", "-L", "color"]).await);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!((rows[1][0].as_str(), rows[1].last().map(String::as_str)), ("web", Some("red")));
+    ok(&config, &["label", "pod", "web", "color-"]).await;
+    let pod = get_json(&config, &["pod", "web"]).await;
+    assert!(pod["metadata"]["labels"].get("color").is_none(), "{pod}");
+    assert_eq!(pod["metadata"]["labels"]["run"], "web");
+}
+
+#[tokio::test]
+async fn merge_patches_of_the_object_and_of_its_status_are_kept_apart() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
+    let out = ok(&config, &["patch", "deployment", "web", "--type=merge", "-p", r#"{"spec":{"paused":true}}"#]).await;
+    assert_eq!(out.trim(), "deployment.apps/web patched");
+    let patched = get_json(&config, &["deployment", "web"]).await;
+    assert_eq!(patched["spec"]["paused"], true);
+    assert_eq!(patched["metadata"]["generation"], 2);
+
+    let status = r#"{"status":{"observedGeneration":2,"replicas":2,"readyReplicas":1}}"#;
+    ok(&config, &["patch", "deployment", "web", "--subresource=status", "--type=merge", "-p", status]).await;
+    let after = get_json(&config, &["deployment", "web"]).await;
+    assert_eq!(after["status"]["replicas"], 2);
+    assert_eq!(after["status"]["readyReplicas"], 1);
+    assert_eq!(after["metadata"]["generation"], 2, "a status write is not a spec change");
+    // A status patch leaves the spec alone, and the main resource ignores status.
+    let sneaky = r#"{"spec":{"replicas":9},"status":{"replicas":3}}"#;
+    ok(&config, &["patch", "deployment", "web", "--subresource=status", "--type=merge", "-p", sneaky]).await;
+    ok(&config, &["patch", "deployment", "web", "--type=merge", "-p", r#"{"status":{"replicas":7}}"#]).await;
+    let last = get_json(&config, &["deployment", "web"]).await;
+    assert_eq!((last["spec"]["replicas"].as_i64(), last["status"]["replicas"].as_i64()), (Some(2), Some(3)), "{last}");
+}
+
+#[tokio::test]
+async fn replace_with_a_stale_object_is_a_conflict() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
+    let stale = ok(&config, &["get", "deployment", "web", "-o", "yaml"]).await;
+    ok(&config, &["label", "deployment", "web", "touched=yes"]).await;
+    let out = kubectl_with_stdin(&config, &["replace", "-f", "-"], Some(&stale)).await;
+    assert!(!out.ok, "{}", failure(&out));
+    assert!(
+        out.stderr.contains("Conflict") && out.stderr.contains("the object has been modified"),
+        "{}",
+        failure(&out)
+    );
+    let fresh = ok(&config, &["get", "deployment", "web", "-o", "yaml"]).await;
+    let out = ok_with(&config, &["replace", "-f", "-"], &fresh.replace("nginx:1.27", "nginx:1.28")).await;
+    assert_eq!(out.trim(), "deployment.apps/web replaced");
+}
+
+#[tokio::test]
+async fn delete_waits_until_the_pod_is_gone() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    ok(&config, &["run", "web", "--image=nginx"]).await;
+    ok(&config, &["wait", "--for=condition=Ready", "pod/web", "--timeout=20s"]).await;
+    let out = ok(&config, &["delete", "pod", "web", "--wait=true", "--timeout=20s"]).await;
+    assert_eq!(out.trim(), r#"pod "web" deleted"#);
+    // Gone by the time kubectl returns, not merely terminating.
+    let pods: kube::Api<Pod> = kube::Api::namespaced(sim.client().expect("client"), "default");
+    assert!(pods.get_opt("web").await.expect("read").is_none());
+    let gone = kubectl(&config, &["get", "pod", "web"]).await;
+    assert!(!gone.ok && gone.stderr.contains("NotFound"), "{}", failure(&gone));
+}
+
+#[tokio::test]
+async fn get_pods_watch_shows_a_pod_appear_and_start() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    ok(&config, &["run", "first", "--image=nginx"]).await;
+    let mut child = Command::new("kubectl")
+        .args(["get", "pods", "-w", "--request-timeout=60s"])
+        .env("KUBECONFIG", &config)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kubectl must be installed for these tests (see README)");
+    let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+    let mut seen = Vec::new();
+    let mut next_line = async || {
+        let line = tokio::time::timeout(DEADLINE, lines.next_line()).await;
+        match line {
+            Ok(Ok(Some(line))) => line,
+            other => panic!("kubectl get -w: no more output ({other:?})"),
+        }
+    };
+    // The listing first: header and the existing pod.
+    loop {
+        let line = next_line().await;
+        seen.push(line.clone());
+        if line.starts_with("first ") {
+            break;
+        }
+    }
+    assert!(seen[0].starts_with("NAME "), "{seen:?}");
+    ok(&config, &["run", "second", "--image=nginx"]).await;
+    let mut second = Vec::new();
+    loop {
+        let row: Vec<String> = next_line().await.split_whitespace().map(str::to_owned).collect();
+        if row.first().map(String::as_str) != Some("second") {
+            continue;
+        }
+        let done = row[1] == "1/1" && row[2] == "Running";
+        second.push(row[2].clone());
+        if done {
+            break;
+        }
+    }
+    child.start_kill().expect("kubectl stopped");
+    let _ = child.wait().await;
+    assert_eq!(second.first().map(String::as_str), Some("Pending"), "{second:?}");
+    assert_eq!(second.last().map(String::as_str), Some("Running"), "{second:?}");
+}
+
+#[tokio::test]
+async fn describe_pod_shows_node_state_conditions_and_tolerations() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    ok(&config, &["run", "web", "--image=nginx", "--labels=app=web"]).await;
+    ok(&config, &["wait", "--for=condition=Ready", "pod/web", "--timeout=20s"]).await;
+    let out = ok(&config, &["describe", "pod", "web"]).await;
+    let field = |name: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")).map(|v| v.trim().to_owned()))
+            .unwrap_or_else(|| panic!("no {name:?} in:\n{out}"))
+    };
+    assert_eq!(field("Name"), "web");
+    assert_eq!(field("Namespace"), "default");
+    assert_eq!(field("Status"), "Running");
+    assert!(field("Node").starts_with("node-"), "{out}");
+    assert!(field("IP").starts_with("10.244."), "{out}");
+    assert_eq!(field("Labels"), "app=web");
+    assert_eq!(field("QoS Class"), "BestEffort");
+    assert!(out.contains("node.kubernetes.io/not-ready:NoExecute op=Exists for 300s"), "{out}");
+    let ready = out.lines().find(|l| l.trim_start().starts_with("Ready ")).unwrap_or("");
+    assert!(ready.contains("True"), "{out}");
+}
+
+#[tokio::test]
+async fn get_all_lists_pods_and_deployments() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    ok(&config, &["run", "solo", "--image=nginx"]).await;
+    ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
+    let rows = table(&ok(&config, &["get", "all"]).await);
+    let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert!(names.contains(&"pod/solo"), "{rows:?}");
+    assert!(names.contains(&"deployment.apps/web"), "{rows:?}");
+}
+
+#[tokio::test]
+async fn explain_reads_the_openapi_schema() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    let out = ok(&config, &["explain", "deployment.spec.replicas"]).await;
+    assert!(out.contains("KIND:       Deployment") && out.contains("VERSION:    v1"), "{out}");
+    assert!(out.contains("FIELD: replicas <integer>"), "{out}");
+    assert!(out.contains("Number of desired pods"), "{out}");
+}
+
+/// Generator commands send protobuf request bodies.
+#[tokio::test]
+async fn create_deployment_makes_a_deployment() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    let out = ok(&config, &["create", "deployment", "web", "--image=nginx:1.27", "--replicas=3"]).await;
+    assert_eq!(out.trim(), "deployment.apps/web created");
+    let deployments: kube::Api<Deployment> = kube::Api::namespaced(sim.client().expect("client"), "default");
+    let web = deployments.get("web").await.expect("deployment web");
+    let spec = web.spec.expect("spec");
+    assert_eq!(spec.replicas, Some(3));
+    let containers = spec.template.spec.expect("pod spec").containers;
+    assert_eq!(containers[0].image.as_deref(), Some("nginx:1.27"));
+    assert_eq!(web.metadata.labels.and_then(|l| l.get("app").cloned()).as_deref(), Some("web"));
+}
