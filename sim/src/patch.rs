@@ -1331,22 +1331,7 @@ mod tests {
                 "{def}.{property} listed twice"
             );
         }
-        for kind in [
-            Builtin::Namespace,
-            Builtin::Node,
-            Builtin::Pod,
-            Builtin::Service,
-            Builtin::Endpoints,
-            Builtin::ConfigMap,
-            Builtin::Secret,
-            Builtin::ServiceAccount,
-            Builtin::CoreEvent,
-            Builtin::PodTemplate,
-            Builtin::Deployment,
-            Builtin::ReplicaSet,
-            Builtin::Lease,
-            Builtin::EventsEvent,
-        ] {
+        for kind in Builtin::ALL {
             assert!(Ty::root(kind).schema.is_some(), "{kind:?} has no schema");
         }
     }

@@ -42,6 +42,26 @@ pub enum Builtin {
     EventsEvent,
 }
 
+impl Builtin {
+    /// Every built-in kind.
+    pub const ALL: [Builtin; 14] = [
+        Builtin::Namespace,
+        Builtin::Node,
+        Builtin::Pod,
+        Builtin::Service,
+        Builtin::Endpoints,
+        Builtin::ConfigMap,
+        Builtin::Secret,
+        Builtin::ServiceAccount,
+        Builtin::CoreEvent,
+        Builtin::PodTemplate,
+        Builtin::Deployment,
+        Builtin::ReplicaSet,
+        Builtin::Lease,
+        Builtin::EventsEvent,
+    ];
+}
+
 /// A subresource served under `.../{name}/{subresource}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Subresource {

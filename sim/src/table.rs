@@ -1569,22 +1569,7 @@ mod tests {
 
     #[test]
     fn every_builtin_row_matches_its_columns() {
-        let kinds = [
-            Builtin::Namespace,
-            Builtin::Node,
-            Builtin::Pod,
-            Builtin::Service,
-            Builtin::Endpoints,
-            Builtin::ConfigMap,
-            Builtin::Secret,
-            Builtin::ServiceAccount,
-            Builtin::CoreEvent,
-            Builtin::PodTemplate,
-            Builtin::Deployment,
-            Builtin::ReplicaSet,
-            Builtin::Lease,
-            Builtin::EventsEvent,
-        ];
+        let kinds = Builtin::ALL;
         for kind in kinds {
             for obj in [json!({}), json!(null), json!({"metadata": null, "spec": 3})] {
                 let t = table(Some(kind), &[obj], IncludeObject::Metadata, now(), json!({}));
