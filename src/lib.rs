@@ -6,3 +6,4 @@
 //! holds only the command line: no controller runs yet.
 
 pub mod config;
+pub mod server;
