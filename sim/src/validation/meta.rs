@@ -1,0 +1,148 @@
+//! Validation of `metadata` (name, namespace, generation, labels,
+//! annotations, owner references), its update rules, and of label
+//! selector fields.
+
+use serde_json::Value;
+
+use crate::resources::Builtin;
+
+use super::pod::nonnegative;
+use super::render::go_quote;
+use super::syntax::{dns1035_label, dns1123_label, dns1123_subdomain, label_value, mask_trailing_dash, qualified_name};
+use super::{Errors, IMMUTABLE, TOTAL_ANNOTATION_SIZE_LIMIT, at, int, list, str_of, text};
+
+/// `ValidateObjectMeta` with the name rule of `kind`.
+pub(super) fn object_meta(errs: &mut Errors, kind: Builtin, meta: &Value) {
+    let name_rule = match kind {
+        Builtin::Namespace => dns1123_label,
+        Builtin::Service => dns1035_label,
+        _ => dns1123_subdomain,
+    };
+    let generate_name = text(meta, "generateName");
+    if !generate_name.is_empty() {
+        for msg in name_rule(&mask_trailing_dash(generate_name)) {
+            errs.invalid("metadata.generateName", go_quote(generate_name), &msg);
+        }
+    }
+    let name = text(meta, "name");
+    // Upstream generates the name before validating; accept an object whose
+    // name is still to be generated.
+    if name.is_empty() && generate_name.is_empty() {
+        errs.required("metadata.name", "name or generateName is required");
+    } else if !name.is_empty() {
+        for msg in name_rule(name) {
+            errs.invalid("metadata.name", go_quote(name), &msg);
+        }
+    }
+    let namespace = text(meta, "namespace");
+    let cluster_scoped = matches!(kind, Builtin::Namespace | Builtin::Node);
+    if !namespace.is_empty() && !cluster_scoped {
+        for msg in dns1123_label(namespace) {
+            errs.invalid("metadata.namespace", go_quote(namespace), &msg);
+        }
+    }
+    nonnegative(errs, int(meta, "generation"), "metadata.generation");
+    meta_maps(errs, meta, "metadata");
+}
+
+/// `ValidateObjectMetaUpdate`.
+pub(super) fn object_meta_update(errs: &mut Errors, old: &Value, new: &Value) {
+    if let (Some(new_generation), Some(old_generation)) = (int(new, "generation"), int(old, "generation"))
+        && new_generation < old_generation
+    {
+        errs.invalid("metadata.generation", new_generation.to_string(), "must not be decremented");
+    }
+    for field in ["name", "namespace", "uid"] {
+        let new_value = text(new, field);
+        if !new_value.is_empty() && new_value != text(old, field) {
+            errs.invalid(&format!("metadata.{field}"), go_quote(new_value), IMMUTABLE);
+        }
+    }
+    meta_maps(errs, new, "metadata");
+}
+
+/// Labels, annotations and owner references of an object or template
+/// metadata at `path`.
+pub(super) fn meta_maps(errs: &mut Errors, meta: &Value, path: &str) {
+    labels(errs, at(meta, "labels"), &format!("{path}.labels"));
+    annotations(errs, at(meta, "annotations"), &format!("{path}.annotations"));
+    for reference in list(meta, "ownerReferences") {
+        owner_reference(errs, reference, &format!("{path}.ownerReferences"));
+    }
+}
+
+/// `ValidateLabels`: every key a qualified name, every value a label value.
+pub(super) fn labels(errs: &mut Errors, labels: &Value, path: &str) {
+    for (key, value) in labels.as_object().into_iter().flatten() {
+        for msg in qualified_name(key) {
+            errs.invalid(path, go_quote(key), &msg);
+        }
+        let value = str_of(value);
+        for msg in label_value(value) {
+            errs.invalid(path, go_quote(value), &msg);
+        }
+    }
+}
+
+/// `ValidateAnnotations`: keys are qualified names (checked lower-cased),
+/// and all of them together stay under 256 KiB.
+fn annotations(errs: &mut Errors, annotations: &Value, path: &str) {
+    let mut total = 0;
+    for (key, value) in annotations.as_object().into_iter().flatten() {
+        for msg in qualified_name(&key.to_lowercase()) {
+            errs.invalid(path, go_quote(key), &msg);
+        }
+        total += key.len() + str_of(value).len();
+    }
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT {
+        errs.too_long(path, TOTAL_ANNOTATION_SIZE_LIMIT);
+    }
+}
+
+/// `validateOwnerReference` (version, kind, name and uid present).
+fn owner_reference(errs: &mut Errors, reference: &Value, path: &str) {
+    let api_version = text(reference, "apiVersion");
+    let version = match api_version.split('/').collect::<Vec<_>>().as_slice() {
+        [version] | [_, version] => *version,
+        _ => "",
+    };
+    if version.is_empty() {
+        errs.invalid(&format!("{path}.apiVersion"), go_quote(api_version), "version must not be empty");
+    }
+    for (field, what) in [("kind", "kind"), ("name", "name"), ("uid", "uid")] {
+        let value = text(reference, field);
+        if value.is_empty() {
+            errs.invalid(&format!("{path}.{field}"), go_quote(value), &format!("{what} must not be empty"));
+        }
+    }
+}
+
+/// `ValidateLabelSelector`.
+pub(super) fn label_selector(errs: &mut Errors, selector: &Value, path: &str) {
+    labels(errs, at(selector, "matchLabels"), &format!("{path}.matchLabels"));
+    for (i, requirement) in list(selector, "matchExpressions").iter().enumerate() {
+        let req_path = format!("{path}.matchExpressions[{i}]");
+        let values = list(requirement, "values");
+        let operator = text(requirement, "operator");
+        match operator {
+            "In" | "NotIn" if values.is_empty() => {
+                errs.required(&format!("{req_path}.values"), "must be specified when `operator` is 'In' or 'NotIn'")
+            }
+            "Exists" | "DoesNotExist" if !values.is_empty() => errs.forbidden(
+                &format!("{req_path}.values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            ),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            _ => errs.invalid(&format!("{req_path}.operator"), go_quote(operator), "not a valid selector operator"),
+        }
+        let key = text(requirement, "key");
+        for msg in qualified_name(key) {
+            errs.invalid(&format!("{req_path}.key"), go_quote(key), &msg);
+        }
+        for (j, value) in values.iter().enumerate() {
+            for msg in label_value(str_of(value)) {
+                errs.invalid(&format!("{req_path}.values[{j}]"), go_quote(str_of(value)), &msg);
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Go value rendering for messages, as `field.Error` prints values with
+//! `%q`, `%v` and `%#v`: quoted strings, string maps and slices, and label
+//! selectors.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{at, str_of, text};
+
+/// Go's `%q` / `%#v` of a string.
+pub(super) fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Go's `%#v` of a `map[string]string` (keys sorted; absent is nil).
+pub(super) fn go_string_map(value: &Value) -> String {
+    match value.as_object() {
+        None => "map[string]string(nil)".to_owned(),
+        Some(entries) => {
+            let sorted: BTreeMap<&String, &Value> = entries.iter().collect();
+            let body: Vec<String> =
+                sorted.into_iter().map(|(k, v)| format!("{}:{}", go_quote(k), go_quote(str_of(v)))).collect();
+            format!("map[string]string{{{}}}", body.join(", "))
+        }
+    }
+}
+
+/// Go's `%#v` of a `[]string` (absent is nil).
+fn go_string_slice(value: &Value) -> String {
+    match value.as_array() {
+        None => "[]string(nil)".to_owned(),
+        Some(items) => {
+            let body: Vec<String> = items.iter().map(|v| go_quote(str_of(v))).collect();
+            format!("[]string{{{}}}", body.join(", "))
+        }
+    }
+}
+
+/// Go's `%#v` of a `metav1.LabelSelector` (a nil pointer prints `null`).
+pub(super) fn go_label_selector(selector: &Value) -> String {
+    if selector.is_null() {
+        return "null".to_owned();
+    }
+    let expressions = match at(selector, "matchExpressions").as_array() {
+        None => "[]v1.LabelSelectorRequirement(nil)".to_owned(),
+        Some(items) => {
+            let body: Vec<String> = items
+                .iter()
+                .map(|r| {
+                    format!(
+                        "v1.LabelSelectorRequirement{{Key:{}, Operator:{}, Values:{}}}",
+                        go_quote(text(r, "key")),
+                        go_quote(text(r, "operator")),
+                        go_string_slice(at(r, "values"))
+                    )
+                })
+                .collect();
+            format!("[]v1.LabelSelectorRequirement{{{}}}", body.join(", "))
+        }
+    };
+    format!(
+        "v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{expressions}}}",
+        go_string_map(at(selector, "matchLabels"))
+    )
+}

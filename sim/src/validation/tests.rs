@@ -1,0 +1,472 @@
+//! Tests of field validation: valid objects pass, and each rule gives
+//! upstream's reason, field path and message.
+
+use serde_json::json;
+
+use super::*;
+
+// === utils ===
+
+/// What `kubectl create deployment web --image=nginx` sends, defaulted.
+fn deployment() -> Value {
+    let mut object = json!({
+        "kind": "Deployment",
+        "apiVersion": "apps/v1",
+        "metadata": {"name": "web", "namespace": "default", "creationTimestamp": null,
+            "labels": {"app": "web"}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"creationTimestamp": null, "labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx", "resources": {}}]}
+            },
+            "strategy": {}
+        },
+        "status": {}
+    });
+    crate::defaults::apply(Builtin::Deployment, &mut object);
+    object
+}
+
+/// A defaulted ReplicaSet.
+fn replica_set() -> Value {
+    let mut object = deployment();
+    object["kind"] = json!("ReplicaSet");
+    if let Some(spec) = object["spec"].as_object_mut() {
+        for field in ["strategy", "revisionHistoryLimit", "progressDeadlineSeconds"] {
+            spec.remove(field);
+        }
+    }
+    object
+}
+
+/// What `kubectl run web --image=nginx` sends, defaulted.
+fn pod() -> Value {
+    let mut object = json!({
+        "kind": "Pod", "apiVersion": "v1",
+        "metadata": {"name": "web", "labels": {"run": "web"}},
+        "spec": {"containers": [{"name": "web", "image": "nginx", "resources": {}}]}
+    });
+    crate::defaults::apply(Builtin::Pod, &mut object);
+    object
+}
+
+/// `object` with the JSON pointer `path` set to `value` (objects on the
+/// way are created).
+fn with(mut object: Value, path: &str, value: Value) -> Value {
+    let mut target = &mut object;
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        target = match part.parse::<usize>() {
+            Ok(i) => &mut target[i],
+            Err(_) => &mut target[part],
+        };
+    }
+    *target = value;
+    object
+}
+
+/// `object` without the field at the JSON pointer `path`.
+fn without(mut object: Value, path: &str) -> Value {
+    let (parent, last) = path.rsplit_once('/').unwrap_or(("", path));
+    if let Some(parent) = object.pointer_mut(parent).and_then(Value::as_object_mut) {
+        parent.remove(last);
+    }
+    object
+}
+
+/// The causes as `field: message` lines, as kubectl prints them.
+fn lines(causes: &[Cause]) -> Vec<String> {
+    causes.iter().map(ToString::to_string).collect()
+}
+
+const LABEL_REGEX_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const SUBDOMAIN_REGEX_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+// === tests ===
+
+#[test]
+fn valid_objects_pass() {
+    assert_eq!(lines(&validate_create(Builtin::Deployment, &deployment())), Vec::<String>::new());
+    assert_eq!(lines(&validate_create(Builtin::ReplicaSet, &replica_set())), Vec::<String>::new());
+    assert_eq!(lines(&validate_create(Builtin::Pod, &pod())), Vec::<String>::new());
+    let recreate = with(deployment(), "/spec/strategy", json!({"type": "Recreate"}));
+    assert!(validate_create(Builtin::Deployment, &recreate).is_empty());
+    let mut ns = json!({"metadata": {"name": "team-a"}});
+    crate::defaults::apply(Builtin::Namespace, &mut ns);
+    crate::admission::on_create(Builtin::Namespace, &mut ns);
+    assert!(validate_create(Builtin::Namespace, &ns).is_empty());
+    let mut svc = json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"},
+        "ports": [{"name": "http", "port": 80, "targetPort": "http"}, {"name": "metrics", "port": 9090}]}});
+    crate::defaults::apply(Builtin::Service, &mut svc);
+    assert!(validate_create(Builtin::Service, &svc).is_empty());
+    let cm = json!({"metadata": {"name": "c"}, "data": {"app.properties": "x", "KEY_1": "y"}});
+    assert!(validate_create(Builtin::ConfigMap, &cm).is_empty());
+    let generated = json!({"metadata": {"generateName": "web-"}, "spec": pod()["spec"].clone()});
+    assert!(validate_create(Builtin::Pod, &generated).is_empty());
+}
+
+#[test]
+fn deployment_rules() {
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (
+            with(deployment(), "/spec/replicas", json!(-1)),
+            vec!["spec.replicas: Invalid value: -1: must be greater than or equal to 0"],
+        ),
+        (
+            with(deployment(), "/spec/minReadySeconds", json!(-5)),
+            vec!["spec.minReadySeconds: Invalid value: -5: must be greater than or equal to 0"],
+        ),
+        (
+            with(deployment(), "/spec/revisionHistoryLimit", json!(-1)),
+            vec!["spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0"],
+        ),
+        (
+            with(with(deployment(), "/spec/minReadySeconds", json!(700)), "/spec/progressDeadlineSeconds", json!(600)),
+            vec!["spec.progressDeadlineSeconds: Invalid value: 600: must be greater than minReadySeconds"],
+        ),
+        (
+            without(deployment(), "/spec/selector"),
+            vec![
+                "spec.selector: Required value",
+                "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
+            ],
+        ),
+        (
+            with(deployment(), "/spec/selector", json!({"matchLabels": {}})),
+            vec![
+                "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment",
+            ],
+        ),
+        (
+            with(deployment(), "/spec/selector/matchLabels/app", json!("api")),
+            vec![
+                "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
+            ],
+        ),
+        (
+            with(deployment(), "/spec/selector", json!({"matchExpressions": [{"key": "app", "operator": "In"}]})),
+            vec![
+                "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+                "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement{Key:\"app\", Operator:\"In\", Values:[]string(nil)}}}: invalid label selector",
+            ],
+        ),
+        (
+            with(deployment(), "/spec/strategy", json!({"type": "Recreate", "rollingUpdate": {}})),
+            vec!["spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"],
+        ),
+        (
+            with(deployment(), "/spec/strategy", json!({"type": "BlueGreen"})),
+            vec![
+                "spec.strategy: Unsupported value: apps.DeploymentStrategy{Type:\"BlueGreen\", RollingUpdate:(*apps.RollingUpdateDeployment)(nil)}: supported values: \"Recreate\", \"RollingUpdate\"",
+            ],
+        ),
+        (
+            with(deployment(), "/spec/strategy/rollingUpdate", json!({"maxSurge": 0, "maxUnavailable": 0})),
+            vec![
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}: may not be 0 when `maxSurge` is 0",
+            ],
+        ),
+        (
+            with(deployment(), "/spec/strategy/rollingUpdate", json!({"maxSurge": "0%", "maxUnavailable": "0%"})),
+            vec![
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"0%\"}: may not be 0 when `maxSurge` is 0",
+            ],
+        ),
+        (
+            with(deployment(), "/spec/strategy/rollingUpdate/maxUnavailable", json!("150%")),
+            vec![
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"150%\"}: must not be greater than 100%",
+            ],
+        ),
+        (
+            with(deployment(), "/spec/strategy/rollingUpdate/maxSurge", json!("abc")),
+            vec![
+                "spec.strategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"abc\"}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+            ],
+        ),
+        (
+            with(deployment(), "/spec/strategy/rollingUpdate/maxSurge", json!(-1)),
+            vec!["spec.strategy.rollingUpdate.maxSurge: Invalid value: -1: must be greater than or equal to 0"],
+        ),
+        (
+            with(deployment(), "/spec/template/spec/restartPolicy", json!("Never")),
+            vec!["spec.template.spec.restartPolicy: Unsupported value: \"Never\": supported values: \"Always\""],
+        ),
+        (
+            with(deployment(), "/spec/template/spec/activeDeadlineSeconds", json!(30)),
+            vec![
+                "spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported",
+            ],
+        ),
+        (
+            with(deployment(), "/spec/template/spec/containers", json!([])),
+            vec!["spec.template.spec.containers: Required value"],
+        ),
+    ];
+    for (object, want) in cases {
+        assert_eq!(lines(&validate_create(Builtin::Deployment, &object)), want);
+    }
+}
+
+#[test]
+fn container_rules() {
+    let containers = |list: Value| {
+        let mut object = with(deployment(), "/spec/template/spec/containers", list);
+        crate::defaults::apply(Builtin::Deployment, &mut object);
+        lines(&validate_create(Builtin::Deployment, &object))
+    };
+    const C: &str = "spec.template.spec.containers";
+    assert_eq!(containers(json!([{"name": "", "image": "nginx"}])), vec![format!("{C}[0].name: Required value")]);
+    assert_eq!(
+        containers(json!([{"name": "Web_1", "image": "nginx"}])),
+        vec![format!("{C}[0].name: Invalid value: \"Web_1\": {LABEL_REGEX_MSG}")]
+    );
+    assert_eq!(
+        containers(json!([{"name": "a", "image": "nginx"}, {"name": "a", "image": "redis"}])),
+        vec![format!("{C}[1].name: Duplicate value: \"a\"")]
+    );
+    assert_eq!(containers(json!([{"name": "a"}])), vec![format!("{C}[0].image: Required value")]);
+    assert_eq!(
+        containers(json!([{"name": "a", "image": "a", "imagePullPolicy": "Sometimes",
+            "ports": [{"containerPort": 70000, "protocol": "HTTP"}]}])),
+        vec![
+            format!("{C}[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+            format!(
+                "{C}[0].ports[0].protocol: Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\""
+            ),
+            format!(
+                "{C}[0].imagePullPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"IfNotPresent\", \"Never\""
+            ),
+        ]
+    );
+}
+
+#[test]
+fn replica_set_rules() {
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (
+            with(replica_set(), "/spec/replicas", json!(-2)),
+            vec!["spec.replicas: Invalid value: -2: must be greater than or equal to 0"],
+        ),
+        (
+            with(replica_set(), "/spec/minReadySeconds", json!(-1)),
+            vec!["spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0"],
+        ),
+        (
+            without(replica_set(), "/spec/selector"),
+            vec![
+                "spec.selector: Required value",
+                "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
+            ],
+        ),
+        (
+            with(replica_set(), "/spec/template/metadata/labels", json!({"app": "other", "tier": "x"})),
+            vec![
+                "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"other\", \"tier\":\"x\"}: `selector` does not match template `labels`",
+            ],
+        ),
+    ];
+    for (object, want) in cases {
+        assert_eq!(lines(&validate_create(Builtin::ReplicaSet, &object)), want);
+    }
+}
+
+#[test]
+fn names_labels_and_annotations() {
+    let named = |name: &str| with(deployment(), "/metadata/name", json!(name));
+    assert_eq!(
+        lines(&validate_create(Builtin::Deployment, &named("Web"))),
+        vec![format!("metadata.name: Invalid value: \"Web\": {SUBDOMAIN_REGEX_MSG}")]
+    );
+    assert!(validate_create(Builtin::Deployment, &named("web.v2")).is_empty());
+    assert_eq!(
+        lines(&validate_create(Builtin::Deployment, &named(&"a".repeat(254)))),
+        vec![format!("metadata.name: Invalid value: \"{}\": must be no more than 253 characters", "a".repeat(254))]
+    );
+    assert_eq!(
+        lines(&validate_create(Builtin::Deployment, &without(deployment(), "/metadata/name"))),
+        vec!["metadata.name: Required value: name or generateName is required"]
+    );
+    assert_eq!(
+        lines(&validate_create(Builtin::Namespace, &json!({"metadata": {"name": "team.a"}}))),
+        vec![format!("metadata.name: Invalid value: \"team.a\": {LABEL_REGEX_MSG}")]
+    );
+    let svc = json!({"metadata": {"name": "1web"}, "spec": {"type": "ClusterIP", "sessionAffinity": "None",
+        "ports": [{"port": 80, "protocol": "TCP", "targetPort": 80}]}});
+    assert_eq!(
+        lines(&validate_create(Builtin::Service, &svc)),
+        vec![
+            "metadata.name: Invalid value: \"1web\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+        ]
+    );
+    assert_eq!(
+        lines(&validate_create(
+            Builtin::Deployment,
+            &with(deployment(), "/metadata/labels", json!({"app/x/y": "web"}))
+        )),
+        vec![
+            "metadata.labels: Invalid value: \"app/x/y\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    );
+    assert_eq!(
+        lines(&validate_create(Builtin::Deployment, &with(deployment(), "/metadata/labels", json!({"app": "-web"})))),
+        vec![
+            "metadata.labels: Invalid value: \"-web\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+        ]
+    );
+    assert_eq!(
+        lines(&validate_create(
+            Builtin::Deployment,
+            &with(deployment(), "/metadata/annotations", json!({"Example.com/": "x"}))
+        )),
+        vec![
+            "metadata.annotations: Invalid value: \"Example.com/\": name part must be non-empty",
+            "metadata.annotations: Invalid value: \"Example.com/\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        ]
+    );
+    let big = with(deployment(), "/metadata/annotations", json!({"a": "x".repeat(TOTAL_ANNOTATION_SIZE_LIMIT)}));
+    assert_eq!(
+        lines(&validate_create(Builtin::Deployment, &big)),
+        vec!["metadata.annotations: Too long: may not be more than 262144 bytes"]
+    );
+    let template_label = with(deployment(), "/spec/template/metadata/labels/bad key", json!("x"));
+    assert_eq!(
+        lines(&validate_create(Builtin::Deployment, &template_label))[0],
+        "spec.template.metadata.labels: Invalid value: \"bad key\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+    );
+}
+
+#[test]
+fn pod_rules() {
+    let mut bare = json!({"metadata": {"name": "p"}, "spec": {}});
+    crate::defaults::apply(Builtin::Pod, &mut bare);
+    assert_eq!(lines(&validate_create(Builtin::Pod, &bare)), vec!["spec.containers: Required value"]);
+    let ephemeral = with(pod(), "/spec/ephemeralContainers", json!([{"name": "debug", "image": "busybox"}]));
+    assert_eq!(
+        lines(&validate_create(Builtin::Pod, &ephemeral)),
+        vec!["spec.ephemeralContainers: Forbidden: cannot be set on create"]
+    );
+    let bad = with(with(pod(), "/spec/restartPolicy", json!("Sometimes")), "/spec/dnsPolicy", json!("Cloud"));
+    assert_eq!(
+        lines(&validate_create(Builtin::Pod, &bad)),
+        vec![
+            "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"",
+            "spec.dnsPolicy: Unsupported value: \"Cloud\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\"",
+        ]
+    );
+    // A pod may use OnFailure; a template may not.
+    let on_failure = with(pod(), "/spec/restartPolicy", json!("OnFailure"));
+    assert!(validate_create(Builtin::Pod, &on_failure).is_empty());
+}
+
+#[test]
+fn other_kinds() {
+    let cm = json!({"metadata": {"name": "c"}, "data": {"a b": "x"}, "binaryData": {"k": ""}});
+    let cm = with(cm, "/data/k", json!("y"));
+    assert_eq!(
+        lines(&validate_create(Builtin::ConfigMap, &cm)),
+        vec![
+            "data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+            "data[k]: Invalid value: \"k\": duplicate of key present in binaryData",
+        ]
+    );
+    let ns = json!({"metadata": {"name": "a"}, "spec": {"finalizers": ["custom"]}});
+    assert_eq!(
+        lines(&validate_create(Builtin::Namespace, &ns)),
+        vec![
+            "spec.finalizers: Invalid value: \"custom\": name is neither a standard finalizer name nor is it fully qualified"
+        ]
+    );
+    let svc = json!({"metadata": {"name": "s"}, "spec": {"type": "Magic", "sessionAffinity": "None",
+        "ports": [{"port": 80, "protocol": "TCP", "targetPort": 80}, {"port": 0, "protocol": "TCP", "targetPort": 80}]}});
+    assert_eq!(
+        lines(&validate_create(Builtin::Service, &svc)),
+        vec![
+            "spec.ports[0].name: Required value",
+            "spec.ports[1].name: Required value",
+            "spec.ports[1].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+            "spec.type: Unsupported value: \"Magic\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"",
+        ]
+    );
+    let no_ports = json!({"metadata": {"name": "s"}, "spec": {"type": "ClusterIP", "sessionAffinity": "None"}});
+    assert_eq!(lines(&validate_create(Builtin::Service, &no_ports)), vec!["spec.ports: Required value"]);
+    let lease = json!({"metadata": {"name": "l"}, "spec": {"leaseDurationSeconds": 0}});
+    assert_eq!(
+        lines(&validate_create(Builtin::Lease, &lease)),
+        vec!["spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"]
+    );
+}
+
+#[test]
+fn updates() {
+    let old = deployment();
+    assert!(validate_update(Builtin::Deployment, &old, &with(old.clone(), "/spec/replicas", json!(5))).is_empty());
+    let moved = with(
+        with(old.clone(), "/spec/selector/matchLabels/app", json!("web2")),
+        "/spec/template/metadata/labels/app",
+        json!("web2"),
+    );
+    assert_eq!(
+        lines(&validate_update(Builtin::Deployment, &old, &moved)),
+        vec![
+            "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web2\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"
+        ]
+    );
+    let renamed = with(old.clone(), "/metadata/name", json!("web2"));
+    assert_eq!(
+        lines(&validate_update(Builtin::Deployment, &old, &renamed)),
+        vec!["metadata.name: Invalid value: \"web2\": field is immutable"]
+    );
+    // An empty matchExpressions list is the same selector.
+    let same = with(old.clone(), "/spec/selector/matchExpressions", json!([]));
+    assert!(validate_update(Builtin::Deployment, &old, &same).is_empty());
+    let rs = replica_set();
+    let rs_moved = with(rs.clone(), "/spec/selector/matchLabels/tier", json!("x"));
+    let rs_moved = with(rs_moved, "/spec/template/metadata/labels/tier", json!("x"));
+    assert_eq!(
+        lines(&validate_update(Builtin::ReplicaSet, &rs, &rs_moved)),
+        vec![
+            "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web\", \"tier\":\"x\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"
+        ]
+    );
+    let rs_negative = with(rs.clone(), "/spec/replicas", json!(-1));
+    assert_eq!(
+        lines(&validate_update(Builtin::ReplicaSet, &rs, &rs_negative)),
+        vec!["spec.replicas: Invalid value: -1: must be greater than or equal to 0"]
+    );
+
+    let secret = json!({"metadata": {"name": "s"}, "type": "Opaque", "immutable": true, "data": {"a": "eA=="}});
+    let changed = with(with(secret.clone(), "/data/a", json!("eQ==")), "/type", json!("kubernetes.io/tls"));
+    assert_eq!(
+        lines(&validate_update(Builtin::Secret, &secret, &changed)),
+        vec![
+            "type: Invalid value: \"kubernetes.io/tls\": field is immutable",
+            "data: Forbidden: field is immutable when `immutable` is set",
+        ]
+    );
+    let generation = with(with(old.clone(), "/metadata/generation", json!(3)), "/metadata/uid", json!("u1"));
+    let decremented = with(with(generation.clone(), "/metadata/generation", json!(2)), "/metadata/uid", json!("u2"));
+    assert_eq!(
+        lines(&validate_update(Builtin::Deployment, &generation, &decremented)),
+        vec![
+            "metadata.generation: Invalid value: 2: must not be decremented",
+            "metadata.uid: Invalid value: \"u2\": field is immutable",
+        ]
+    );
+}
+
+#[test]
+fn causes_carry_reason_field_and_message() {
+    let causes = validate_create(Builtin::Deployment, &with(deployment(), "/spec/replicas", json!(-1)));
+    assert_eq!(
+        causes,
+        vec![Cause {
+            reason: FIELD_VALUE_INVALID,
+            message: "Invalid value: -1: must be greater than or equal to 0".to_owned(),
+            field: "spec.replicas".to_owned(),
+        }]
+    );
+    let causes = validate_create(Builtin::Deployment, &without(deployment(), "/spec/selector"));
+    assert_eq!(causes[0].reason, FIELD_VALUE_REQUIRED);
+}
