@@ -1,0 +1,250 @@
+//! Column definitions of every table, with upstream's names, types,
+//! formats, priorities and descriptions, and the choice of columns per
+//! kind.
+
+use serde_json::{Value, json};
+
+use crate::resources::Builtin;
+
+/// One `TableColumnDefinition`.
+pub(super) struct Column {
+    /// Header text; kubectl upper-cases it.
+    pub(super) name: &'static str,
+    /// OpenAPI type: string, integer, date...
+    ty: &'static str,
+    /// OpenAPI format; "name" marks the column holding the object's name.
+    pub(super) format: &'static str,
+    /// What the column shows.
+    description: &'static str,
+    /// 0 for default output, 1 for columns only `-o wide` shows.
+    pub(super) priority: u8,
+}
+
+impl Column {
+    /// A default-output string column.
+    const fn text(name: &'static str, description: &'static str) -> Self {
+        Self { name, ty: "string", format: "", description, priority: 0 }
+    }
+
+    /// A default-output integer column.
+    const fn int(name: &'static str, description: &'static str) -> Self {
+        Self { ty: "integer", ..Self::text(name, description) }
+    }
+
+    /// A string column only `-o wide` shows.
+    const fn wide(name: &'static str, description: &'static str) -> Self {
+        Self { priority: 1, ..Self::text(name, description) }
+    }
+
+    /// The definition as the API sends it (every field always present).
+    pub(super) fn to_json(&self) -> Value {
+        json!({
+            "name": self.name,
+            "type": self.ty,
+            "format": self.format,
+            "description": self.description,
+            "priority": self.priority,
+        })
+    }
+}
+
+/// ObjectMeta's documentation of `name`.
+const NAME_DOC: &str = "Name must be unique within a namespace. Is required when creating resources, \
+     although some resources may allow a client to request the generation of an appropriate name \
+     automatically. Name is primarily intended for creation idempotence and configuration \
+     definition. Cannot be updated. More info: \
+     https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+
+/// ObjectMeta's documentation of `creationTimestamp`.
+const CREATED_DOC: &str = "CreationTimestamp is a timestamp representing the server time when this object was \
+     created. It is not guaranteed to be set in happens-before order across separate operations. \
+     Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\n\
+     Populated by the system. Read-only. Null for lists. More info: \
+     https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
+/// Description shared by every CONTAINERS column.
+const CONTAINERS_DOC: &str = "Names of each container in the template.";
+/// Description shared by every IMAGES column.
+const IMAGES_DOC: &str = "Images referenced by each container in the template.";
+
+/// The NAME column every table starts with (events put it last).
+const NAME: Column = Column { format: "name", ..Column::text("Name", NAME_DOC) };
+/// The AGE column of built-in types.
+const AGE: Column = Column::text("Age", CREATED_DOC);
+
+pub(super) const POD_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+    Column::text("Status", "The aggregate status of the containers in this pod."),
+    Column::text(
+        "Restarts",
+        "The number of times the containers in this pod have been restarted and when the last \
+         container in this pod has restarted.",
+    ),
+    AGE,
+    Column::wide("IP", "podIP address allocated to the pod."),
+    Column::wide("Node", "NodeName indicates in which node this pod is scheduled."),
+    Column::wide("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods on the node."),
+    Column::wide("Readiness Gates", "If specified, all readiness gates will be evaluated for pod readiness."),
+];
+
+const POD_TEMPLATE_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text("Containers", CONTAINERS_DOC),
+    Column::text("Images", IMAGES_DOC),
+    Column::text("Pod Labels", "The labels for the pod template."),
+];
+
+const REPLICA_SET_COLUMNS: &[Column] = &[
+    NAME,
+    Column::int("Desired", "Replicas is the number of desired replicas."),
+    Column::int("Current", "Replicas is the most recently observed number of replicas."),
+    Column::int("Ready", "The number of ready replicas for this replica set."),
+    AGE,
+    Column::wide("Containers", CONTAINERS_DOC),
+    Column::wide("Images", IMAGES_DOC),
+    Column::wide("Selector", "Selector is a label query over pods that should match the replica count."),
+];
+
+const DEPLOYMENT_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text("Ready", "Number of the pod with ready state"),
+    Column::text(
+        "Up-to-date",
+        "Total number of non-terminated pods targeted by this deployment that have the desired \
+         template spec.",
+    ),
+    Column::text(
+        "Available",
+        "Total number of available pods (ready for at least minReadySeconds) targeted by this \
+         deployment.",
+    ),
+    AGE,
+    Column::wide("Containers", CONTAINERS_DOC),
+    Column::wide("Images", IMAGES_DOC),
+    Column::wide(
+        "Selector",
+        "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be \
+         the ones affected by this deployment.",
+    ),
+];
+
+const SERVICE_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text("Type", "type determines how the Service is exposed."),
+    Column::text("Cluster-IP", "clusterIP is the IP address of the service and is usually assigned randomly."),
+    Column::text(
+        "External-IP",
+        "externalIPs is a list of IP addresses for which nodes in the cluster will also accept \
+         traffic for this service.",
+    ),
+    Column::text("Port(s)", "The list of ports that are exposed by this service."),
+    AGE,
+    Column::wide("Selector", "Route service traffic to pods with label keys and values matching this selector."),
+];
+
+const ENDPOINTS_COLUMNS: &[Column] =
+    &[NAME, Column::text("Endpoints", "The set of all endpoints is the union of all subsets."), AGE];
+
+const NODE_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text("Status", "The status of the node"),
+    Column::text("Roles", "The roles of the node"),
+    AGE,
+    Column::text("Version", "Kubelet Version reported by the node."),
+    Column::wide("Internal-IP", "List of addresses reachable to the node."),
+    Column::wide("External-IP", "List of addresses reachable to the node."),
+    Column::wide("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."),
+    Column::wide("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64)."),
+    Column::wide(
+        "Container-Runtime",
+        "ContainerRuntime Version reported by the node through runtime remote API (e.g. \
+         containerd://1.4.2).",
+    ),
+];
+
+const EVENT_COLUMNS: &[Column] = &[
+    Column::text("Last Seen", "The time at which the most recent occurrence of this event was recorded."),
+    Column::text("Type", "Type of this event (Normal, Warning), new types could be added in the future"),
+    Column::text(
+        "Reason",
+        "This should be a short, machine understandable string that gives the reason for the \
+         transition into the object's current status.",
+    ),
+    Column::text("Object", "The object that this event is about."),
+    Column::wide(
+        "Subobject",
+        "If referring to a piece of an object instead of an entire object, this string should \
+         contain a valid JSON/Go field access statement.",
+    ),
+    Column::wide("Source", "The component reporting this event. Should be a short machine understandable string."),
+    Column::text("Message", "A human-readable description of the status of this operation."),
+    Column::wide(
+        "First Seen",
+        "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
+    ),
+    Column::wide("Count", "The number of times this event has occurred."),
+    Column { format: "name", priority: 1, ..Column::text("Name", NAME_DOC) },
+];
+
+const NAMESPACE_COLUMNS: &[Column] = &[NAME, Column::text("Status", "The status of the namespace"), AGE];
+
+const SECRET_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text("Type", "Used to facilitate programmatic handling of secret data."),
+    Column::text(
+        "Data",
+        "Data contains the secret data. Each key must consist of alphanumeric characters, '-', \
+         '_' or '.'.",
+    ),
+    AGE,
+];
+
+const SERVICE_ACCOUNT_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text(
+        "Secrets",
+        "Secrets is a list of the secrets in the same namespace that pods running using this \
+         ServiceAccount are allowed to use.",
+    ),
+    AGE,
+];
+
+const CONFIG_MAP_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text(
+        "Data",
+        "Data contains the configuration data. Each key must consist of alphanumeric characters, \
+         '-', '_' or '.'.",
+    ),
+    AGE,
+];
+
+const LEASE_COLUMNS: &[Column] =
+    &[NAME, Column::text("Holder", "holderIdentity contains the identity of the holder of a current lease."), AGE];
+
+/// What apiextensions serves for a CRD version without
+/// `additionalPrinterColumns`: NAME plus a date-typed Age column.
+const CUSTOM_COLUMNS: &[Column] = &[NAME, Column { ty: "date", ..Column::text("Age", CREATED_DOC) }];
+
+/// The column definitions of one type's table.
+pub(super) fn columns(kind: Option<Builtin>) -> &'static [Column] {
+    let Some(kind) = kind else {
+        return CUSTOM_COLUMNS;
+    };
+    match kind {
+        Builtin::Namespace => NAMESPACE_COLUMNS,
+        Builtin::Node => NODE_COLUMNS,
+        Builtin::Pod => POD_COLUMNS,
+        Builtin::Service => SERVICE_COLUMNS,
+        Builtin::Endpoints => ENDPOINTS_COLUMNS,
+        Builtin::ConfigMap => CONFIG_MAP_COLUMNS,
+        Builtin::Secret => SECRET_COLUMNS,
+        Builtin::ServiceAccount => SERVICE_ACCOUNT_COLUMNS,
+        Builtin::CoreEvent | Builtin::EventsEvent => EVENT_COLUMNS,
+        Builtin::PodTemplate => POD_TEMPLATE_COLUMNS,
+        Builtin::Deployment => DEPLOYMENT_COLUMNS,
+        Builtin::ReplicaSet => REPLICA_SET_COLUMNS,
+        Builtin::Lease => LEASE_COLUMNS,
+    }
+}
