@@ -1,0 +1,232 @@
+//! Strategic merge patch metadata: the `patchStrategy`/`patchMergeKey`
+//! table ([`PATCH_META`]) and the walk over the k8s-openapi schemas that
+//! says which Go type, and so which tags, a field of an object has.
+
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+use crate::resources::Builtin;
+
+/// The strategic merge patch metadata of the Kubernetes 1.33 API for every
+/// field reachable from kube-sim's built-in kinds that has any: (OpenAPI
+/// definition name, property name, `x-kubernetes-patch-strategy`,
+/// `x-kubernetes-patch-merge-key`, empty for lists of primitives and for
+/// non-list fields). Taken from the `patchStrategy`/`patchMergeKey` struct
+/// tags of k8s.io/api and k8s.io/apimachinery. A field not listed has no
+/// strategy: its maps merge and its lists are replaced. Note that
+/// `NodeSpec.taints`, `PodSpec.tolerations`, `Container.args` and
+/// `NamespaceSpec.finalizers` have none.
+pub const PATCH_META: &[(&str, &str, &str, &str)] = &[
+    // meta/v1
+    (OBJECT_META, "finalizers", "merge", ""),
+    (OBJECT_META, "ownerReferences", "merge", "uid"),
+    // core/v1 PodSpec
+    (POD_SPEC, "containers", "merge", "name"),
+    (POD_SPEC, "ephemeralContainers", "merge", "name"),
+    (POD_SPEC, "hostAliases", "merge", "ip"),
+    (POD_SPEC, "imagePullSecrets", "merge", "name"),
+    (POD_SPEC, "initContainers", "merge", "name"),
+    (POD_SPEC, "resourceClaims", "merge,retainKeys", "name"),
+    (POD_SPEC, "schedulingGates", "merge", "name"),
+    (POD_SPEC, "topologySpreadConstraints", "merge", "topologyKey"),
+    (POD_SPEC, "volumes", "merge,retainKeys", "name"),
+    // core/v1 Container and EphemeralContainer (EphemeralContainerCommon)
+    (CONTAINER, "env", "merge", "name"),
+    (CONTAINER, "ports", "merge", "containerPort"),
+    (CONTAINER, "volumeDevices", "merge", "devicePath"),
+    (CONTAINER, "volumeMounts", "merge", "mountPath"),
+    (EPHEMERAL_CONTAINER, "env", "merge", "name"),
+    (EPHEMERAL_CONTAINER, "ports", "merge", "containerPort"),
+    (EPHEMERAL_CONTAINER, "volumeDevices", "merge", "devicePath"),
+    (EPHEMERAL_CONTAINER, "volumeMounts", "merge", "mountPath"),
+    // core/v1 PodStatus and ContainerStatus
+    (POD_STATUS, "conditions", "merge", "type"),
+    (POD_STATUS, "hostIPs", "merge", "ip"),
+    (POD_STATUS, "podIPs", "merge", "ip"),
+    (POD_STATUS, "resourceClaimStatuses", "merge,retainKeys", "name"),
+    (CONTAINER_STATUS, "allocatedResourcesStatus", "merge", "name"),
+    (CONTAINER_STATUS, "volumeMounts", "merge", "mountPath"),
+    // core/v1 Node, Namespace, Service, ServiceAccount
+    (NODE_SPEC, "podCIDRs", "merge", ""),
+    (NODE_STATUS, "addresses", "merge", "type"),
+    (NODE_STATUS, "conditions", "merge", "type"),
+    (NAMESPACE_STATUS, "conditions", "merge", "type"),
+    (SERVICE_SPEC, "ports", "merge", "port"),
+    (SERVICE_STATUS, "conditions", "merge", "type"),
+    (SERVICE_ACCOUNT, "secrets", "merge", "name"),
+    // apps/v1
+    (DEPLOYMENT_SPEC, "strategy", "retainKeys", ""),
+    (DEPLOYMENT_STATUS, "conditions", "merge", "type"),
+    (REPLICA_SET_STATUS, "conditions", "merge", "type"),
+];
+
+/// `metav1.ObjectMeta`.
+const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+/// `corev1.PodSpec`.
+pub(super) const POD_SPEC: &str = "io.k8s.api.core.v1.PodSpec";
+/// `corev1.Container`.
+pub(super) const CONTAINER: &str = "io.k8s.api.core.v1.Container";
+/// `corev1.EphemeralContainer`.
+const EPHEMERAL_CONTAINER: &str = "io.k8s.api.core.v1.EphemeralContainer";
+/// `corev1.PodStatus`.
+const POD_STATUS: &str = "io.k8s.api.core.v1.PodStatus";
+/// `corev1.ContainerStatus`.
+const CONTAINER_STATUS: &str = "io.k8s.api.core.v1.ContainerStatus";
+/// `corev1.NodeSpec`.
+const NODE_SPEC: &str = "io.k8s.api.core.v1.NodeSpec";
+/// `corev1.NodeStatus`.
+const NODE_STATUS: &str = "io.k8s.api.core.v1.NodeStatus";
+/// `corev1.NamespaceStatus`.
+const NAMESPACE_STATUS: &str = "io.k8s.api.core.v1.NamespaceStatus";
+/// `corev1.ServiceSpec`.
+const SERVICE_SPEC: &str = "io.k8s.api.core.v1.ServiceSpec";
+/// `corev1.ServiceStatus`.
+const SERVICE_STATUS: &str = "io.k8s.api.core.v1.ServiceStatus";
+/// `corev1.ServiceAccount`.
+const SERVICE_ACCOUNT: &str = "io.k8s.api.core.v1.ServiceAccount";
+/// `appsv1.DeploymentSpec`.
+const DEPLOYMENT_SPEC: &str = "io.k8s.api.apps.v1.DeploymentSpec";
+/// `appsv1.DeploymentStatus`.
+const DEPLOYMENT_STATUS: &str = "io.k8s.api.apps.v1.DeploymentStatus";
+/// `appsv1.ReplicaSetStatus`.
+const REPLICA_SET_STATUS: &str = "io.k8s.api.apps.v1.ReplicaSetStatus";
+
+/// The OpenAPI definition of a built-in kind's top-level object.
+fn root_definition(kind: Builtin) -> &'static str {
+    match kind {
+        Builtin::Namespace => "io.k8s.api.core.v1.Namespace",
+        Builtin::Node => "io.k8s.api.core.v1.Node",
+        Builtin::Pod => "io.k8s.api.core.v1.Pod",
+        Builtin::Service => "io.k8s.api.core.v1.Service",
+        Builtin::Endpoints => "io.k8s.api.core.v1.Endpoints",
+        Builtin::ConfigMap => "io.k8s.api.core.v1.ConfigMap",
+        Builtin::Secret => "io.k8s.api.core.v1.Secret",
+        Builtin::ServiceAccount => "io.k8s.api.core.v1.ServiceAccount",
+        Builtin::CoreEvent => "io.k8s.api.core.v1.Event",
+        Builtin::PodTemplate => "io.k8s.api.core.v1.PodTemplate",
+        Builtin::Deployment => "io.k8s.api.apps.v1.Deployment",
+        Builtin::ReplicaSet => "io.k8s.api.apps.v1.ReplicaSet",
+        Builtin::Lease => "io.k8s.api.coordination.v1.Lease",
+        Builtin::EventsEvent => "io.k8s.api.events.v1.Event",
+    }
+}
+
+/// The OpenAPI definitions of every type reachable from the built-in kinds,
+/// generated once from k8s-openapi's `JsonSchema` impls.
+pub(super) fn definitions() -> &'static Map<String, Value> {
+    static DEFINITIONS: OnceLock<Map<String, Value>> = OnceLock::new();
+    DEFINITIONS.get_or_init(|| {
+        use k8s_openapi::api::{apps, coordination, core, events};
+        let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
+        generator.subschema_for::<core::v1::Namespace>();
+        generator.subschema_for::<core::v1::Node>();
+        generator.subschema_for::<core::v1::Pod>();
+        generator.subschema_for::<core::v1::Service>();
+        generator.subschema_for::<core::v1::Endpoints>();
+        generator.subschema_for::<core::v1::ConfigMap>();
+        generator.subschema_for::<core::v1::Secret>();
+        generator.subschema_for::<core::v1::ServiceAccount>();
+        generator.subschema_for::<core::v1::Event>();
+        generator.subschema_for::<core::v1::PodTemplate>();
+        generator.subschema_for::<apps::v1::Deployment>();
+        generator.subschema_for::<apps::v1::ReplicaSet>();
+        generator.subschema_for::<coordination::v1::Lease>();
+        generator.subschema_for::<events::v1::Event>();
+        generator.take_definitions(true)
+    })
+}
+
+/// Where the merge is in the type tree: a (possibly unknown) schema, and
+/// the definition name when it is a named object type.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ty {
+    /// The definition the schema came from, for [`PATCH_META`] lookups.
+    pub(super) name: Option<&'static str>,
+    /// The resolved schema; `None` when the shape is not known (a field
+    /// missing from the schema), in which case nothing has a strategy.
+    pub(super) schema: Option<&'static Value>,
+}
+
+/// What the patch strategy of one field says.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Field {
+    /// Lists merge element-wise (strategy contains `merge`).
+    pub(super) merge: bool,
+    /// Maps are replaced wholesale (strategy `replace`).
+    pub(super) replace: bool,
+    /// The merge key of a list of objects; empty for primitives.
+    pub(super) merge_key: &'static str,
+    /// The type of the field's value.
+    pub(super) ty: Ty,
+}
+
+impl Ty {
+    /// A position whose shape is not known.
+    const UNKNOWN: Ty = Ty { name: None, schema: None };
+
+    /// The top-level type of a built-in kind.
+    pub(super) fn root(kind: Builtin) -> Ty {
+        Ty::named(root_definition(kind))
+    }
+
+    /// The type of the definition `name`; unknown if there is none.
+    pub(super) fn named(name: &str) -> Ty {
+        match definitions().get_key_value(name) {
+            Some((key, schema)) => Ty { name: Some(key.as_str()), schema: Some(schema) },
+            None => Ty::UNKNOWN,
+        }
+    }
+
+    /// The field `key` of this object type: its value's type and its patch
+    /// strategy. Keys of a map type (`additionalProperties`) have the value
+    /// type and no strategy; unknown keys have neither.
+    pub(super) fn field(self, key: &str) -> Field {
+        let mut field = Field { merge: false, replace: false, merge_key: "", ty: Ty::UNKNOWN };
+        let Some(schema) = self.schema else {
+            return field;
+        };
+        if let Some(prop) = schema.get("properties").and_then(|p| p.get(key)) {
+            field.ty = Ty::anonymous(prop);
+            if let Some(name) = self.name
+                && let Some((_, _, strategy, merge_key)) =
+                    PATCH_META.iter().find(|(def, property, _, _)| *def == name && *property == key)
+            {
+                field.merge = strategy.split(',').any(|s| s == "merge");
+                field.replace = strategy.split(',').any(|s| s == "replace");
+                field.merge_key = merge_key;
+            }
+        } else if let Some(values) = schema.get("additionalProperties")
+            && values.is_object()
+        {
+            field.ty = Ty::anonymous(values);
+        }
+        field
+    }
+
+    /// The type a schema nested in a definition describes, following `$ref`
+    /// (and the single-element `allOf` that wraps a `$ref` with a
+    /// description).
+    fn anonymous(schema: &'static Value) -> Ty {
+        let mut current = schema;
+        for _ in 0..4 {
+            if let Some(reference) = current.get("$ref").and_then(Value::as_str) {
+                let name = reference.rsplit('/').next().unwrap_or(reference);
+                return Ty::named(name);
+            }
+            match current.get("allOf").and_then(Value::as_array) {
+                Some(all) if all.len() == 1 => current = &all[0],
+                _ => break,
+            }
+        }
+        Ty { name: None, schema: Some(current) }
+    }
+
+    /// The element type of this list type.
+    pub(super) fn items(self) -> Ty {
+        match self.schema.and_then(|s| s.get("items")) {
+            Some(items) => Ty::anonymous(items),
+            None => Ty::UNKNOWN,
+        }
+    }
+}
