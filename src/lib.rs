@@ -5,5 +5,10 @@
 //! controllers' decision logic lives in `kcm-controllers`. Today the crate
 //! holds only the command line: no controller runs yet.
 
+pub mod client;
 pub mod config;
+pub mod daemon;
+pub mod events;
+pub mod leader;
 pub mod server;
+pub mod sim;

@@ -1,12 +1,41 @@
-//! The kcm-rs daemon: parse flags, then run.
+//! The kcm-rs daemon: flags -> configuration -> run, and how it ended ->
+//! exit code (nothing else).
 
-use clap::Parser;
-use kcm_rs::config::Flags;
+use std::process::ExitCode;
 
-fn main() -> anyhow::Result<()> {
-    let _flags = Flags::parse();
-    anyhow::bail!(
-        "kcm-rs runs no controller yet: the runtime and controllers are still being built \
-         (see README.md); use `kube-sim` to run the simulated cluster on its own"
-    )
+use kcm_rs::config::{Flags, LogFormat};
+use kcm_rs::daemon::{self, Exit};
+
+fn main() -> anyhow::Result<ExitCode> {
+    let config = Flags::from_env_args().into_config()?;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(config.logging.level.as_str().to_lowercase()));
+    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match config.logging.format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().init(),
+    }
+    let runtime = tokio::runtime::Runtime::new()?;
+    let exit = runtime.block_on(daemon::run(config, Box::pin(termination())))?;
+    Ok(match exit {
+        Exit::Stopped => ExitCode::SUCCESS,
+        Exit::LeaderLost => ExitCode::FAILURE,
+    })
+}
+
+/// Completes on SIGTERM or SIGINT.
+async fn termination() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM received, shutting down"),
+                _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received, shutting down"),
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops the daemon");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }

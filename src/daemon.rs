@@ -1,0 +1,189 @@
+//! The daemon: wires the runtime pieces together in upstream's start-up
+//! order and turns how it ended into an exit code.
+//!
+//! 1. the API client (or, with `--sim`, an embedded kube-sim and a client
+//!    for it);
+//! 2. the metrics registry and HTTPS serving of `/metrics` and the health
+//!    endpoints, started *before* leader election so that standbys answer
+//!    probes and scrapes;
+//! 3. Lease leader election (unless `--leader-elect=false`), with the
+//!    `leaderElection` health check and the `LeaderElection` Events;
+//! 4. once leading: the controllers, until SIGTERM/SIGINT (then the lease is
+//!    released so a standby takes over at once, and the process exits 0) or
+//!    until the lease is lost (the process exits 1: a restart is the safe way
+//!    back, as upstream).
+//!
+//! No controller is implemented in this build yet: the leading phase logs
+//! the selected controllers and holds the lease until shutdown.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use prometheus::Registry;
+use tokio::sync::watch;
+
+use crate::client::{self, ClientConfig};
+use crate::config::{Config, SimSettings};
+use crate::events::{EventRecorder, EventType};
+use crate::leader::{self, LeaderElectionConfig, LeaderElector, LeaderMetrics, Outcome, StopSignal};
+use crate::server::{self, Checks, Endpoints, TlsSource};
+use crate::sim;
+
+/// Why the daemon could not run. Each module's error, wrapped once here.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The API client could not be built.
+    #[error(transparent)]
+    Client(#[from] client::Error),
+    /// Serving could not start.
+    #[error(transparent)]
+    Server(#[from] server::Error),
+    /// Leader election could not start or failed.
+    #[error(transparent)]
+    Leader(#[from] leader::Error),
+    /// The embedded simulator could not start.
+    #[error(transparent)]
+    Sim(#[from] sim::Error),
+    /// A metric could not be registered.
+    #[error("cannot register metrics")]
+    Metrics(#[from] prometheus::Error),
+}
+
+/// How the daemon ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Shut down on request (exit 0).
+    Stopped,
+    /// Leadership was lost (exit 1).
+    LeaderLost,
+}
+
+/// A future that completes on shutdown.
+pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Runs the daemon until `shutdown` completes or leadership is lost.
+pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
+    let registry = Registry::new();
+    registry.register(Box::new(prometheus::process_collector::ProcessCollector::for_self()))?;
+
+    // Keep the simulator alive for the daemon's lifetime.
+    let (_sim, client_config) = match config.sim {
+        Some(SimSettings { nodes }) => {
+            let sim = sim::start(nodes).await?;
+            let client_config = ClientConfig::from_url(&sim.url(), config.client.qps, config.client.burst)?;
+            (Some(sim), client_config)
+        }
+        None => (None, ClientConfig::load(&config.client).await?),
+    };
+    let client = client::build(&client_config, &registry, None)?;
+
+    let healthz = Checks::with_ping();
+    let readyz = Checks::with_ping();
+    let (stop_serving, serving_stopped) = watch::channel(false);
+    if let Some(serving) = &config.serving {
+        let tls = match &serving.tls {
+            Some(files) => TlsSource::Files { cert: files.cert.clone(), key: files.key.clone() },
+            None => TlsSource::SelfSigned,
+        };
+        let tls = server::tls_config(&tls)?;
+        let listener = server::bind(serving.addr).await?;
+        tracing::info!(addr = %serving.addr, "serving /metrics, /healthz, /livez and /readyz over HTTPS");
+        let endpoints = Endpoints {
+            registry: registry.clone(),
+            healthz: healthz.clone(),
+            livez: Checks::with_ping(),
+            readyz: readyz.clone(),
+        };
+        tokio::spawn(server::serve(listener, tls, server::router(endpoints), serving_stopped));
+    }
+
+    let exit = match &config.leader_election {
+        None => {
+            lead(&config, shutdown).await;
+            Exit::Stopped
+        }
+        Some(settings) => {
+            let le_client = client::build(&client_config, &registry, Some("leader-election"))?;
+            let mut le_config = LeaderElectionConfig::new(leader::default_identity());
+            le_config.lease_name = settings.resource_name.clone();
+            le_config.lease_namespace = settings.resource_namespace.clone();
+            le_config.lease_duration = settings.lease_duration;
+            le_config.renew_deadline = settings.renew_deadline;
+            le_config.retry_period = settings.retry_period;
+            let identity = le_config.identity.clone();
+            let metrics = LeaderMetrics::register(&registry)?;
+            let elector = LeaderElector::new(le_client, le_config.clone(), &metrics)?;
+            let health = elector.health();
+            healthz.add("leaderElection", Arc::new(move || health.check().map_err(|e| e.to_string())));
+            announce_transitions(&elector, EventRecorder::new(client.clone(), "kube-controller-manager"), &le_config);
+            tracing::info!(%identity, lease = %format!("{}/{}", le_config.lease_namespace, le_config.lease_name),
+                "attempting to acquire the leader lease");
+            let config_for_leading = config.clone();
+            let outcome = elector
+                .run(
+                    move |stop: StopSignal| async move {
+                        lead(&config_for_leading, Box::pin(stopped(stop))).await;
+                    },
+                    shutdown,
+                )
+                .await?;
+            match outcome {
+                Outcome::Lost => {
+                    tracing::error!("leaderelection lost");
+                    Exit::LeaderLost
+                }
+                Outcome::SteppedDown { released } => {
+                    tracing::info!(released, "stepped down");
+                    Exit::Stopped
+                }
+                Outcome::NeverLed => Exit::Stopped,
+            }
+        }
+    };
+    let _ = stop_serving.send(true);
+    Ok(exit)
+}
+
+async fn stopped(mut stop: StopSignal) {
+    let reason = stop.stopped().await;
+    tracing::info!(?reason, "leading ends");
+}
+
+/// What runs while this process leads (or without leader election).
+async fn lead(config: &Config, stop: Shutdown) {
+    let selected: Vec<String> = config.controllers.iter().map(|c| c.to_string()).collect();
+    tracing::info!(
+        controllers = ?selected,
+        skipped = ?config.controllers.skipped(),
+        "leading: no controller is implemented in this build yet, so none runs"
+    );
+    stop.await;
+}
+
+/// Emits upstream's `LeaderElection` Events on the Lease when this process
+/// starts and stops leading.
+fn announce_transitions(elector: &LeaderElector, recorder: EventRecorder, config: &LeaderElectionConfig) {
+    let mut status = elector.subscribe();
+    let lease = ObjectReference {
+        api_version: Some("coordination.k8s.io/v1".into()),
+        kind: Some("Lease".into()),
+        name: Some(config.lease_name.clone()),
+        namespace: Some(config.lease_namespace.clone()),
+        ..ObjectReference::default()
+    };
+    let identity = config.identity.clone();
+    tokio::spawn(async move {
+        let mut leading = false;
+        while status.changed().await.is_ok() {
+            let now = status.borrow_and_update().leading;
+            if now != leading {
+                leading = now;
+                let message =
+                    if now { format!("{identity} became leader") } else { format!("{identity} stopped leading") };
+                recorder.event(&lease, EventType::Normal, "LeaderElection", message);
+            }
+        }
+    });
+}
