@@ -1,0 +1,489 @@
+//! The `paths` of a document: one path per resource, collection and
+//! subresource, with the operations, parameters, media types and GVK
+//! extensions the real API server lists for each.
+
+use serde_json::{Map, Value, json};
+
+use crate::resources::{Builtin, ResourceType, Subresource};
+
+use super::MetaNames;
+use super::REF_PREFIX;
+use super::schemas::gvk;
+
+/// Media types the built-in types are served in.
+const BUILTIN_MEDIA: &[&str] = &["application/json", "application/vnd.kubernetes.protobuf", "application/yaml"];
+
+/// Media types a built-in list (or watch) is served in.
+const BUILTIN_LIST_MEDIA: &[&str] = &[
+    "application/json",
+    "application/json;stream=watch",
+    "application/vnd.kubernetes.protobuf",
+    "application/vnd.kubernetes.protobuf;stream=watch",
+    "application/yaml",
+];
+
+/// Media types a custom resource is served in.
+const CUSTOM_MEDIA: &[&str] = &["application/json", "application/yaml"];
+
+/// Media types a custom resource list (or watch) is served in.
+const CUSTOM_LIST_MEDIA: &[&str] = &["application/json", "application/json;stream=watch", "application/yaml"];
+
+/// Request body media types of every PATCH operation.
+pub(super) const PATCH_MEDIA: &[&str] = &[
+    "application/apply-patch+yaml",
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+];
+
+/// Query parameters of a list (or watch).
+const LIST_PARAMS: &[&str] = &[
+    "allowWatchBookmarks",
+    "continue",
+    "fieldSelector",
+    "labelSelector",
+    "limit",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "sendInitialEvents",
+    "timeoutSeconds",
+    "watch",
+];
+
+/// Query parameters of a delete of one object.
+const DELETE_PARAMS: &[&str] = &[
+    "dryRun",
+    "gracePeriodSeconds",
+    "ignoreStoreReadErrorWithClusterBreakingPotential",
+    "orphanDependents",
+    "propagationPolicy",
+];
+
+/// Query parameters of a delete of a collection.
+const DELETE_COLLECTION_PARAMS: &[&str] = &[
+    "continue",
+    "dryRun",
+    "fieldSelector",
+    "gracePeriodSeconds",
+    "ignoreStoreReadErrorWithClusterBreakingPotential",
+    "labelSelector",
+    "limit",
+    "orphanDependents",
+    "propagationPolicy",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "sendInitialEvents",
+    "timeoutSeconds",
+];
+
+/// Query parameters of a create or replace.
+const WRITE_PARAMS: &[&str] = &["dryRun", "fieldManager", "fieldValidation"];
+
+/// Query parameters of a patch.
+const PATCH_PARAMS: &[&str] = &["dryRun", "fieldManager", "fieldValidation", "force"];
+
+/// The path item of the group-version root (`/apis/apps/v1/`): discovery's
+/// resource list.
+pub(super) fn resources_path(group: &str, version: &str, names: &MetaNames) -> Value {
+    json!({
+        "get": {
+            "description": "get available resources",
+            "operationId": format!("get{}APIResources", operation_gv(group, version)),
+            "responses": { "200": response("OK", &names.resource_list, BUILTIN_MEDIA) },
+            "tags": [tag(group, version)],
+        },
+    })
+}
+
+/// One operation kind, named as in `x-kubernetes-action`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    /// `GET` on a collection.
+    List,
+    /// `POST` on a collection.
+    Post,
+    /// `DELETE` on a collection.
+    DeleteCollection,
+    /// `GET` on an object.
+    Get,
+    /// `PUT` on an object.
+    Put,
+    /// `PATCH` on an object.
+    Patch,
+    /// `DELETE` on an object.
+    Delete,
+}
+
+impl Action {
+    /// The HTTP method, lower-case as OpenAPI path items key it.
+    fn method(self) -> &'static str {
+        match self {
+            Action::List | Action::Get => "get",
+            Action::Post => "post",
+            Action::DeleteCollection | Action::Delete => "delete",
+            Action::Put => "put",
+            Action::Patch => "patch",
+        }
+    }
+
+    /// The `x-kubernetes-action` value.
+    fn name(self) -> &'static str {
+        match self {
+            Action::List => "list",
+            Action::Post => "post",
+            Action::DeleteCollection => "deletecollection",
+            Action::Get => "get",
+            Action::Put => "put",
+            Action::Patch => "patch",
+            Action::Delete => "delete",
+        }
+    }
+
+    /// The verb an operation id starts with.
+    fn verb(self) -> &'static str {
+        match self {
+            Action::List => "list",
+            Action::Post => "create",
+            Action::DeleteCollection | Action::Delete => "delete",
+            Action::Get => "read",
+            Action::Put => "replace",
+            Action::Patch => "patch",
+        }
+    }
+
+    /// The operation's own query parameters.
+    fn params(self) -> &'static [&'static str] {
+        match self {
+            Action::List => LIST_PARAMS,
+            Action::Post | Action::Put => WRITE_PARAMS,
+            Action::DeleteCollection => DELETE_COLLECTION_PARAMS,
+            Action::Get => &[],
+            Action::Patch => PATCH_PARAMS,
+            Action::Delete => DELETE_PARAMS,
+        }
+    }
+}
+
+/// Which path an operation is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// The collection in one namespace (or the cluster, for cluster-scoped
+    /// types).
+    Collection,
+    /// The collection across all namespaces (namespaced types only).
+    AllNamespaces,
+    /// One object, or one of its subresources.
+    Object(Option<Subresource>),
+}
+
+/// Builds the paths of one resource type.
+pub(super) struct Operations<'a> {
+    /// The type.
+    pub(super) rt: &'a ResourceType,
+    /// Its definition name.
+    pub(super) object: &'a str,
+    /// Its list's definition name.
+    pub(super) list: &'a str,
+    /// The `Scale` definition name, when some type has `/scale`.
+    pub(super) scale: Option<&'a str>,
+    /// The meta definitions.
+    pub(super) meta: &'a MetaNames,
+}
+
+impl Operations<'_> {
+    /// Inserts every path of the type into `paths`.
+    pub(super) fn add_paths(&self, paths: &mut Map<String, Value>) {
+        use Action::{Delete, DeleteCollection, Get, List, Patch, Post, Put};
+        let collection = self.rt.collection_path(Some("{namespace}"));
+        let object = format!("{collection}/{{name}}");
+        paths.insert(collection, self.path_item(Target::Collection, &[List, Post, DeleteCollection]));
+        paths.insert(object.clone(), self.path_item(Target::Object(None), &[Get, Put, Patch, Delete]));
+        if self.rt.namespaced {
+            paths.insert(self.rt.collection_path(None), self.path_item(Target::AllNamespaces, &[List]));
+        }
+        for &sub in &self.rt.subresources {
+            let actions: &[Action] = match sub {
+                Subresource::Status | Subresource::Scale => &[Get, Put, Patch],
+                Subresource::Finalize => &[Put],
+            };
+            paths.insert(format!("{object}/{}", sub.segment()), self.path_item(Target::Object(Some(sub)), actions));
+        }
+    }
+
+    /// One path item: its operations plus the parameters they share.
+    fn path_item(&self, target: Target, actions: &[Action]) -> Value {
+        let mut item = Map::new();
+        for &action in actions {
+            item.insert(action.method().to_owned(), self.operation(target, action));
+        }
+        let mut params = Vec::new();
+        if let Target::Object(sub) = target {
+            let kind = match sub {
+                Some(Subresource::Scale) => "Scale",
+                _ => self.rt.kind.as_str(),
+            };
+            params.push(path_param("name", &format!("name of the {kind}")));
+        }
+        if self.rt.namespaced && target != Target::AllNamespaces {
+            params.push(path_param("namespace", "object name and auth scope, such as for teams and projects"));
+        }
+        params.push(query_param("pretty"));
+        item.insert("parameters".to_owned(), Value::Array(params));
+        Value::Object(item)
+    }
+
+    /// One operation.
+    fn operation(&self, target: Target, action: Action) -> Value {
+        let rt = self.rt;
+        let sub = match target {
+            Target::Object(sub) => sub,
+            _ => None,
+        };
+        let is_scale = sub == Some(Subresource::Scale);
+        let object = match (is_scale, self.scale) {
+            (true, Some(scale)) => scale,
+            _ => self.object,
+        };
+        let builtin = rt.builtin.is_some();
+        let (media, list_media) =
+            if builtin { (BUILTIN_MEDIA, BUILTIN_LIST_MEDIA) } else { (CUSTOM_MEDIA, CUSTOM_LIST_MEDIA) };
+
+        let mut responses = Map::new();
+        let mut body = None;
+        match action {
+            Action::List => {
+                responses.insert("200".to_owned(), response("OK", self.list, list_media));
+            }
+            Action::Post => {
+                for (code, text) in [("200", "OK"), ("201", "Created"), ("202", "Accepted")] {
+                    responses.insert(code.to_owned(), response(text, object, media));
+                }
+                body = Some(request_body(&["application/json"], object));
+            }
+            Action::Get => {
+                responses.insert("200".to_owned(), response("OK", object, media));
+            }
+            Action::Put | Action::Patch => {
+                for (code, text) in [("200", "OK"), ("201", "Created")] {
+                    responses.insert(code.to_owned(), response(text, object, media));
+                }
+                body = Some(if action == Action::Patch {
+                    request_body(PATCH_MEDIA, &self.meta.patch)
+                } else {
+                    request_body(&["application/json"], object)
+                });
+            }
+            Action::DeleteCollection => {
+                responses.insert("200".to_owned(), response("OK", &self.meta.status, media));
+                body = Some(request_body(&["application/json"], &self.meta.delete_options));
+            }
+            Action::Delete => {
+                // Pods and Services answer a delete with the object.
+                let answer = match rt.builtin {
+                    Some(Builtin::Pod | Builtin::Service) => object,
+                    _ => self.meta.status.as_str(),
+                };
+                for (code, text) in [("200", "OK"), ("202", "Accepted")] {
+                    responses.insert(code.to_owned(), response(text, answer, media));
+                }
+                body = Some(request_body(&["application/json"], &self.meta.delete_options));
+            }
+        }
+
+        let (group, version, kind) = if is_scale {
+            ("autoscaling", "v1", "Scale")
+        } else {
+            (rt.group.as_str(), rt.version.as_str(), rt.kind.as_str())
+        };
+        let mut op = Map::new();
+        op.insert("description".to_owned(), json!(self.description(action, sub)));
+        op.insert("operationId".to_owned(), json!(self.operation_id(target, action)));
+        let params: Vec<Value> = action.params().iter().map(|p| query_param(p)).collect();
+        if !params.is_empty() {
+            op.insert("parameters".to_owned(), Value::Array(params));
+        }
+        if let Some(body) = body {
+            op.insert("requestBody".to_owned(), body);
+        }
+        op.insert("responses".to_owned(), Value::Object(responses));
+        op.insert("tags".to_owned(), json!([tag(&rt.group, &rt.version)]));
+        op.insert("x-kubernetes-action".to_owned(), json!(action.name()));
+        op.insert("x-kubernetes-group-version-kind".to_owned(), gvk(group, version, kind));
+        Value::Object(op)
+    }
+
+    /// The upstream operation description (`read status of the specified
+    /// Deployment`).
+    fn description(&self, action: Action, sub: Option<Subresource>) -> String {
+        let kind = &self.rt.kind;
+        let of = sub.map(|s| format!("{} of ", s.segment())).unwrap_or_default();
+        match action {
+            Action::List => format!("list or watch objects of kind {kind}"),
+            Action::Post => format!("create {}{kind}", article(kind)),
+            Action::DeleteCollection => format!("delete collection of {kind}"),
+            Action::Get => format!("read {of}the specified {kind}"),
+            Action::Put => format!("replace {of}the specified {kind}"),
+            Action::Patch => format!("partially update {of}the specified {kind}"),
+            Action::Delete => format!("delete {}{kind}", article(kind)),
+        }
+    }
+
+    /// The upstream operation id (`patchAppsV1NamespacedDeploymentScale`,
+    /// `listCoreV1PodForAllNamespaces`, `deleteCoreV1CollectionNamespacedPod`).
+    fn operation_id(&self, target: Target, action: Action) -> String {
+        let rt = self.rt;
+        let mut id = format!("{}{}", action.verb(), operation_gv(&rt.group, &rt.version));
+        if action == Action::DeleteCollection {
+            id.push_str("Collection");
+        }
+        if rt.namespaced && target != Target::AllNamespaces {
+            id.push_str("Namespaced");
+        }
+        id.push_str(&rt.kind);
+        match target {
+            Target::AllNamespaces => id.push_str("ForAllNamespaces"),
+            Target::Object(Some(sub)) => id.push_str(&to_operation_id(sub.segment(), true)),
+            _ => {}
+        }
+        id
+    }
+}
+
+/// `a `, `an ` or nothing (for plurals such as `Endpoints`) before a kind.
+fn article(kind: &str) -> &'static str {
+    if kind.ends_with('s') && !kind.ends_with("ss") {
+        ""
+    } else if kind.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u']) {
+        "an "
+    } else {
+        "a "
+    }
+}
+
+/// The group-version part of operation ids: `CoreV1`, `AppsV1`,
+/// `CoordinationV1`, `StableExampleComV1`.
+fn operation_gv(group: &str, version: &str) -> String {
+    let group = if group.is_empty() { "core" } else { group.trim_end_matches(".k8s.io") };
+    format!("{}{}", to_operation_id(group, true), to_operation_id(version, true))
+}
+
+/// The operation tag: `core_v1`, `apps_v1`, `coordination_v1`.
+fn tag(group: &str, version: &str) -> String {
+    let group = if group.is_empty() { "core" } else { group.trim_end_matches(".k8s.io") };
+    format!("{}_{}", to_operation_id(group, false), to_operation_id(version, false))
+}
+
+/// kube-openapi's `ToValidOperationID`: drops characters other than letters,
+/// `_` and (not leading) digits, capitalising the letter after each dropped
+/// one.
+fn to_operation_id(s: &str, capitalize_first: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut capitalize = capitalize_first;
+    for (i, c) in s.chars().enumerate() {
+        if c.is_alphabetic() || c == '_' || (i != 0 && c.is_ascii_digit()) {
+            if capitalize {
+                out.extend(c.to_uppercase());
+                capitalize = false;
+            } else {
+                out.push(c);
+            }
+        } else {
+            capitalize = true;
+        }
+    }
+    out
+}
+
+/// A response whose body is the definition `schema` in each media type.
+fn response(description: &str, schema: &str, media: &[&str]) -> Value {
+    json!({ "content": media_content(media, schema), "description": description })
+}
+
+/// A request body of the definition `schema` in each media type.
+fn request_body(media: &[&str], schema: &str) -> Value {
+    json!({ "content": media_content(media, schema) })
+}
+
+/// `{"<media>": {"schema": {"$ref": ...}}, ...}`.
+fn media_content(media: &[&str], schema: &str) -> Value {
+    let reference = json!({ "schema": { "$ref": format!("{REF_PREFIX}{schema}") } });
+    Value::Object(media.iter().map(|m| ((*m).to_owned(), reference.clone())).collect())
+}
+
+/// A required path parameter.
+fn path_param(name: &str, description: &str) -> Value {
+    json!({
+        "description": description,
+        "in": "path",
+        "name": name,
+        "required": true,
+        "schema": { "type": "string", "uniqueItems": true },
+    })
+}
+
+/// A query parameter the API server understands, with its type and a short
+/// description.
+fn query_param(name: &str) -> Value {
+    let (kind, description) = match name {
+        "allowWatchBookmarks" => ("boolean", "allowWatchBookmarks requests watch events with type \"BOOKMARK\"."),
+        "continue" => ("string", "The continue option should be set when retrieving more results from the server."),
+        "dryRun" => (
+            "string",
+            "When present, indicates that modifications should not be persisted. Valid values are: - All: all dry run stages will be processed",
+        ),
+        "fieldManager" => {
+            ("string", "fieldManager is a name associated with the actor or entity that is making these changes.")
+        }
+        "fieldSelector" => {
+            ("string", "A selector to restrict the list of returned objects by their fields. Defaults to everything.")
+        }
+        "fieldValidation" => (
+            "string",
+            "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: - Ignore - Warn - Strict",
+        ),
+        "force" => (
+            "boolean",
+            "Force is going to \"force\" Apply requests. Force flag must be unset for non-apply patch requests.",
+        ),
+        "gracePeriodSeconds" => (
+            "integer",
+            "The duration in seconds before the object should be deleted. The value zero indicates delete immediately.",
+        ),
+        "ignoreStoreReadErrorWithClusterBreakingPotential" => (
+            "boolean",
+            "if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow fails with a corrupt object error.",
+        ),
+        "labelSelector" => {
+            ("string", "A selector to restrict the list of returned objects by their labels. Defaults to everything.")
+        }
+        "limit" => ("integer", "limit is a maximum number of responses to return for a list call."),
+        "orphanDependents" => ("boolean", "Deprecated: please use the PropagationPolicy."),
+        "pretty" => ("string", "If 'true', then the output is pretty printed."),
+        "propagationPolicy" => (
+            "string",
+            "Whether and how garbage collection will be performed. Acceptable values are: 'Orphan', 'Background', 'Foreground'.",
+        ),
+        "resourceVersion" => {
+            ("string", "resourceVersion sets a constraint on what resource versions a request may be served from.")
+        }
+        "resourceVersionMatch" => {
+            ("string", "resourceVersionMatch determines how resourceVersion is applied to list calls.")
+        }
+        "sendInitialEvents" => (
+            "boolean",
+            "`sendInitialEvents=true` may be set together with `watch=true`; the watch stream begins with synthetic events for the current state.",
+        ),
+        "timeoutSeconds" => ("integer", "Timeout for the list/watch call."),
+        "watch" => (
+            "boolean",
+            "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications. Specify resourceVersion.",
+        ),
+        _ => ("string", ""),
+    };
+    json!({
+        "description": description,
+        "in": "query",
+        "name": name,
+        "schema": { "type": kind, "uniqueItems": true },
+    })
+}
