@@ -1,0 +1,132 @@
+//! Defaults of the object kinds other than pods: Deployment and ReplicaSet
+//! specs, Service (with the registry's IP family choice), Endpoints,
+//! Namespace and Node.
+
+use serde_json::{Map, Value, json};
+
+use super::{LABEL_METADATA_NAME, child, children, default_str, default_value};
+
+/// `SetDefaults_Deployment`.
+pub(super) fn deployment_spec(spec: &mut Map<String, Value>) {
+    default_value(spec, "replicas", json!(1));
+    let strategy = spec.entry("strategy").or_insert_with(|| json!({}));
+    if strategy.is_null() {
+        *strategy = json!({});
+    }
+    if let Some(strategy) = strategy.as_object_mut() {
+        default_str(strategy, "type", "RollingUpdate");
+        if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
+            let rolling = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+            if rolling.is_null() {
+                *rolling = json!({});
+            }
+            if let Some(rolling) = rolling.as_object_mut() {
+                default_value(rolling, "maxUnavailable", json!("25%"));
+                default_value(rolling, "maxSurge", json!("25%"));
+            }
+        }
+    }
+    default_value(spec, "revisionHistoryLimit", json!(10));
+    default_value(spec, "progressDeadlineSeconds", json!(600));
+}
+
+/// `SetDefaults_Service` plus the registry's IP family choice.
+pub(super) fn service_spec(spec: &mut Map<String, Value>) {
+    default_str(spec, "sessionAffinity", "None");
+    match spec.get("sessionAffinity").and_then(Value::as_str) {
+        Some("None") => {
+            spec.remove("sessionAffinityConfig");
+        }
+        Some("ClientIP") => {
+            let has_timeout = spec
+                .get("sessionAffinityConfig")
+                .and_then(|c| c.get("clientIP"))
+                .and_then(|c| c.get("timeoutSeconds"))
+                .is_some_and(|t| !t.is_null());
+            if !has_timeout {
+                spec.insert("sessionAffinityConfig".to_owned(), json!({ "clientIP": { "timeoutSeconds": 10800 } }));
+            }
+        }
+        _ => {}
+    }
+    default_str(spec, "type", "ClusterIP");
+    for port in children(spec, "ports") {
+        default_str(port, "protocol", "TCP");
+        let target_unset = port.get("targetPort").is_none_or(|t| t.is_null() || t == 0 || t == "");
+        if target_unset && let Some(number) = port.get("port").filter(|p| p.is_number()).cloned() {
+            port.insert("targetPort".to_owned(), number);
+        }
+    }
+    let service_type = spec.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+    let has_external_ips = spec.get("externalIPs").and_then(Value::as_array).is_some_and(|ips| !ips.is_empty());
+    let externally_accessible = service_type == "LoadBalancer"
+        || service_type == "NodePort"
+        || (service_type == "ClusterIP" && has_external_ips);
+    if externally_accessible {
+        default_str(spec, "externalTrafficPolicy", "Cluster");
+    }
+    if matches!(service_type.as_str(), "ClusterIP" | "NodePort" | "LoadBalancer") {
+        default_value(spec, "internalTrafficPolicy", json!("Cluster"));
+        let headless = spec.get("clusterIP").and_then(Value::as_str) == Some("None");
+        let has_selector = spec.get("selector").and_then(Value::as_object).is_some_and(|s| !s.is_empty());
+        let policy = if headless && !has_selector { "RequireDualStack" } else { "SingleStack" };
+        default_value(spec, "ipFamilyPolicy", json!(policy));
+        let families_unset =
+            spec.get("ipFamilies").is_none_or(|f| f.is_null() || f.as_array().is_some_and(Vec::is_empty));
+        if families_unset {
+            spec.insert("ipFamilies".to_owned(), json!(["IPv4"]));
+        }
+    }
+    if service_type == "LoadBalancer" {
+        default_value(spec, "allocateLoadBalancerNodePorts", json!(true));
+    }
+}
+
+/// `SetDefaults_Endpoints`.
+pub(super) fn endpoints(object: &mut Value) {
+    let Some(endpoints) = object.as_object_mut() else {
+        return;
+    };
+    for subset in children(endpoints, "subsets") {
+        for port in children(subset, "ports") {
+            default_str(port, "protocol", "TCP");
+        }
+    }
+}
+
+/// `SetDefaults_Namespace` and `SetDefaults_NamespaceStatus`.
+pub(super) fn namespace(object: &mut Value) {
+    let Some(ns) = object.as_object_mut() else {
+        return;
+    };
+    let name = ns.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("").to_owned();
+    if !name.is_empty()
+        && let Some(metadata) = ns.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        let labels = metadata.entry("labels").or_insert_with(|| json!({}));
+        if labels.is_null() {
+            *labels = json!({});
+        }
+        if let Some(labels) = labels.as_object_mut() {
+            labels.insert(LABEL_METADATA_NAME.to_owned(), json!(name));
+        }
+    }
+    let status = ns.entry("status").or_insert_with(|| json!({}));
+    if status.is_null() {
+        *status = json!({});
+    }
+    if let Some(status) = status.as_object_mut() {
+        default_str(status, "phase", "Active");
+    }
+}
+
+/// `SetDefaults_NodeStatus`.
+pub(super) fn node(object: &mut Value) {
+    let Some(status) = child(object, "status") else {
+        return;
+    };
+    let allocatable_unset = status.get("allocatable").is_none_or(Value::is_null);
+    if allocatable_unset && let Some(capacity) = status.get("capacity").filter(|c| c.is_object()).cloned() {
+        status.insert("allocatable".to_owned(), capacity);
+    }
+}
