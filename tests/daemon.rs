@@ -1,0 +1,211 @@
+//! The real `kcm-rs` binary against kube-sim: leader election between two
+//! processes (hand-over on SIGKILL and on SIGTERM), serving, and the
+//! Prometheus exposition checked by the real `promtool`.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube_sim::{Sim, SimConfig};
+use tokio::process::{Child, Command};
+
+/// Generous deadline for conditions.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A running `kcm-rs` process; killed on drop.
+struct Daemon {
+    child: Child,
+    port: u16,
+}
+
+impl Daemon {
+    fn pid(&self) -> i32 {
+        i32::try_from(self.child.id().expect("running")).expect("pid fits")
+    }
+
+    async fn get(&self, path: &str) -> (u16, String) {
+        let out = Command::new("curl")
+            .args(["-sk", "-o", "-", "-w", "\n%{http_code}", &format!("https://127.0.0.1:{}{path}", self.port)])
+            .output()
+            .await
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+        (code.trim().parse().unwrap_or(0), body.to_owned())
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill").args([signal, &self.pid().to_string()]).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill {signal} failed");
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+/// Starts `kcm-rs` against the kubeconfig with short leader-election
+/// periods (`lease`, renew, retry).
+fn spawn(kubeconfig: &Path, lease: &str, renew: &str, retry: &str) -> Daemon {
+    let port = free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
+        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .arg(format!("--secure-port={port}"))
+        .arg("--bind-address=127.0.0.1")
+        .arg(format!("--leader-elect-lease-duration={lease}"))
+        .arg(format!("--leader-elect-renew-deadline={renew}"))
+        .arg(format!("--leader-elect-retry-period={retry}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kcm-rs starts");
+    Daemon { child, port }
+}
+
+async fn sim_with_kubeconfig() -> (Sim, tempfile::TempDir, PathBuf) {
+    let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&path).expect("kubeconfig written");
+    (sim, dir, path)
+}
+
+async fn lease(sim: &Sim) -> Option<Lease> {
+    let api: kube::Api<Lease> = kube::Api::namespaced(sim.client().expect("client"), "kube-system");
+    api.get_opt("kube-controller-manager").await.ok().flatten()
+}
+
+fn holder(lease: &Option<Lease>) -> String {
+    lease.as_ref().and_then(|l| l.spec.as_ref()).and_then(|s| s.holder_identity.clone()).unwrap_or_default()
+}
+
+fn transitions(lease: &Option<Lease>) -> i32 {
+    lease.as_ref().and_then(|l| l.spec.as_ref()).and_then(|s| s.lease_transitions).unwrap_or(0)
+}
+
+/// Waits until `probe` holds, failing with what it last saw.
+async fn wait_until<F, Fut>(what: &str, mut probe: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let start = tokio::time::Instant::now();
+    let mut last = String::new();
+    while start.elapsed() < DEADLINE {
+        match probe().await {
+            Ok(()) => return,
+            Err(seen) => last = seen,
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}; last seen: {last}");
+}
+
+/// Which of the two daemons leads, from their metrics.
+async fn leading(daemons: &[&Daemon]) -> Vec<bool> {
+    let mut out = Vec::new();
+    for d in daemons {
+        let (_, body) = d.get("/metrics").await;
+        out.push(body.contains("leader_election_master_status{name=\"kube-controller-manager\"} 1"));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exactly_one_of_two_leads_and_a_killed_leader_is_replaced() {
+    let (sim, _dir, kubeconfig) = sim_with_kubeconfig().await;
+    let a = spawn(&kubeconfig, "3s", "2s", "500ms");
+    let b = spawn(&kubeconfig, "3s", "2s", "500ms");
+    wait_until("one leader", || async {
+        let l = leading(&[&a, &b]).await;
+        if l.iter().filter(|x| **x).count() == 1 && !holder(&lease(&sim).await).is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{l:?}"))
+        }
+    })
+    .await;
+    // Both serve health, leader and standby alike.
+    assert_eq!(a.get("/healthz").await, (200, "ok".to_owned()));
+    assert_eq!(b.get("/healthz").await, (200, "ok".to_owned()));
+    let (leader, standby) = if leading(&[&a, &b]).await[0] { (a, b) } else { (b, a) };
+    let before = lease(&sim).await;
+    let first = holder(&before);
+
+    leader.signal("-KILL");
+    wait_until("the standby to take over after the lease expires", || async {
+        let now = lease(&sim).await;
+        let standby_leads = leading(&[&standby]).await[0];
+        if standby_leads && holder(&now) != first && !holder(&now).is_empty() {
+            Ok(())
+        } else {
+            Err(format!("holder {:?}, standby leads {standby_leads}", holder(&now)))
+        }
+    })
+    .await;
+    assert_eq!(transitions(&lease(&sim).await), transitions(&before) + 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once() {
+    let (sim, _dir, kubeconfig) = sim_with_kubeconfig().await;
+    // A lease far longer than the test's deadline: only a release explains
+    // a take-over within it.
+    let a = spawn(&kubeconfig, "120s", "10s", "500ms");
+    wait_until("a leads", || async { if leading(&[&a]).await[0] { Ok(()) } else { Err(holder(&lease(&sim).await)) } })
+        .await;
+    let b = spawn(&kubeconfig, "120s", "10s", "500ms");
+    wait_until("b to serve as a standby", || async {
+        let (code, _) = b.get("/healthz").await;
+        if code == 200 && !leading(&[&b]).await[0] { Ok(()) } else { Err(format!("code {code}")) }
+    })
+    .await;
+    let first = holder(&lease(&sim).await);
+    a.signal("-TERM");
+    let mut a = a;
+    let status = tokio::time::timeout(DEADLINE, a.child.wait()).await.expect("a exits").expect("status");
+    assert!(status.success(), "SIGTERM ends kcm-rs with status 0, got {status}");
+    wait_until("b to take over the released lease", || async {
+        let now = holder(&lease(&sim).await);
+        if leading(&[&b]).await[0] && !now.is_empty() && now != first { Ok(()) } else { Err(now) }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_pass_promtool_and_carry_upstream_names() {
+    let (_sim, _dir, kubeconfig) = sim_with_kubeconfig().await;
+    let d = spawn(&kubeconfig, "3s", "2s", "500ms");
+    wait_until("metrics with leader election and client requests", || async {
+        let (code, body) = d.get("/metrics").await;
+        let ready = code == 200
+            && body.contains("leader_election_master_status")
+            && body.contains("rest_client_requests_total")
+            && body.contains("process_resident_memory_bytes");
+        if ready { Ok(()) } else { Err(format!("code {code}")) }
+    })
+    .await;
+    let (_, body) = d.get("/metrics").await;
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("promtool must be installed for this test (Debian package prometheus): {e}"));
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = promtool.stdin.take().expect("stdin");
+        stdin.write_all(body.as_bytes()).await.expect("written");
+    }
+    let out = promtool.wait_with_output().await.expect("promtool ran");
+    assert!(
+        out.status.success(),
+        "promtool check metrics failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
