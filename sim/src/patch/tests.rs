@@ -1,5 +1,6 @@
-//! Tests of the three patch formats, with the strategic merge cases
-//! checked against what a real API server answers.
+//! Tests of patching: content types, strategic merge cases as kubectl sends
+//! them (`set image`, three-way `apply`, ...) and their errors, JSON patch,
+//! merge patch, and the patch metadata against the k8s-openapi schemas.
 
 use serde_json::json;
 
