@@ -1,0 +1,387 @@
+//! Stage one: [`Flags`], the kube-controller-manager flags kcm-rs implements
+//! (clap derive, upstream's names, defaults and help text) plus `--sim`, and
+//! the full clap command that also consumes, then refuses, the upstream flags
+//! kcm-rs lacks (their table is `refused.rs`). Each value is parsed and
+//! checked on its own here; checking them together is [`Config`]'s job.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
+
+use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
+
+use super::{
+    CONTROLLERS, Config, FlagKind, GoDuration, LogFormat, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault,
+    parse_go_bool,
+};
+
+/// kcm-rs command line: the kube-controller-manager flags kcm-rs implements,
+/// plus `--sim`.
+///
+/// Parse with [`Flags::from_env_args`] / [`Flags::try_from_args`] (not clap's
+/// `Parser::parse`): they also refuse the upstream flags kcm-rs does not
+/// implement and fill in the `--controllers` help.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "kcm-rs",
+    version,
+    args_override_self = true,
+    about = "A standalone replacement for kube-controller-manager",
+    long_about = "The Kubernetes controller manager is a daemon that embeds the core control loops shipped with \
+                  Kubernetes. kcm-rs is a replacement for kube-controller-manager, with its flag names and \
+                  defaults, being built to run the deployment, replicaset, namespace, node-lifecycle, \
+                  taint-eviction and garbage-collector controllers. This build runs none of them yet: it \
+                  provides leader election and the health and metrics endpoints."
+)]
+pub struct Flags {
+    // --- misc ---
+    /// Path to kubeconfig file with authorization and master location information.
+    /// (kcm-rs: when neither this nor --master is set, the in-cluster configuration is used, then KUBECONFIG,
+    /// then ~/.kube/config.)
+    #[arg(long, value_name = "string", help_heading = "Misc flags")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The address of the Kubernetes API server (overrides any value in kubeconfig).
+    #[arg(long, value_name = "string", help_heading = "Misc flags")]
+    pub master: Option<String>,
+
+    // --- generic ---
+    /// A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller
+    /// named 'foo', '-foo' disables the controller named 'foo'.
+    #[arg(
+        long,
+        value_name = "strings",
+        value_delimiter = ',',
+        default_value = "*",
+        hide_default_value = true,
+        help_heading = "Generic flags"
+    )]
+    pub controllers: Vec<String>,
+
+    /// The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod.
+    #[arg(long, value_name = "duration", default_value = "12h0m0s", help_heading = "Generic flags")]
+    pub min_resync_period: GoDuration,
+
+    /// Content type of requests sent to apiserver. (kcm-rs accepts this flag for compatibility and always
+    /// sends and requests application/json.)
+    #[arg(
+        long,
+        value_name = "string",
+        default_value = "application/vnd.kubernetes.protobuf",
+        help_heading = "Generic flags"
+    )]
+    pub kube_api_content_type: String,
+
+    /// QPS to use while talking with kubernetes apiserver.
+    #[arg(long, value_name = "float32", default_value = "20", help_heading = "Generic flags")]
+    pub kube_api_qps: f32,
+
+    /// Burst to use while talking with kubernetes apiserver.
+    #[arg(long, value_name = "int32", default_value = "30", help_heading = "Generic flags")]
+    pub kube_api_burst: i32,
+
+    /// Start a leader election client and gain leadership before executing the main loop. Enable this when
+    /// running replicated components for high availability.
+    #[arg(
+        long,
+        value_name = "true|false",
+        default_value = "true",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        action = ArgAction::Set,
+        value_parser = parse_go_bool,
+        help_heading = "Generic flags"
+    )]
+    pub leader_elect: bool,
+
+    /// The duration that non-leader candidates will wait after observing a leadership renewal until attempting
+    /// to acquire leadership of a led but unrenewed leader slot. This is effectively the maximum duration that a
+    /// leader can be stopped before it is replaced by another candidate. This is only applicable if leader
+    /// election is enabled.
+    #[arg(long, value_name = "duration", default_value = "15s", help_heading = "Generic flags")]
+    pub leader_elect_lease_duration: GoDuration,
+
+    /// The interval between attempts by the acting master to renew a leadership slot before it stops leading.
+    /// This must be less than the lease duration. This is only applicable if leader election is enabled.
+    #[arg(long, value_name = "duration", default_value = "10s", help_heading = "Generic flags")]
+    pub leader_elect_renew_deadline: GoDuration,
+
+    /// The duration the clients should wait between attempting acquisition and renewal of a leadership. This
+    /// is only applicable if leader election is enabled.
+    #[arg(long, value_name = "duration", default_value = "2s", help_heading = "Generic flags")]
+    pub leader_elect_retry_period: GoDuration,
+
+    /// The type of resource object that is used for locking during leader election. Supported options are
+    /// 'leases'.
+    #[arg(long, value_name = "string", default_value = "leases", help_heading = "Generic flags")]
+    pub leader_elect_resource_lock: String,
+
+    /// The name of resource object that is used for locking during leader election.
+    #[arg(long, value_name = "string", default_value = "kube-controller-manager", help_heading = "Generic flags")]
+    pub leader_elect_resource_name: String,
+
+    /// The namespace of resource object that is used for locking during leader election.
+    #[arg(long, value_name = "string", default_value = "kube-system", help_heading = "Generic flags")]
+    pub leader_elect_resource_namespace: String,
+
+    /// The period for syncing NodeStatus in NodeController.
+    #[arg(long, value_name = "duration", default_value = "5s", help_heading = "Generic flags")]
+    pub node_monitor_period: GoDuration,
+
+    // --- secure serving ---
+    /// The port on which to serve HTTPS with authentication and authorization. If 0, don't serve HTTPS at all.
+    /// (kcm-rs serves /healthz, /livez, /readyz and /metrics here, without authentication or authorization;
+    /// without --tls-cert-file it generates a self-signed certificate at start.)
+    #[arg(
+        long,
+        value_name = "int",
+        default_value = "10257",
+        value_parser = parse_secure_port,
+        help_heading = "Secure serving flags"
+    )]
+    pub secure_port: u16,
+
+    /// The IP address on which to listen for the --secure-port port. The associated interface(s) must be
+    /// reachable by the rest of the cluster, and by CLI/web clients. If blank or an unspecified address (0.0.0.0
+    /// or ::), all interfaces and IP address families will be used.
+    #[arg(
+        long,
+        value_name = "ip",
+        default_value = "0.0.0.0",
+        value_parser = parse_bind_address,
+        help_heading = "Secure serving flags"
+    )]
+    pub bind_address: IpAddr,
+
+    /// File containing the default x509 Certificate for HTTPS. (CA cert, if any, concatenated after server
+    /// cert).
+    #[arg(long, value_name = "string", help_heading = "Secure serving flags")]
+    pub tls_cert_file: Option<PathBuf>,
+
+    /// File containing the default x509 private key matching --tls-cert-file.
+    #[arg(long, value_name = "string", help_heading = "Secure serving flags")]
+    pub tls_private_key_file: Option<PathBuf>,
+
+    // --- per controller ---
+    /// The number of deployment objects that are allowed to sync concurrently. Larger number = more responsive
+    /// deployments, but more CPU (and network) load
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Deployment controller flags")]
+    pub concurrent_deployment_syncs: i32,
+
+    /// The number of garbage collector workers that are allowed to sync concurrently.
+    #[arg(long, value_name = "int32", default_value = "20", help_heading = "Garbagecollector controller flags")]
+    pub concurrent_gc_syncs: i32,
+
+    /// Enables the generic garbage collector. MUST be synced with the corresponding flag of the kube-apiserver.
+    #[arg(
+        long,
+        value_name = "true|false",
+        default_value = "true",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        action = ArgAction::Set,
+        value_parser = parse_go_bool,
+        help_heading = "Garbagecollector controller flags"
+    )]
+    pub enable_garbage_collector: bool,
+
+    /// The number of namespace objects that are allowed to sync concurrently. Larger number = more responsive
+    /// namespace termination, but more CPU (and network) load
+    #[arg(long, value_name = "int32", default_value = "10", help_heading = "Namespace controller flags")]
+    pub concurrent_namespace_syncs: i32,
+
+    /// The period for syncing namespace life-cycle updates
+    #[arg(long, value_name = "duration", default_value = "5m0s", help_heading = "Namespace controller flags")]
+    pub namespace_sync_period: GoDuration,
+
+    /// Amount of time which we allow running Node to be unresponsive before marking it unhealthy. Must be N
+    /// times more than kubelet's nodeStatusUpdateFrequency, where N means number of retries allowed for kubelet
+    /// to post node status. This value should also be greater than the sum of HTTP2_PING_TIMEOUT_SECONDS and
+    /// HTTP2_READ_IDLE_TIMEOUT_SECONDS
+    #[arg(long, value_name = "duration", default_value = "50s", help_heading = "Nodelifecycle controller flags")]
+    pub node_monitor_grace_period: GoDuration,
+
+    /// Amount of time which we allow starting Node to be unresponsive before marking it unhealthy.
+    #[arg(long, value_name = "duration", default_value = "1m0s", help_heading = "Nodelifecycle controller flags")]
+    pub node_startup_grace_period: GoDuration,
+
+    /// Number of nodes per second on which pods are deleted in case of node failure when a zone is healthy (see
+    /// --unhealthy-zone-threshold for definition of healthy/unhealthy). Zone refers to entire cluster in
+    /// non-multizone clusters.
+    #[arg(long, value_name = "float32", default_value = "0.1", help_heading = "Nodelifecycle controller flags")]
+    pub node_eviction_rate: f32,
+
+    /// Number of nodes per second on which pods are deleted in case of node failure when a zone is unhealthy
+    /// (see --unhealthy-zone-threshold for definition of healthy/unhealthy). Zone refers to entire cluster in
+    /// non-multizone clusters. This value is implicitly overridden to 0 if the cluster size is smaller than
+    /// --large-cluster-size-threshold.
+    #[arg(long, value_name = "float32", default_value = "0.01", help_heading = "Nodelifecycle controller flags")]
+    pub secondary_node_eviction_rate: f32,
+
+    /// Number of nodes from which node-lifecycle-controller treats the cluster as large for the eviction logic
+    /// purposes. --secondary-node-eviction-rate is implicitly overridden to 0 for clusters this size or smaller.
+    /// Notice: If nodes reside in multiple zones, this threshold will be considered as zone node size threshold
+    /// for each zone to determine node eviction rate independently.
+    #[arg(long, value_name = "int32", default_value = "50", help_heading = "Nodelifecycle controller flags")]
+    pub large_cluster_size_threshold: i32,
+
+    /// Fraction of Nodes in a zone which needs to be not Ready (minimum 3) for zone to be treated as unhealthy.
+    #[arg(long, value_name = "float32", default_value = "0.55", help_heading = "Nodelifecycle controller flags")]
+    pub unhealthy_zone_threshold: f32,
+
+    /// The number of replica sets that are allowed to sync concurrently. Larger number = more responsive replica
+    /// management, but more CPU (and network) load
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Replicaset controller flags")]
+    pub concurrent_replicaset_syncs: i32,
+
+    // --- logs ---
+    /// number for the log level verbosity (kcm-rs maps klog levels onto tracing: 0-2 info, 3-4 debug, 5 and
+    /// above trace; warnings and errors are always logged)
+    #[arg(short = 'v', long = "v", value_name = "Level", default_value = "0", help_heading = "Logs flags")]
+    pub verbosity: u32,
+
+    /// Sets the log format. Permitted formats: "json", "text".
+    #[arg(
+        long,
+        value_name = "string",
+        default_value = "text",
+        hide_possible_values = true,
+        help_heading = "Logs flags"
+    )]
+    pub logging_format: LogFormat,
+
+    // --- kcm-rs ---
+    /// kcm-rs only: start an embedded kube-sim API server (with a kubelet and scheduler stand-in) and run
+    /// against it instead of a real cluster.
+    #[arg(long, conflicts_with_all = ["kubeconfig", "master"], help_heading = "kcm-rs flags")]
+    pub sim: bool,
+
+    /// kcm-rs only: number of nodes the embedded kube-sim starts with (with --sim).
+    #[arg(long, value_name = "int", default_value = "3", requires = "sim", help_heading = "kcm-rs flags")]
+    pub sim_nodes: usize,
+}
+
+impl Flags {
+    /// The full command: the derived flags, the `--controllers` help listing
+    /// every upstream controller, and a hidden argument for each upstream flag
+    /// kcm-rs refuses (so that its value, if any, is consumed and the refusal
+    /// names the flag rather than a stray value).
+    pub fn command() -> clap::Command {
+        let mut cmd = <Flags as CommandFactory>::command()
+            .mut_args(restore_final_period)
+            .mut_arg("controllers", |arg| arg.help(controllers_help()).long_help(controllers_help()));
+        for flag in UNIMPLEMENTED_UPSTREAM_FLAGS {
+            let arg = Arg::new(flag.name).long(flag.name).hide(true).action(ArgAction::Append);
+            let arg = match flag.kind {
+                FlagKind::Bool => arg.num_args(0..=1).require_equals(true).default_missing_value("true"),
+                FlagKind::Value => arg.num_args(1).allow_hyphen_values(true),
+            };
+            cmd = cmd.arg(arg);
+        }
+        cmd.after_long_help(
+            "kube-controller-manager flags that kcm-rs does not implement (for example --cloud-provider, \
+             --cluster-signing-cert-file, --use-service-account-credentials, --profiling) are refused with an \
+             error naming them, never silently ignored.",
+        )
+    }
+
+    /// Parses the process's arguments, printing help, version or an error
+    /// and exiting as clap does.
+    pub fn from_env_args() -> Flags {
+        Flags::try_from_args(std::env::args_os()).unwrap_or_else(|e| e.exit())
+    }
+
+    /// Parses `args` (the first item is the program name).
+    ///
+    /// # Errors
+    ///
+    /// clap's error for malformed or unknown flags, and for any
+    /// [`UNIMPLEMENTED_UPSTREAM_FLAGS`] present.
+    pub fn try_from_args<I, T>(args: I) -> Result<Flags, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let mut cmd = Flags::command();
+        let matches = cmd.try_get_matches_from_mut(args)?;
+        let refused: Vec<&str> =
+            UNIMPLEMENTED_UPSTREAM_FLAGS.iter().filter(|f| matches.contains_id(f.name)).map(|f| f.name).collect();
+        if !refused.is_empty() {
+            let listed = refused.iter().map(|n| format!("--{n}")).collect::<Vec<_>>().join(", ");
+            let (noun, verb) = if refused.len() == 1 { ("flag", "is") } else { ("flags", "are") };
+            let msg = format!(
+                "kube-controller-manager {noun} {listed} {verb} not implemented by kcm-rs; remove {} to run \
+                 kcm-rs\n",
+                if refused.len() == 1 { "it" } else { "them" }
+            );
+            return Err(clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, msg).with_cmd(&cmd));
+        }
+        Flags::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))
+    }
+
+    /// Derives the [`Config`] (stage two).
+    ///
+    /// # Errors
+    ///
+    /// [`Error`](super::Error) when the flags are individually well-formed but do not make a
+    /// runnable configuration together.
+    pub fn into_config(self) -> Result<Config> {
+        Config::from_flags(self)
+    }
+}
+
+/// Upstream help texts whose last sentence has no final period.
+const HELP_WITHOUT_PERIOD: &[&str] = &[
+    "concurrent_deployment_syncs",
+    "concurrent_namespace_syncs",
+    "concurrent_replicaset_syncs",
+    "namespace_sync_period",
+    "node_monitor_grace_period",
+    "verbosity",
+];
+
+/// clap's derive drops the final period of a one-paragraph doc comment;
+/// upstream's help keeps it, and so do we.
+fn restore_final_period(arg: Arg) -> Arg {
+    let id = arg.get_id().as_str().to_owned();
+    match arg.get_help().map(ToString::to_string) {
+        Some(help) if !help.ends_with(['.', ')']) && !HELP_WITHOUT_PERIOD.contains(&id.as_str()) => {
+            arg.help(format!("{help}."))
+        }
+        _ => arg,
+    }
+}
+
+/// Help text of `--controllers`: upstream's sentence plus its two lists, then
+/// which of them kcm-rs runs.
+fn controllers_help() -> String {
+    let all: Vec<&str> = CONTROLLERS.iter().map(|c| c.name).collect();
+    let off: Vec<&str> =
+        CONTROLLERS.iter().filter(|c| c.upstream_default == UpstreamDefault::Off).map(|c| c.name).collect();
+    let ours: Vec<&str> = CONTROLLERS.iter().filter(|c| c.implemented).map(|c| c.name).collect();
+    format!(
+        "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller \
+         named 'foo', '-foo' disables the controller named 'foo'.\nAll controllers: {}\nDisabled-by-default \
+         controllers: {}\nkcm-rs's controllers: {} ('*' selects those of them that are on by default; explicitly \
+         enabling any other controller is an error). This build runs none of them yet.",
+        all.join(", "),
+        off.join(", "),
+        ours.join(", ")
+    )
+}
+
+/// `--secure-port`: 0 (off) to 65535, with upstream's message.
+fn parse_secure_port(s: &str) -> Result<u16, String> {
+    s.parse::<i64>().ok().and_then(|n| u16::try_from(n).ok()).ok_or_else(|| {
+        format!("--secure-port {s} must be between 0 and 65535, inclusive. 0 for turning off secure port")
+    })
+}
+
+/// `--bind-address`: an IP address; blank means all interfaces.
+fn parse_bind_address(s: &str) -> Result<IpAddr, String> {
+    if s.is_empty() {
+        return Ok(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+    }
+    s.parse().map_err(|_| format!("invalid IP address {s:?}"))
+}

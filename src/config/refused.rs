@@ -1,0 +1,147 @@
+//! kube-controller-manager flags kcm-rs does not implement: the table
+//! [`UNIMPLEMENTED_UPSTREAM_FLAGS`] that [`Flags::command`](super::Flags::command)
+//! turns into hidden arguments so that each is refused by name. Parsing and
+//! the refusal message are `flags.rs`'s.
+
+/// How an upstream flag takes its value, so the refusal consumes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlagKind {
+    /// A boolean: `--flag` or `--flag=false`.
+    Bool,
+    /// Takes a value: `--flag value` or `--flag=value`.
+    Value,
+}
+
+/// One kube-controller-manager flag kcm-rs does not implement.
+#[derive(Debug, Clone, Copy)]
+pub struct UpstreamFlag {
+    /// Flag name without the leading `--`.
+    pub name: &'static str,
+    /// Whether it takes a value.
+    pub kind: FlagKind,
+}
+
+const fn b(name: &'static str) -> UpstreamFlag {
+    UpstreamFlag { name, kind: FlagKind::Bool }
+}
+
+const fn v(name: &'static str) -> UpstreamFlag {
+    UpstreamFlag { name, kind: FlagKind::Value }
+}
+
+/// kube-controller-manager's flags (v1.33) that kcm-rs does not implement.
+/// Each is refused at start-up with an error naming it.
+pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
+    b("allocate-node-cidrs"),
+    v("allow-metric-labels"),
+    v("allow-metric-labels-manifest"),
+    b("allow-untagged-cloud"),
+    v("attach-detach-reconcile-max-wait-unmount-duration"),
+    v("attach-detach-reconcile-sync-period"),
+    v("authentication-kubeconfig"),
+    b("authentication-skip-lookup"),
+    v("authentication-token-webhook-cache-ttl"),
+    b("authentication-tolerate-lookup-failure"),
+    v("authorization-always-allow-paths"),
+    v("authorization-kubeconfig"),
+    v("authorization-webhook-cache-authorized-ttl"),
+    v("authorization-webhook-cache-unauthorized-ttl"),
+    v("cert-dir"),
+    v("cidr-allocator-type"),
+    v("client-ca-file"),
+    v("cloud-config"),
+    v("cloud-provider"),
+    v("cluster-cidr"),
+    v("cluster-name"),
+    v("cluster-signing-cert-file"),
+    v("cluster-signing-duration"),
+    v("cluster-signing-key-file"),
+    v("cluster-signing-kube-apiserver-client-cert-file"),
+    v("cluster-signing-kube-apiserver-client-key-file"),
+    v("cluster-signing-kubelet-client-cert-file"),
+    v("cluster-signing-kubelet-client-key-file"),
+    v("cluster-signing-kubelet-serving-cert-file"),
+    v("cluster-signing-kubelet-serving-key-file"),
+    v("cluster-signing-legacy-unknown-cert-file"),
+    v("cluster-signing-legacy-unknown-key-file"),
+    v("concurrent-cron-job-syncs"),
+    v("concurrent-daemonset-syncs"),
+    v("concurrent-endpoint-syncs"),
+    v("concurrent-ephemeralvolume-syncs"),
+    v("concurrent-horizontal-pod-autoscaler-syncs"),
+    v("concurrent-job-syncs"),
+    v("concurrent-rc-syncs"),
+    v("concurrent-resource-quota-syncs"),
+    v("concurrent-service-endpoint-syncs"),
+    v("concurrent-service-syncs"),
+    v("concurrent-serviceaccount-token-syncs"),
+    v("concurrent-statefulset-syncs"),
+    v("concurrent-ttl-after-finished-syncs"),
+    v("concurrent-validating-admission-policy-status-syncs"),
+    b("configure-cloud-routes"),
+    b("contention-profiling"),
+    v("controller-start-interval"),
+    b("disable-attach-detach-reconcile-sync"),
+    b("disable-force-detach-on-timeout"),
+    b("disable-http2-serving"),
+    v("disabled-metrics"),
+    v("emulated-version"),
+    b("enable-dynamic-provisioning"),
+    b("enable-hostpath-provisioner"),
+    b("enable-leader-migration"),
+    v("endpoint-updates-batch-period"),
+    v("endpointslice-updates-batch-period"),
+    v("external-cloud-volume-plugin"),
+    v("feature-gates"),
+    v("flex-volume-plugin-dir"),
+    v("horizontal-pod-autoscaler-cpu-initialization-period"),
+    v("horizontal-pod-autoscaler-downscale-stabilization"),
+    v("horizontal-pod-autoscaler-initial-readiness-delay"),
+    v("horizontal-pod-autoscaler-sync-period"),
+    v("horizontal-pod-autoscaler-tolerance"),
+    v("http2-max-streams-per-connection"),
+    v("leader-migration-config"),
+    v("legacy-service-account-token-clean-up-period"),
+    v("log-flush-frequency"),
+    v("log-json-info-buffer-size"),
+    b("log-json-split-stream"),
+    v("log-text-info-buffer-size"),
+    b("log-text-split-stream"),
+    v("max-endpoints-per-slice"),
+    v("mirroring-concurrent-service-endpoint-syncs"),
+    v("mirroring-endpointslice-updates-batch-period"),
+    v("mirroring-max-endpoints-per-subset"),
+    v("node-cidr-mask-size"),
+    v("node-cidr-mask-size-ipv4"),
+    v("node-cidr-mask-size-ipv6"),
+    b("permit-address-sharing"),
+    b("permit-port-sharing"),
+    b("profiling"),
+    v("pv-recycler-increment-timeout-nfs"),
+    v("pv-recycler-minimum-timeout-hostpath"),
+    v("pv-recycler-minimum-timeout-nfs"),
+    v("pv-recycler-pod-template-filepath-hostpath"),
+    v("pv-recycler-pod-template-filepath-nfs"),
+    v("pv-recycler-timeout-increment-hostpath"),
+    v("pvclaimbinder-sync-period"),
+    v("requestheader-allowed-names"),
+    v("requestheader-client-ca-file"),
+    v("requestheader-extra-headers-prefix"),
+    v("requestheader-group-headers"),
+    v("requestheader-uid-headers"),
+    v("requestheader-username-headers"),
+    v("resource-quota-sync-period"),
+    v("root-ca-file"),
+    v("route-reconciliation-period"),
+    v("service-account-private-key-file"),
+    v("service-cluster-ip-range"),
+    v("show-hidden-metrics-for-version"),
+    v("terminated-pod-gc-threshold"),
+    v("tls-cipher-suites"),
+    v("tls-min-version"),
+    v("tls-sni-cert-key"),
+    b("use-service-account-credentials"),
+    v("vmodule"),
+    b("volume-host-allow-local-loopback"),
+    v("volume-host-cidr-denylist"),
+];
