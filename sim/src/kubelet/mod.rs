@@ -1,0 +1,393 @@
+//! The kubelet and scheduler stand-in: what the nodes of a real cluster do
+//! to the objects a controller manager watches.
+//!
+//! One task follows the store's change feed and a timer heap:
+//! - **scheduling**: a pod with no `spec.nodeName` is bound to a Ready,
+//!   schedulable node whose taints it tolerates and whose labels match its
+//!   `nodeSelector`, the one with the fewest pods (pods spread evenly); a
+//!   pod that fits nowhere waits until a node changes;
+//! - **start-up**: a bound pod shows `ContainerCreating`, then after the
+//!   start-up delay (or its `kube-sim.io/start-delay` annotation) becomes
+//!   Running and Ready (or Running and never Ready with
+//!   `kube-sim.io/ready: "never"`), and with `kube-sim.io/fail-after` turns
+//!   Failed that long after starting;
+//! - **graceful deletion**: a pod with `deletionTimestamp` on a node is
+//!   removed when its grace period ends, capped by `max_grace` so tests stay
+//!   fast (finalizers still hold it, as on a real cluster);
+//! - **heartbeats**: every node's Ready condition heartbeat and its Lease in
+//!   `kube-node-lease` are renewed each period.
+//!
+//! A stopped node does none of this: no heartbeats, its pods stay as they
+//! are, until it is started again. The stand-in writes to the store
+//! directly, as a trusted component, so its writes are not subject to
+//! injected faults and are not counted in request stats.
+//!
+//! This module owns the task's loop and the timed steps of each pod;
+//! binding pods to nodes is `scheduling.rs`, the pod statuses written are
+//! `status.rs`, and the nodes themselves (seeding, stop/start, heartbeats
+//! and Leases) are `nodes.rs`.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+use tokio::time::Instant;
+
+use crate::api::{Api, is_terminating};
+use crate::resources::Builtin;
+use crate::store::{Change, ChangeKind, TypeKey, WatchStart};
+
+mod nodes;
+mod scheduling;
+mod status;
+#[cfg(test)]
+mod tests;
+
+pub use nodes::{Nodes, seed};
+pub use scheduling::tolerates;
+
+use status::{bound_status, failed_status, running_status};
+
+/// Annotation: `"never"` keeps a running pod not Ready.
+pub const READY_ANNOTATION: &str = "kube-sim.io/ready";
+/// Annotation: a duration overriding the start-up delay.
+pub const START_DELAY_ANNOTATION: &str = "kube-sim.io/start-delay";
+/// Annotation: a duration after which a running pod fails.
+pub const FAIL_AFTER_ANNOTATION: &str = "kube-sim.io/fail-after";
+
+/// Namespace of the node Leases.
+pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
+
+/// Tunables of the stand-in.
+#[derive(Debug, Clone)]
+pub struct KubeletConfig {
+    /// From binding to Running.
+    pub start_delay: Duration,
+    /// Between node heartbeats (NodeStatus and Lease).
+    pub heartbeat_period: Duration,
+    /// Longest a graceful pod deletion takes, whatever its grace period.
+    pub max_grace: Duration,
+}
+
+impl Default for KubeletConfig {
+    fn default() -> Self {
+        KubeletConfig {
+            start_delay: Duration::from_millis(500),
+            heartbeat_period: Duration::from_secs(10),
+            max_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// A timed step for one pod.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Step {
+    Start,
+    Fail,
+    FinishDeletion,
+}
+
+/// A pod's identity.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct PodRef {
+    namespace: String,
+    name: String,
+    uid: String,
+}
+
+fn now() -> String {
+    crate::api::now_rfc3339()
+}
+
+/// Starts the stand-in on `api`'s store; it runs until the store's change
+/// feed closes or the returned handle's task is aborted.
+pub fn spawn(api: Arc<Api>, config: KubeletConfig) -> (Nodes, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let nodes = Nodes { stopped: Arc::default(), commands: tx };
+    let kubelet = Kubelet::new(api, config, nodes.clone());
+    (nodes, tokio::spawn(kubelet.run(rx)))
+}
+
+/// The stand-in's state.
+struct Kubelet {
+    api: Arc<Api>,
+    config: KubeletConfig,
+    nodes: Nodes,
+    pod_key: TypeKey,
+    node_key: TypeKey,
+    lease_key: TypeKey,
+    /// Timed steps, earliest first.
+    timers: BinaryHeap<Reverse<(Instant, PodRef, Step)>>,
+    /// Steps already in `timers`, so re-evaluations do not duplicate them.
+    scheduled: HashSet<(PodRef, Step)>,
+    /// Pods waiting for a node to fit on.
+    unschedulable: BTreeMap<(String, String), ()>,
+    /// Pods bound to each node (by pod uid), for spreading.
+    placement: HashMap<String, String>,
+}
+
+impl Kubelet {
+    fn new(api: Arc<Api>, config: KubeletConfig, nodes: Nodes) -> Self {
+        let key = |b| Api::type_key(&api.registry.builtin(b));
+        Kubelet {
+            pod_key: key(Builtin::Pod),
+            node_key: key(Builtin::Node),
+            lease_key: key(Builtin::Lease),
+            api,
+            config,
+            nodes,
+            timers: BinaryHeap::new(),
+            scheduled: HashSet::new(),
+            unschedulable: BTreeMap::new(),
+            placement: HashMap::new(),
+        }
+    }
+
+    async fn run(mut self, mut commands: mpsc::UnboundedReceiver<String>) {
+        let Ok((start, mut changes)) = self.api.store.watch(&self.pod_key, None) else {
+            return;
+        };
+        if let WatchStart::Snapshot(pods, _) = start {
+            for (_, stored) in pods {
+                self.evaluate(&stored.value());
+            }
+        }
+        self.heartbeat();
+        let mut heartbeat = tokio::time::interval(self.config.heartbeat_period);
+        heartbeat.tick().await;
+        loop {
+            let next_timer = self.timers.peek().map(|Reverse((at, _, _))| *at);
+            tokio::select! {
+                received = changes.recv() => match received {
+                    Ok(change) => self.on_change(&change),
+                    Err(broadcast::error::RecvError::Lagged(_)) => self.resync(),
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                _ = heartbeat.tick() => self.heartbeat(),
+                () = sleep_until(next_timer) => self.fire_due(),
+                command = commands.recv() => match command {
+                    Some(node) => {
+                        self.heartbeat();
+                        self.resume_node(&node);
+                    }
+                    None => return,
+                },
+            }
+        }
+    }
+
+    /// Re-reads every pod after missing changes.
+    fn resync(&mut self) {
+        let (pods, _) = self.api.store.list(&self.pod_key, None, None);
+        for (_, stored) in pods {
+            self.evaluate(&stored.value());
+        }
+        self.retry_unschedulable();
+    }
+
+    fn on_change(&mut self, change: &Change) {
+        if change.type_key == self.pod_key {
+            if change.kind == ChangeKind::Deleted {
+                let pod = change.object.value();
+                if let Some(uid) = pod.pointer("/metadata/uid").and_then(Value::as_str) {
+                    self.placement.remove(uid);
+                }
+                self.unschedulable.remove(&(change.namespace.clone(), change.name.clone()));
+                // A freed slot may let a waiting pod fit.
+                self.retry_unschedulable();
+            } else {
+                self.evaluate(&change.object.value());
+            }
+        } else if change.type_key == self.node_key {
+            self.retry_unschedulable();
+        }
+    }
+
+    fn resume_node(&mut self, node: &str) {
+        let (pods, _) = self.api.store.list(&self.pod_key, None, None);
+        for (_, stored) in pods {
+            let pod = stored.value();
+            if pod.pointer("/spec/nodeName").and_then(Value::as_str) == Some(node) {
+                self.evaluate(&pod);
+            }
+        }
+        self.retry_unschedulable();
+    }
+
+    /// Decides what happens next to a pod, and schedules it.
+    fn evaluate(&mut self, pod: &Value) {
+        let Some(pod_ref) = pod_ref(pod) else { return };
+        let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("").to_owned();
+        if !node.is_empty() {
+            self.placement.insert(pod_ref.uid.clone(), node.clone());
+        }
+        if is_terminating(pod) {
+            if !node.is_empty() && !self.nodes.is_stopped(&node) {
+                let due = deletion_due(pod, self.config.max_grace);
+                self.schedule(pod_ref, Step::FinishDeletion, due);
+            }
+            return;
+        }
+        if node.is_empty() {
+            self.bind(pod, pod_ref);
+            return;
+        }
+        if self.nodes.is_stopped(&node) {
+            return;
+        }
+        let phase = pod.pointer("/status/phase").and_then(Value::as_str).unwrap_or("Pending");
+        if phase == "Pending" && pod.pointer("/status/hostIP").is_none() {
+            // Created already bound (`spec.nodeName` set, no scheduler
+            // involved): the kubelet admits it as it does a pod bound to it.
+            let index = self.placement.len();
+            self.write_status(&pod_ref, |status, spec| {
+                if status.get("hostIP").is_none() {
+                    bound_status(status, spec, &node, index);
+                }
+            });
+        }
+        let started = pod.pointer("/status/containerStatuses/0/state/running").is_some();
+        match phase {
+            "Pending" if !started => {
+                let delay = annotation_duration(pod, START_DELAY_ANNOTATION).unwrap_or(self.config.start_delay);
+                self.schedule(pod_ref, Step::Start, Instant::now() + delay);
+            }
+            "Running" => {
+                if let Some(after) = annotation_duration(pod, FAIL_AFTER_ANNOTATION) {
+                    self.schedule(pod_ref, Step::Fail, Instant::now() + after);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn schedule(&mut self, pod: PodRef, step: Step, at: Instant) {
+        if self.scheduled.insert((pod.clone(), step.clone())) {
+            self.timers.push(Reverse((at, pod, step)));
+        }
+    }
+
+    fn fire_due(&mut self) {
+        let now = Instant::now();
+        while let Some(Reverse((at, _, _))) = self.timers.peek() {
+            if *at > now {
+                break;
+            }
+            let Some(Reverse((_, pod, step))) = self.timers.pop() else { break };
+            self.scheduled.remove(&(pod.clone(), step.clone()));
+            self.perform(&pod, &step);
+        }
+    }
+
+    /// Applies a timed step, if the pod is still in the state it was
+    /// scheduled for.
+    fn perform(&mut self, pod: &PodRef, step: &Step) {
+        let Some(stored) = self.api.store.get(&self.pod_key, &pod.namespace, &pod.name) else { return };
+        let current = stored.value();
+        if current.pointer("/metadata/uid").and_then(Value::as_str) != Some(pod.uid.as_str()) {
+            return;
+        }
+        let node = current.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("");
+        if node.is_empty() || self.nodes.is_stopped(node) {
+            return;
+        }
+        match step {
+            Step::FinishDeletion => self.finish_deletion(pod, &current),
+            Step::Start if !is_terminating(&current) => {
+                let never_ready = current
+                    .pointer(&format!("/metadata/annotations/{}", READY_ANNOTATION.replace('/', "~1")))
+                    .and_then(Value::as_str)
+                    == Some("never");
+                self.write_status(pod, |status, spec| running_status(status, spec, !never_ready));
+            }
+            Step::Fail if !is_terminating(&current) => self.write_status(pod, failed_status),
+            _ => {}
+        }
+    }
+
+    /// The kubelet's final delete (grace period 0): gone unless finalizers
+    /// hold it, in which case it goes when the last one is removed.
+    fn finish_deletion(&self, pod: &PodRef, current: &Value) {
+        let held = current.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+        if held {
+            let _ = self.api.store.update::<()>(&self.pod_key, &pod.namespace, &pod.name, |s| {
+                let mut v = s.value();
+                if v.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64) == Some(0) {
+                    return Ok(None);
+                }
+                v["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+                Ok(Some(v))
+            });
+        } else {
+            let _ = self.api.store.delete(&self.pod_key, &pod.namespace, &pod.name, None);
+        }
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn pod_ref(pod: &Value) -> Option<PodRef> {
+    Some(PodRef {
+        namespace: pod.pointer("/metadata/namespace")?.as_str()?.to_owned(),
+        name: pod.pointer("/metadata/name")?.as_str()?.to_owned(),
+        uid: pod.pointer("/metadata/uid")?.as_str()?.to_owned(),
+    })
+}
+
+/// When the kubelet removes a gracefully deleted pod: at its
+/// deletionTimestamp, but no later than `max_grace` from now.
+fn deletion_due(pod: &Value, max_grace: Duration) -> Instant {
+    let cap = Instant::now() + max_grace;
+    let remaining = pod
+        .pointer("/metadata/deletionTimestamp")
+        .and_then(Value::as_str)
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        .map(|t| t.duration_since(jiff::Timestamp::now()))
+        .map(|d| Duration::try_from(d).unwrap_or(Duration::ZERO));
+    match remaining {
+        Some(r) => (Instant::now() + r).min(cap),
+        None => cap,
+    }
+}
+
+/// A Go-style duration (`500ms`, `2s`, `1m30s`).
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let number: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let seconds = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return None,
+        };
+        rest = &rest[unit_len..];
+        total += Duration::from_secs_f64(number * seconds);
+    }
+    Some(total)
+}
+
+fn annotation_duration(pod: &Value, annotation: &str) -> Option<Duration> {
+    pod.pointer("/metadata/annotations")
+        .and_then(|a| a.get(annotation))
+        .and_then(Value::as_str)
+        .and_then(parse_duration)
+}

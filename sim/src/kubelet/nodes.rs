@@ -1,0 +1,171 @@
+//! The simulated nodes: seeding them (and the standard namespaces), the
+//! [`Nodes`] handle that stops and starts them, and their heartbeats (the
+//! Ready condition and the Lease in `kube-node-lease`).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::api::Api;
+use crate::resources::Builtin;
+use crate::store::{StoreError, UpdateError};
+
+use super::{Kubelet, NODE_LEASE_NAMESPACE, now};
+
+/// Kubelet version the nodes report.
+const KUBELET_VERSION: &str = "v1.33.0";
+
+/// Controls of a running stand-in. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Nodes {
+    pub(super) stopped: Arc<Mutex<HashSet<String>>>,
+    pub(super) commands: mpsc::UnboundedSender<String>,
+}
+
+impl Nodes {
+    /// Stops a node: no heartbeats, its pods stop progressing.
+    pub fn stop(&self, node: &str) {
+        self.lock().insert(node.to_owned());
+    }
+
+    /// Starts a stopped node again: it heartbeats at once and its pods carry
+    /// on.
+    pub fn start(&self, node: &str) {
+        self.lock().remove(node);
+        // The task is gone only when the simulator is shut down.
+        let _ = self.commands.send(node.to_owned());
+    }
+
+    /// Whether a node is stopped.
+    pub fn is_stopped(&self, node: &str) -> bool {
+        self.lock().contains(node)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.stopped.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Creates the cluster's standard namespaces and `count` Ready nodes named
+/// `node-1` .. `node-N`, spread over zones `zone-a`, `zone-b`, `zone-c`.
+pub fn seed(api: &Api, count: usize) {
+    let ns_key = Api::type_key(&api.registry.builtin(Builtin::Namespace));
+    for ns in ["default", "kube-system", "kube-public", NODE_LEASE_NAMESPACE] {
+        let object = json!({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": ns, "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now(),
+                "labels": {"kubernetes.io/metadata.name": ns}},
+            "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Active"},
+        });
+        // Already there (a restart of the seeding) is fine.
+        let _ = api.store.create(&ns_key, "", ns, object);
+    }
+    let node_key = Api::type_key(&api.registry.builtin(Builtin::Node));
+    for i in 1..=count {
+        let name = format!("node-{i}");
+        let zone = ["zone-a", "zone-b", "zone-c"][(i - 1) % 3];
+        let node = json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now(),
+                "labels": {
+                    "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                    "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
+                    "topology.kubernetes.io/zone": zone, "topology.kubernetes.io/region": "sim",
+                }},
+            "spec": {"podCIDR": format!("10.244.{i}.0/24"), "podCIDRs": [format!("10.244.{i}.0/24")]},
+            "status": node_status(i),
+        });
+        let _ = api.store.create(&node_key, "", &name, node);
+    }
+}
+
+fn node_status(i: usize) -> Value {
+    let now = now();
+    let condition = |kind: &str, status: &str, reason: &str, message: &str| {
+        json!({"type": kind, "status": status, "lastHeartbeatTime": now, "lastTransitionTime": now,
+            "reason": reason, "message": message})
+    };
+    json!({
+        "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"},
+        "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"},
+        "conditions": [
+            condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+            condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+            condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+            condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+        ],
+        "addresses": [
+            {"type": "InternalIP", "address": format!("10.0.0.{i}")},
+            {"type": "Hostname", "address": format!("node-{i}")},
+        ],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "nodeInfo": {
+            "machineID": format!("{i:032x}"), "systemUUID": format!("{i:032x}"), "bootID": format!("{i:032x}"),
+            "kernelVersion": "6.1.0-kube-sim", "osImage": "kube-sim", "containerRuntimeVersion": "kube-sim://1.0",
+            "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": KUBELET_VERSION,
+            "operatingSystem": "linux", "architecture": "amd64",
+        },
+    })
+}
+
+impl Kubelet {
+    pub(super) fn heartbeat(&self) {
+        let (nodes, _) = self.api.store.list(&self.node_key, None, None);
+        let now = now();
+        let micro = now_micro();
+        for ((_, name), _) in nodes {
+            if self.nodes.is_stopped(&name) {
+                continue;
+            }
+            let _ = self.api.store.update::<()>(&self.node_key, "", &name, |s| {
+                let mut v = s.value();
+                if let Some(conditions) = v.pointer_mut("/status/conditions").and_then(Value::as_array_mut) {
+                    for c in conditions.iter_mut() {
+                        c["lastHeartbeatTime"] = json!(now);
+                        if c["type"] == "Ready" && c["status"] != "True" {
+                            c["status"] = json!("True");
+                            c["reason"] = json!("KubeletReady");
+                            c["message"] = json!("kubelet is posting ready status");
+                            c["lastTransitionTime"] = json!(now);
+                        }
+                    }
+                }
+                Ok(Some(v))
+            });
+            self.renew_lease(&name, &micro);
+        }
+    }
+
+    fn renew_lease(&self, node: &str, micro: &str) {
+        let renewed = self.api.store.update::<()>(&self.lease_key, NODE_LEASE_NAMESPACE, node, |s| {
+            let mut v = s.value();
+            v["spec"]["renewTime"] = json!(micro);
+            Ok(Some(v))
+        });
+        if let Err(UpdateError::Store(StoreError::NotFound)) = renewed {
+            let node_uid = self
+                .api
+                .store
+                .get(&self.node_key, "", node)
+                .and_then(|s| s.value().pointer("/metadata/uid").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_default();
+            let lease = json!({
+                "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": node, "namespace": NODE_LEASE_NAMESPACE,
+                    "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now(),
+                    "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid}]},
+                "spec": {"holderIdentity": node, "leaseDurationSeconds": 40, "renewTime": micro},
+            });
+            let _ = self.api.store.create(&self.lease_key, NODE_LEASE_NAMESPACE, node, lease);
+        }
+    }
+}
+
+fn now_micro() -> String {
+    let now = jiff::Timestamp::now();
+    let micros = now.as_microsecond();
+    jiff::Timestamp::from_microsecond(micros).map_or_else(|_| now.to_string(), |t| format!("{t:.6}"))
+}

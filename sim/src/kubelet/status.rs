@@ -1,0 +1,115 @@
+//! The pod statuses the kubelet stand-in writes: bound (`ContainerCreating`),
+//! running (Ready or not) and failed, with the conditions and container
+//! statuses a real kubelet reports. When each is written is the loop's
+//! business (`mod.rs`).
+
+use serde_json::{Value, json};
+
+use super::{Kubelet, PodRef, now};
+
+impl Kubelet {
+    pub(super) fn write_status(&self, pod: &PodRef, f: impl FnOnce(&mut Value, &Value)) {
+        // A pod deleted meanwhile has no status left to write.
+        let _ = self.api.store.update::<()>(&self.pod_key, &pod.namespace, &pod.name, |s| {
+            let mut v = s.value();
+            if v.pointer("/metadata/uid").and_then(Value::as_str) != Some(pod.uid.as_str()) {
+                return Ok(None);
+            }
+            let spec = v.get("spec").cloned().unwrap_or(Value::Null);
+            let mut status = v.get("status").cloned().unwrap_or_else(|| json!({}));
+            f(&mut status, &spec);
+            if v.get("status") == Some(&status) {
+                return Ok(None);
+            }
+            v["status"] = status;
+            Ok(Some(v))
+        });
+    }
+}
+
+fn condition(kind: &str, status: bool, reason: Option<&str>, at: &str) -> Value {
+    let mut c = json!({"type": kind, "status": if status { "True" } else { "False" },
+        "lastProbeTime": null, "lastTransitionTime": at});
+    if let Some(reason) = reason {
+        c["reason"] = json!(reason);
+    }
+    c
+}
+
+fn containers(spec: &Value) -> Vec<(String, String)> {
+    spec.get("containers")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .map(|c| (c["name"].as_str().unwrap_or("").to_owned(), c["image"].as_str().unwrap_or("").to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(super) fn bound_status(status: &mut Value, spec: &Value, node: &str, index: usize) {
+    let at = now();
+    let node_index: usize = node.trim_start_matches("node-").parse().unwrap_or(0);
+    status["phase"] = json!("Pending");
+    status["hostIP"] = json!(format!("10.0.0.{node_index}"));
+    status["hostIPs"] = json!([{"ip": format!("10.0.0.{node_index}")}]);
+    status["podIP"] = json!(format!("10.244.{node_index}.{}", 2 + index % 250));
+    status["podIPs"] = json!([{"ip": status["podIP"].clone()}]);
+    status["startTime"] = json!(at);
+    status["conditions"] = json!([
+        condition("PodReadyToStartContainers", false, None, &at),
+        condition("Initialized", true, None, &at),
+        condition("Ready", false, Some("ContainersNotReady"), &at),
+        condition("ContainersReady", false, Some("ContainersNotReady"), &at),
+        condition("PodScheduled", true, None, &at),
+    ]);
+    status["containerStatuses"] = containers(spec)
+        .into_iter()
+        .map(|(name, image)| {
+            json!({"name": name, "image": image, "imageID": "", "ready": false, "started": false,
+                "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}})
+        })
+        .collect();
+}
+
+pub(super) fn running_status(status: &mut Value, spec: &Value, ready: bool) {
+    let at = now();
+    status["phase"] = json!("Running");
+    let reason = (!ready).then_some("ContainersNotReady");
+    status["conditions"] = json!([
+        condition("PodReadyToStartContainers", true, None, &at),
+        condition("Initialized", true, None, &at),
+        condition("Ready", ready, reason, &at),
+        condition("ContainersReady", ready, reason, &at),
+        condition("PodScheduled", true, None, &at),
+    ]);
+    status["containerStatuses"] = containers(spec)
+        .into_iter()
+        .map(|(name, image)| {
+            json!({"name": name, "image": image, "imageID": format!("sim://{image}"),
+                "containerID": format!("sim://{}", uuid::Uuid::new_v4().simple()),
+                "ready": ready, "started": true, "restartCount": 0,
+                "state": {"running": {"startedAt": at}}})
+        })
+        .collect();
+}
+
+pub(super) fn failed_status(status: &mut Value, spec: &Value) {
+    let at = now();
+    status["phase"] = json!("Failed");
+    if let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) {
+        for c in conditions.iter_mut().filter(|c| c["type"] == "Ready" || c["type"] == "ContainersReady") {
+            c["status"] = json!("False");
+            c["reason"] = json!("PodFailed");
+            c["lastTransitionTime"] = json!(at);
+        }
+    }
+    status["containerStatuses"] = containers(spec)
+        .into_iter()
+        .map(|(name, image)| {
+            json!({"name": name, "image": image, "imageID": format!("sim://{image}"), "ready": false,
+                "started": false, "restartCount": 0,
+                "state": {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": at, "finishedAt": at}}})
+        })
+        .collect();
+}
