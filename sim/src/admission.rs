@@ -1,7 +1,7 @@
 //! What the API server's admission plugins and registry strategies do on
 //! create, for the kinds kube-sim serves (the visible results of the
 //! Priority, ServiceAccount and DefaultTolerationSeconds plugins are applied
-//! with the pod defaults, in `defaults.rs`):
+//! with the pod defaults, in the `defaults` module):
 //! - NamespaceLifecycle: no creates in a namespace that does not exist or
 //!   is terminating (403 with the `NamespaceTerminating` cause);
 //! - and the registry strategies' create-time resets: a new pod is Pending

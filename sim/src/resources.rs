@@ -4,7 +4,7 @@
 //! scope, verbs and subresources, as the real API server advertises them in
 //! discovery. Objects themselves are schemaless JSON in the store, so adding
 //! a type is adding an entry here (built-in types also name a k8s-openapi
-//! type for validation in `validation.rs`). Types registered at run time
+//! type for validation in the `validation` module). Types registered at run time
 //! (custom resources) join the same [`Registry`].
 
 use std::sync::{Arc, RwLock};

@@ -1,12 +1,12 @@
 //! The daemon's `kube::Client`: where the API server is, who we say we are,
 //! how fast we may talk to it, and what we tell Prometheus about it.
 //!
-//! Two stages, like `config.rs`: [`ClientConfig::load`] resolves the API
-//! server and credentials once (async: kubeconfig exec plugins may run), then
-//! [`build`] makes as many clients as the process needs, synchronously, each
-//! with its own user-agent suffix and its own QPS/burst budget, as client-go
-//! gives each clientset its own token bucket (so the leader-election client
-//! is never starved by controller traffic).
+//! Two stages, like the `config` module: [`ClientConfig::load`] resolves
+//! the API server and credentials once (async: kubeconfig exec plugins may
+//! run), then [`build`] makes as many clients as the process needs,
+//! synchronously, each with its own user-agent suffix and its own QPS/burst
+//! budget, as client-go gives each clientset its own token bucket (so the
+//! leader-election client is never starved by controller traffic).
 //!
 //! Each client's service stack, outermost first:
 //!

@@ -16,8 +16,8 @@
 //!    is checked as client-go checks it, serving and logging settings are put in
 //!    their final shape. Its errors are [`Error`].
 //!
-//! Building the API client from these settings is `client.rs`'s job; running
-//! controllers is the manager's.
+//! Building the API client from these settings is the `client` module's
+//! job; running controllers is the manager's.
 //!
 //! The flags themselves are in `flags.rs`, the upstream flags kcm-rs refuses
 //! in `refused.rs`, the controller table and `--controllers` resolution in

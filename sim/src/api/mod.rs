@@ -1,7 +1,7 @@
 //! The Kubernetes REST API over the store: routing, content negotiation and
 //! the verbs.
 //!
-//! A request path is parsed into a [`Route`]; resource requests become a
+//! A request path is parsed into a `Route`; resource requests become a
 //! [`Target`] (type, namespace, name, subresource) plus a verb, and go to
 //! `read.rs` (get, list), `watch.rs`, `write.rs` (create, update, patch) or
 //! `delete.rs`. Discovery and OpenAPI documents are in `discovery.rs` and

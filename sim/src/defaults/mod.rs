@@ -15,9 +15,9 @@
 //! *defaulted* pod template, so a missing default here yields a different
 //! ReplicaSet name than a real cluster would produce.
 //!
-//! Left to other modules: validation (`validation.rs`), status written by
-//! registry strategies other than Namespace (Pod `phase: Pending`,
-//! `qosClass`), cluster IP allocation, name generation and quantity
+//! Left to other modules: validation (the `validation` module), status
+//! written by registry strategies other than Namespace (Pod `phase:
+//! Pending`, `qosClass`), cluster IP allocation, name generation and quantity
 //! canonicalisation.
 
 use serde_json::{Map, Value, json};
@@ -85,7 +85,7 @@ pub const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 ///   reachable, `internalTrafficPolicy` Cluster, `allocateLoadBalancerNodePorts`
 ///   true for LoadBalancer, and (registry behaviour of a single-stack IPv4
 ///   cluster) `ipFamilyPolicy` SingleStack, or RequireDualStack for a
-///   headless service without selector, and `ipFamilies` [IPv4].
+///   headless service without selector, and `ipFamilies` `[IPv4]`.
 /// - Endpoints: ports' `protocol` TCP.
 /// - Namespace: label `kubernetes.io/metadata.name` = name, `status.phase`
 ///   Active (the `kubernetes` finalizer is [`namespace_on_create`]).

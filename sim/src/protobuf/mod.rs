@@ -10,7 +10,7 @@
 //! A body is the magic `k8s\0` followed by a `runtime.Unknown` message: the
 //! type meta (apiVersion, kind), the object's own encoding in `raw`, and the
 //! content encoding and type. The object is decoded with a schema table per
-//! message ([`Message`]), written from upstream's `generated.proto` (field
+//! message (`Message`), written from upstream's `generated.proto` (field
 //! numbers and JSON names) and `types.go` (pointer fields and `omitempty`).
 //!
 //! Go's protobuf marshalling writes every non-pointer field, zero or not, so

@@ -4,7 +4,7 @@
 //! caller turns into a 422 Invalid status whose causes are [`Cause`]s.
 //! Decoding and unknown fields come first, in `typed.rs`.
 //!
-//! Field validation expects the *defaulted* object (see `defaults.rs`), as
+//! Field validation expects the *defaulted* object (see the `defaults` module), as
 //! upstream does. Rules, messages and field paths follow
 //! `k8s.io/apimachinery/pkg/util/validation` (names, labels, `field.Error`
 //! rendering) and `k8s.io/kubernetes/pkg/apis/{core,apps}/validation`.
