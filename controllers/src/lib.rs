@@ -1,7 +1,23 @@
 //! The decision logic of kcm-rs's controllers.
 //!
 //! Each controller's core is a pure function from a snapshot of cached state
-//! (plus `now` and the controller's own remembered state) to a plan of
+//! (plus `now` and the controller's own remembered state) to a [`Plan`] of
 //! intended API writes. Nothing here performs I/O, reads a clock or spawns a
-//! task; the runtime in the `kcm-rs` crate executes the plans. No controller
-//! core has landed yet: this crate is the place they will live.
+//! task; the runtime in the `kcm-rs` crate executes the plans.
+//!
+//! # Layout
+//! - [`plan`]: the [`Plan`] every core returns, and the executor's contract;
+//! - [`common`]: what controllers share (selectors, controller refs and
+//!   claims, pod readiness, deletion ranking, pods from templates);
+//! - [`replicaset`]: the ReplicaSet controller (expectations, manage
+//!   replicas, status).
+
+pub mod common;
+pub mod plan;
+pub mod replicaset;
+
+#[cfg(test)]
+#[allow(missing_docs)]
+mod testing;
+
+pub use plan::Plan;

@@ -1,0 +1,15 @@
+//! Helpers every controller core shares, each named after the upstream
+//! concept it reproduces.
+//!
+//! - `selector`: label selectors (`LabelSelectorAsSelector`, `Matches`);
+//! - `controller_ref`: controller references and the claim decision
+//!   (adopt/release, `controller_ref_manager.go`);
+//! - `pod`: active, ready and available pods (`pkg/api/v1/pod/util.go`);
+//! - `ranking`: which pods to delete first (`ActivePodsWithRanks`);
+//! - `pod_control`: the pod built from a template, and pod write events.
+
+pub mod controller_ref;
+pub mod pod;
+pub mod pod_control;
+pub mod ranking;
+pub mod selector;

@@ -1,0 +1,150 @@
+//! Label selectors as upstream evaluates them (`metav1.LabelSelectorAsSelector`
+//! followed by `Matches`): `matchLabels` and `matchExpressions` are ANDed,
+//! an empty selector matches everything, a missing one matches nothing.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+/// Why a selector cannot be evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The operator is none of `In`, `NotIn`, `Exists`, `DoesNotExist`.
+    #[error("{0:?} is not a valid label selector operator")]
+    UnknownOperator(String),
+    /// `In`/`NotIn` need at least one value.
+    #[error("values: must be specified when `operator` is 'In' or 'NotIn' (key {0:?})")]
+    MissingValues(String),
+    /// `Exists`/`DoesNotExist` take no values.
+    #[error("values: may not be specified when `operator` is 'Exists' or 'DoesNotExist' (key {0:?})")]
+    UnexpectedValues(String),
+}
+
+/// A validated selector, ready to match label sets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selector {
+    /// `None` matches nothing (upstream `labels.Nothing()`).
+    requirements: Option<Vec<Requirement>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Requirement {
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    DoesNotExist(String),
+}
+
+impl Selector {
+    /// Converts an API selector; `None` becomes the selector matching nothing.
+    pub fn new(selector: Option<&LabelSelector>) -> Result<Self, Error> {
+        let Some(sel) = selector else {
+            return Ok(Self { requirements: None });
+        };
+        let mut reqs = Vec::new();
+        for (k, v) in sel.match_labels.iter().flatten() {
+            reqs.push(Requirement::In(k.clone(), vec![v.clone()]));
+        }
+        for e in sel.match_expressions.iter().flatten() {
+            let values = e.values.clone().unwrap_or_default();
+            let key = e.key.clone();
+            let req = match e.operator.as_str() {
+                "In" | "NotIn" if values.is_empty() => return Err(Error::MissingValues(key)),
+                "Exists" | "DoesNotExist" if !values.is_empty() => return Err(Error::UnexpectedValues(key)),
+                "In" => Requirement::In(key, values),
+                "NotIn" => Requirement::NotIn(key, values),
+                "Exists" => Requirement::Exists(key),
+                "DoesNotExist" => Requirement::DoesNotExist(key),
+                other => return Err(Error::UnknownOperator(other.to_owned())),
+            };
+            reqs.push(req);
+        }
+        Ok(Self { requirements: Some(reqs) })
+    }
+
+    /// True for a selector with no requirements (it matches every label set).
+    pub fn is_everything(&self) -> bool {
+        self.requirements.as_ref().is_some_and(Vec::is_empty)
+    }
+
+    /// Whether `labels` (absent = no labels) satisfy every requirement.
+    pub fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
+        let Some(reqs) = &self.requirements else { return false };
+        let get = |k: &str| labels.and_then(|l| l.get(k));
+        reqs.iter().all(|r| match r {
+            Requirement::In(k, vs) => get(k).is_some_and(|v| vs.contains(v)),
+            Requirement::NotIn(k, vs) => get(k).is_none_or(|v| !vs.contains(v)),
+            Requirement::Exists(k) => get(k).is_some(),
+            Requirement::DoesNotExist(k) => get(k).is_none(),
+        })
+    }
+}
+
+/// Whether `labels` hold every pair of `subset` (upstream
+/// `labels.Set(subset).AsSelectorPreValidated().Matches(labels)`; an empty
+/// subset matches anything).
+pub fn contains_all(labels: Option<&BTreeMap<String, String>>, subset: Option<&BTreeMap<String, String>>) -> bool {
+    subset.into_iter().flatten().all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn expr(key: &str, op: &str, values: &[&str]) -> LabelSelectorRequirement {
+        LabelSelectorRequirement {
+            key: key.into(),
+            operator: op.into(),
+            values: (!values.is_empty()).then(|| values.iter().map(|v| v.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn table() {
+        let sel = |ml: &[(&str, &str)], me: Vec<LabelSelectorRequirement>| LabelSelector {
+            match_labels: (!ml.is_empty()).then(|| labels(ml)),
+            match_expressions: (!me.is_empty()).then_some(me),
+        };
+        type Case<'a> = (&'a str, Option<LabelSelector>, &'a [(&'a str, &'a str)], bool);
+        let cases: Vec<Case> = vec![
+            ("nil matches nothing", None, &[("a", "b")], false),
+            ("empty matches everything", Some(sel(&[], vec![])), &[], true),
+            ("matchLabels equal", Some(sel(&[("app", "x")], vec![])), &[("app", "x"), ("o", "1")], true),
+            ("matchLabels differ", Some(sel(&[("app", "x")], vec![])), &[("app", "y")], false),
+            ("In", Some(sel(&[], vec![expr("t", "In", &["a", "b"])])), &[("t", "b")], true),
+            ("In absent", Some(sel(&[], vec![expr("t", "In", &["a"])])), &[], false),
+            ("NotIn absent", Some(sel(&[], vec![expr("t", "NotIn", &["a"])])), &[], true),
+            ("NotIn hit", Some(sel(&[], vec![expr("t", "NotIn", &["a"])])), &[("t", "a")], false),
+            ("Exists", Some(sel(&[], vec![expr("t", "Exists", &[])])), &[("t", "")], true),
+            ("DoesNotExist", Some(sel(&[], vec![expr("t", "DoesNotExist", &[])])), &[("t", "")], false),
+            ("ANDed", Some(sel(&[("app", "x")], vec![expr("t", "Exists", &[])])), &[("app", "x")], false),
+        ];
+        for (name, s, l, want) in cases {
+            let got = Selector::new(s.as_ref()).unwrap().matches(Some(&labels(l)));
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn invalid_selectors_are_errors() {
+        let s = |e| LabelSelector { match_expressions: Some(vec![e]), ..Default::default() };
+        assert_eq!(Selector::new(Some(&s(expr("k", "Near", &[])))), Err(Error::UnknownOperator("Near".into())));
+        assert_eq!(Selector::new(Some(&s(expr("k", "In", &[])))), Err(Error::MissingValues("k".into())));
+        assert_eq!(Selector::new(Some(&s(expr("k", "Exists", &["v"])))), Err(Error::UnexpectedValues("k".into())));
+    }
+
+    #[test]
+    fn contains_all_is_subset() {
+        let l = labels(&[("a", "1"), ("b", "2")]);
+        assert!(contains_all(Some(&l), Some(&labels(&[("a", "1")]))));
+        assert!(contains_all(Some(&l), None));
+        assert!(!contains_all(Some(&l), Some(&labels(&[("a", "2")]))));
+        assert!(!contains_all(None, Some(&labels(&[("a", "1")]))));
+    }
+}

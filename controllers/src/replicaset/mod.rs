@@ -1,0 +1,139 @@
+//! The ReplicaSet controller's decisions (upstream
+//! `pkg/controller/replicaset/replica_set.go` `syncReplicaSet`).
+//!
+//! [`sync`] turns a [`Snapshot`] (the ReplicaSet, the cached pods of its
+//! namespace, its siblings, the expectations, `now`) into a [`Plan`], in
+//! upstream's order:
+//! 1. keep the active pods (not terminal, not being deleted);
+//! 2. claim them: adopt matching orphans (after a live re-check that the
+//!    ReplicaSet is not being deleted), release owned pods that no longer
+//!    match, ignore pods controlled by others;
+//! 3. if the expectations are satisfied and the ReplicaSet is not being
+//!    deleted, create or delete pods (`manage`);
+//! 4. compute the status and write it if it changed (`status`);
+//! 5. requeue after `minReadySeconds` if a Ready pod is not yet available.
+//!
+//! # What the executor does with the plan
+//! - Runs the steps in order and stops at the first failed step.
+//!   [`Action::ExpectCreations`]/[`Action::ExpectDeletions`] update the
+//!   controller's [`Expectations`] (with the executor's `now`).
+//! - A failed adopt/release/re-check (the claim) ends the sync: requeue with
+//!   rate limiting, nothing else (upstream returns before manage and status).
+//! - [`Action::CreatePod`] steps are slow-start batches. When a batch fails,
+//!   the executor lets the whole batch finish, then calls
+//!   [`Expectations::creations_skipped`] with (failures in that batch +
+//!   [`Plan::creations_after`] that step), records the events, runs
+//!   [`after_manage_error`] with the first error's message (status with
+//!   `ReplicaFailure`), and requeues with rate limiting. Each successful
+//!   create is reported with [`Expectations::creation_succeeded`].
+//! - A failed [`Action::DeletePod`] (other than NotFound) calls
+//!   [`Expectations::deletion_observed`] for that pod; after the step, if any
+//!   failed, the executor runs [`after_manage_error`] the same way.
+//!
+//! # Design note: no extra pods when expectations expire
+//! Upstream forgets in-flight creations when their record expires (5
+//! minutes): if the informer is that late (a stalled watch, a relist after
+//! compaction, an overloaded API server), the next sync sees too few pods
+//! and creates them again, and the ReplicaSet overshoots once the late pods
+//! show up. Likewise it forgets in-flight deletions, deletes more pods than
+//! needed and undershoots.
+//!
+//! kcm-rs keeps upstream's counters and timeout (an expired record still
+//! lets the sync run, so a lost event cannot wedge a ReplicaSet), but each
+//! record also remembers *which* pods are in flight:
+//! - every pod whose create the API server accepted, with the
+//!   resourceVersion it was created at, until the informer shows it (or its
+//!   deletion);
+//! - every pod whose delete was accepted, until the informer shows the
+//!   deletion.
+//!
+//! [`manage`](self) counts the first as existing pods and the second as gone,
+//! whatever the age of the record. A created pod stops counting when the pod
+//! cache has reached its resourceVersion ([`Snapshot::pods_resource_version`]):
+//! by then the cache would hold the pod if it still existed, so a pod created
+//! and deleted while the watch was down is not counted forever. The
+//! ReplicaSet therefore never plans a pod for a slot an in-flight creation
+//! fills, which is what keeps the count at or below `spec.replicas` through
+//! cache lag. What it costs: if the runtime cannot tell the cache's
+//! resourceVersion, an in-flight create whose pod vanished unseen holds its
+//! slot until the controller restarts; we prefer a missing pod to an extra
+//! one.
+//!
+//! [`Plan`]: crate::plan::Plan
+//! [`Plan::creations_after`]: crate::plan::Plan::creations_after
+//! [`Action::ExpectCreations`]: crate::plan::Action::ExpectCreations
+//! [`Action::ExpectDeletions`]: crate::plan::Action::ExpectDeletions
+//! [`Action::CreatePod`]: crate::plan::Action::CreatePod
+//! [`Action::DeletePod`]: crate::plan::Action::DeletePod
+
+mod expectations;
+mod manage;
+mod status;
+mod sync;
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::Pod;
+
+pub use self::expectations::{EXPECTATIONS_TIMEOUT, Expectations, Record};
+pub use self::manage::{SLOW_START_INITIAL_BATCH_SIZE, slow_start_batches};
+pub use self::status::{FAILED_CREATE, FAILED_DELETE, REPLICA_FAILURE, calculate_status, needs_update, requeue_after};
+pub use self::sync::{after_manage_error, sync};
+use crate::plan::ObjectRef;
+
+/// Most pods one sync creates or deletes (upstream `BurstReplicas`).
+pub const BURST_REPLICAS: usize = 500;
+
+/// Settings of the ReplicaSet controller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Most pods created or deleted per sync.
+    pub burst_replicas: usize,
+    /// Fill `status.terminatingReplicas` (upstream feature gate
+    /// `DeploymentReplicaSetTerminatingReplicas`, default off in 1.33).
+    pub terminating_replicas: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { burst_replicas: BURST_REPLICAS, terminating_replicas: false }
+    }
+}
+
+/// What one sync of a ReplicaSet reads.
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot<'a> {
+    /// The ReplicaSet, from the cache.
+    pub replica_set: &'a ReplicaSet,
+    /// Every cached pod of its namespace (pods of other namespaces are
+    /// ignored).
+    pub pods: &'a [Arc<Pod>],
+    /// The cached ReplicaSets of its namespace: those under the same
+    /// controller rank which pods to delete first.
+    pub replica_sets: &'a [Arc<ReplicaSet>],
+    /// The controller's expectations.
+    pub expectations: &'a Expectations,
+    /// The resourceVersion the pod cache has reached (the last list or watch
+    /// event or bookmark), when the runtime knows it.
+    pub pods_resource_version: Option<u64>,
+    /// The time of the sync.
+    pub now: Timestamp,
+}
+
+/// The queue key of a ReplicaSet, `namespace/name`.
+pub fn key(rs: &ReplicaSet) -> String {
+    format!("{}/{}", rs.metadata.namespace.as_deref().unwrap_or(""), rs.metadata.name.as_deref().unwrap_or(""))
+}
+
+/// The ReplicaSet as events and preconditions name it.
+pub fn object_ref(rs: &ReplicaSet) -> ObjectRef {
+    ObjectRef {
+        api_version: "apps/v1".to_owned(),
+        kind: "ReplicaSet".to_owned(),
+        namespace: rs.metadata.namespace.clone(),
+        name: rs.metadata.name.clone().unwrap_or_default(),
+        uid: rs.metadata.uid.clone().unwrap_or_default(),
+    }
+}

@@ -1,0 +1,186 @@
+//! Fixtures shared by the table tests of every module.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec, ReplicaSetStatus};
+use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodCondition, PodSpec, PodStatus, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
+
+/// `secs` seconds after the epoch.
+pub fn ts(secs: i64) -> Timestamp {
+    Timestamp::from_second(secs).unwrap()
+}
+
+fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// Builds pods in namespace `ns` with labels `app=web` unless told otherwise.
+#[derive(Clone)]
+pub struct PodBuilder(Pod);
+
+impl PodBuilder {
+    pub fn new(name: &str) -> Self {
+        Self(Pod {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("ns".into()),
+                uid: Some(format!("uid-{name}")),
+                labels: Some(labels(&[("app", "web")])),
+                creation_timestamp: Some(Time(ts(0))),
+                ..Default::default()
+            },
+            spec: Some(PodSpec::default()),
+            status: Some(PodStatus::default()),
+        })
+    }
+    pub fn name(mut self, name: &str) -> Self {
+        self.0.metadata.name = Some(name.into());
+        self
+    }
+    pub fn uid(mut self, uid: &str) -> Self {
+        self.0.metadata.uid = Some(uid.into());
+        self
+    }
+    pub fn labels(mut self, pairs: &[(&str, &str)]) -> Self {
+        self.0.metadata.labels = Some(labels(pairs));
+        self
+    }
+    pub fn annotation(mut self, k: &str, v: &str) -> Self {
+        self.0.metadata.annotations.get_or_insert_default().insert(k.into(), v.into());
+        self
+    }
+    /// Controlled by the ReplicaSet with this uid.
+    pub fn owned_by(mut self, uid: &str) -> Self {
+        self.0.metadata.owner_references = Some(vec![OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "ReplicaSet".into(),
+            name: "owner".into(),
+            uid: uid.into(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }]);
+        self
+    }
+    pub fn node(mut self, node: &str) -> Self {
+        self.0.spec.get_or_insert_default().node_name = (!node.is_empty()).then(|| node.into());
+        self
+    }
+    pub fn phase(mut self, phase: &str) -> Self {
+        self.0.status.get_or_insert_default().phase = Some(phase.into());
+        self
+    }
+    fn ready_condition(mut self, status: &str, since: Option<Timestamp>) -> Self {
+        let st = self.0.status.get_or_insert_default();
+        st.conditions = Some(vec![PodCondition {
+            type_: "Ready".into(),
+            status: status.into(),
+            last_transition_time: since.map(Time),
+            ..Default::default()
+        }]);
+        self
+    }
+    /// Running and Ready since `since`.
+    pub fn ready_since(self, since: Timestamp) -> Self {
+        self.phase("Running").ready_condition("True", Some(since))
+    }
+    pub fn not_ready(self) -> Self {
+        self.ready_condition("False", None)
+    }
+    pub fn deleting(mut self, at: Timestamp) -> Self {
+        self.0.metadata.deletion_timestamp = Some(Time(at));
+        self
+    }
+    pub fn created(mut self, at: Timestamp) -> Self {
+        self.0.metadata.creation_timestamp = Some(Time(at));
+        self
+    }
+    pub fn restarts(mut self, n: i32) -> Self {
+        self.0.status.get_or_insert_default().container_statuses =
+            Some(vec![ContainerStatus { name: "c".into(), restart_count: n, ..Default::default() }]);
+        self
+    }
+    pub fn sidecar_restarts(mut self, n: i32) -> Self {
+        self.0.spec.get_or_insert_default().init_containers =
+            Some(vec![Container { name: "side".into(), restart_policy: Some("Always".into()), ..Default::default() }]);
+        self.0.status.get_or_insert_default().init_container_statuses =
+            Some(vec![ContainerStatus { name: "side".into(), restart_count: n, ..Default::default() }]);
+        self
+    }
+    pub fn build(self) -> Pod {
+        self.0
+    }
+    pub fn arc(self) -> Arc<Pod> {
+        Arc::new(self.0)
+    }
+}
+
+/// Builds ReplicaSet `ns/web` (uid `rs-uid`, generation 1, observed), selector
+/// and template labels `app=web`.
+#[derive(Clone)]
+pub struct RsBuilder(ReplicaSet);
+
+impl RsBuilder {
+    pub fn new(replicas: i32) -> Self {
+        Self(ReplicaSet {
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                namespace: Some("ns".into()),
+                uid: Some("rs-uid".into()),
+                generation: Some(1),
+                resource_version: Some("7".into()),
+                ..Default::default()
+            },
+            spec: Some(ReplicaSetSpec {
+                replicas: Some(replicas),
+                min_ready_seconds: None,
+                selector: LabelSelector { match_labels: Some(labels(&[("app", "web")])), ..Default::default() },
+                template: Some(PodTemplateSpec {
+                    metadata: Some(ObjectMeta { labels: Some(labels(&[("app", "web")])), ..Default::default() }),
+                    spec: Some(PodSpec {
+                        containers: vec![Container {
+                            name: "c".into(),
+                            image: Some("nginx".into()),
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    }),
+                }),
+            }),
+            status: Some(ReplicaSetStatus { replicas: 0, observed_generation: Some(1), ..Default::default() }),
+        })
+    }
+    pub fn min_ready_seconds(mut self, s: i32) -> Self {
+        self.0.spec.get_or_insert_default().min_ready_seconds = Some(s);
+        self
+    }
+    pub fn generation(mut self, g: i64) -> Self {
+        self.0.metadata.generation = Some(g);
+        self
+    }
+    pub fn deleting(mut self, at: Timestamp) -> Self {
+        self.0.metadata.deletion_timestamp = Some(Time(at));
+        self
+    }
+    /// Controlled by a Deployment with this uid.
+    pub fn controlled_by(mut self, uid: &str) -> Self {
+        self.0.metadata.owner_references = Some(vec![OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            name: "dep".into(),
+            uid: uid.into(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }]);
+        self
+    }
+    pub fn status(mut self, status: ReplicaSetStatus) -> Self {
+        self.0.status = Some(status);
+        self
+    }
+    pub fn build(self) -> ReplicaSet {
+        self.0
+    }
+}
