@@ -33,6 +33,9 @@ pub(super) struct Input<'a> {
     pub claimed: &'a [&'a Pod],
     /// Pods of every ReplicaSet under the same controller (ranking input).
     pub related: &'a [&'a Pod],
+    /// Every cached pod of the namespace, active or not: a created pod the
+    /// cache holds in any state is no longer in flight.
+    pub cached: &'a [std::sync::Arc<Pod>],
     pub record: Option<&'a Record>,
     pub cache_rv: Option<u64>,
     pub now: jiff::Timestamp,
@@ -51,7 +54,7 @@ pub(super) fn manage_replicas(input: &Input<'_>, plan: &mut Plan) {
     let candidates: Vec<&Pod> =
         input.claimed.iter().copied().filter(|p| !input.record.is_some_and(|r| r.is_deleting(&pod_key(p)))).collect();
     let unseen = input.record.map_or(0, |r| {
-        let cached: std::collections::HashSet<String> = input.claimed.iter().map(|p| pod_key(p)).collect();
+        let cached: std::collections::HashSet<String> = input.cached.iter().map(|p| pod_key(p)).collect();
         r.unseen_creations(|k| cached.contains(k), input.cache_rv)
     });
     let current = i64::try_from(candidates.len() + unseen).unwrap_or(i64::MAX);

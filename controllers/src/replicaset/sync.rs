@@ -42,6 +42,7 @@ pub fn sync(snapshot: &Snapshot<'_>, options: &Options) -> Plan {
                 owner: &owner,
                 claimed: &claims.claimed,
                 related: &related,
+                cached: snapshot.pods,
                 record: snapshot.expectations.get(&key),
                 cache_rv: snapshot.pods_resource_version,
                 now: snapshot.now,
@@ -463,6 +464,15 @@ mod tests {
             }
             assert_eq!(w.steps(), want, "{name}");
         }
+    }
+
+    #[test]
+    fn a_created_pod_the_cache_shows_in_any_state_is_no_longer_in_flight() {
+        let mut w =
+            World::new(RsBuilder::new(1)).pods([PodBuilder::new("web-a").owned_by(RS_UID).deleting(ts(NOW - 1))]);
+        w.expectations.expect_creations("ns/web", 1, ts(NOW - 301));
+        w.expectations.creation_succeeded("ns/web", "ns/web-a", Some(20));
+        assert_eq!(w.steps(), ["expect +1", "create x1"]);
     }
 
     #[test]
