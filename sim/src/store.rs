@@ -194,23 +194,16 @@ impl Store {
     }
 
     /// Objects of a type (in one namespace, or all when `None`), ordered by
-    /// namespace then name, starting after `after`, with the store's
-    /// version at the time of reading.
-    pub fn list(
-        &self,
-        ty: &TypeKey,
-        namespace: Option<&str>,
-        after: Option<&ObjectKey>,
-    ) -> (Vec<(ObjectKey, Stored)>, u64) {
-        use std::ops::Bound::{Excluded, Included, Unbounded};
+    /// namespace then name, with the store's version at the time of reading.
+    pub fn list(&self, ty: &TypeKey, namespace: Option<&str>) -> (Vec<(ObjectKey, Stored)>, u64) {
+        use std::ops::Bound::{Included, Unbounded};
         let state = self.lock();
         let Some(objects) = state.objects.get(ty) else {
             return (Vec::new(), state.rv);
         };
-        let lower = match (after, namespace) {
-            (Some(key), _) => Excluded(key.clone()),
-            (None, Some(ns)) => Included((ns.to_owned(), String::new())),
-            (None, None) => Unbounded,
+        let lower = match namespace {
+            Some(ns) => Included((ns.to_owned(), String::new())),
+            None => Unbounded,
         };
         let items = objects
             .range((lower, Unbounded))
@@ -431,19 +424,17 @@ mod tests {
     }
 
     #[test]
-    fn list_is_ordered_by_namespace_and_name_and_pages_after_a_key() {
+    fn list_is_ordered_by_namespace_and_name() {
         let store = Store::default();
         for (ns, name) in [("b", "x"), ("a", "z"), ("a", "y")] {
             store.create(&pods(), ns, name, pod(name)).unwrap();
         }
-        let (all, rv) = store.list(&pods(), None, None);
+        let (all, rv) = store.list(&pods(), None);
         let keys: Vec<_> = all.iter().map(|(k, _)| k.clone()).collect();
         assert_eq!(keys, vec![("a".into(), "y".into()), ("a".into(), "z".into()), ("b".into(), "x".into())]);
         assert_eq!(rv, 3);
-        let (in_a, _) = store.list(&pods(), Some("a"), None);
+        let (in_a, _) = store.list(&pods(), Some("a"));
         assert_eq!(in_a.len(), 2);
-        let (rest, _) = store.list(&pods(), None, Some(&("a".into(), "z".into())));
-        assert_eq!(rest.len(), 1);
     }
 
     #[test]

@@ -93,7 +93,7 @@ pub fn delete_collection(api: &Arc<Api>, req: &Request, target: &Target) -> ApiR
     let options = DeleteOptions::of(req)?;
     let selector = req.selector(&target.rt.kind)?;
     let namespace = target.namespace.as_deref().filter(|_| target.rt.namespaced);
-    let (items, _) = api.store.list(&target.key(), namespace, None);
+    let (items, _) = api.store.list(&target.key(), namespace);
     let mut deleted = Vec::new();
     for ((ns, name), stored) in items {
         if !selector.matches(&stored.attrs) {

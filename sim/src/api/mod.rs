@@ -12,6 +12,7 @@ mod delete;
 mod discovery;
 mod meta;
 mod read;
+mod snapshots;
 pub mod status;
 mod watch;
 mod write;
@@ -66,6 +67,8 @@ pub struct Api {
     pub faults: Faults,
     /// Request counts by verb, resource and code.
     pub stats: Stats,
+    /// Unfinished paginated lists (consistent pages).
+    snapshots: snapshots::Snapshots,
     /// Bumped to close every open watch (`/sim/v1/watches/drop`).
     pub watch_epoch: tokio::sync::watch::Sender<u64>,
     /// The OpenAPI documents, built on first use (they take a while) and
@@ -82,6 +85,7 @@ impl Api {
             config,
             faults: Faults::default(),
             stats: Stats::default(),
+            snapshots: snapshots::Snapshots::default(),
             watch_epoch: tokio::sync::watch::Sender::new(0),
             openapi: Mutex::new(None),
         }

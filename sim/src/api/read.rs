@@ -1,12 +1,11 @@
 //! `get` and `list`.
 //!
 //! Lists are assembled from the stored bytes without re-encoding objects.
-//! Pagination (`limit`/`continue`) pages through the current state in
-//! (namespace, name) order; the list's resourceVersion is the one of the
-//! first page, so a watch started from it replays every change made while
-//! the pages were read (an informer applies them idempotently). A
-//! `continue` token whose version has been compacted away gets `410 Gone`,
-//! as etcd's compaction causes on a real cluster.
+//! Pagination (`limit`/`continue`) serves every page from the state at the
+//! first page's resourceVersion (see `snapshots.rs`), in (namespace, name)
+//! order, so a watch started from the list's version sees exactly the
+//! changes made after it. A `continue` token whose version has been
+//! compacted away, or whose snapshot is gone, gets `410 Expired`.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -33,15 +32,17 @@ pub fn get(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Response
     Ok(bytes_response(StatusCode::OK, render(&target.rt, repr, &stored.bytes)))
 }
 
-/// A position in a paginated list.
+/// A position in a paginated list: its version, its snapshot, and the
+/// index of the next item.
 struct ContinueToken {
     rv: u64,
-    after: (String, String),
+    snapshot: u64,
+    offset: usize,
 }
 
 impl ContinueToken {
     fn encode(&self) -> String {
-        let text = json!({"rv": self.rv, "ns": self.after.0, "name": self.after.1}).to_string();
+        let text = json!({"rv": self.rv, "snapshot": self.snapshot, "offset": self.offset}).to_string();
         text.bytes().fold(String::with_capacity(text.len() * 2), |mut out, b| {
             let _ = write!(out, "{b:02x}");
             out
@@ -56,7 +57,8 @@ impl ContinueToken {
         let value: Value = serde_json::from_slice(&bytes?).ok()?;
         Some(ContinueToken {
             rv: value.get("rv")?.as_u64()?,
-            after: (value.get("ns")?.as_str()?.to_owned(), value.get("name")?.as_str()?.to_owned()),
+            snapshot: value.get("snapshot")?.as_u64()?,
+            offset: usize::try_from(value.get("offset")?.as_u64()?).ok()?,
         })
     }
 }
@@ -69,14 +71,17 @@ pub fn list(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respons
         Some(l) => l.parse::<usize>().map_err(|_| ApiError::bad_request(format!("invalid limit: {l}")))?,
         None => 0,
     };
+    let too_old = || {
+        ApiError::expired(
+            "The provided continue parameter is too old to display a consistent list result. \
+             You can start a new list without the continue parameter.",
+        )
+    };
     let token = match req.param("continue").filter(|c| !c.is_empty()) {
         Some(c) => {
             let token = ContinueToken::decode(c).ok_or_else(|| ApiError::bad_request("continue key is not valid"))?;
             if !api.store.resumable(token.rv) {
-                return Err(ApiError::expired(
-                    "The provided continue parameter is too old to display a consistent list result. \
-                     You can start a new list without the continue parameter.",
-                ));
+                return Err(too_old());
             }
             Some(token)
         }
@@ -88,32 +93,31 @@ pub fn list(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respons
             return Err(ApiError::expired("kube-sim serves lists only at the current resourceVersion"));
         }
     }
-    let namespace = target.namespace.as_deref().filter(|_| target.rt.namespaced);
-    let (items, rv) = api.store.list(&target.key(), namespace, token.as_ref().map(|t| &t.after));
-    let list_rv = token.as_ref().map_or(rv, |t| t.rv);
-    let mut selected = Vec::new();
-    let mut next = None;
-    let mut remaining = 0usize;
-    for (key, stored) in items {
-        if !selector.matches(&stored.attrs) {
-            continue;
+    let (list_rv, items, start, snapshot) = match &token {
+        Some(t) => {
+            let items = api.snapshots.get(t.snapshot, t.rv).ok_or_else(too_old)?;
+            (t.rv, items, t.offset, Some(t.snapshot))
         }
-        if limit > 0 && selected.len() == limit {
-            if next.is_none() {
-                next = selected.last().map(|(k, _): &((String, String), _)| k.clone());
-            }
-            remaining += 1;
-            continue;
+        None => {
+            let namespace = target.namespace.as_deref().filter(|_| target.rt.namespaced);
+            let (all, rv) = api.store.list(&target.key(), namespace);
+            let selected: Vec<_> = all.into_iter().filter(|(_, s)| selector.matches(&s.attrs)).collect();
+            (rv, Arc::new(selected), 0, None)
         }
-        selected.push((key, stored));
-    }
+    };
+    let start = start.min(items.len());
+    let end = if limit > 0 { (start + limit).min(items.len()) } else { items.len() };
+    let selected = &items[start..end];
     let mut list_meta = json!({"resourceVersion": list_rv.to_string()});
-    if let Some(after) = next {
-        list_meta["continue"] = json!(ContinueToken { rv: list_rv, after }.encode());
+    if end < items.len() {
+        let id = snapshot.unwrap_or_else(|| api.snapshots.keep(list_rv, items.clone()));
+        list_meta["continue"] = json!(ContinueToken { rv: list_rv, snapshot: id, offset: end }.encode());
         // Unknown (left unset) when a selector filters the list, as upstream.
         if selector.is_empty() {
-            list_meta["remainingItemCount"] = json!(remaining);
+            list_meta["remainingItemCount"] = json!(items.len() - end);
         }
+    } else if let Some(id) = snapshot {
+        api.snapshots.finish(id);
     }
     match repr {
         Representation::Table(include) => {
@@ -151,9 +155,9 @@ mod tests {
 
     #[test]
     fn continue_tokens_round_trip() {
-        let token = ContinueToken { rv: 42, after: ("ns".into(), "pod-7".into()) };
+        let token = ContinueToken { rv: 42, snapshot: 3, offset: 500 };
         let back = ContinueToken::decode(&token.encode()).unwrap();
-        assert_eq!((back.rv, back.after), (42, ("ns".to_owned(), "pod-7".to_owned())));
+        assert_eq!((back.rv, back.snapshot, back.offset), (42, 3, 500));
         assert!(ContinueToken::decode("zz").is_none());
     }
 }

@@ -181,7 +181,7 @@ impl Kubelet {
 
     /// Re-reads every pod after missing changes.
     fn resync(&mut self) {
-        let (pods, _) = self.api.store.list(&self.pod_key, None, None);
+        let (pods, _) = self.api.store.list(&self.pod_key, None);
         for (_, stored) in pods {
             self.evaluate(&stored.value());
         }
@@ -207,7 +207,7 @@ impl Kubelet {
     }
 
     fn resume_node(&mut self, node: &str) {
-        let (pods, _) = self.api.store.list(&self.pod_key, None, None);
+        let (pods, _) = self.api.store.list(&self.pod_key, None);
         for (_, stored) in pods {
             let pod = stored.value();
             if pod.pointer("/spec/nodeName").and_then(Value::as_str) == Some(node) {

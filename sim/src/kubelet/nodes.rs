@@ -113,7 +113,7 @@ fn node_status(i: usize) -> Value {
 
 impl Kubelet {
     pub(super) fn heartbeat(&self) {
-        let (nodes, _) = self.api.store.list(&self.node_key, None, None);
+        let (nodes, _) = self.api.store.list(&self.node_key, None);
         let now = now();
         let micro = now_micro();
         for ((_, name), _) in nodes {

@@ -26,7 +26,7 @@ impl Kubelet {
     /// Binds a pod to the least loaded node it fits on.
     pub(super) fn bind(&mut self, pod: &Value, pod_ref: PodRef) {
         let key = (pod_ref.namespace.clone(), pod_ref.name.clone());
-        let (nodes, _) = self.api.store.list(&self.node_key, None, None);
+        let (nodes, _) = self.api.store.list(&self.node_key, None);
         let mut load: HashMap<&str, usize> = HashMap::new();
         for node in self.placement.values() {
             *load.entry(node.as_str()).or_default() += 1;

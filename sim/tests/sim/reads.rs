@@ -270,6 +270,29 @@ async fn paging_with_a_selector_returns_only_matching_objects_and_no_remaining_c
 }
 
 #[tokio::test]
+async fn later_pages_show_objects_as_they_were_at_the_list_version() {
+    let sim = util::start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(sim.client().expect("client"));
+    for name in ["a", "b", "c"] {
+        create_cm(&api, name, &[]).await;
+    }
+    let first = api.list(&ListParams::default().limit(1)).await.expect("page 1");
+    let list_rv: u64 = first.metadata.resource_version.as_deref().expect("version").parse().expect("numeric");
+    // Change an object of a later page, delete another, add one: the rest of
+    // the list still reads as of the first page, as etcd's MVCC reads do.
+    merge_labels(&api, "b", json!({"changed": "yes"})).await;
+    api.delete("c", &Default::default()).await.expect("deleted");
+    create_cm(&api, "bb", &[]).await;
+    let token = first.metadata.continue_.clone().expect("more to come");
+    let rest = api.list(&ListParams::default().continue_token(&token)).await.expect("the rest");
+    assert_eq!(names(&rest.items), ["b", "c"]);
+    let b = &rest.items[0];
+    assert!(b.metadata.labels.as_ref().is_none_or(|l| !l.contains_key("changed")), "b as it was");
+    let b_rv: u64 = b.metadata.resource_version.as_deref().expect("version").parse().expect("numeric");
+    assert!(b_rv <= list_rv, "no page holds an object newer than the list ({b_rv} > {list_rv})");
+}
+
+#[tokio::test]
 async fn an_invalid_continue_token_is_a_bad_request() {
     let sim = util::start().await;
     let client = sim.client().expect("client");
