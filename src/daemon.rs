@@ -13,8 +13,12 @@
 //!    until the lease is lost (the process exits 1: a restart is the safe way
 //!    back, as upstream).
 //!
-//! No controller is implemented in this build yet: the leading phase logs
-//! the selected controllers and holds the lease until shutdown.
+//! Implemented controllers: the ReplicaSet controller. While leading, the
+//! daemon builds one shared informer factory, registers every selected
+//! implemented controller on it, starts the informers and runs the
+//! controllers' workers (after their caches sync) until leading ends; then
+//! the workers drain and the informers stop. Selected controllers not
+//! implemented yet are logged and do not run.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -25,11 +29,15 @@ use prometheus::Registry;
 use tokio::sync::watch;
 
 use crate::client::{self, ClientConfig};
-use crate::config::{Config, SimSettings};
+use crate::config::{Config, Controller, SimSettings};
+use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::events::{EventRecorder, EventType};
+use crate::informer::SharedInformerFactory;
 use crate::leader::{self, LeaderElectionConfig, LeaderElector, LeaderMetrics, Outcome, StopSignal};
+use crate::manager::SyncMetrics;
 use crate::server::{self, Checks, Endpoints, TlsSource};
 use crate::sim;
+use crate::workqueue::{self, QueueMetrics};
 
 /// Why the daemon could not run. Each module's error, wrapped once here.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +57,9 @@ pub enum Error {
     /// A metric could not be registered.
     #[error("cannot register metrics")]
     Metrics(#[from] prometheus::Error),
+    /// A workqueue metric could not be registered.
+    #[error(transparent)]
+    QueueMetrics(#[from] workqueue::Error),
 }
 
 /// How the daemon ended.
@@ -78,6 +89,11 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         None => (None, ClientConfig::load(&config.client).await?),
     };
     let client = client::build(&client_config, &registry, None)?;
+    let runtime = Runtime {
+        client: client.clone(),
+        queue_metrics: QueueMetrics::register(&registry)?,
+        sync_metrics: SyncMetrics::register(&registry)?,
+    };
 
     let healthz = Checks::with_ping();
     let readyz = Checks::with_ping();
@@ -101,7 +117,7 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
 
     let exit = match &config.leader_election {
         None => {
-            lead(&config, shutdown).await;
+            lead(&config, &runtime, shutdown).await;
             Exit::Stopped
         }
         Some(settings) => {
@@ -124,7 +140,7 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
             let outcome = elector
                 .run(
                     move |stop: StopSignal| async move {
-                        lead(&config_for_leading, Box::pin(stopped(stop))).await;
+                        lead(&config_for_leading, &runtime, Box::pin(stopped(stop))).await;
                     },
                     shutdown,
                 )
@@ -151,15 +167,47 @@ async fn stopped(mut stop: StopSignal) {
     tracing::info!(?reason, "leading ends");
 }
 
-/// What runs while this process leads (or without leader election).
-async fn lead(config: &Config, stop: Shutdown) {
-    let selected: Vec<String> = config.controllers.iter().map(|c| c.to_string()).collect();
+/// What the controllers share, built once per process.
+struct Runtime {
+    /// The controllers' client (rate-limited, metered).
+    client: kube::Client,
+    /// `workqueue_*` metrics, labelled by queue name.
+    queue_metrics: QueueMetrics,
+    /// `kcm_controller_sync*` metrics.
+    sync_metrics: SyncMetrics,
+}
+
+/// The controllers this build implements.
+const IMPLEMENTED: &[Controller] = &[Controller::ReplicaSet];
+
+/// What runs while this process leads (or without leader election): the
+/// selected implemented controllers, until `stop`; then their workers
+/// drain and the informers stop.
+async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
+    let (running, not_implemented): (Vec<Controller>, Vec<Controller>) =
+        config.controllers.iter().partition(|c| IMPLEMENTED.contains(c));
+    let names = |cs: &[Controller]| cs.iter().map(|c| c.to_string()).collect::<Vec<_>>();
     tracing::info!(
-        controllers = ?selected,
+        controllers = ?names(&running),
+        not_implemented = ?names(&not_implemented),
         skipped = ?config.controllers.skipped(),
-        "leading: no controller is implemented in this build yet, so none runs"
+        "leading: starting controllers"
     );
+    let stop = futures::FutureExt::shared(stop);
+    let factory = SharedInformerFactory::new(runtime.client.clone());
+    let mut controllers = tokio::task::JoinSet::new();
+    if running.contains(&Controller::ReplicaSet) {
+        let recorder = EventRecorder::new(runtime.client.clone(), replicaset::EVENT_COMPONENT);
+        let controller =
+            ReplicaSetController::new(&factory, runtime.client.clone(), recorder, Some(&runtime.queue_metrics));
+        let (factory, workers, metrics, stop) =
+            (factory.clone(), config.concurrent_replicaset_syncs, runtime.sync_metrics.clone(), stop.clone());
+        controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
+    }
+    factory.start();
     stop.await;
+    while controllers.join_next().await.is_some() {}
+    factory.shutdown();
 }
 
 /// Emits upstream's `LeaderElection` Events on the Lease when this process

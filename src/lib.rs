@@ -1,13 +1,15 @@
 //! kcm-rs: a standalone replacement for kube-controller-manager.
 //!
 //! The runtime every controller shares (shared informers, workqueues, leader
-//! election, metrics and health serving) will live in this crate; the
-//! controllers' decision logic lives in `kcm-controllers`. Today the crate
-//! holds only the command line: no controller runs yet.
+//! election, metrics and health serving) and the controllers' drivers
+//! (`drivers`: informer handlers, queues, plan execution) live in this
+//! crate; the controllers' decision logic lives in `kcm-controllers`. The
+//! ReplicaSet controller runs; the others are not implemented yet.
 
 pub mod client;
 pub mod config;
 pub mod daemon;
+pub mod drivers;
 pub mod events;
 pub mod informer;
 pub mod leader;

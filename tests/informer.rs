@@ -486,3 +486,41 @@ async fn no_change_is_lost_or_duplicated_under_faults() {
     );
     factory.shutdown();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn last_resource_version_follows_lists_and_watch_events() {
+    let sim = sim().await;
+    let client = sim.client().expect("client");
+    namespace(&client, "rv").await;
+    let api = Api::<ConfigMap>::namespaced(client.clone(), "rv");
+    let cm = |name: &str| ConfigMap {
+        metadata: ObjectMeta { name: Some(name.into()), ..ObjectMeta::default() },
+        ..ConfigMap::default()
+    };
+    let listed = api.create(&PostParams::default(), &cm("listed")).await.expect("created");
+    let factory = SharedInformerFactory::new(client.clone());
+    let informer = factory.informer::<ConfigMap>();
+    assert_eq!(informer.last_resource_version(), None, "unknown before the first list");
+    factory.start();
+    assert!(factory.wait_for_cache_sync("test", &[&informer]).await);
+    let after_list = informer.last_resource_version().expect("known once listed");
+    assert!(after_list >= rv(&listed).parse::<u64>().expect("numeric"), "the list's objects are counted");
+
+    let watched = api.create(&PostParams::default(), &cm("watched")).await.expect("created");
+    let watched_rv: u64 = rv(&watched).parse().expect("numeric");
+    let store = informer.store();
+    eventually("the watch event counted", || {
+        let (informer, store) = (informer.clone(), store.clone());
+        async move {
+            let reached = informer.last_resource_version().unwrap_or(0);
+            // Never ahead of the cache: once it covers the new object, the
+            // store holds it.
+            if reached >= watched_rv && store.get("rv/watched").is_some() {
+                Ok(())
+            } else {
+                Err(format!("reached {reached}, cached {}", store.get("rv/watched").is_some()))
+            }
+        }
+    })
+    .await;
+}

@@ -169,7 +169,7 @@ impl SharedInformerFactory {
     /// Waits until everything in `synced` has synced (client-go's
     /// `WaitForNamedCacheSync`); `controller` names the waiter in the logs.
     /// Returns false if the factory shuts down first.
-    pub async fn wait_for_cache_sync(&self, controller: &str, synced: &[&dyn HasSynced]) -> bool {
+    pub async fn wait_for_cache_sync(&self, controller: &str, synced: &[&(dyn HasSynced + Sync)]) -> bool {
         let signals: Vec<_> = synced.iter().map(|s| s.sync_signal()).collect();
         if signals.iter().all(|s| s.is_synced()) {
             info!("Caches are synced for {controller}");

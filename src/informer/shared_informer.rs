@@ -16,6 +16,7 @@
 
 use std::fmt;
 use std::fmt::Debug;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -78,6 +79,12 @@ struct Inner<K> {
     /// Becomes true when the factory shuts down: every task of this
     /// informer ends.
     shutdown: watch::Receiver<bool>,
+    /// The highest resourceVersion the cache is known to have reached
+    /// (0: unknown). See [`SharedInformer::last_resource_version`].
+    reached_rv: AtomicU64,
+    /// The highest resourceVersion of the list in progress, published to
+    /// `reached_rv` when the list completes.
+    listing_rv: AtomicU64,
 }
 
 /// The handlers, and whether the informer runs.
@@ -101,6 +108,8 @@ impl<K: Informable> SharedInformer<K> {
                 listeners: Mutex::new(Listeners { all: Vec::new(), next_id: 0, started: false }),
                 synced: watch::channel(false).0,
                 shutdown,
+                reached_rv: AtomicU64::new(0),
+                listing_rv: AtomicU64::new(0),
             }),
         }
     }
@@ -114,6 +123,20 @@ impl<K: Informable> SharedInformer<K> {
     /// `HasSynced`).
     pub fn has_synced(&self) -> bool {
         *self.inner.synced.borrow()
+    }
+
+    /// A lower bound of the resourceVersion the cache has reached: the
+    /// highest resourceVersion of an object delivered by the watch, or of
+    /// an object of a list once that list completed. Every change up to it
+    /// is in the cache (so an object created at or below it and absent from
+    /// the cache has been deleted since). `None` until known, or when the
+    /// server's resourceVersions are not numbers.
+    ///
+    /// Controllers use it to stop waiting for objects they created and
+    /// never saw (the ReplicaSet controller's expectations). Read it
+    /// *before* reading the store: the store is then at least as recent.
+    pub fn last_resource_version(&self) -> Option<u64> {
+        Some(self.inner.reached_rv.load(Ordering::Acquire)).filter(|&rv| rv > 0)
     }
 
     /// Adds an index to the store: `f` gives the values an object is
@@ -218,7 +241,21 @@ impl<K: Informable> SharedInformer<K> {
     /// Applies one event to the cache and queues its notifications.
     fn apply(&self, state: State, event: watcher::Event<K>) -> State {
         let mut listeners = self.inner.lock_listeners();
+        // A list's objects come in any order and the cache drops missing
+        // ones only at its end: its versions count once it is complete.
+        let (watched, listing, list_done) = match &event {
+            watcher::Event::Apply(obj) | watcher::Event::Delete(obj) => (resource_version(obj), 0, false),
+            watcher::Event::InitApply(obj) => (0, resource_version(obj), false),
+            watcher::Event::Init => {
+                self.inner.listing_rv.store(0, Ordering::Release);
+                (0, 0, false)
+            }
+            watcher::Event::InitDone => (0, 0, true),
+        };
+        self.inner.listing_rv.fetch_max(listing, Ordering::AcqRel);
         let (step, next) = state.step(&mut store::write(&self.inner.cache), event);
+        let reached = if list_done { self.inner.listing_rv.swap(0, Ordering::AcqRel) } else { watched };
+        self.inner.reached_rv.fetch_max(reached, Ordering::AcqRel);
         for notification in step.notifications {
             for listener in &listeners.all {
                 listener.send(notification.clone());
@@ -272,6 +309,11 @@ impl<K: Informable> HasSynced for SharedInformer<K> {
     fn sync_signal(&self) -> SyncSignal {
         SyncSignal::new(self.inner.synced.subscribe())
     }
+}
+
+/// An object's resourceVersion as a number (0 when absent or not a number).
+fn resource_version<K: Resource>(obj: &K) -> u64 {
+    obj.meta().resource_version.as_deref().and_then(|rv| rv.parse().ok()).unwrap_or(0)
 }
 
 /// kcm's transform (`trim`): drop `metadata.managedFields` before caching;

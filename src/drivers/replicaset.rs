@@ -1,0 +1,372 @@
+//! The ReplicaSet controller's driver (upstream
+//! `pkg/controller/replicaset/replica_set.go` minus `syncReplicaSet`'s
+//! decisions, which live in `kcm_controllers::replicaset`).
+//!
+//! It owns:
+//! - the event handlers on the shared ReplicaSet and Pod informers, which
+//!   map changes to ReplicaSet keys as upstream does and feed the
+//!   expectations with the pod adds and deletes they observe;
+//! - the `replicaset` workqueue (upstream's default controller rate
+//!   limiter) and the worker pool (`--concurrent-replicaset-syncs`, at most
+//!   [`MAX_RETRIES`] failed syncs per key);
+//! - the per-key sync: a [`Snapshot`] of the caches, the core's [`Plan`],
+//!   and the executor contract of `kcm_controllers::replicaset` (expectation
+//!   bookkeeping, `after_manage_error` on a failed create or delete step).
+//!
+//! [`Plan`]: kcm_controllers::plan::Plan
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::FutureExt;
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kcm_controllers::common::controller_ref::controller_of;
+use kcm_controllers::common::pod::is_pod_ready;
+use kcm_controllers::common::selector::Selector;
+use kcm_controllers::replicaset::{self as core, Expectations, Options, Snapshot};
+use kube::Client;
+
+use super::execute::{Bookkeeping, Executed, Executor};
+use crate::events::EventRecorder;
+use crate::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
+use crate::manager::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use crate::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+
+/// Upstream's controller name: metric label, log field.
+pub const CONTROLLER_NAME: &str = "replicaset-controller";
+
+/// The workqueue's name (the `name` label of the `workqueue_*` metrics).
+pub const QUEUE_NAME: &str = "replicaset";
+
+/// The `source.component` of the controller's Events.
+pub const EVENT_COMPONENT: &str = "replicaset-controller";
+
+/// Failed syncs of one key before it is dropped (upstream
+/// `maxRetries = 15`: 5 ms · 2^15 ≈ 82 s of backoff in total).
+pub const MAX_RETRIES: u32 = 15;
+
+/// How long stopping waits for syncs in flight.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The ReplicaSet controller, ready to run once its caches sync.
+pub struct ReplicaSetController {
+    /// Keys (`namespace/name`) of ReplicaSets to sync.
+    queue: WorkQueue<String>,
+    /// Read for the pod cache's resourceVersion.
+    pods: SharedInformer<Pod>,
+    /// Read for the ReplicaSet cache's sync state.
+    replica_sets: SharedInformer<ReplicaSet>,
+    /// Handler registrations: workers start once both have delivered the
+    /// initial lists.
+    registrations: Vec<HandlerRegistration>,
+    /// What [`Reconcile::sync`] reads and writes.
+    syncer: Arc<Syncer>,
+}
+
+/// The per-key sync, shared by the workers.
+struct Syncer {
+    /// Cached pods (all namespaces).
+    pods: Store<Pod>,
+    /// The pod informer, for [`SharedInformer::last_resource_version`].
+    pod_informer: SharedInformer<Pod>,
+    /// Cached ReplicaSets.
+    replica_sets: Store<ReplicaSet>,
+    /// In-flight creates and deletes, shared with the pod handler.
+    expectations: Shared,
+    /// Performs the plans.
+    executor: Executor,
+    /// Core settings.
+    options: Options,
+}
+
+/// The expectations behind a mutex: the handlers, the executor and the
+/// syncs all update them; nobody holds the lock across an await.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Expectations>>);
+
+// === impl ReplicaSetController ===
+
+impl ReplicaSetController {
+    /// Builds the controller on `factory`'s informers and registers its
+    /// handlers (before `factory.start()`). Events are recorded through
+    /// `recorder` (component [`EVENT_COMPONENT`]).
+    ///
+    /// # Panics
+    /// Outside a tokio runtime (the workqueue spawns its timer task).
+    pub fn new(
+        factory: &SharedInformerFactory,
+        client: Client,
+        recorder: EventRecorder,
+        queue_metrics: Option<&QueueMetrics>,
+    ) -> Self {
+        let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
+        let pods = factory.informer::<Pod>();
+        let replica_sets = factory.informer::<ReplicaSet>();
+        let expectations = Shared::default();
+        let resync = Some(factory.default_resync());
+        let rs_registration = replica_sets
+            .add_handler(ReplicaSetHandler { queue: queue.clone(), expectations: expectations.clone() }, resync);
+        let pod_registration = pods.add_handler(
+            PodHandler { queue: queue.clone(), replica_sets: replica_sets.store(), expectations: expectations.clone() },
+            resync,
+        );
+        let syncer = Arc::new(Syncer {
+            pods: pods.store(),
+            pod_informer: pods.clone(),
+            replica_sets: replica_sets.store(),
+            expectations,
+            executor: Executor::new(client, recorder).with_replica_sets(replica_sets.store()),
+            options: Options::default(),
+        });
+        Self { queue, pods, replica_sets, registrations: vec![rs_registration, pod_registration], syncer }
+    }
+
+    /// Waits for the caches, then runs `workers` workers until `stop`
+    /// completes, and drains them. Returns at once (without syncing) if
+    /// `stop` completes or the factory shuts down before the caches sync.
+    pub async fn run(
+        self,
+        factory: &SharedInformerFactory,
+        workers: usize,
+        metrics: SyncMetrics,
+        stop: impl Future<Output = ()> + Send,
+    ) {
+        let stop = stop.shared();
+        let synced: Vec<&(dyn HasSynced + Sync)> =
+            vec![&self.pods, &self.replica_sets, &self.registrations[0], &self.registrations[1]];
+        let ready = tokio::select! {
+            ready = factory.wait_for_cache_sync(CONTROLLER_NAME, &synced) => ready,
+            () = stop.clone() => false,
+        };
+        if !ready {
+            self.queue.shut_down();
+            return;
+        }
+        tracing::info!(controller = CONTROLLER_NAME, workers, "starting workers");
+        let config = PoolConfig {
+            controller: CONTROLLER_NAME,
+            workers,
+            max_retries: Some(MAX_RETRIES),
+            drain_timeout: DRAIN_TIMEOUT,
+        };
+        manager::run(self.queue.clone(), self.syncer.clone(), config, metrics, stop).await;
+    }
+}
+
+// === impl Syncer ===
+
+impl Reconcile for Syncer {
+    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
+        Box::pin(self.sync_replica_set(key))
+    }
+}
+
+impl Syncer {
+    /// One sync of the ReplicaSet `key`, per the executor contract of
+    /// `kcm_controllers::replicaset`.
+    async fn sync_replica_set(&self, key: &str) -> Result<Next, manager::SyncError> {
+        let Some(rs) = self.replica_sets.get(key) else {
+            tracing::debug!(%key, "ReplicaSet has been deleted");
+            self.expectations.lock().delete(key);
+            return Ok(Next::Done);
+        };
+        let plan = self.plan(&rs, |snapshot| core::sync(snapshot, &self.options));
+        match self.executor.run(&plan, &self.expectations).await {
+            Executed::Done(after) => Ok(after.map_or(Next::Done, Next::After)),
+            Executed::Stale => Ok(Next::After(Duration::ZERO)),
+            Executed::ClaimFailed(error) | Executed::Failed(error) => Err(error.into()),
+            Executed::ManageFailed(error) => {
+                let rs = self.replica_sets.get(key).unwrap_or(rs);
+                let plan = self.plan(&rs, |snapshot| core::after_manage_error(snapshot, &self.options, &error));
+                if let Executed::Failed(status_error) = self.executor.run(&plan, &self.expectations).await {
+                    tracing::info!(%key, error = %status_error, "cannot write the ReplicaFailure status");
+                }
+                Err(error.into())
+            }
+        }
+    }
+
+    /// Plans with `planner` on a snapshot of the caches taken now.
+    fn plan<T>(&self, rs: &ReplicaSet, planner: impl FnOnce(&Snapshot<'_>) -> T) -> T {
+        let namespace = rs.metadata.namespace.as_deref().unwrap_or("");
+        // Read before the pods: the pod list is then at least this recent.
+        let pods_resource_version = self.pod_informer.last_resource_version();
+        let pods = self.pods.list_namespace(namespace);
+        let replica_sets = self.replica_sets.list_namespace(namespace);
+        let expectations = self.expectations.lock();
+        planner(&Snapshot {
+            replica_set: rs,
+            pods: &pods,
+            replica_sets: &replica_sets,
+            expectations: &expectations,
+            pods_resource_version,
+            now: Timestamp::now(),
+        })
+    }
+}
+
+// === impl Shared ===
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Expectations> {
+        // Every critical section leaves the expectations whole.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Bookkeeping for Shared {
+    fn expect_creations(&self, key: &str, count: usize) {
+        self.lock().expect_creations(key, count, Timestamp::now());
+    }
+
+    fn expect_deletions(&self, key: &str, pod_keys: &[String]) {
+        self.lock().expect_deletions(key, pod_keys.iter().cloned(), Timestamp::now());
+    }
+
+    fn creation_succeeded(&self, key: &str, pod_key: &str, resource_version: Option<u64>) {
+        self.lock().creation_succeeded(key, pod_key, resource_version);
+    }
+
+    fn creations_skipped(&self, key: &str, count: usize) {
+        self.lock().creations_skipped(key, count);
+    }
+
+    fn deletion_failed(&self, key: &str, pod_key: &str) {
+        self.lock().deletion_observed(key, pod_key);
+    }
+}
+
+// === handlers ===
+
+/// ReplicaSet adds, updates and deletes: sync that ReplicaSet.
+struct ReplicaSetHandler {
+    queue: WorkQueue<String>,
+    expectations: Shared,
+}
+
+impl EventHandler<ReplicaSet> for ReplicaSetHandler {
+    fn on_add(&self, rs: &Arc<ReplicaSet>) {
+        self.queue.add(core::key(rs));
+    }
+
+    fn on_update(&self, old: &Arc<ReplicaSet>, new: &Arc<ReplicaSet>) {
+        if old.metadata.uid != new.metadata.uid {
+            // Deleted and recreated under the same name while unseen.
+            self.on_delete(old);
+        }
+        self.queue.add(core::key(new));
+    }
+
+    fn on_delete(&self, rs: &Arc<ReplicaSet>) {
+        let key = core::key(rs);
+        self.expectations.lock().delete(&key);
+        self.queue.add(key);
+    }
+}
+
+/// Pod changes: sync the ReplicaSet controlling the pod (feeding its
+/// expectations), or, for an orphan, every ReplicaSet that could adopt it.
+struct PodHandler {
+    queue: WorkQueue<String>,
+    replica_sets: Store<ReplicaSet>,
+    expectations: Shared,
+}
+
+impl EventHandler<Pod> for PodHandler {
+    fn on_add(&self, pod: &Arc<Pod>) {
+        if pod.metadata.deletion_timestamp.is_some() {
+            // Seen for the first time already being deleted (e.g. after a
+            // restart): it must not count as a creation.
+            self.on_delete(pod);
+            return;
+        }
+        if let Some(cref) = controller_of(&pod.metadata) {
+            if let Some(rs) = self.resolve(pod, cref) {
+                let key = core::key(&rs);
+                self.expectations.lock().creation_observed(&key, &pod_key(pod));
+                self.queue.add(key);
+            }
+            return;
+        }
+        self.enqueue_adopters(pod);
+    }
+
+    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
+        if old.metadata.resource_version == new.metadata.resource_version {
+            // A periodic resync: nothing changed.
+            return;
+        }
+        let labels_changed = old.metadata.labels != new.metadata.labels;
+        if new.metadata.deletion_timestamp.is_some() {
+            // Graceful deletion started: the ReplicaSet may create a
+            // replacement now rather than when the kubelet is done.
+            self.on_delete(new);
+            if labels_changed {
+                self.on_delete(old);
+            }
+            return;
+        }
+        let new_ref = controller_of(&new.metadata);
+        let old_ref = controller_of(&old.metadata);
+        let ref_changed = new_ref != old_ref;
+        if ref_changed && let Some(rs) = old_ref.and_then(|r| self.resolve(old, r)) {
+            self.queue.add(core::key(&rs));
+        }
+        if let Some(cref) = new_ref {
+            if let Some(rs) = self.resolve(new, cref) {
+                let min_ready = rs.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+                self.queue.add(core::key(&rs));
+                if min_ready > 0 && !is_pod_ready(old) && is_pod_ready(new) {
+                    // Check availability once minReadySeconds have passed.
+                    let delay = Duration::from_secs(u64::try_from(min_ready).unwrap_or(0) + 1);
+                    self.queue.add_after(core::key(&rs), delay);
+                }
+            }
+            return;
+        }
+        if labels_changed || ref_changed {
+            self.enqueue_adopters(new);
+        }
+    }
+
+    fn on_delete(&self, pod: &Arc<Pod>) {
+        let Some(cref) = controller_of(&pod.metadata) else { return };
+        if let Some(rs) = self.resolve(pod, cref) {
+            let key = core::key(&rs);
+            self.expectations.lock().deletion_observed(&key, &pod_key(pod));
+            self.queue.add(key);
+        }
+    }
+}
+
+impl PodHandler {
+    /// The cached ReplicaSet `cref` names, if it is that very object
+    /// (upstream `resolveControllerRef`).
+    fn resolve(&self, pod: &Pod, cref: &OwnerReference) -> Option<Arc<ReplicaSet>> {
+        if cref.kind != "ReplicaSet" {
+            return None;
+        }
+        let rs = self.replica_sets.get_namespaced(pod.metadata.namespace.as_deref(), &cref.name)?;
+        (rs.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(rs)
+    }
+
+    /// Enqueues every ReplicaSet of the pod's namespace whose selector
+    /// matches it (upstream `getPodReplicaSets`): one may adopt it.
+    fn enqueue_adopters(&self, pod: &Pod) {
+        let Some(namespace) = pod.metadata.namespace.as_deref() else { return };
+        for rs in self.replica_sets.list_namespace(namespace) {
+            let Ok(selector) = Selector::new(rs.spec.as_ref().map(|s| &s.selector)) else { continue };
+            if !selector.is_everything() && selector.matches(pod.metadata.labels.as_ref()) {
+                self.queue.add(core::key(&rs));
+            }
+        }
+    }
+}
+
+/// `namespace/name` of a pod, as the expectations name it.
+fn pod_key(pod: &Pod) -> String {
+    format!("{}/{}", pod.metadata.namespace.as_deref().unwrap_or(""), pod.metadata.name.as_deref().unwrap_or(""))
+}

@@ -1,0 +1,361 @@
+//! The ReplicaSet controller end to end: the real `kcm-rs` binary against
+//! kube-sim (whose kubelet stand-in binds pods and makes them Running and
+//! Ready). Every test waits on conditions, never on timings.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
+use k8s_openapi::api::core::v1::{Container, Event, Pod, PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::watcher;
+use kube_sim::faults::{FaultRule, FaultSpec};
+use kube_sim::{Sim, SimConfig};
+use serde_json::json;
+use tokio::process::{Child, Command};
+
+/// Generous deadline for conditions.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+const NS: &str = "default";
+
+// === utils ===
+
+/// kube-sim, a kubeconfig for it, and a `kcm-rs` (leader election off)
+/// running against it; the process is killed on drop.
+struct Env {
+    sim: Sim,
+    _dir: tempfile::TempDir,
+    _daemon: Child,
+    client: kube::Client,
+}
+
+async fn start() -> Env {
+    let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig: PathBuf = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
+    let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let daemon = Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
+        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .arg("--leader-elect=false")
+        .arg(format!("--secure-port={port}"))
+        .arg("--bind-address=127.0.0.1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kcm-rs starts");
+    let client = sim.client().expect("client");
+    Env { sim, _dir: dir, _daemon: daemon, client }
+}
+
+fn labels(app: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([("app".to_owned(), app.to_owned())])
+}
+
+fn replica_set(name: &str, replicas: i32) -> ReplicaSet {
+    ReplicaSet {
+        metadata: ObjectMeta { name: Some(name.into()), namespace: Some(NS.into()), ..Default::default() },
+        spec: Some(ReplicaSetSpec {
+            replicas: Some(replicas),
+            selector: LabelSelector { match_labels: Some(labels(name)), ..Default::default() },
+            template: Some(PodTemplateSpec {
+                metadata: Some(ObjectMeta { labels: Some(labels(name)), ..Default::default() }),
+                spec: Some(pod_spec()),
+            }),
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+fn pod_spec() -> PodSpec {
+    PodSpec {
+        containers: vec![Container { name: "web".into(), image: Some("nginx".into()), ..Default::default() }],
+        ..Default::default()
+    }
+}
+
+async fn create_rs(env: &Env, name: &str, replicas: i32) -> ReplicaSet {
+    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    api.create(&PostParams::default(), &replica_set(name, replicas)).await.expect("ReplicaSet created")
+}
+
+async fn scale(env: &Env, name: &str, replicas: i32) {
+    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    api.patch(name, &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": replicas}})))
+        .await
+        .expect("ReplicaSet scaled");
+}
+
+/// The pods labelled `app=<app>` that are not being deleted.
+async fn active_pods(env: &Env, app: &str) -> Vec<Pod> {
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let list = api.list(&ListParams::default().labels(&format!("app={app}"))).await.expect("pods listed");
+    list.items.into_iter().filter(|p| p.metadata.deletion_timestamp.is_none()).collect()
+}
+
+fn names(pods: &[Pod]) -> Vec<String> {
+    let mut names: Vec<String> = pods.iter().filter_map(|p| p.metadata.name.clone()).collect();
+    names.sort();
+    names
+}
+
+async fn rs(env: &Env, name: &str) -> ReplicaSet {
+    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    api.get(name).await.expect("ReplicaSet read")
+}
+
+/// Waits until `probe` holds, failing with what it last saw.
+async fn wait_until<F, Fut>(what: &str, mut probe: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let start = tokio::time::Instant::now();
+    let mut last = String::new();
+    while start.elapsed() < DEADLINE {
+        match probe().await {
+            Ok(()) => return,
+            Err(seen) => last = seen,
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}; last seen: {last}");
+}
+
+/// Waits until the ReplicaSet has exactly `n` active pods, and its status
+/// says `n` replicas, all Ready and available, for its current generation.
+async fn converged(env: &Env, name: &str, n: i32) {
+    wait_until(&format!("{name} to converge on {n} Ready pods"), || async move {
+        let pods = active_pods(env, name).await;
+        let rs = rs(env, name).await;
+        let status = rs.status.clone().unwrap_or_default();
+        let seen = format!(
+            "{} active pods, status replicas={} ready={:?} available={:?} observedGeneration={:?} (generation {:?})",
+            pods.len(),
+            status.replicas,
+            status.ready_replicas,
+            status.available_replicas,
+            status.observed_generation,
+            rs.metadata.generation
+        );
+        let ok = pods.len() == usize::try_from(n).unwrap_or(0)
+            && status.replicas == n
+            && status.ready_replicas.unwrap_or(0) == n
+            && status.available_replicas.unwrap_or(0) == n
+            && status.observed_generation == rs.metadata.generation;
+        if ok { Ok(()) } else { Err(seen) }
+    })
+    .await;
+}
+
+/// Events recorded on ReplicaSet `name` with `reason`.
+async fn events(env: &Env, name: &str, reason: &str) -> Vec<Event> {
+    let api: Api<Event> = Api::namespaced(env.client.clone(), NS);
+    let list = api.list(&ListParams::default()).await.expect("events listed");
+    list.items
+        .into_iter()
+        .filter(|e| e.involved_object.name.as_deref() == Some(name) && e.reason.as_deref() == Some(reason))
+        .collect()
+}
+
+/// Total `count` of the events (aggregated events count several).
+fn count(events: &[Event]) -> i32 {
+    events.iter().map(|e| e.count.unwrap_or(1)).sum()
+}
+
+// === tests ===
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_set_gets_exactly_its_pods_and_status() {
+    let env = start().await;
+    let created = create_rs(&env, "web", 3).await;
+    converged(&env, "web", 3).await;
+
+    let pods = active_pods(&env, "web").await;
+    assert_eq!(pods.len(), 3);
+    for pod in &pods {
+        assert_eq!(pod.metadata.generate_name.as_deref(), Some("web-"));
+        assert!(pod.metadata.name.as_deref().is_some_and(|n| n.starts_with("web-")));
+        let refs = pod.metadata.owner_references.clone().unwrap_or_default();
+        assert_eq!(refs.len(), 1, "{refs:?}");
+        let owner = &refs[0];
+        assert_eq!((owner.kind.as_str(), owner.name.as_str()), ("ReplicaSet", "web"));
+        assert_eq!(Some(&owner.uid), created.metadata.uid.as_ref());
+        assert_eq!(owner.controller, Some(true));
+        assert_eq!(owner.block_owner_deletion, Some(true));
+    }
+    let status = rs(&env, "web").await.status.unwrap_or_default();
+    assert_eq!(status.fully_labeled_replicas, Some(3));
+
+    wait_until("SuccessfulCreate events for every pod", || async {
+        let seen = count(&events(&env, "web", "SuccessfulCreate").await);
+        if seen >= 3 { Ok(()) } else { Err(format!("{seen} SuccessfulCreate")) }
+    })
+    .await;
+    let messages: Vec<String> =
+        events(&env, "web", "SuccessfulCreate").await.into_iter().filter_map(|e| e.message).collect();
+    assert!(messages.iter().all(|m| m.starts_with("Created pod: web-")), "{messages:?}");
+    let sources: Vec<Option<String>> =
+        events(&env, "web", "SuccessfulCreate").await.into_iter().map(|e| e.source.and_then(|s| s.component)).collect();
+    assert!(sources.iter().all(|s| s.as_deref() == Some("replicaset-controller")), "{sources:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scaling_up_and_down_creates_and_deletes_pods() {
+    let env = start().await;
+    create_rs(&env, "scaled", 3).await;
+    converged(&env, "scaled", 3).await;
+
+    scale(&env, "scaled", 5).await;
+    converged(&env, "scaled", 5).await;
+    let five = names(&active_pods(&env, "scaled").await);
+
+    scale(&env, "scaled", 1).await;
+    converged(&env, "scaled", 1).await;
+    let one = names(&active_pods(&env, "scaled").await);
+    assert!(five.contains(&one[0]), "the survivor {one:?} is one of {five:?}");
+    wait_until("SuccessfulDelete events for the 4 deleted pods", || async {
+        let seen = count(&events(&env, "scaled", "SuccessfulDelete").await);
+        if seen >= 4 { Ok(()) } else { Err(format!("{seen} SuccessfulDelete")) }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orphan_is_adopted_and_a_not_ready_pod_goes_first() {
+    let env = start().await;
+    create_rs(&env, "adopter", 2).await;
+    converged(&env, "adopter", 2).await;
+    let before = names(&active_pods(&env, "adopter").await);
+
+    // An orphan with the ReplicaSet's labels that never becomes Ready: the
+    // ReplicaSet adopts it, then has one pod too many, and deletes the
+    // not-Ready one first (upstream's ranking).
+    let orphan = Pod {
+        metadata: ObjectMeta {
+            name: Some("orphan".into()),
+            labels: Some(labels("adopter")),
+            annotations: Some(BTreeMap::from([("kube-sim.io/ready".to_owned(), "never".to_owned())])),
+            ..Default::default()
+        },
+        spec: Some(pod_spec()),
+        status: None,
+    };
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    pods.create(&PostParams::default(), &orphan).await.expect("orphan created");
+
+    wait_until("the orphan to be adopted", || async {
+        let owners = pods.get_opt("orphan").await.ok().flatten().and_then(|p| p.metadata.owner_references);
+        match owners {
+            Some(refs) if refs.iter().any(|r| r.name == "adopter" && r.controller == Some(true)) => Ok(()),
+            None => Ok(()), // already adopted and deleted
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+    converged(&env, "adopter", 2).await;
+    assert_eq!(names(&active_pods(&env, "adopter").await), before, "the Ready pods are kept");
+    wait_until("the orphan to be deleted", || async {
+        match pods.get_opt("orphan").await.ok().flatten() {
+            Some(p) if p.metadata.deletion_timestamp.is_none() => Err("still there".into()),
+            _ => Ok(()),
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_deleted_by_hand_is_replaced() {
+    let env = start().await;
+    create_rs(&env, "healed", 3).await;
+    converged(&env, "healed", 3).await;
+    let before = names(&active_pods(&env, "healed").await);
+
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    pods.delete(&before[0], &DeleteParams::default()).await.expect("pod deleted");
+    wait_until("a replacement pod", || async {
+        let now = names(&active_pods(&env, "healed").await);
+        let replaced = now.len() == 3 && !now.contains(&before[0]);
+        if replaced { Ok(()) } else { Err(format!("{now:?}")) }
+    })
+    .await;
+    converged(&env, "healed", 3).await;
+    let after = names(&active_pods(&env, "healed").await);
+    assert_eq!(after.iter().filter(|n| before.contains(n)).count(), 2, "{before:?} -> {after:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_creates_never_overshoot() {
+    // 30 creates with 20% failing: all succeed with probability 0.8^30 ≈ 0.1%.
+    const REPLICAS: usize = 30;
+    let env = start().await;
+    env.sim
+        .controls()
+        .set_faults(FaultSpec {
+            rules: vec![FaultRule {
+                verb: Some("create".into()),
+                resource: Some("pods".into()),
+                error_rate: 0.2,
+                ..Default::default()
+            }],
+        })
+        .expect("faults set");
+
+    // Watch every pod event and count the ReplicaSet's active pods at each.
+    let max_seen = Arc::new(Mutex::new(0usize));
+    let watch = {
+        let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+        let max_seen = max_seen.clone();
+        let stream = watcher(api, watcher::Config::default().labels("app=faulty"));
+        tokio::spawn(async move {
+            let mut active: HashMap<String, bool> = HashMap::new();
+            futures::pin_mut!(stream);
+            while let Ok(Some(event)) = stream.try_next().await {
+                match event {
+                    watcher::Event::Apply(p) | watcher::Event::InitApply(p) => {
+                        active.insert(
+                            p.metadata.name.clone().unwrap_or_default(),
+                            p.metadata.deletion_timestamp.is_none(),
+                        );
+                    }
+                    watcher::Event::Delete(p) => {
+                        active.remove(&p.metadata.name.clone().unwrap_or_default());
+                    }
+                    watcher::Event::Init | watcher::Event::InitDone => {}
+                }
+                let now = active.values().filter(|a| **a).count();
+                let mut max = max_seen.lock().expect("lock");
+                *max = (*max).max(now);
+            }
+        })
+    };
+
+    create_rs(&env, "faulty", i32::try_from(REPLICAS).expect("fits")).await;
+    converged(&env, "faulty", i32::try_from(REPLICAS).expect("fits")).await;
+    let failed = env
+        .sim
+        .controls()
+        .stats()
+        .iter()
+        .filter(|s| s.verb == "create" && s.resource == "pods" && s.code == 500)
+        .map(|s| s.count)
+        .sum::<u64>();
+    watch.abort();
+    let max = *max_seen.lock().expect("lock");
+    assert!(max <= REPLICAS, "saw {max} active pods for {REPLICAS} replicas");
+    assert!(failed > 0, "no create failed: the faults were not exercised");
+    wait_until("FailedCreate events", || async {
+        let seen = count(&events(&env, "faulty", "FailedCreate").await);
+        if seen > 0 { Ok(()) } else { Err("none".into()) }
+    })
+    .await;
+}
