@@ -1,8 +1,11 @@
 //! The ReplicaSet controller end to end: the real `kcm-rs` binary against
 //! kube-sim (whose kubelet stand-in binds pods and makes them Running and
-//! Ready). Every test waits on conditions, never on timings.
+//! Ready): pods and status, scaling, adoption and release, replacement,
+//! events, and never more active pods than replicas under failing creates,
+//! dropped watches, compaction and a restart. Every test waits on
+//! conditions, never on timings.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -32,7 +35,8 @@ const NS: &str = "default";
 struct Env {
     sim: Sim,
     _dir: tempfile::TempDir,
-    _daemon: Child,
+    kubeconfig: PathBuf,
+    daemon: Child,
     client: kube::Client,
 }
 
@@ -41,8 +45,15 @@ async fn start() -> Env {
     let dir = tempfile::tempdir().expect("temp dir");
     let kubeconfig: PathBuf = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
+    let daemon = spawn(&kubeconfig);
+    let client = sim.client().expect("client");
+    Env { sim, _dir: dir, kubeconfig, daemon, client }
+}
+
+/// Starts `kcm-rs` against `kubeconfig`, leader election off.
+fn spawn(kubeconfig: &std::path::Path) -> Child {
     let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-    let daemon = Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
+    Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
         .arg(format!("--kubeconfig={}", kubeconfig.display()))
         .arg("--leader-elect=false")
         .arg(format!("--secure-port={port}"))
@@ -51,9 +62,62 @@ async fn start() -> Env {
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
-        .expect("kcm-rs starts");
-    let client = sim.client().expect("client");
-    Env { sim, _dir: dir, _daemon: daemon, client }
+        .expect("kcm-rs starts")
+}
+
+/// Counts the active pods labelled `app=<app>` at every watch event and
+/// keeps the highest count seen; abort the task to stop.
+fn watch_highest(env: &Env, app: &str) -> (Arc<Mutex<usize>>, tokio::task::JoinHandle<()>) {
+    let max_seen = Arc::new(Mutex::new(0usize));
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let stream = watcher(api, watcher::Config::default().labels(&format!("app={app}")));
+    let max = max_seen.clone();
+    let task = tokio::spawn(async move {
+        // name -> active, and during a relist the names listed so far.
+        let mut active: HashMap<String, bool> = HashMap::new();
+        let mut listing: Option<HashSet<String>> = None;
+        futures::pin_mut!(stream);
+        while let Ok(Some(event)) = stream.try_next().await {
+            match event {
+                watcher::Event::Init => {
+                    listing = Some(HashSet::new());
+                }
+                watcher::Event::InitApply(p) | watcher::Event::Apply(p) => {
+                    let name = p.metadata.name.clone().unwrap_or_default();
+                    if let Some(listed) = &mut listing {
+                        listed.insert(name.clone());
+                    }
+                    active.insert(name, p.metadata.deletion_timestamp.is_none());
+                }
+                watcher::Event::Delete(p) => {
+                    active.remove(&p.metadata.name.clone().unwrap_or_default());
+                }
+                watcher::Event::InitDone => {
+                    if let Some(listed) = listing.take() {
+                        active.retain(|name, _| listed.contains(name));
+                    }
+                }
+            }
+            // Mid-relist the map mixes two states: judge at list end.
+            if listing.is_none() {
+                let now = active.values().filter(|a| **a).count();
+                let mut max = max.lock().expect("lock");
+                *max = (*max).max(now);
+            }
+        }
+    });
+    (max_seen, task)
+}
+
+fn failing_pod_creates(rate: f64) -> FaultSpec {
+    FaultSpec {
+        rules: vec![FaultRule {
+            verb: Some("create".into()),
+            resource: Some("pods".into()),
+            error_rate: rate,
+            ..Default::default()
+        }],
+    }
 }
 
 fn labels(app: &str) -> BTreeMap<String, String> {
@@ -311,33 +375,7 @@ async fn failing_creates_never_overshoot() {
         .expect("faults set");
 
     // Watch every pod event and count the ReplicaSet's active pods at each.
-    let max_seen = Arc::new(Mutex::new(0usize));
-    let watch = {
-        let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
-        let max_seen = max_seen.clone();
-        let stream = watcher(api, watcher::Config::default().labels("app=faulty"));
-        tokio::spawn(async move {
-            let mut active: HashMap<String, bool> = HashMap::new();
-            futures::pin_mut!(stream);
-            while let Ok(Some(event)) = stream.try_next().await {
-                match event {
-                    watcher::Event::Apply(p) | watcher::Event::InitApply(p) => {
-                        active.insert(
-                            p.metadata.name.clone().unwrap_or_default(),
-                            p.metadata.deletion_timestamp.is_none(),
-                        );
-                    }
-                    watcher::Event::Delete(p) => {
-                        active.remove(&p.metadata.name.clone().unwrap_or_default());
-                    }
-                    watcher::Event::Init | watcher::Event::InitDone => {}
-                }
-                let now = active.values().filter(|a| **a).count();
-                let mut max = max_seen.lock().expect("lock");
-                *max = (*max).max(now);
-            }
-        })
-    };
+    let (max_seen, watch) = watch_highest(&env, "faulty");
 
     create_rs(&env, "faulty", i32::try_from(REPLICAS).expect("fits")).await;
     converged(&env, "faulty", i32::try_from(REPLICAS).expect("fits")).await;
@@ -358,4 +396,68 @@ async fn failing_creates_never_overshoot() {
         if seen > 0 { Ok(()) } else { Err("none".into()) }
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relabelled_pod_is_released_and_replaced() {
+    let env = start().await;
+    let created = create_rs(&env, "relabel", 2).await;
+    converged(&env, "relabel", 2).await;
+    let before = names(&active_pods(&env, "relabel").await);
+
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    pods.patch(
+        &before[0],
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"app": "elsewhere"}}})),
+    )
+    .await
+    .expect("pod relabelled");
+    wait_until("the relabelled pod to be released", || async {
+        let pod = pods.get(&before[0]).await.map_err(|e| e.to_string())?;
+        let owned = pod
+            .metadata
+            .owner_references
+            .unwrap_or_default()
+            .iter()
+            .any(|r| Some(&r.uid) == created.metadata.uid.as_ref());
+        if owned { Err("still owned".into()) } else { Ok(()) }
+    })
+    .await;
+    converged(&env, "relabel", 2).await;
+    let after = names(&active_pods(&env, "relabel").await);
+    assert!(!after.contains(&before[0]), "{after:?}");
+    assert!(pods.get(&before[0]).await.is_ok(), "the released pod is left alone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarts_dropped_watches_and_compaction_mid_scale_never_overshoot() {
+    const REPLICAS: usize = 30;
+    let mut env = start().await;
+    env.sim.controls().set_faults(failing_pod_creates(0.2)).expect("faults set");
+    let (max_seen, watch) = watch_highest(&env, "chaos");
+
+    create_rs(&env, "chaos", 3).await;
+    converged(&env, "chaos", 3).await;
+    scale(&env, "chaos", i32::try_from(REPLICAS).expect("fits")).await;
+    // Disturb the controller while it scales: drop its watches, compact
+    // the history (its next watch gets 410 and relists), then kill it and
+    // start a new process whose expectations start empty.
+    wait_until("the scale-up to start", || async {
+        let n = active_pods(&env, "chaos").await.len();
+        if n > 3 { Ok(()) } else { Err(format!("{n} pods")) }
+    })
+    .await;
+    env.sim.controls().drop_watches();
+    env.sim.controls().compact();
+    env.daemon.kill().await.expect("kcm-rs killed");
+    env.daemon = spawn(&env.kubeconfig);
+    env.sim.controls().drop_watches();
+
+    converged(&env, "chaos", i32::try_from(REPLICAS).expect("fits")).await;
+    scale(&env, "chaos", 4).await;
+    converged(&env, "chaos", 4).await;
+    watch.abort();
+    let max = *max_seen.lock().expect("lock");
+    assert!(max <= REPLICAS, "saw {max} active pods for {REPLICAS} replicas");
 }
