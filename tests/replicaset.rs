@@ -274,7 +274,7 @@ async fn a_replica_set_gets_exactly_its_pods_and_status() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scaling_up_and_down_creates_and_deletes_pods() {
+async fn scaling_up_and_down_creates_and_deletes_pods_kubectl_scale_included() {
     let env = start().await;
     create_rs(&env, "scaled", 3).await;
     converged(&env, "scaled", 3).await;
@@ -283,7 +283,14 @@ async fn scaling_up_and_down_creates_and_deletes_pods() {
     converged(&env, "scaled", 5).await;
     let five = names(&active_pods(&env, "scaled").await);
 
-    scale(&env, "scaled", 1).await;
+    // As a user would: kubectl, through the /scale subresource.
+    let out = Command::new("kubectl")
+        .arg(format!("--kubeconfig={}", env.kubeconfig.display()))
+        .args(["scale", "rs", "scaled", "--replicas=1", "-n", NS])
+        .output()
+        .await
+        .expect("kubectl runs");
+    assert!(out.status.success(), "kubectl scale: {}", String::from_utf8_lossy(&out.stderr));
     converged(&env, "scaled", 1).await;
     let one = names(&active_pods(&env, "scaled").await);
     assert!(five.contains(&one[0]), "the survivor {one:?} is one of {five:?}");
