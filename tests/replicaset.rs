@@ -468,3 +468,48 @@ async fn restarts_dropped_watches_and_compaction_mid_scale_never_overshoot() {
     let max = *max_seen.lock().expect("lock");
     assert!(max <= REPLICAS, "saw {max} active pods for {REPLICAS} replicas");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_bound_ready_pods_then_fifty_then_zero_then_five() {
+    let env = start().await;
+    create_rs(&env, "big", 10).await;
+    converged(&env, "big", 10).await;
+    let pods = active_pods(&env, "big").await;
+    assert!(
+        pods.iter().all(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_some_and(|n| !n.is_empty())),
+        "every pod is bound to a node"
+    );
+    for n in [50, 0, 5] {
+        scale(&env, "big", n).await;
+        converged(&env, "big", n).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_matching_orphan_present_first_is_adopted_and_one_fewer_pod_is_created() {
+    // The orphan and the ReplicaSet exist before kcm-rs starts, so its first
+    // sync (after the caches sync) sees both, whatever the watch timing.
+    let mut env = start().await;
+    env.daemon.kill().await.expect("kcm-rs stopped");
+    let orphan = Pod {
+        metadata: ObjectMeta { name: Some("early".into()), labels: Some(labels("lean")), ..Default::default() },
+        spec: Some(pod_spec()),
+        status: None,
+    };
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    pods.create(&PostParams::default(), &orphan).await.expect("orphan created");
+    create_rs(&env, "lean", 3).await;
+    env.daemon = spawn(&env.kubeconfig);
+    converged(&env, "lean", 3).await;
+    let owned = pods.get("early").await.expect("the orphan is still there").metadata.owner_references;
+    assert!(
+        owned.unwrap_or_default().iter().any(|r| r.name == "lean" && r.controller == Some(true)),
+        "the orphan is adopted"
+    );
+    wait_until("two SuccessfulCreate events", || async {
+        let seen = count(&events(&env, "lean", "SuccessfulCreate").await);
+        if seen >= 2 { Ok(()) } else { Err(format!("{seen} SuccessfulCreate")) }
+    })
+    .await;
+    assert_eq!(count(&events(&env, "lean", "SuccessfulCreate").await), 2, "one fewer pod created than replicas");
+}
