@@ -23,8 +23,10 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use prometheus::Registry;
 use tokio::sync::watch;
 
@@ -32,7 +34,7 @@ use crate::client::{self, ClientConfig};
 use crate::config::{Config, Controller, SimSettings};
 use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::events::{EventRecorder, EventType};
-use crate::informer::SharedInformerFactory;
+use crate::informer::{HasSynced, SharedInformerFactory};
 use crate::leader::{self, LeaderElectionConfig, LeaderElector, LeaderMetrics, Outcome, StopSignal};
 use crate::manager::SyncMetrics;
 use crate::server::{self, Checks, Endpoints, TlsSource};
@@ -82,21 +84,29 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
     // Keep the simulator alive for the daemon's lifetime.
     let (_sim, client_config) = match config.sim {
         Some(SimSettings { nodes }) => {
-            let sim = sim::start(nodes).await?;
+            let sim = sim::start(nodes, registry.clone()).await?;
             let client_config = ClientConfig::from_url(&sim.url(), config.client.qps, config.client.burst)?;
             (Some(sim), client_config)
         }
         None => (None, ClientConfig::load(&config.client).await?),
     };
     let client = client::build(&client_config, &registry, None)?;
+    let healthz = Checks::with_ping();
+    let readyz = Checks::with_ping();
+    // Ready while standing by; while leading, once the caches have synced.
+    let caches_synced = Arc::new(AtomicBool::new(true));
+    let synced = caches_synced.clone();
+    readyz.add(
+        "informer-sync",
+        Arc::new(move || if synced.load(Ordering::Relaxed) { Ok(()) } else { Err("caches not synced yet".into()) }),
+    );
     let runtime = Runtime {
         client: client.clone(),
         queue_metrics: QueueMetrics::register(&registry)?,
         sync_metrics: SyncMetrics::register(&registry)?,
+        healthz: healthz.clone(),
+        caches_synced,
     };
-
-    let healthz = Checks::with_ping();
-    let readyz = Checks::with_ping();
     let (stop_serving, serving_stopped) = watch::channel(false);
     if let Some(serving) = &config.serving {
         let tls = match &serving.tls {
@@ -175,6 +185,11 @@ struct Runtime {
     queue_metrics: QueueMetrics,
     /// `kcm_controller_sync*` metrics.
     sync_metrics: SyncMetrics,
+    /// `/healthz`: each running controller adds its check.
+    healthz: Checks,
+    /// `/readyz`'s `informer-sync`: false from the start of leading until
+    /// the running controllers' caches have synced.
+    caches_synced: Arc<AtomicBool>,
 }
 
 /// The controllers this build implements.
@@ -196,6 +211,11 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
     let stop = futures::FutureExt::shared(stop);
     let factory = SharedInformerFactory::new(runtime.client.clone());
     let mut controllers = tokio::task::JoinSet::new();
+    runtime.caches_synced.store(false, Ordering::Relaxed);
+    for controller in &running {
+        // A started controller answers: upstream's per-controller ping.
+        runtime.healthz.add(controller.name(), Arc::new(|| Ok(())));
+    }
     if running.contains(&Controller::ReplicaSet) {
         let recorder = EventRecorder::new(runtime.client.clone(), replicaset::EVENT_COMPONENT);
         let controller =
@@ -204,7 +224,22 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
             (factory.clone(), config.concurrent_replicaset_syncs, runtime.sync_metrics.clone(), stop.clone());
         controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
     }
+    // The informers the running controllers read (already requested by
+    // them, so these are the shared instances).
+    let replica_set_caches = running
+        .contains(&Controller::ReplicaSet)
+        .then(|| (factory.informer::<Pod>(), factory.informer::<ReplicaSet>()));
+    let needed: Vec<&(dyn HasSynced + Sync)> = match &replica_set_caches {
+        Some((pods, replica_sets)) => vec![pods, replica_sets],
+        None => Vec::new(),
+    };
     factory.start();
+    tokio::select! {
+        synced = factory.wait_for_cache_sync("kcm-rs", &needed) => {
+            runtime.caches_synced.store(synced, Ordering::Relaxed);
+        }
+        () = stop.clone() => {}
+    }
     stop.await;
     while controllers.join_next().await.is_some() {}
     factory.shutdown();

@@ -4,7 +4,8 @@
 //! Starts kube-sim in-process on a loopback port, writes its kubeconfig to a
 //! path it prints (so `kubectl` can look at the same cluster), applies the
 //! manifests of `deploy/examples/` when the directory is there, and prints a
-//! one-line summary of the workloads whenever it changes.
+//! one-line summary of the workloads and the controllers' queue depths
+//! whenever it changes.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -41,7 +42,7 @@ pub enum Error {
 /// Starts the simulator with `nodes` nodes, writes its kubeconfig, applies
 /// the examples and starts the status line. The simulator stops when the
 /// returned value is dropped.
-pub async fn start(nodes: usize) -> Result<Sim, Error> {
+pub async fn start(nodes: usize, registry: prometheus::Registry) -> Result<Sim, Error> {
     let sim = Sim::start(SimConfig { nodes, ..SimConfig::default() }).await?;
     let kubeconfig = std::env::temp_dir().join(format!("kcm-rs-sim-{}.kubeconfig", std::process::id()));
     sim.write_kubeconfig(&kubeconfig)?;
@@ -53,7 +54,7 @@ pub async fn start(nodes: usize) -> Result<Sim, Error> {
         let applied = apply_dir(&client, examples).await?;
         println!("  applied {applied} objects from {EXAMPLES}/");
     }
-    tokio::spawn(status_line(client));
+    tokio::spawn(status_line(client, registry));
     Ok(sim)
 }
 
@@ -103,8 +104,9 @@ pub async fn apply_dir(client: &kube::Client, dir: &Path) -> Result<usize, Error
     Ok(applied)
 }
 
-/// Prints the workloads' state whenever it changes.
-async fn status_line(client: kube::Client) {
+/// Prints the workloads' state and the controllers' queue depths whenever
+/// they change.
+async fn status_line(client: kube::Client, registry: prometheus::Registry) {
     let deployments: Api<Deployment> = Api::all(client.clone());
     let pods: Api<Pod> = Api::all(client);
     let mut last = String::new();
@@ -131,12 +133,31 @@ async fn status_line(client: kube::Client) {
             })
             .collect();
         let ready = ps.items.iter().filter(|p| pod_ready(p)).count();
-        let line = format!("deployments available: [{}] · pods ready {ready}/{}", workloads.join(", "), ps.items.len());
+        let line = format!(
+            "deployments available: [{}] · pods ready {ready}/{} · queue depths: [{}]",
+            workloads.join(", "),
+            ps.items.len(),
+            queue_depths(&registry).join(", ")
+        );
         if line != last {
             println!("{line}");
             last = line;
         }
     }
+}
+
+/// `name=depth` for every workqueue, from the `workqueue_depth` gauges.
+fn queue_depths(registry: &prometheus::Registry) -> Vec<String> {
+    registry
+        .gather()
+        .iter()
+        .filter(|family| family.name() == "workqueue_depth")
+        .flat_map(|family| family.get_metric().iter())
+        .map(|metric| {
+            let name = metric.get_label().iter().find(|l| l.name() == "name").map_or("", |l| l.value());
+            format!("{name}={}", metric.get_gauge().get_value())
+        })
+        .collect()
 }
 
 fn pod_ready(pod: &Pod) -> bool {

@@ -184,11 +184,24 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         let ready = code == 200
             && body.contains("leader_election_master_status")
             && body.contains("rest_client_requests_total")
-            && body.contains("process_resident_memory_bytes");
+            && body.contains("process_resident_memory_bytes")
+            && body.contains("workqueue_adds_total{name=\"replicaset\"}")
+            && body.contains("workqueue_depth{name=\"replicaset\"}")
+            && body.contains("workqueue_queue_duration_seconds_bucket{name=\"replicaset\"")
+            && body.contains("workqueue_longest_running_processor_seconds{name=\"replicaset\"}");
         if ready { Ok(()) } else { Err(format!("code {code}")) }
     })
     .await;
     let (_, body) = d.get("/metrics").await;
+    // The leader's health lists its controllers; it is ready once their
+    // caches have synced.
+    let (_, health) = d.get("/healthz?verbose").await;
+    assert!(health.contains("[+]leaderElection ok\n") && health.contains("[+]replicaset-controller ok\n"), "{health}");
+    wait_until("ready", || async {
+        let (code, text) = d.get("/readyz?verbose").await;
+        if code == 200 && text.contains("[+]informer-sync ok") { Ok(()) } else { Err(text) }
+    })
+    .await;
     let mut promtool = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
