@@ -177,7 +177,18 @@ async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_pass_promtool_and_carry_upstream_names() {
-    let (_sim, _dir, kubeconfig) = sim_with_kubeconfig().await;
+    let (sim, _dir, kubeconfig) = sim_with_kubeconfig().await;
+    // Something for the ReplicaSet controller to sync, so that every series
+    // has a sample.
+    let replica_sets: kube::Api<k8s_openapi::api::apps::v1::ReplicaSet> =
+        kube::Api::namespaced(sim.client().expect("client"), "default");
+    let rs = serde_json::from_value(serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "m"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "m"}},
+            "template": {"metadata": {"labels": {"app": "m"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}},
+    }))
+    .expect("valid");
+    replica_sets.create(&Default::default(), &rs).await.expect("created");
     let d = spawn(&kubeconfig, "3s", "2s", "500ms");
     wait_until("metrics with leader election and client requests", || async {
         let (code, body) = d.get("/metrics").await;
@@ -185,10 +196,20 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
             && body.contains("leader_election_master_status")
             && body.contains("rest_client_requests_total")
             && body.contains("process_resident_memory_bytes")
-            && body.contains("workqueue_adds_total{name=\"replicaset\"}")
-            && body.contains("workqueue_depth{name=\"replicaset\"}")
-            && body.contains("workqueue_queue_duration_seconds_bucket{name=\"replicaset\"")
-            && body.contains("workqueue_longest_running_processor_seconds{name=\"replicaset\"}");
+            && [
+                "workqueue_adds_total{name=\"replicaset\"}",
+                "workqueue_depth{name=\"replicaset\"}",
+                "workqueue_queue_duration_seconds_bucket{name=\"replicaset\"",
+                "workqueue_work_duration_seconds_bucket{name=\"replicaset\"",
+                "workqueue_unfinished_work_seconds{name=\"replicaset\"}",
+                "workqueue_longest_running_processor_seconds{name=\"replicaset\"}",
+                "workqueue_retries_total{name=\"replicaset\"}",
+                "rest_client_request_duration_seconds_bucket{",
+                "kcm_controller_syncs_total{controller=\"replicaset-controller\"",
+                "kcm_controller_sync_duration_seconds_bucket{controller=\"replicaset-controller\"",
+            ]
+            .iter()
+            .all(|series| body.contains(series));
         if ready { Ok(()) } else { Err(format!("code {code}")) }
     })
     .await;
