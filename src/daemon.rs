@@ -13,7 +13,7 @@
 //!    until the lease is lost (the process exits 1: a restart is the safe way
 //!    back, as upstream).
 //!
-//! Implemented controllers: the ReplicaSet controller. While leading, the
+//! Implemented controllers: the ReplicaSet and Namespace controllers. While leading, the
 //! daemon builds one shared informer factory, registers every selected
 //! implemented controller on it, starts the informers and runs the
 //! controllers' workers (after their caches sync) until leading ends; then
@@ -26,12 +26,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Pod};
 use prometheus::Registry;
 use tokio::sync::watch;
 
 use crate::client::{self, ClientConfig};
 use crate::config::{Config, Controller, SimSettings};
+use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::events::{EventRecorder, EventType};
 use crate::informer::{HasSynced, SharedInformerFactory};
@@ -100,8 +101,14 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         "informer-sync",
         Arc::new(move || if synced.load(Ordering::Relaxed) { Ok(()) } else { Err("caches not synced yet".into()) }),
     );
+    let namespace_client = client::build(
+        &client_config.scaled(namespace::QPS_FACTOR, namespace::BURST_FACTOR),
+        &registry,
+        Some(namespace::CONTROLLER_NAME),
+    )?;
     let runtime = Runtime {
         client: client.clone(),
+        namespace_client,
         queue_metrics: QueueMetrics::register(&registry)?,
         sync_metrics: SyncMetrics::register(&registry)?,
         healthz: healthz.clone(),
@@ -181,6 +188,10 @@ async fn stopped(mut stop: StopSignal) {
 struct Runtime {
     /// The controllers' client (rate-limited, metered).
     client: kube::Client,
+    /// The namespace controller's own client (QPS ×20, burst ×100 of the
+    /// flags, as upstream), so emptying a large namespace neither starves
+    /// the other controllers' writes nor takes minutes.
+    namespace_client: kube::Client,
     /// `workqueue_*` metrics, labelled by queue name.
     queue_metrics: QueueMetrics,
     /// `kcm_controller_sync*` metrics.
@@ -193,7 +204,7 @@ struct Runtime {
 }
 
 /// The controllers this build implements.
-const IMPLEMENTED: &[Controller] = &[Controller::ReplicaSet];
+const IMPLEMENTED: &[Controller] = &[Controller::ReplicaSet, Controller::Namespace];
 
 /// What runs while this process leads (or without leader election): the
 /// selected implemented controllers, until `stop`; then their workers
@@ -224,15 +235,30 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
             (factory.clone(), config.concurrent_replicaset_syncs, runtime.sync_metrics.clone(), stop.clone());
         controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
     }
+    if running.contains(&Controller::Namespace) {
+        let controller = NamespaceController::new(
+            &factory,
+            runtime.namespace_client.clone(),
+            config.namespace_sync_period,
+            Some(&runtime.queue_metrics),
+        );
+        let (factory, workers, metrics, stop) =
+            (factory.clone(), config.concurrent_namespace_syncs, runtime.sync_metrics.clone(), stop.clone());
+        controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
+    }
     // The informers the running controllers read (already requested by
     // them, so these are the shared instances).
     let replica_set_caches = running
         .contains(&Controller::ReplicaSet)
         .then(|| (factory.informer::<Pod>(), factory.informer::<ReplicaSet>()));
-    let needed: Vec<&(dyn HasSynced + Sync)> = match &replica_set_caches {
+    let namespace_cache = running.contains(&Controller::Namespace).then(|| factory.informer::<Namespace>());
+    let mut needed: Vec<&(dyn HasSynced + Sync)> = match &replica_set_caches {
         Some((pods, replica_sets)) => vec![pods, replica_sets],
         None => Vec::new(),
     };
+    if let Some(namespaces) = &namespace_cache {
+        needed.push(namespaces);
+    }
     factory.start();
     tokio::select! {
         synced = factory.wait_for_cache_sync("kcm-rs", &needed) => {

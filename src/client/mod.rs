@@ -175,6 +175,13 @@ impl ClientConfig {
         ClientConfig { kube, qps, burst, metrics: Arc::new(Mutex::new(None)) }
     }
 
+    /// The same connection with its QPS and burst multiplied (upstream's
+    /// namespace controller: ×20 and ×100); request metrics stay shared.
+    /// A QPS of 0 (no limit) stays 0.
+    pub fn scaled(&self, qps_factor: f32, burst_factor: u32) -> ClientConfig {
+        ClientConfig { qps: self.qps * qps_factor, burst: self.burst.saturating_mul(burst_factor), ..self.clone() }
+    }
+
     /// The API server's `host[:port]`: the `host` label of the request metrics.
     pub fn host(&self) -> String {
         self.kube.cluster_url.authority().map(|a| a.to_string()).unwrap_or_default()

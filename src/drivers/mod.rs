@@ -9,8 +9,11 @@
 //! # Layout
 //! - `execute`: [`Executor`](execute::Executor), the plan executor every
 //!   controller shares (API writes, error classification, events);
+//! - `namespace`: the Namespace controller
+//!   ([`NamespaceController`](namespace::NamespaceController));
 //! - `replicaset`: the ReplicaSet controller
 //!   ([`ReplicaSetController`](replicaset::ReplicaSetController)).
 
 pub mod execute;
+pub mod namespace;
 pub mod replicaset;

@@ -1,0 +1,437 @@
+//! The Namespace controller's driver (upstream
+//! `pkg/controller/namespace/namespace_controller.go` and the I/O half of
+//! `deletion/namespaced_resources_deleter.go`; the decisions live in
+//! `kcm_controllers::namespace`).
+//!
+//! It owns:
+//! - the add/update handler on the shared Namespace informer (resync
+//!   `--namespace-sync-period`), which enqueues only namespaces being
+//!   deleted, after upstream's 5 s grace;
+//! - the `namespace` workqueue (5 ms .. 60 s per item, max-of the 10 qps /
+//!   100 bucket) and `--concurrent-namespace-syncs` workers;
+//! - the per-namespace deletion: live read, phase `Terminating`, discovery
+//!   of every namespaced deletable type (one failing group does not stop
+//!   the others), `deletecollection` per non-empty type falling back to
+//!   list + delete,
+//!   the re-list the core judges, the five conditions, and `PUT
+//!   .../finalize`. It talks through its own client (upstream: QPS ×20,
+//!   burst ×100 of the flags), built by the daemon.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Namespace, NamespaceStatus, Pod};
+use kcm_controllers::namespace::{self as core, DeletionReport, Gvr, NextStep, PodGrace};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::{Client, ResourceExt};
+
+use crate::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
+use crate::manager::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use crate::workqueue::{QueueMetrics, WorkQueue, namespace_controller_rate_limiter};
+
+/// Upstream's controller name: metric label, log field, user-agent suffix.
+pub const CONTROLLER_NAME: &str = "namespace-controller";
+
+/// The workqueue's name (the `name` label of the `workqueue_*` metrics).
+pub const QUEUE_NAME: &str = "namespace";
+
+/// Upstream's multipliers of `--kube-api-qps` / `--kube-api-burst` for the
+/// controller's own client.
+pub const QPS_FACTOR: f32 = 20.0;
+/// See [`QPS_FACTOR`].
+pub const BURST_FACTOR: u32 = 100;
+
+/// How long stopping waits for syncs in flight.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why one namespace's sync failed; the key is retried with backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An API call on the namespace itself failed.
+    #[error("namespace {name}: {action}")]
+    Namespace {
+        /// The namespace.
+        name: String,
+        /// What was being done.
+        action: &'static str,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The namespace was deleted and recreated while being synced.
+    #[error("namespace {0} was recreated (uid changed)")]
+    Recreated(String),
+    /// Content deletion failed (upstream's aggregated errors).
+    #[error("deletion of namespace {name} failed: {message}")]
+    Content {
+        /// The namespace.
+        name: String,
+        /// The aggregated errors.
+        message: String,
+    },
+}
+
+type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The Namespace controller, ready to run once its cache syncs.
+pub struct NamespaceController {
+    /// Names of namespaces being deleted.
+    queue: WorkQueue<String>,
+    /// Read for its sync state.
+    namespaces: SharedInformer<Namespace>,
+    /// The handler's registration: workers start once it has seen the list.
+    registration: HandlerRegistration,
+    /// What the workers run.
+    syncer: Arc<Syncer>,
+}
+
+/// The per-namespace deletion, shared by the workers.
+struct Syncer {
+    /// The controller's own client (QPS ×20, burst ×100).
+    client: Client,
+}
+
+// === impl NamespaceController ===
+
+impl NamespaceController {
+    /// Builds the controller on `factory`'s Namespace informer, with its
+    /// handler resynced every `resync` (`--namespace-sync-period`).
+    ///
+    /// # Panics
+    /// Outside a tokio runtime (the workqueue spawns its timer task).
+    pub fn new(
+        factory: &SharedInformerFactory,
+        client: Client,
+        resync: Duration,
+        queue_metrics: Option<&QueueMetrics>,
+    ) -> Self {
+        let queue = WorkQueue::new(QUEUE_NAME, namespace_controller_rate_limiter(), queue_metrics);
+        let namespaces = factory.informer::<Namespace>();
+        let resync = (!resync.is_zero()).then_some(resync);
+        let registration = namespaces.add_handler(NamespaceHandler { queue: queue.clone() }, resync);
+        Self { queue, namespaces, registration, syncer: Arc::new(Syncer { client }) }
+    }
+
+    /// Waits for the cache, then runs `workers` workers until `stop`.
+    pub async fn run(
+        self,
+        factory: &SharedInformerFactory,
+        workers: usize,
+        metrics: SyncMetrics,
+        stop: impl Future<Output = ()> + Send,
+    ) {
+        let stop = stop.shared();
+        let synced: Vec<&(dyn HasSynced + Sync)> = vec![&self.namespaces, &self.registration];
+        let ready = tokio::select! {
+            ready = factory.wait_for_cache_sync(CONTROLLER_NAME, &synced) => ready,
+            () = stop.clone() => false,
+        };
+        if !ready {
+            self.queue.shut_down();
+            return;
+        }
+        tracing::info!(controller = CONTROLLER_NAME, workers, "starting workers");
+        let config =
+            PoolConfig { controller: CONTROLLER_NAME, workers, max_retries: None, drain_timeout: DRAIN_TIMEOUT };
+        manager::run(self.queue.clone(), self.syncer.clone(), config, metrics, stop).await;
+    }
+}
+
+// === handlers ===
+
+/// Namespace adds and updates (and resyncs): a namespace being deleted is
+/// synced after the grace period. Deletes need nothing.
+struct NamespaceHandler {
+    queue: WorkQueue<String>,
+}
+
+impl NamespaceHandler {
+    fn enqueue(&self, ns: &Namespace) {
+        if ns.metadata.deletion_timestamp.is_some() {
+            self.queue.add_after(ns.name_any(), core::DELETION_GRACE_PERIOD);
+        }
+    }
+}
+
+impl EventHandler<Namespace> for NamespaceHandler {
+    fn on_add(&self, ns: &Arc<Namespace>) {
+        self.enqueue(ns);
+    }
+
+    fn on_update(&self, _old: &Arc<Namespace>, new: &Arc<Namespace>) {
+        self.enqueue(new);
+    }
+
+    fn on_delete(&self, _ns: &Arc<Namespace>) {}
+}
+
+// === impl Syncer ===
+
+impl Reconcile for Syncer {
+    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
+        Box::pin(async move {
+            match self.delete(key).await {
+                Ok(next) => Ok(next),
+                Err(e) => Err(Box::new(e) as manager::SyncError),
+            }
+        })
+    }
+}
+
+/// Whether an API error has this HTTP code.
+fn is_code(e: &kube::Error, code: u16) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == code)
+}
+
+impl Syncer {
+    fn namespaces(&self) -> Api<Namespace> {
+        Api::all(self.client.clone())
+    }
+
+    /// Upstream `NamespacedResourcesDeleter.Delete`.
+    async fn delete(&self, name: &str) -> Result<Next> {
+        let err = |action| move |source| Error::Namespace { name: name.to_owned(), action, source };
+        let Some(mut ns) = self.namespaces().get_opt(name).await.map_err(err("get"))? else {
+            tracing::debug!(namespace = name, "Namespace has been deleted");
+            return Ok(Next::Done);
+        };
+        if ns.metadata.deletion_timestamp.is_none() {
+            return Ok(Next::Done);
+        }
+        ns = self.ensure_terminating(ns).await?;
+        let finalizers = ns.spec.as_ref().and_then(|s| s.finalizers.clone()).unwrap_or_default();
+        if finalizers.is_empty() {
+            return Ok(Next::Done);
+        }
+        let report = self.delete_all_content(&ns).await;
+        self.write_conditions(name, &report).await?;
+        match core::next_step(&report) {
+            NextStep::Fail(message) => Err(Error::Content { name: name.to_owned(), message }),
+            NextStep::Requeue(after) => {
+                tracing::debug!(namespace = name, ?after, "content remaining; checking again later");
+                Ok(Next::After(after))
+            }
+            NextStep::Finalize => {
+                self.finalize(name).await?;
+                Ok(Next::Done)
+            }
+        }
+    }
+
+    /// Sets phase `Terminating` if the API server has not (retrying on
+    /// conflict with a fresh read of the same namespace).
+    async fn ensure_terminating(&self, mut ns: Namespace) -> Result<Namespace> {
+        let name = ns.name_any();
+        let uid = ns.metadata.uid.clone();
+        loop {
+            if ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating") {
+                return Ok(ns);
+            }
+            let mut updated = ns.clone();
+            updated.status.get_or_insert_with(NamespaceStatus::default).phase = Some("Terminating".into());
+            match self.namespaces().replace_status(&name, &PostParams::default(), &updated).await {
+                Ok(ns) => return Ok(ns),
+                Err(e) if is_code(&e, 409) => {
+                    ns = self.namespaces().get(&name).await.map_err(|source| Error::Namespace {
+                        name: name.clone(),
+                        action: "get",
+                        source,
+                    })?;
+                    if ns.metadata.uid != uid {
+                        return Err(Error::Recreated(name));
+                    }
+                }
+                Err(source) => return Err(Error::Namespace { name, action: "set phase Terminating", source }),
+            }
+        }
+    }
+
+    /// Upstream `deleteAllContent`: discovers, then deletes each type in
+    /// turn and records what is left.
+    async fn delete_all_content(&self, ns: &Namespace) -> DeletionReport {
+        let name = ns.name_any();
+        let mut report = DeletionReport::default();
+        let types = self.discover(&mut report).await;
+        let deleted_at = ns.metadata.deletion_timestamp.as_ref().map(|t| t.0);
+        for (gvr, resource) in types {
+            let outcome = self.delete_content(&name, &gvr, &resource, deleted_at).await;
+            report.record(&gvr, outcome);
+        }
+        report
+    }
+
+    /// Every namespaced deletable type at its group's preferred version;
+    /// failing groups and unparsable group versions go into `report`.
+    async fn discover(&self, report: &mut DeletionReport) -> Vec<(Gvr, Discovered)> {
+        let mut group_versions = Vec::new();
+        match self.client.list_core_api_versions().await {
+            Ok(v) => group_versions.extend(v.versions.into_iter().take(1)),
+            Err(e) => {
+                report.discovery_failures.insert("v1".into(), e.to_string());
+            }
+        }
+        match self.client.list_api_groups().await {
+            Ok(groups) => group_versions.extend(groups.groups.into_iter().filter_map(|g| {
+                g.preferred_version
+                    .map(|p| p.group_version)
+                    .or_else(|| g.versions.first().map(|v| v.group_version.clone()))
+            })),
+            Err(e) => {
+                report.discovery_failures.insert("apis".into(), e.to_string());
+            }
+        }
+        let mut types = Vec::new();
+        for gv in group_versions {
+            let (group, version) = match core::parse_group_version(&gv) {
+                Ok(parsed) => parsed,
+                Err(e) => {
+                    report.parse_failures.push(e);
+                    continue;
+                }
+            };
+            let list = if group.is_empty() {
+                self.client.list_core_api_resources(&version).await
+            } else {
+                self.client.list_api_group_resources(&gv).await
+            };
+            let list = match list {
+                Ok(list) => list,
+                Err(e) => {
+                    report.discovery_failures.insert(gv.clone(), e.to_string());
+                    continue;
+                }
+            };
+            for r in list.resources {
+                if !core::deletable(&r.name, r.namespaced, &r.verbs) {
+                    continue;
+                }
+                let gvr = Gvr { group: group.clone(), version: version.clone(), resource: r.name.clone() };
+                let resource = Discovered {
+                    api: ApiResource {
+                        group: group.clone(),
+                        version: version.clone(),
+                        api_version: gv.clone(),
+                        kind: r.kind.clone(),
+                        plural: r.name.clone(),
+                    },
+                    collection: core::supports_delete_collection(&r.verbs),
+                };
+                types.push((gvr, resource));
+            }
+        }
+        types
+    }
+
+    /// Upstream `deleteAllContentForGroupVersionResource`: estimate (pods),
+    /// delete the collection (or each object), re-list, and let the core
+    /// judge what is left.
+    ///
+    /// One difference from upstream: a type is listed first, and an empty
+    /// type is done without a `deletecollection` (upstream deletes then
+    /// lists). The list that decides is still live and made after the
+    /// namespace was marked for deletion, and the API server refuses
+    /// creates in a terminating namespace, so this never finalizes with
+    /// content left; it halves the requests for the many empty types and
+    /// keeps failing deletes from failing passes over empty types.
+    async fn delete_content(
+        &self,
+        namespace: &str,
+        gvr: &Gvr,
+        resource: &Discovered,
+        deleted_at: Option<Timestamp>,
+    ) -> std::result::Result<core::Remaining, String> {
+        let estimate = if gvr.is_pods() { self.estimate_pods(namespace, deleted_at).await? } else { 0 };
+        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), namespace, &resource.api);
+        // Most discovered types hold nothing: one list settles them, and a
+        // pass is not failed by a delete it did not need.
+        let present =
+            api.list(&ListParams::default()).await.map_err(|e| format!("failed to list {gvr} in {namespace}: {e}"))?;
+        if present.items.is_empty() {
+            return Ok(core::Remaining::default());
+        }
+        let background = DeleteParams::background();
+        let mut one_by_one = !resource.collection;
+        if resource.collection {
+            match api.delete_collection(&background, &ListParams::default()).await {
+                Ok(_) => {}
+                Err(e) if is_code(&e, 405) || is_code(&e, 404) => one_by_one = true,
+                Err(e) => return Err(format!("failed to delete collection of {gvr} in {namespace}: {e}")),
+            }
+        }
+        if one_by_one {
+            let list = api
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| format!("failed to list {gvr} in {namespace}: {e}"))?;
+            for item in list.items {
+                match api.delete(&item.name_any(), &background).await {
+                    Ok(_) => {}
+                    Err(e) if is_code(&e, 405) || is_code(&e, 404) => {}
+                    Err(e) => return Err(format!("failed to delete {gvr} {namespace}/{}: {e}", item.name_any())),
+                }
+            }
+        }
+        let left =
+            api.list(&ListParams::default()).await.map_err(|e| format!("failed to list {gvr} in {namespace}: {e}"))?;
+        let items: Vec<Vec<String>> = left.items.iter().map(|o| o.finalizers().to_vec()).collect();
+        core::remaining_outcome(namespace, gvr, &items, estimate)
+    }
+
+    /// The pods' graceful-termination estimate, from a live list.
+    async fn estimate_pods(&self, namespace: &str, deleted_at: Option<Timestamp>) -> std::result::Result<u64, String> {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let list =
+            pods.list(&ListParams::default()).await.map_err(|e| format!("failed to list pods in {namespace}: {e}"))?;
+        let grace: Vec<PodGrace> = list
+            .items
+            .iter()
+            .map(|p| PodGrace {
+                phase: p.status.as_ref().and_then(|s| s.phase.clone()),
+                grace_seconds: p.spec.as_ref().and_then(|s| s.termination_grace_period_seconds),
+            })
+            .collect();
+        Ok(core::estimate_graceful_termination(&grace, deleted_at, Timestamp::now()))
+    }
+
+    /// Writes the five conditions if any changed (on a fresh read).
+    async fn write_conditions(&self, name: &str, report: &DeletionReport) -> Result<()> {
+        let err = |action| move |source| Error::Namespace { name: name.to_owned(), action, source };
+        let Some(mut ns) = self.namespaces().get_opt(name).await.map_err(err("get"))? else { return Ok(()) };
+        let existing = ns.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+        let Some(merged) = core::merge_conditions(&existing, &core::conditions(report), Timestamp::now()) else {
+            return Ok(());
+        };
+        ns.status.get_or_insert_with(NamespaceStatus::default).conditions = Some(merged);
+        match self.namespaces().replace_status(name, &PostParams::default(), &ns).await {
+            Ok(_) => Ok(()),
+            Err(e) if is_code(&e, 404) => Ok(()),
+            Err(source) => Err(Error::Namespace { name: name.to_owned(), action: "update conditions", source }),
+        }
+    }
+
+    /// Removes the `kubernetes` finalizer (`PUT .../finalize`); the API
+    /// server then removes the namespace. NotFound counts as done.
+    async fn finalize(&self, name: &str) -> Result<()> {
+        let err = |action| move |source| Error::Namespace { name: name.to_owned(), action, source };
+        let Some(mut ns) = self.namespaces().get_opt(name).await.map_err(err("get"))? else { return Ok(()) };
+        let spec = ns.spec.get_or_insert_with(Default::default);
+        spec.finalizers = Some(core::finalized(spec.finalizers.as_deref().unwrap_or_default()));
+        match self.namespaces().replace_subresource("finalize", name, &PostParams::default(), &ns).await {
+            Ok(_) => {
+                tracing::info!(namespace = name, "namespace finalized");
+                Ok(())
+            }
+            Err(e) if is_code(&e, 404) => Ok(()),
+            Err(source) => Err(Error::Namespace { name: name.to_owned(), action: "finalize", source }),
+        }
+    }
+}
+
+/// A discovered type: how to reach it and whether it takes
+/// `deletecollection`.
+struct Discovered {
+    api: ApiResource,
+    collection: bool,
+}

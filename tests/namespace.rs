@@ -1,0 +1,299 @@
+//! The Namespace controller end to end: the real `kcm-rs` binary against
+//! kube-sim. A namespace full of built-in objects and of a custom type
+//! registered at run time is deleted with `kubectl delete ns`, passes
+//! through Terminating with upstream's conditions and goes, leaving
+//! nothing; a foreign finalizer holds it (and is named) until removed;
+//! failing deletes and a dropped watch delay but never stop it, and it is
+//! never finalized while content remains. Every test waits on conditions,
+//! never on timings.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::watcher;
+use kube_sim::controls::CustomResource;
+use kube_sim::faults::{FaultRule, FaultSpec};
+use kube_sim::{Sim, SimConfig};
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+/// Generous deadline for conditions.
+const DEADLINE: Duration = Duration::from_secs(90);
+
+// === utils ===
+
+struct Env {
+    sim: Sim,
+    _dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    _daemon: Child,
+    client: kube::Client,
+}
+
+async fn start() -> Env {
+    let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig: PathBuf = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
+    let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let daemon = Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
+        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .arg("--leader-elect=false")
+        .arg(format!("--secure-port={port}"))
+        .arg("--bind-address=127.0.0.1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kcm-rs starts");
+    let client = sim.client().expect("client");
+    Env { sim, _dir: dir, kubeconfig, _daemon: daemon, client }
+}
+
+fn widgets() -> CustomResource {
+    CustomResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        plural: "widgets".into(),
+        kind: "Widget".into(),
+        namespaced: true,
+        short_names: Vec::new(),
+    }
+}
+
+/// Every namespaced type the test creates, as (apiVersion, plural, kind).
+const TYPES: &[(&str, &str, &str)] = &[
+    ("v1", "pods", "Pod"),
+    ("apps/v1", "deployments", "Deployment"),
+    ("apps/v1", "replicasets", "ReplicaSet"),
+    ("v1", "services", "Service"),
+    ("v1", "configmaps", "ConfigMap"),
+    ("v1", "secrets", "Secret"),
+    ("coordination.k8s.io/v1", "leases", "Lease"),
+    ("example.com/v1", "widgets", "Widget"),
+];
+
+fn api_for(env: &Env, ns: &str, api_version: &str, plural: &str, kind: &str) -> Api<DynamicObject> {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let ar = ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: api_version.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    };
+    Api::namespaced_with(env.client.clone(), ns, &ar)
+}
+
+async fn create(env: &Env, ns: &str, api_version: &str, plural: &str, kind: &str, body: Value) {
+    let mut body = body;
+    body["apiVersion"] = json!(api_version);
+    body["kind"] = json!(kind);
+    body["metadata"]["namespace"] = json!(ns);
+    let obj: DynamicObject = serde_json::from_value(body).expect("valid object");
+    api_for(env, ns, api_version, plural, kind).create(&PostParams::default(), &obj).await.expect("created");
+}
+
+async fn create_namespace(env: &Env, ns: &str) {
+    let api: Api<Namespace> = Api::all(env.client.clone());
+    let obj: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).expect("namespace");
+    api.create(&PostParams::default(), &obj).await.expect("namespace created");
+}
+
+fn pod_spec(grace: i64) -> Value {
+    json!({"terminationGracePeriodSeconds": grace, "containers": [{"name": "app", "image": "registry.example.com/app:1.0"}]})
+}
+
+/// One object of every type in `TYPES` (two pods, with grace periods).
+async fn populate(env: &Env, ns: &str) {
+    for i in 0..2 {
+        create(env, ns, "v1", "pods", "Pod", json!({"metadata": {"name": format!("pod-{i}")}, "spec": pod_spec(30)}))
+            .await;
+    }
+    let template = json!({"metadata": {"labels": {"app": "web"}}, "spec": pod_spec(30)});
+    let workload = json!({"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": template});
+    create(env, ns, "apps/v1", "deployments", "Deployment", json!({"metadata": {"name": "web"}, "spec": workload}))
+        .await;
+    create(env, ns, "apps/v1", "replicasets", "ReplicaSet", json!({"metadata": {"name": "web-rs"}, "spec": workload}))
+        .await;
+    create(
+        env,
+        ns,
+        "v1",
+        "services",
+        "Service",
+        json!({"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}}),
+    )
+    .await;
+    create(env, ns, "v1", "configmaps", "ConfigMap", json!({"metadata": {"name": "cfg"}, "data": {"k": "v"}})).await;
+    create(env, ns, "v1", "secrets", "Secret", json!({"metadata": {"name": "s"}, "stringData": {"k": "v"}})).await;
+    create(env, ns, "coordination.k8s.io/v1", "leases", "Lease", json!({"metadata": {"name": "l"}, "spec": {}})).await;
+    create(env, ns, "example.com/v1", "widgets", "Widget", json!({"metadata": {"name": "w"}, "spec": {"size": 3}}))
+        .await;
+}
+
+async fn kubectl_delete_ns(env: &Env, ns: &str) {
+    let out = Command::new("kubectl")
+        .arg(format!("--kubeconfig={}", env.kubeconfig.display()))
+        .args(["delete", "ns", ns, "--wait=false"])
+        .output()
+        .await
+        .expect("kubectl runs");
+    assert!(out.status.success(), "kubectl delete ns: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Records every state of namespace `ns` a watch sees.
+fn record(env: &Env, ns: &str) -> (Arc<Mutex<Vec<Namespace>>>, tokio::task::JoinHandle<()>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let api: Api<Namespace> = Api::all(env.client.clone());
+    let stream = watcher(api, watcher::Config::default().fields(&format!("metadata.name={ns}")));
+    let out = seen.clone();
+    let task = tokio::spawn(async move {
+        futures::pin_mut!(stream);
+        while let Ok(Some(event)) = stream.try_next().await {
+            if let watcher::Event::Apply(n) | watcher::Event::InitApply(n) = event {
+                out.lock().expect("lock").push(n);
+            }
+        }
+    });
+    (seen, task)
+}
+
+fn condition<'a>(ns: &'a Namespace, type_: &str) -> Option<&'a k8s_openapi::api::core::v1::NamespaceCondition> {
+    ns.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == type_)
+}
+
+/// Waits until namespace `ns` is gone.
+async fn gone(env: &Env, ns: &str) {
+    let api: Api<Namespace> = Api::all(env.client.clone());
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let now = api.get_opt(ns).await.expect("get namespace");
+        let Some(state) = now else { return };
+        assert!(tokio::time::Instant::now() < deadline, "namespace {ns} still there: {:?}", state.status);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Asserts that no object of `TYPES` is left in `ns`.
+async fn nothing_left(env: &Env, ns: &str) {
+    for (api_version, plural, kind) in TYPES {
+        let left = api_for(env, ns, api_version, plural, kind).list(&ListParams::default()).await.expect("listed");
+        let names: Vec<_> = left.items.iter().map(|o| o.metadata.name.clone()).collect();
+        assert!(names.is_empty(), "{plural} left in {ns}: {names:?}");
+    }
+}
+
+// === tests ===
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kubectl_delete_ns_empties_it_with_upstream_conditions_then_it_goes() {
+    let env = start().await;
+    env.sim.controls().register(&widgets()).expect("custom type served");
+    create_namespace(&env, "doomed").await;
+    populate(&env, "doomed").await;
+    let (seen, watch) = record(&env, "doomed");
+
+    kubectl_delete_ns(&env, "doomed").await;
+    gone(&env, "doomed").await;
+    nothing_left(&env, "doomed").await;
+    watch.abort();
+
+    let seen = seen.lock().expect("lock").clone();
+    assert!(
+        seen.iter().any(|n| n.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating")),
+        "never seen Terminating"
+    );
+    let pods_remaining = seen.iter().filter_map(|n| condition(n, "NamespaceContentRemaining")).any(|c| {
+        c.status == "True"
+            && c.reason.as_deref() == Some("SomeResourcesRemain")
+            && c.message.as_deref().is_some_and(|m| m.starts_with("Some resources are remaining: pods. has "))
+    });
+    assert!(pods_remaining, "terminating pods never named in NamespaceContentRemaining");
+    let last = seen.last().expect("states seen");
+    let want = [
+        ("NamespaceDeletionDiscoveryFailure", "False", "ResourcesDiscovered"),
+        ("NamespaceDeletionGroupVersionParsingFailure", "False", "ParsedGroupVersions"),
+        ("NamespaceDeletionContentFailure", "False", "ContentDeleted"),
+        ("NamespaceContentRemaining", "False", "ContentRemoved"),
+        ("NamespaceFinalizersRemaining", "False", "ContentHasNoFinalizers"),
+    ];
+    for (type_, status, reason) in want {
+        let c = condition(last, type_).unwrap_or_else(|| panic!("{type_} missing in {:?}", last.status));
+        assert_eq!((c.status.as_str(), c.reason.as_deref()), (status, Some(reason)), "{type_}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_foreign_finalizer_holds_the_namespace_and_is_named_until_removed() {
+    let env = start().await;
+    env.sim.controls().register(&widgets()).expect("custom type served");
+    create_namespace(&env, "held").await;
+    create(
+        &env,
+        "held",
+        "v1",
+        "configmaps",
+        "ConfigMap",
+        json!({"metadata": {"name": "kept", "finalizers": ["example.com/x"]}}),
+    )
+    .await;
+    create(&env, "held", "v1", "secrets", "Secret", json!({"metadata": {"name": "s"}})).await;
+    kubectl_delete_ns(&env, "held").await;
+
+    let api: Api<Namespace> = Api::all(env.client.clone());
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let want = "Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances";
+    loop {
+        let ns = api.get("held").await.expect("still there while the finalizer is");
+        let named = condition(&ns, "NamespaceFinalizersRemaining").is_some_and(|c| {
+            c.status == "True"
+                && c.reason.as_deref() == Some("SomeFinalizersRemain")
+                && c.message.as_deref() == Some(want)
+        });
+        if named {
+            assert_eq!(ns.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Terminating"));
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "finalizer never named: {:?}", ns.status);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let secrets = api_for(&env, "held", "v1", "secrets", "Secret").list(&ListParams::default()).await.expect("listed");
+    assert!(secrets.items.is_empty(), "other content deleted meanwhile");
+    assert!(api.get_opt("held").await.expect("get").is_some(), "held by the finalizer");
+
+    let cms: Api<ConfigMap> = Api::namespaced(env.client.clone(), "held");
+    cms.patch("kept", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
+        .await
+        .expect("finalizer removed");
+    gone(&env, "held").await;
+    nothing_left(&env, "held").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failing_deletes_and_a_dropped_watch_delay_but_never_stop_deletion() {
+    let env = start().await;
+    env.sim.controls().register(&widgets()).expect("custom type served");
+    create_namespace(&env, "faulty").await;
+    populate(&env, "faulty").await;
+    for i in 0..20 {
+        create(&env, "faulty", "v1", "configmaps", "ConfigMap", json!({"metadata": {"name": format!("cm-{i}")}})).await;
+    }
+    kubectl_delete_ns(&env, "faulty").await;
+    let rule = |verb: &str| FaultRule { verb: Some(verb.into()), error_rate: 0.2, ..Default::default() };
+    env.sim
+        .controls()
+        .set_faults(FaultSpec { rules: vec![rule("delete"), rule("deletecollection")] })
+        .expect("faults set");
+    env.sim.controls().drop_watches();
+
+    gone(&env, "faulty").await;
+    nothing_left(&env, "faulty").await;
+    env.sim.controls().clear_faults();
+}
