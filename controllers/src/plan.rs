@@ -193,7 +193,7 @@ pub struct ObjectRef {
 }
 
 /// `Normal` or `Warning`, as `core/v1` Event `type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EventType {
     /// Routine.
     Normal,
@@ -208,6 +208,12 @@ impl EventType {
             EventType::Normal => "Normal",
             EventType::Warning => "Warning",
         }
+    }
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -15,11 +15,11 @@ use futures::future::join_all;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use kcm_controllers::common::pod_control;
-use kcm_controllers::plan::{Action, Event, EventType, ObjectRef, OwnerRefPatch, Plan};
+use kcm_controllers::plan::{Action, Event, ObjectRef, OwnerRefPatch, Plan};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::{Api, Client};
 
-use crate::events::{self, EventRecorder};
+use crate::events::EventRecorder;
 use crate::informer::Store;
 
 /// What a controller remembers about its writes in flight (the ReplicaSet
@@ -284,11 +284,7 @@ impl Executor {
 
     /// Records `event` through the recorder.
     pub fn record(&self, event: &Event) {
-        let kind = match event.type_ {
-            EventType::Normal => events::EventType::Normal,
-            EventType::Warning => events::EventType::Warning,
-        };
-        self.recorder.event(&object_reference(&event.regarding), kind, &event.reason, event.message.clone());
+        self.recorder.event(&object_reference(&event.regarding), event.type_, &event.reason, event.message.clone());
     }
 }
 

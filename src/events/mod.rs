@@ -39,7 +39,6 @@
 //! `writer.rs`; the [`Correlator`] is `correlator.rs`, over the bounded LRU
 //! map of `lru.rs`. This module holds the tunables and [`EventType`].
 
-use std::fmt;
 use std::time::Duration;
 
 mod correlator;
@@ -109,27 +108,6 @@ pub fn dropped_events_counter() -> prometheus::Result<prometheus::IntCounter> {
 
 // === EventType ===
 
-/// The type of an Event, as `kubectl describe` shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EventType {
-    /// Something expected happened (`Normal`).
-    Normal,
-    /// Something may need attention (`Warning`).
-    Warning,
-}
-
-impl EventType {
-    /// The spelling in `Event.type`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::Normal => "Normal",
-            EventType::Warning => "Warning",
-        }
-    }
-}
-
-impl fmt::Display for EventType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The type of an Event (`Normal`, `Warning`): the controllers' plans and
+/// the recorder share one definition.
+pub use kcm_controllers::plan::EventType;
