@@ -11,8 +11,11 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
-/// Generous deadline for conditions.
-const DEADLINE: Duration = Duration::from_secs(30);
+mod common;
+use common::wait_until;
+
+/// How long a stopped daemon may take to exit.
+const EXIT_DEADLINE: Duration = Duration::from_secs(30);
 
 /// A running `kcm-rs` process; killed on drop.
 struct Daemon {
@@ -86,24 +89,6 @@ fn transitions(lease: &Option<Lease>) -> i32 {
     lease.as_ref().and_then(|l| l.spec.as_ref()).and_then(|s| s.lease_transitions).unwrap_or(0)
 }
 
-/// Waits until `probe` holds, failing with what it last saw.
-async fn wait_until<F, Fut>(what: &str, mut probe: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<(), String>>,
-{
-    let start = tokio::time::Instant::now();
-    let mut last = String::new();
-    while start.elapsed() < DEADLINE {
-        match probe().await {
-            Ok(()) => return,
-            Err(seen) => last = seen,
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}; last seen: {last}");
-}
-
 /// Which of the two daemons leads, from their metrics.
 async fn leading(daemons: &[&Daemon]) -> Vec<bool> {
     let mut out = Vec::new();
@@ -119,7 +104,7 @@ async fn exactly_one_of_two_leads_and_a_killed_leader_is_replaced() {
     let (sim, _dir, kubeconfig) = sim_with_kubeconfig().await;
     let a = spawn(&kubeconfig, "3s", "2s", "500ms");
     let b = spawn(&kubeconfig, "3s", "2s", "500ms");
-    wait_until("one leader", || async {
+    wait_until(&sim, "one leader", || async {
         let l = leading(&[&a, &b]).await;
         if l.iter().filter(|x| **x).count() == 1 && !holder(&lease(&sim).await).is_empty() {
             Ok(())
@@ -136,7 +121,7 @@ async fn exactly_one_of_two_leads_and_a_killed_leader_is_replaced() {
     let first = holder(&before);
 
     leader.signal("-KILL");
-    wait_until("the standby to take over after the lease expires", || async {
+    wait_until(&sim, "the standby to take over after the lease expires", || async {
         let now = lease(&sim).await;
         let standby_leads = leading(&[&standby]).await[0];
         if standby_leads && holder(&now) != first && !holder(&now).is_empty() {
@@ -155,10 +140,12 @@ async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once() {
     // A lease far longer than the test's deadline: only a release explains
     // a take-over within it.
     let a = spawn(&kubeconfig, "120s", "10s", "500ms");
-    wait_until("a leads", || async { if leading(&[&a]).await[0] { Ok(()) } else { Err(holder(&lease(&sim).await)) } })
-        .await;
+    wait_until(&sim, "a leads", || async {
+        if leading(&[&a]).await[0] { Ok(()) } else { Err(holder(&lease(&sim).await)) }
+    })
+    .await;
     let b = spawn(&kubeconfig, "120s", "10s", "500ms");
-    wait_until("b to serve as a standby", || async {
+    wait_until(&sim, "b to serve as a standby", || async {
         let (code, _) = b.get("/healthz").await;
         if code == 200 && !leading(&[&b]).await[0] { Ok(()) } else { Err(format!("code {code}")) }
     })
@@ -166,9 +153,9 @@ async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once() {
     let first = holder(&lease(&sim).await);
     a.signal("-TERM");
     let mut a = a;
-    let status = tokio::time::timeout(DEADLINE, a.child.wait()).await.expect("a exits").expect("status");
+    let status = tokio::time::timeout(EXIT_DEADLINE, a.child.wait()).await.expect("a exits").expect("status");
     assert!(status.success(), "SIGTERM ends kcm-rs with status 0, got {status}");
-    wait_until("b to take over the released lease", || async {
+    wait_until(&sim, "b to take over the released lease", || async {
         let now = holder(&lease(&sim).await);
         if leading(&[&b]).await[0] && !now.is_empty() && now != first { Ok(()) } else { Err(now) }
     })
@@ -190,7 +177,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
     .expect("valid");
     replica_sets.create(&Default::default(), &rs).await.expect("created");
     let d = spawn(&kubeconfig, "3s", "2s", "500ms");
-    wait_until("metrics with leader election and client requests", || async {
+    wait_until(&sim, "metrics with leader election and client requests", || async {
         let (code, body) = d.get("/metrics").await;
         let ready = code == 200
             && body.contains("leader_election_master_status")
@@ -218,7 +205,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
     // caches have synced.
     let (_, health) = d.get("/healthz?verbose").await;
     assert!(health.contains("[+]leaderElection ok\n") && health.contains("[+]replicaset-controller ok\n"), "{health}");
-    wait_until("ready", || async {
+    wait_until(&sim, "ready", || async {
         let (code, text) = d.get("/readyz?verbose").await;
         if code == 200 && text.contains("[+]informer-sync ok") { Ok(()) } else { Err(text) }
     })

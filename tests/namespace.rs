@@ -11,7 +11,6 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -23,8 +22,8 @@ use kube_sim::{Sim, SimConfig};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-/// Generous deadline for conditions.
-const DEADLINE: Duration = Duration::from_secs(90);
+mod common;
+use common::wait_until;
 
 // === utils ===
 
@@ -172,13 +171,13 @@ fn condition<'a>(ns: &'a Namespace, type_: &str) -> Option<&'a k8s_openapi::api:
 /// Waits until namespace `ns` is gone.
 async fn gone(env: &Env, ns: &str) {
     let api: Api<Namespace> = Api::all(env.client.clone());
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    loop {
-        let now = api.get_opt(ns).await.expect("get namespace");
-        let Some(state) = now else { return };
-        assert!(tokio::time::Instant::now() < deadline, "namespace {ns} still there: {:?}", state.status);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    wait_until(&env.sim, &format!("namespace {ns} to be gone"), || async {
+        match api.get_opt(ns).await.expect("get namespace") {
+            None => Ok(()),
+            Some(state) => Err(format!("{:?}", state.status)),
+        }
+    })
+    .await;
 }
 
 /// Asserts that no object of `TYPES` is left in `ns`.
@@ -248,22 +247,19 @@ async fn a_foreign_finalizer_holds_the_namespace_and_is_named_until_removed() {
     kubectl_delete_ns(&env, "held").await;
 
     let api: Api<Namespace> = Api::all(env.client.clone());
-    let deadline = tokio::time::Instant::now() + DEADLINE;
     let want = "Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances";
-    loop {
+    wait_until(&env.sim, "the finalizer to be named", || async {
         let ns = api.get("held").await.expect("still there while the finalizer is");
         let named = condition(&ns, "NamespaceFinalizersRemaining").is_some_and(|c| {
             c.status == "True"
                 && c.reason.as_deref() == Some("SomeFinalizersRemain")
                 && c.message.as_deref() == Some(want)
         });
-        if named {
-            assert_eq!(ns.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Terminating"));
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "finalizer never named: {:?}", ns.status);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        if named { Ok(()) } else { Err(format!("{:?}", ns.status)) }
+    })
+    .await;
+    let ns = api.get("held").await.expect("still there while the finalizer is");
+    assert_eq!(ns.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Terminating"));
     let secrets = api_for(&env, "held", "v1", "secrets", "Secret").list(&ListParams::default()).await.expect("listed");
     assert!(secrets.items.is_empty(), "other content deleted meanwhile");
     assert!(api.get_opt("held").await.expect("get").is_some(), "held by the finalizer");
