@@ -7,9 +7,6 @@
 //! never finalized while content remains. Every test waits on conditions,
 //! never on timings.
 
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use futures::TryStreamExt;
@@ -18,42 +15,13 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams,
 use kube::runtime::watcher;
 use kube_sim::controls::CustomResource;
 use kube_sim::faults::{FaultRule, FaultSpec};
-use kube_sim::{Sim, SimConfig};
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 mod common;
-use common::wait_until;
+use common::{Env, start, wait_until};
 
 // === utils ===
-
-struct Env {
-    sim: Sim,
-    _dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
-    _daemon: Child,
-    client: kube::Client,
-}
-
-async fn start() -> Env {
-    let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig: PathBuf = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
-    let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-    let daemon = Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .arg("--leader-elect=false")
-        .arg(format!("--secure-port={port}"))
-        .arg("--bind-address=127.0.0.1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kcm-rs starts");
-    let client = sim.client().expect("client");
-    Env { sim, _dir: dir, kubeconfig, _daemon: daemon, client }
-}
 
 fn widgets() -> CustomResource {
     CustomResource {

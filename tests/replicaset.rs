@@ -6,9 +6,6 @@
 //! conditions, never on timings.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use futures::TryStreamExt;
@@ -18,51 +15,15 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use kube_sim::faults::{FaultRule, FaultSpec};
-use kube_sim::{Sim, SimConfig};
 use serde_json::json;
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 mod common;
-use common::wait_until;
+use common::{Env, spawn, start, wait_until};
 
 const NS: &str = "default";
 
 // === utils ===
-
-/// kube-sim, a kubeconfig for it, and a `kcm-rs` (leader election off)
-/// running against it; the process is killed on drop.
-struct Env {
-    sim: Sim,
-    _dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
-    daemon: Child,
-    client: kube::Client,
-}
-
-async fn start() -> Env {
-    let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig: PathBuf = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
-    let daemon = spawn(&kubeconfig);
-    let client = sim.client().expect("client");
-    Env { sim, _dir: dir, kubeconfig, daemon, client }
-}
-
-/// Starts `kcm-rs` against `kubeconfig`, leader election off.
-fn spawn(kubeconfig: &std::path::Path) -> Child {
-    let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-    Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .arg("--leader-elect=false")
-        .arg(format!("--secure-port={port}"))
-        .arg("--bind-address=127.0.0.1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kcm-rs starts")
-}
 
 /// Counts the active pods labelled `app=<app>` at every watch event and
 /// keeps the highest count seen; abort the task to stop.

@@ -1,9 +1,16 @@
 //! Fixtures shared by the end-to-end tests of the `kcm-rs` binary.
 
+// Each test binary uses part of these fixtures.
+#![allow(dead_code)]
+
 use std::future::Future;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::Duration;
 
-use kube_sim::Sim;
+use kube_sim::{Sim, SimConfig};
+use tokio::process::{Child, Command};
 
 /// Generous deadline for any condition.
 const DEADLINE: Duration = Duration::from_secs(90);
@@ -36,4 +43,46 @@ where
         let _ = tokio::time::timeout(RECHECK, changes.recv()).await;
     }
     panic!("timed out waiting for {what}; last seen: {last}");
+}
+
+/// kube-sim, a kubeconfig for it, and a `kcm-rs` (leader election off)
+/// running against it; the process is killed on drop.
+pub struct Env {
+    /// The simulated cluster.
+    pub sim: Sim,
+    /// Holds the kubeconfig.
+    _dir: tempfile::TempDir,
+    /// The kubeconfig naming `sim`.
+    pub kubeconfig: PathBuf,
+    /// The daemon under test.
+    pub daemon: Child,
+    /// A client for `sim`.
+    pub client: kube::Client,
+}
+
+/// Starts kube-sim and `kcm-rs` against it.
+pub async fn start() -> Env {
+    let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
+    let daemon = spawn(&kubeconfig);
+    let client = sim.client().expect("client");
+    Env { sim, _dir: dir, kubeconfig, daemon, client }
+}
+
+/// Starts `kcm-rs` against `kubeconfig`, leader election off, serving on a
+/// free loopback port.
+pub fn spawn(kubeconfig: &Path) -> Child {
+    let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
+        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .arg("--leader-elect=false")
+        .arg(format!("--secure-port={port}"))
+        .arg("--bind-address=127.0.0.1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kcm-rs starts")
 }
