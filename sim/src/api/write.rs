@@ -127,6 +127,13 @@ fn invalid(rt: &ResourceType, name: &str, causes: Vec<validation::Cause>) -> Api
     Err(ApiError::invalid(rt, name, &causes))
 }
 
+/// Types whose `/status` writes also take the request's metadata (what
+/// upstream's status strategies for these kinds do not reset; newer types
+/// and custom resources reset all of it, `ResetObjectMetaForStatus`).
+fn status_writes_metadata(rt: &ResourceType) -> bool {
+    matches!(rt.builtin, Some(Builtin::Deployment | Builtin::ReplicaSet))
+}
+
 /// Types whose `metadata.generation` the API server maintains.
 fn tracks_generation(rt: &ResourceType) -> bool {
     matches!(rt.builtin, None | Some(Builtin::Deployment | Builtin::ReplicaSet))
@@ -357,6 +364,19 @@ fn next_state(
         ));
     }
     let mut next = match sub {
+        Some(Subresource::Status) if status_writes_metadata(rt) => {
+            // Upstream's status strategies for these kinds reset only the
+            // spec (and, for Deployments, the labels): the deployment
+            // controller writes its revision annotation through `/status`.
+            let mut next = incoming;
+            set_or_remove(&mut next, "spec", current.get("spec").cloned());
+            if rt.builtin == Some(Builtin::Deployment) {
+                let labels = current.pointer("/metadata/labels").cloned();
+                set_or_remove(&mut next["metadata"], "labels", labels);
+            }
+            keep_server_metadata(rt, &mut next, current)?;
+            next
+        }
         Some(Subresource::Status) => {
             let mut next = current.clone();
             set_or_remove(&mut next, "status", incoming.get("status").cloned());
@@ -409,7 +429,17 @@ fn next_state(
         defaults::apply(kind, &mut next);
         invalid(rt, &name, validation::validate_update(kind, current, &next))?;
     }
-    if tracks_generation(rt) && spec_changed(current, &next) {
+    let annotations_changed = || current.pointer("/metadata/annotations") != next.pointer("/metadata/annotations");
+    // A Deployment's annotations are copied to its ReplicaSets, so the API
+    // server counts them as spec (upstream `deploymentStrategy`); status
+    // writes never bump the generation.
+    let bumps = match sub {
+        None if rt.builtin == Some(Builtin::Deployment) => spec_changed(current, &next) || annotations_changed(),
+        None => spec_changed(current, &next),
+        Some(Subresource::Scale) => spec_changed(current, &next),
+        Some(_) => false,
+    };
+    if tracks_generation(rt) && bumps {
         let generation = current.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0);
         meta::metadata_mut(&mut next).insert("generation".into(), json!(generation + 1));
     }
@@ -524,7 +554,7 @@ mod tests {
     }
 
     #[test]
-    fn status_writes_change_only_status() {
+    fn deployment_status_writes_keep_spec_labels_and_generation() {
         let current = deployment();
         let mut incoming = current.clone();
         incoming["spec"]["replicas"] = json!(3);
@@ -535,6 +565,48 @@ mod tests {
         assert_eq!(next["metadata"]["generation"], 1);
         assert!(next["metadata"].get("labels").is_none());
         assert_eq!(next["status"]["replicas"], 2);
+    }
+
+    #[test]
+    fn deployment_status_writes_take_annotations_but_not_labels() {
+        let current = deployment();
+        let mut incoming = current.clone();
+        incoming["metadata"]["labels"] = json!({"x": "y"});
+        incoming["metadata"]["annotations"] = json!({"deployment.kubernetes.io/revision": "2"});
+        incoming["metadata"]["uid"] = json!("forged");
+        incoming["status"] = json!({"replicas": 2});
+        let next = next_state(&rt(), Some(Subresource::Status), &current, incoming).unwrap().unwrap();
+        assert_eq!(next["metadata"]["annotations"]["deployment.kubernetes.io/revision"], "2");
+        assert!(next["metadata"].get("labels").is_none());
+        assert_eq!((&next["metadata"]["uid"], &next["metadata"]["generation"]), (&json!("u1"), &json!(1)));
+        assert_eq!(next["status"]["replicas"], 2);
+    }
+
+    #[test]
+    fn replica_set_status_writes_take_labels_and_annotations() {
+        let rt = Registry::default().builtin(Builtin::ReplicaSet);
+        let mut current = deployment();
+        current["kind"] = json!("ReplicaSet");
+        defaults::apply(Builtin::ReplicaSet, &mut current);
+        let mut incoming = current.clone();
+        incoming["metadata"]["labels"] = json!({"x": "y"});
+        incoming["metadata"]["annotations"] = json!({"a": "b"});
+        incoming["spec"]["replicas"] = json!(7);
+        let next = next_state(&rt, Some(Subresource::Status), &current, incoming).unwrap().unwrap();
+        assert_eq!(
+            (&next["metadata"]["labels"]["x"], &next["metadata"]["annotations"]["a"]),
+            (&json!("y"), &json!("b"))
+        );
+        assert_eq!((&next["spec"]["replicas"], &next["metadata"]["generation"]), (&json!(1), &json!(1)));
+    }
+
+    #[test]
+    fn deployment_annotation_changes_bump_the_generation() {
+        let current = deployment();
+        let mut incoming = current.clone();
+        incoming["metadata"]["annotations"] = json!({"note": "x"});
+        let next = next_state(&rt(), None, &current, incoming).unwrap().unwrap();
+        assert_eq!(next["metadata"]["generation"], 2);
     }
 
     #[test]

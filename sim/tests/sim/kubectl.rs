@@ -1,13 +1,11 @@
 //! The real kubectl against kube-sim: what a user types, and what they see.
 
 use std::path::Path;
-use std::process::Stdio;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 
 use super::util::{self, DEADLINE, Kubectl, kubectl, kubectl_with_stdin};
 
@@ -100,7 +98,7 @@ async fn create_from_stdin_then_get_as_json() {
 }
 
 #[tokio::test]
-async fn apply_creates_then_updates_bumping_generation_on_spec_changes_only() {
+async fn apply_creates_then_updates_bumping_generation_on_spec_and_annotation_changes_only() {
     let sim = util::start().await;
     let (_dir, config) = util::kubeconfig(&sim);
     let out = ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
@@ -123,7 +121,12 @@ async fn apply_creates_then_updates_bumping_generation_on_spec_changes_only() {
     assert_eq!(out.trim(), "deployment.apps/web configured");
     let relabelled = get_json(&config, &["deployment", "web"]).await;
     assert_eq!(relabelled["metadata"]["labels"]["tier"], "front");
-    assert_eq!(relabelled["metadata"]["generation"], 2, "a label is not spec");
+    // apply rewrote its last-applied annotation, and a Deployment's
+    // annotations count as spec (upstream's deployment strategy).
+    assert_eq!(relabelled["metadata"]["generation"], 3, "the annotation changed");
+    ok(&config, &["label", "deployment", "web", "team=a"]).await;
+    let labelled = get_json(&config, &["deployment", "web"]).await;
+    assert_eq!(labelled["metadata"]["generation"], 3, "a label is not spec");
 
     let out =
         ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.28", "{app: web, tier: front}")).await;
@@ -227,16 +230,7 @@ async fn get_pods_watch_shows_a_pod_appear_and_start() {
     let sim = util::start().await;
     let (_dir, config) = util::kubeconfig(&sim);
     ok(&config, &["run", "first", "--image=nginx"]).await;
-    let mut child = Command::new("kubectl")
-        .args(["get", "pods", "-w", "--request-timeout=60s"])
-        .env("KUBECONFIG", &config)
-        .env_remove("KUBERNETES_SERVICE_HOST")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kubectl must be installed for these tests (see README)");
+    let mut child = util::kubectl_running(&config, &["get", "pods", "-w", "--request-timeout=60s"]);
     let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
     let mut seen = Vec::new();
     let mut next_line = async || {
@@ -334,4 +328,79 @@ async fn create_deployment_makes_a_deployment() {
     let containers = spec.template.spec.expect("pod spec").containers;
     assert_eq!(containers[0].image.as_deref(), Some("nginx:1.27"));
     assert_eq!(web.metadata.labels.and_then(|l| l.get("app").cloned()).as_deref(), Some("web"));
+}
+
+/// A ReplicaSet shaped as the deployment controller writes it for
+/// Deployment `web` (uid `owner`): revision `revision`, image `image`.
+fn owned_replica_set(owner: &str, hash: &str, revision: u32, image: &str, replicas: u32) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web-{hash}\n  \
+         labels: {{app: web, pod-template-hash: {hash}}}\n  annotations:\n    \
+         deployment.kubernetes.io/revision: \"{revision}\"\n    deployment.kubernetes.io/desired-replicas: \"2\"\n    \
+         deployment.kubernetes.io/max-replicas: \"3\"\n  ownerReferences:\n  - {{apiVersion: apps/v1, kind: Deployment, \
+         name: web, uid: {owner}, controller: true, blockOwnerDeletion: true}}\nspec:\n  replicas: {replicas}\n  \
+         selector:\n    matchLabels: {{app: web, pod-template-hash: {hash}}}\n  template:\n    metadata:\n      \
+         labels: {{app: web, pod-template-hash: {hash}}}\n    spec:\n      containers:\n      - name: app\n        \
+         image: {image}\n"
+    )
+}
+
+/// `kubectl rollout` reads the ReplicaSets a deployment controller made
+/// and patches or watches the Deployment: the objects are made by hand
+/// here, as a controller would.
+#[tokio::test]
+async fn rollout_history_undo_pause_resume_and_status_work_on_hand_made_revisions() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1", "{app: web}")).await;
+    let uid = ok(&config, &["get", "deploy", "web", "-o", "jsonpath={.metadata.uid}"]).await;
+    ok_with(&config, &["create", "-f", "-"], &owned_replica_set(&uid, "aaaa", 1, "nginx:1", 0)).await;
+    ok_with(&config, &["create", "-f", "-"], &owned_replica_set(&uid, "bbbb", 2, "nginx:2", 2)).await;
+    let out = ok(&config, &["set", "image", "deploy/web", "app=nginx:2"]).await;
+    assert_eq!(out.trim(), "deployment.apps/web image updated");
+
+    let rows = table(&ok(&config, &["rollout", "history", "deploy/web"]).await);
+    assert_eq!(rows[1..], [["REVISION", "CHANGE-CAUSE"], ["1", "<none>"], ["2", "<none>"]], "{rows:?}");
+    let one = ok(&config, &["rollout", "history", "deploy/web", "--revision=1"]).await;
+    assert!(one.contains("Image:\tnginx:1"), "{one}");
+
+    let out = ok(&config, &["rollout", "undo", "deploy/web"]).await;
+    assert_eq!(out.trim(), "deployment.apps/web rolled back");
+    let template = get_json(&config, &["deploy", "web"]).await["spec"]["template"].clone();
+    assert_eq!(template["spec"]["containers"][0]["image"], "nginx:1");
+    assert_eq!(template["metadata"]["labels"], serde_json::json!({"app": "web"}), "the hash label is not copied");
+
+    assert_eq!(ok(&config, &["rollout", "pause", "deploy/web"]).await.trim(), "deployment.apps/web paused");
+    assert_eq!(get_json(&config, &["deploy", "web"]).await["spec"]["paused"], true);
+    let refused = kubectl(&config, &["rollout", "undo", "deploy/web"]).await;
+    assert!(!refused.ok && refused.stderr.contains("you cannot rollback a paused deployment"), "{}", failure(&refused));
+    assert_eq!(ok(&config, &["rollout", "resume", "deploy/web"]).await.trim(), "deployment.apps/web resumed");
+    assert!(get_json(&config, &["deploy", "web"]).await["spec"].get("paused").is_none_or(|p| p == false));
+
+    // rollout status watches: it waits while the status lags, and ends
+    // when a status write says the rollout is complete.
+    let mut child = util::kubectl_running(&config, &["rollout", "status", "deploy/web", "--timeout=60s"]);
+    let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+    let first = tokio::time::timeout(DEADLINE, lines.next_line()).await.expect("kubectl waits").expect("output");
+    assert!(first.as_deref().is_some_and(|l| l.starts_with("Waiting for deployment")), "{first:?}");
+    let generation = get_json(&config, &["deploy", "web"]).await["metadata"]["generation"].clone();
+    let status = serde_json::json!({"status": {"observedGeneration": generation, "replicas": 2, "updatedReplicas": 2,
+        "readyReplicas": 2, "availableReplicas": 2}});
+    ok(&config, &["patch", "deploy", "web", "--subresource=status", "--type=merge", "-p", &status.to_string()]).await;
+    let mut rest = Vec::new();
+    while let Ok(Ok(Some(line))) = tokio::time::timeout(DEADLINE, lines.next_line()).await {
+        rest.push(line);
+    }
+    let out = tokio::time::timeout(DEADLINE, child.wait_with_output()).await.expect("kubectl ends").expect("ran");
+    assert!(out.status.success(), "{:?} {rest:?} {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert_eq!(rest.last().map(String::as_str), Some("deployment \"web\" successfully rolled out"), "{rest:?}");
+
+    // A Progressing condition with ProgressDeadlineExceeded fails it.
+    ok(&config, &["scale", "deploy", "web", "--replicas=3"]).await;
+    let generation = get_json(&config, &["deploy", "web"]).await["metadata"]["generation"].clone();
+    let stuck = serde_json::json!({"status": {"observedGeneration": generation, "conditions": [{"type": "Progressing", "status": "False",
+        "reason": "ProgressDeadlineExceeded", "message": "ReplicaSet \"web-aaaa\" has timed out progressing."}]}});
+    ok(&config, &["patch", "deploy", "web", "--subresource=status", "--type=merge", "-p", &stuck.to_string()]).await;
+    let out = kubectl(&config, &["rollout", "status", "deploy/web", "--timeout=60s"]).await;
+    assert!(!out.ok && out.stderr.contains("deployment \"web\" exceeded its progress deadline"), "{}", failure(&out));
 }

@@ -100,6 +100,23 @@ pub async fn kubectl_with_stdin(config: &std::path::Path, args: &[&str], stdin: 
     }
 }
 
+/// Starts the real kubectl with `args`, its output piped, for commands
+/// that run until something happens (`get -w`, `rollout status`); killed
+/// on drop.
+pub fn kubectl_running(config: &std::path::Path, args: &[&str]) -> tokio::process::Child {
+    use std::process::Stdio;
+    Command::new("kubectl")
+        .args(args)
+        .env("KUBECONFIG", config)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("kubectl must be installed for these tests (see README): {e}"))
+}
+
 // === raw HTTP ===
 
 /// One raw answer of the simulator: status code, headers and body, for

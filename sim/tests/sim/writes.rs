@@ -193,41 +193,48 @@ async fn generation_bumps_on_spec_change_only() {
     d.metadata.labels = Some([("team".to_owned(), "a".to_owned())].into());
     d = api.replace("web", &PostParams::default(), &d).await.expect("labels");
     assert_eq!(generation(&d), 1, "labels are not spec");
+    // A Deployment's annotations are copied to its ReplicaSets: upstream
+    // counts them as spec.
     d.metadata.annotations = Some([("note".to_owned(), "x".to_owned())].into());
     d = api.replace("web", &PostParams::default(), &d).await.expect("annotations");
-    assert_eq!(generation(&d), 1, "annotations are not spec");
+    assert_eq!(generation(&d), 2, "a Deployment's annotations bump its generation");
 
-    let status = json!({"status": {"replicas": 1, "observedGeneration": 1}});
+    let status = json!({"status": {"replicas": 1, "observedGeneration": 2},
+        "metadata": {"annotations": {"note": "y"}}});
     d = api.patch_status("web", &PatchParams::default(), &Patch::Merge(status)).await.expect("status");
-    assert_eq!(generation(&d), 1, "status writes are not spec");
+    assert_eq!(generation(&d), 2, "status writes are not spec, whatever they carry");
 
     d.spec.as_mut().expect("spec").replicas = Some(3);
     d = api.replace("web", &PostParams::default(), &d).await.expect("spec");
-    assert_eq!(generation(&d), 2, "a spec change bumps the generation");
+    assert_eq!(generation(&d), 3, "a spec change bumps the generation");
     let patch =
         Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}}));
     d = api.patch("web", &PatchParams::default(), &patch).await.expect("patched");
-    assert_eq!(generation(&d), 3);
+    assert_eq!(generation(&d), 4);
     // A client cannot set it.
     let patch = Patch::Merge(json!({"metadata": {"generation": 42}}));
     d = api.patch("web", &PatchParams::default(), &patch).await.expect("patched");
-    assert_eq!(generation(&d), 3);
+    assert_eq!(generation(&d), 4);
 }
 
 #[tokio::test]
-async fn main_resource_writes_leave_status_alone_and_status_writes_leave_spec_and_metadata_alone() {
+async fn main_resource_writes_leave_status_alone_and_status_writes_leave_spec_and_labels_alone() {
     let sim = util::start().await;
     let api: Api<Deployment> = Api::default_namespaced(sim.client().expect("client"));
     api.create(&PostParams::default(), &deployment("web", 1)).await.expect("created");
 
-    // A status write carrying spec and metadata changes changes only status.
+    // A status write carrying spec and label changes changes neither; its
+    // annotations are kept (upstream's Deployment status strategy: the
+    // deployment controller writes its revision annotation this way).
     let mut d = api.get("web").await.expect("web");
     d.spec.as_mut().expect("spec").replicas = Some(9);
     d.metadata.labels = Some([("sneaky".to_owned(), "yes".to_owned())].into());
+    d.metadata.annotations = Some([("deployment.kubernetes.io/revision".to_owned(), "1".to_owned())].into());
     d.status = Some(serde_json::from_value(json!({"replicas": 5, "readyReplicas": 4})).expect("status"));
     let after_status = api.replace_status("web", &PostParams::default(), &d).await.expect("status written");
     assert_eq!(after_status.spec.as_ref().and_then(|s| s.replicas), Some(1));
     assert_eq!(after_status.metadata.labels, None);
+    assert_eq!(after_status.metadata.annotations, d.metadata.annotations);
     assert_eq!(after_status.status.as_ref().and_then(|s| s.replicas), Some(5));
     assert_eq!(generation(&after_status), 1);
 
