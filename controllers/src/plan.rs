@@ -10,8 +10,8 @@
 //!
 //! The plan is shared by every controller: the ReplicaSet controller creates,
 //! deletes and patches pods and writes ReplicaSet status; the Deployment
-//! controller will add its own write variants here and reuse the same
-//! executor contract.
+//! controller creates, updates, deletes and patches ReplicaSets and writes
+//! its Deployment (status, and the spec on a rollback).
 //!
 //! What a plan deliberately leaves to the executor:
 //! - pod names chosen by the API server (`generateName`), and so the events
@@ -21,7 +21,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::ReplicaSetStatus;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, ReplicaSetStatus};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde_json::json;
@@ -49,9 +49,10 @@ pub struct Step {
 /// One intended write (or local bookkeeping, or precondition) of a plan.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    /// Precondition before adopting: read `owner` live from the API server
-    /// (not the cache) and fail the step if it is gone, has another uid, or
-    /// has a `deletionTimestamp` (upstream `RecheckDeletionTimestamp`, #42639).
+    /// Precondition before adopting: read `owner` (a ReplicaSet or a
+    /// Deployment, by `owner.kind`) live from the API server (not the cache)
+    /// and fail the step if it is gone, has another uid, or has a
+    /// `deletionTimestamp` (upstream `RecheckDeletionTimestamp`, #42639).
     RecheckOwner {
         /// The controller that is about to adopt.
         owner: ObjectRef,
@@ -126,6 +127,72 @@ pub enum Action {
         resource_version: Option<String>,
         /// The whole new status, observedGeneration included.
         status: Box<ReplicaSetStatus>,
+    },
+    /// Strategic merge patch of a ReplicaSet's ownerReferences (a
+    /// Deployment adopting or releasing it), with the ReplicaSet's uid as
+    /// precondition inside the patch. Errors are tolerated as for
+    /// [`Action::PatchPodOwnerRefs`].
+    PatchReplicaSetOwnerRefs {
+        /// Namespace of the ReplicaSet.
+        namespace: String,
+        /// Name of the ReplicaSet.
+        name: String,
+        /// Uid of the ReplicaSet (precondition).
+        uid: String,
+        /// Adopt or release.
+        patch: OwnerRefPatch,
+    },
+    /// Create a ReplicaSet (a Deployment's new one, named in full). If the
+    /// name is taken (AlreadyExists), the executor reads the existing
+    /// object live and asks
+    /// [`is_same_replica_set`](crate::deployment::is_same_replica_set): if it
+    /// is this very ReplicaSet (same controller, same template but for the
+    /// hash label; the cache was stale), the plan stops and the key is
+    /// retried with rate limiting, by which time the cache shows it; if not,
+    /// it is a hash collision and the plan stops with that outcome (the
+    /// driver then plans
+    /// [`after_create_failure`](crate::deployment::after_create_failure)).
+    /// A refusal because the namespace is terminating stops the plan with no
+    /// error. Any other error stops it with a create failure too.
+    CreateReplicaSet {
+        /// Namespace to create in.
+        namespace: String,
+        /// The object to send.
+        replica_set: Box<ReplicaSet>,
+    },
+    /// Replace a ReplicaSet (its spec and metadata; the API server keeps
+    /// the status). The object carries the resourceVersion it was planned
+    /// from; when an earlier action of the same plan wrote the same object,
+    /// the executor sends the version that write returned instead, so a plan
+    /// may update one object twice. A conflict fails the step.
+    UpdateReplicaSet {
+        /// The whole object to send.
+        replica_set: Box<ReplicaSet>,
+    },
+    /// Delete a ReplicaSet with a uid precondition. NotFound counts as
+    /// success.
+    DeleteReplicaSet {
+        /// Namespace of the ReplicaSet.
+        namespace: String,
+        /// Name of the ReplicaSet.
+        name: String,
+        /// Uid it had in the cache (precondition).
+        uid: String,
+    },
+    /// Write a Deployment through its status subresource: the status, and
+    /// the annotations (the API server's status strategy for Deployments
+    /// keeps metadata but spec and labels, which is how upstream writes the
+    /// revision annotation). resourceVersion handling as for
+    /// [`Action::UpdateReplicaSet`].
+    UpdateDeploymentStatus {
+        /// The whole object to send.
+        deployment: Box<Deployment>,
+    },
+    /// Replace a Deployment (spec and metadata): a rollback.
+    /// resourceVersion handling as for [`Action::UpdateReplicaSet`].
+    UpdateDeployment {
+        /// The whole object to send.
+        deployment: Box<Deployment>,
     },
     /// Record an event whose text is known when planning.
     Event(Event),

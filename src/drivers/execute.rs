@@ -2,22 +2,31 @@
 //! in order, following the contract written in `kcm_controllers::plan` and
 //! in each controller core's module doc.
 //!
-//! It owns the I/O of every [`Action`] (pod creates, deletes with a uid
-//! precondition, ownerReference patches, status updates, the live re-check
-//! before adoption, events) and error classification (NotFound, Invalid,
-//! terminating namespace). What a controller remembers between syncs (the
+//! It owns the I/O of every [`Action`] (pod and ReplicaSet creates, deletes
+//! with a uid precondition, ownerReference patches, object and status
+//! updates, the live re-check before adoption, events) and error
+//! classification (NotFound, Invalid, AlreadyExists, terminating namespace).
+//! Within one plan, an object written twice is sent the second time with the
+//! resourceVersion the first write returned. What a controller remembers between syncs (the
 //! ReplicaSet controller's expectations) stays with the controller: the
 //! executor reports through [`Bookkeeping`].
 
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::future::join_all;
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_controllers::common::pod_control;
+use kcm_controllers::deployment::{CreateFailure, is_same_replica_set};
 use kcm_controllers::plan::{Action, Event, ObjectRef, OwnerRefPatch, Plan};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
-use kube::{Api, Client};
+use kube::{Api, Client, Resource};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::events::EventRecorder;
 use crate::informer::Store;
@@ -55,6 +64,13 @@ pub enum Executed {
     ManageFailed(String),
     /// Another step (status update) failed.
     Failed(String),
+    /// Creating a ReplicaSet failed: the caller plans the Deployment's
+    /// `after_create_failure` and requeues with rate limiting.
+    CreateReplicaSetFailed(CreateFailure),
+    /// A create was refused because the namespace is terminating: the plan
+    /// stopped there, and there is nothing to retry (upstream forgets the
+    /// key on a `NamespaceTerminating` cause).
+    Halted,
 }
 
 /// The outcome of one action.
@@ -65,6 +81,33 @@ enum Outcome {
     Stale,
     /// Failed.
     Failed(String),
+    /// A ReplicaSet create failed this way.
+    CreateFailed(CreateFailure),
+    /// Stop here without an error.
+    Halt,
+}
+
+/// resourceVersions returned by the writes of one plan run, by object
+/// (`kind/namespace/name`).
+#[derive(Default)]
+struct Versions(Mutex<HashMap<String, String>>);
+
+impl Versions {
+    fn key(kind: &str, meta: &ObjectMeta) -> String {
+        format!("{kind}/{}/{}", meta.namespace.as_deref().unwrap_or(""), meta.name.as_deref().unwrap_or(""))
+    }
+
+    /// The version a write of `meta` in this run returned, else its own.
+    fn current(&self, kind: &str, meta: &ObjectMeta) -> Option<String> {
+        let written = self.0.lock().unwrap_or_else(PoisonError::into_inner).get(&Self::key(kind, meta)).cloned();
+        written.or_else(|| meta.resource_version.clone())
+    }
+
+    fn record(&self, kind: &str, meta: &ObjectMeta) {
+        if let Some(rv) = &meta.resource_version {
+            self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(Self::key(kind, meta), rv.clone());
+        }
+    }
 }
 
 /// Performs plans for one controller.
@@ -96,8 +139,9 @@ impl Executor {
     /// Runs `plan`'s steps in order (the actions of one step concurrently)
     /// and stops after the first failed step.
     pub async fn run(&self, plan: &Plan, book: &dyn Bookkeeping) -> Executed {
+        let versions = Versions::default();
         for (index, step) in plan.steps.iter().enumerate() {
-            let outcomes = join_all(step.actions.iter().map(|a| self.perform(a, book))).await;
+            let outcomes = join_all(step.actions.iter().map(|a| self.perform(a, book, &versions))).await;
             let mut first_error = None;
             let mut failed_creates = 0;
             let mut stale = false;
@@ -105,6 +149,8 @@ impl Executor {
                 match outcome {
                     Outcome::Ok => {}
                     Outcome::Stale => stale = true,
+                    Outcome::Halt => return Executed::Halted,
+                    Outcome::CreateFailed(failure) => return Executed::CreateReplicaSetFailed(failure),
                     Outcome::Failed(error) => {
                         if matches!(action, Action::CreatePod { .. }) {
                             failed_creates += 1;
@@ -114,10 +160,14 @@ impl Executor {
                 }
             }
             if let Some(error) = first_error {
-                let claim = step
-                    .actions
-                    .iter()
-                    .any(|a| matches!(a, Action::RecheckOwner { .. } | Action::PatchPodOwnerRefs { .. }));
+                let claim = step.actions.iter().any(|a| {
+                    matches!(
+                        a,
+                        Action::RecheckOwner { .. }
+                            | Action::PatchPodOwnerRefs { .. }
+                            | Action::PatchReplicaSetOwnerRefs { .. }
+                    )
+                });
                 let manage =
                     step.actions.iter().any(|a| matches!(a, Action::CreatePod { .. } | Action::DeletePod { .. }));
                 if manage {
@@ -136,7 +186,7 @@ impl Executor {
     }
 
     /// Performs one action.
-    async fn perform(&self, action: &Action, book: &dyn Bookkeeping) -> Outcome {
+    async fn perform(&self, action: &Action, book: &dyn Bookkeeping, versions: &Versions) -> Outcome {
         match action {
             Action::RecheckOwner { owner } => self.recheck_owner(owner).await,
             Action::ExpectCreations { key, count } => {
@@ -152,8 +202,18 @@ impl Executor {
                 self.delete_pod(namespace, name, uid, owner, book).await
             }
             Action::PatchPodOwnerRefs { namespace, name, uid, patch } => {
-                self.patch_owner_refs(namespace, name, uid, patch).await
+                self.patch_owner_refs::<Pod>(namespace, name, uid, patch).await
             }
+            Action::PatchReplicaSetOwnerRefs { namespace, name, uid, patch } => {
+                self.patch_owner_refs::<ReplicaSet>(namespace, name, uid, patch).await
+            }
+            Action::CreateReplicaSet { namespace, replica_set } => {
+                self.create_replica_set(namespace, replica_set, versions).await
+            }
+            Action::UpdateReplicaSet { replica_set } => self.replace(&**replica_set, false, versions).await,
+            Action::DeleteReplicaSet { namespace, name, uid } => self.delete_replica_set(namespace, name, uid).await,
+            Action::UpdateDeploymentStatus { deployment } => self.replace(&**deployment, true, versions).await,
+            Action::UpdateDeployment { deployment } => self.replace(&**deployment, false, versions).await,
             Action::UpdateReplicaSetStatus { namespace, name, resource_version, status } => {
                 self.update_replica_set_status(namespace, name, resource_version.as_deref(), status).await
             }
@@ -167,17 +227,92 @@ impl Executor {
     /// Upstream `RecheckDeletionTimestamp`: the owner read live must still
     /// be the same object, not being deleted.
     async fn recheck_owner(&self, owner: &ObjectRef) -> Outcome {
-        let api: Api<ReplicaSet> = Api::namespaced(self.client.clone(), owner.namespace.as_deref().unwrap_or(""));
-        match api.get(&owner.name).await {
-            Ok(fresh) if fresh.metadata.uid.as_deref() != Some(owner.uid.as_str()) => Outcome::Failed(format!(
+        let namespace = owner.namespace.as_deref().unwrap_or("");
+        let fresh = match owner.kind.as_str() {
+            "Deployment" => {
+                Api::<Deployment>::namespaced(self.client.clone(), namespace).get(&owner.name).await.map(|o| o.metadata)
+            }
+            _ => {
+                Api::<ReplicaSet>::namespaced(self.client.clone(), namespace).get(&owner.name).await.map(|o| o.metadata)
+            }
+        };
+        match fresh {
+            Ok(fresh) if fresh.uid.as_deref() != Some(owner.uid.as_str()) => Outcome::Failed(format!(
                 "original {} {} is gone: got uid {:?}, wanted {}",
-                owner.kind, owner.name, fresh.metadata.uid, owner.uid
+                owner.kind, owner.name, fresh.uid, owner.uid
             )),
-            Ok(fresh) if fresh.metadata.deletion_timestamp.is_some() => {
+            Ok(fresh) if fresh.deletion_timestamp.is_some() => {
                 Outcome::Failed(format!("{} {} has just been deleted", owner.kind, owner.name))
             }
             Ok(_) => Outcome::Ok,
             Err(error) => Outcome::Failed(format!("can't recheck DeletionTimestamp: {error}")),
+        }
+    }
+
+    /// Creates a Deployment's new ReplicaSet; see
+    /// [`Action::CreateReplicaSet`] for AlreadyExists.
+    async fn create_replica_set(&self, namespace: &str, rs: &ReplicaSet, versions: &Versions) -> Outcome {
+        let api: Api<ReplicaSet> = Api::namespaced(self.client.clone(), namespace);
+        let name = rs.metadata.name.clone().unwrap_or_default();
+        match api.create(&PostParams::default(), rs).await {
+            Ok(created) => {
+                versions.record("ReplicaSet", &created.metadata);
+                Outcome::Ok
+            }
+            Err(error) if namespace_terminating(&error) => Outcome::Halt,
+            Err(error) if reason(&error) == Some("AlreadyExists") => match api.get(&name).await {
+                Ok(existing) if is_same_replica_set(&existing, rs) => Outcome::Failed(format!(
+                    "replica set {name} already exists and is this deployment's; waiting for the cache"
+                )),
+                Ok(_) => Outcome::CreateFailed(CreateFailure::Collision),
+                Err(error) => Outcome::Failed(error_message(&error)),
+            },
+            Err(error) => {
+                Outcome::CreateFailed(CreateFailure::Error { replica_set: name, message: error_message(&error) })
+            }
+        }
+    }
+
+    /// Replaces `object` (or, with `status`, its status subresource), at the
+    /// latest version this run knows of.
+    async fn replace<K>(&self, object: &K, status: bool, versions: &Versions) -> Outcome
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + Debug
+            + Serialize
+            + DeserializeOwned,
+    {
+        let kind = K::kind(&());
+        let meta = object.meta();
+        let mut body = object.clone();
+        body.meta_mut().resource_version = versions.current(&kind, meta);
+        let api: Api<K> = Api::namespaced(self.client.clone(), meta.namespace.as_deref().unwrap_or(""));
+        let name = meta.name.clone().unwrap_or_default();
+        let result = if status {
+            api.replace_status(&name, &PostParams::default(), &body).await
+        } else {
+            api.replace(&name, &PostParams::default(), &body).await
+        };
+        match result {
+            Ok(written) => {
+                versions.record(&kind, written.meta());
+                Outcome::Ok
+            }
+            Err(error) => Outcome::Failed(error_message(&error)),
+        }
+    }
+
+    async fn delete_replica_set(&self, namespace: &str, name: &str, uid: &str) -> Outcome {
+        let api: Api<ReplicaSet> = Api::namespaced(self.client.clone(), namespace);
+        let params = DeleteParams {
+            preconditions: Some(Preconditions { uid: Some(uid.to_owned()), resource_version: None }),
+            ..DeleteParams::default()
+        };
+        match api.delete(name, &params).await {
+            Ok(_) => Outcome::Ok,
+            Err(error) if code(&error) == Some(404) => Outcome::Ok,
+            Err(error) => Outcome::Failed(error_message(&error)),
         }
     }
 
@@ -230,8 +365,11 @@ impl Executor {
         }
     }
 
-    async fn patch_owner_refs(&self, namespace: &str, name: &str, uid: &str, patch: &OwnerRefPatch) -> Outcome {
-        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+    async fn patch_owner_refs<K>(&self, namespace: &str, name: &str, uid: &str, patch: &OwnerRefPatch) -> Outcome
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
+    {
+        let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         let result = api.patch(name, &PatchParams::default(), &Patch::Strategic(patch.body(uid))).await;
         match (result, patch) {
             (Ok(_), _) => Outcome::Ok,
@@ -317,6 +455,14 @@ fn object_reference(r: &ObjectRef) -> ObjectReference {
 fn code(error: &kube::Error) -> Option<u16> {
     match error {
         kube::Error::Api(status) => Some(status.code),
+        _ => None,
+    }
+}
+
+/// The `reason` of an API error answer (`AlreadyExists`, `Conflict`, ...).
+fn reason(error: &kube::Error) -> Option<&str> {
+    match error {
+        kube::Error::Api(status) => Some(status.reason.as_str()),
         _ => None,
     }
 }

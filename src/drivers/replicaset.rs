@@ -177,6 +177,8 @@ impl Syncer {
         match self.executor.run(&plan, &self.expectations).await {
             Executed::Done(after) => Ok(after.map_or(Next::Done, Next::After)),
             Executed::Stale => Ok(Next::After(Duration::ZERO)),
+            Executed::Halted => Ok(Next::Done),
+            Executed::CreateReplicaSetFailed(failure) => Err(failure.to_string().into()),
             Executed::ClaimFailed(error) | Executed::Failed(error) => Err(error.into()),
             Executed::ManageFailed(error) => {
                 let rs = self.replica_sets.get(key).unwrap_or(rs);

@@ -79,7 +79,9 @@ use k8s_openapi::api::core::v1::Pod;
 
 pub use self::expectations::{EXPECTATIONS_TIMEOUT, Expectations, Record};
 pub use self::manage::{SLOW_START_INITIAL_BATCH_SIZE, slow_start_batches};
-pub use self::status::{FAILED_CREATE, FAILED_DELETE, REPLICA_FAILURE, calculate_status, needs_update, requeue_after};
+pub use self::status::{
+    FAILED_CREATE, FAILED_DELETE, REPLICA_FAILURE, calculate_status, needs_update, replicas, requeue_after,
+};
 pub use self::sync::{after_manage_error, sync};
 use crate::plan::ObjectRef;
 

@@ -1,0 +1,205 @@
+//! Template identity: the pod-template hash that names a new ReplicaSet
+//! (upstream `controller.ComputeHash`) and template equality ignoring that
+//! hash (upstream `EqualIgnoreHash`), which is how the current revision's
+//! ReplicaSet is found.
+//!
+//! Both work on a canonical form of the template: its JSON with nulls, empty
+//! arrays and empty objects removed (upstream's semantic equality treats nil
+//! and empty maps and slices as equal), object keys sorted, and, for
+//! equality, the `pod-template-hash` label dropped.
+//!
+//! # Stability
+//! The hash is 32-bit FNV-1a over the canonical JSON bytes, followed, when
+//! `collisionCount` is set, by the count as a little-endian `u32` and four
+//! zero bytes (upstream's rule: an unset count and a count of 0 hash
+//! differently). The decimal digits of the result are spelled in upstream's
+//! alphabet (`SafeEncodeString`). The value is a function of the template's
+//! JSON only, so it is the same in every process and every kcm-rs version
+//! as long as k8s-openapi serialises a template the same way (fields with a
+//! zero value that it starts emitting would change it; a changed hash only
+//! names a *new* ReplicaSet differently, it never loses track of an existing
+//! one, because ReplicaSets are found by template equality). It is not
+//! upstream's value, which hashes a go-spew dump of the Go struct.
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use serde_json::Value;
+
+use super::POD_TEMPLATE_HASH_LABEL;
+use crate::common::controller_ref::controller_of;
+
+/// Upstream `rand.SafeEncodeString`'s alphabet: no vowels, no 0/1/3, so a
+/// hash never spells a word.
+const ALPHABET: &[u8; 27] = b"bcdfghjklmnpqrstvwxz2456789";
+
+const FNV_OFFSET: u32 = 0x811c_9dc5;
+const FNV_PRIME: u32 = 0x0100_0193;
+
+/// The pod-template hash of `template` with `collision_count` (upstream
+/// `ComputeHash`): 1 to 10 characters of `[bcdfghjklmnpqrstvwxz2456789]`.
+pub fn compute_hash(template: &PodTemplateSpec, collision_count: Option<i32>) -> String {
+    let mut bytes = Vec::new();
+    write_canonical(&canonical(template, false), &mut bytes);
+    let mut hash = fnv1a(FNV_OFFSET, &bytes);
+    if let Some(count) = collision_count {
+        let mut extra = [0u8; 8];
+        extra[..4].copy_from_slice(&(count as u32).to_le_bytes());
+        hash = fnv1a(hash, &extra);
+    }
+    hash.to_string().bytes().map(|c| char::from(ALPHABET[usize::from(c) % ALPHABET.len()])).collect()
+}
+
+/// Whether two templates are equal once the `pod-template-hash` label is
+/// dropped from both, nil and empty counting as equal (upstream
+/// `EqualIgnoreHash`).
+pub fn equal_ignore_hash(a: &PodTemplateSpec, b: &PodTemplateSpec) -> bool {
+    canonical(a, true) == canonical(b, true)
+}
+
+/// Whether `existing` (found under the name `planned` was to be created
+/// with) is `planned` itself as far as a Deployment is concerned: controlled
+/// by the same owner and with the same template ignoring the hash label
+/// (upstream's AlreadyExists check in `getNewReplicaSet`).
+pub fn is_same_replica_set(existing: &ReplicaSet, planned: &ReplicaSet) -> bool {
+    let owner = |rs: &ReplicaSet| controller_of(&rs.metadata).map(|r| r.uid.clone());
+    let template = |rs: &ReplicaSet| rs.spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
+    owner(existing).is_some()
+        && owner(existing) == owner(planned)
+        && equal_ignore_hash(&template(existing), &template(planned))
+}
+
+fn fnv1a(mut hash: u32, bytes: &[u8]) -> u32 {
+    for &b in bytes {
+        hash ^= u32::from(b);
+        hash = hash.wrapping_mul(FNV_PRIME);
+    }
+    hash
+}
+
+/// The template as pruned JSON, optionally without the hash label.
+fn canonical(template: &PodTemplateSpec, drop_hash_label: bool) -> Value {
+    let mut value = serde_json::to_value(template).unwrap_or(Value::Null);
+    if drop_hash_label && let Some(labels) = value.pointer_mut("/metadata/labels").and_then(Value::as_object_mut) {
+        labels.remove(POD_TEMPLATE_HASH_LABEL);
+    }
+    prune(&mut value);
+    value
+}
+
+/// Removes nulls, empty arrays and empty objects, innermost first.
+fn prune(value: &mut Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Array(items) => {
+            for item in items.iter_mut() {
+                if !prune(item) {
+                    *item = Value::Null;
+                }
+            }
+            // Array elements keep their positions: a pruned element is null.
+            !items.is_empty()
+        }
+        Value::Object(map) => {
+            map.retain(|_, v| prune(v));
+            !map.is_empty()
+        }
+        _ => true,
+    }
+}
+
+/// JSON with object keys in byte order, whatever the map's own order.
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(Value::String(k.clone()).to_string().as_bytes());
+                out.push(b':');
+                write_canonical(v, out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(v, out);
+            }
+            out.push(b']');
+        }
+        other => out.extend_from_slice(other.to_string().as_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::core::v1::{Container, PodSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    use super::*;
+
+    fn template(image: &str, labels: &[(&str, &str)]) -> PodTemplateSpec {
+        PodTemplateSpec {
+            metadata: Some(ObjectMeta {
+                labels: Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+                ..Default::default()
+            }),
+            spec: Some(PodSpec {
+                containers: vec![Container { name: "c".into(), image: Some(image.into()), ..Default::default() }],
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// Scenario 26: stable, in the alphabet, 1–10 characters; the count
+    /// changes it, and an unset count differs from 0.
+    #[test]
+    fn hash_is_stable_and_safe() {
+        let t = template("nginx", &[("app", "web")]);
+        let h = compute_hash(&t, None);
+        assert_eq!(h, compute_hash(&t.clone(), None));
+        assert!((1..=10).contains(&h.len()), "{h}");
+        assert!(h.bytes().all(|c| ALPHABET.contains(&c)), "{h}");
+        assert_ne!(h, compute_hash(&t, Some(0)));
+        assert_ne!(compute_hash(&t, Some(0)), compute_hash(&t, Some(1)));
+        assert_ne!(h, compute_hash(&template("nginx:2", &[("app", "web")]), None));
+    }
+
+    /// The value itself is part of the contract (names must not change
+    /// between kcm-rs versions): pinned.
+    #[test]
+    fn hash_value_is_pinned() {
+        assert_eq!(compute_hash(&template("nginx", &[("app", "web")]), None), "5776f98846");
+        assert_eq!(compute_hash(&template("nginx", &[("app", "web")]), Some(1)), "7fdf679775");
+    }
+
+    #[test]
+    fn digits_map_to_upstreams_alphabet() {
+        let spell = |n: u32| -> String {
+            n.to_string().bytes().map(|c| char::from(ALPHABET[usize::from(c) % ALPHABET.len()])).collect()
+        };
+        assert_eq!(spell(1_234_567_890), "56789bcdf4");
+    }
+
+    #[test]
+    fn equality_ignores_the_hash_label_and_empty_fields() {
+        let a = template("nginx", &[("app", "web")]);
+        let b = template("nginx", &[("app", "web"), (POD_TEMPLATE_HASH_LABEL, "abc")]);
+        assert!(equal_ignore_hash(&a, &b));
+        let mut c = a.clone();
+        c.metadata.as_mut().unwrap().annotations = Some(BTreeMap::new());
+        c.spec.as_mut().unwrap().volumes = Some(vec![]);
+        assert!(equal_ignore_hash(&a, &c), "nil and empty are equal");
+        assert!(!equal_ignore_hash(&a, &template("nginx:2", &[("app", "web")])));
+        assert!(!equal_ignore_hash(&a, &template("nginx", &[("app", "web"), ("x", "y")])));
+    }
+}

@@ -1,0 +1,182 @@
+//! The Deployment controller's decisions (upstream
+//! `pkg/controller/deployment`: `syncDeployment` and everything it calls).
+//!
+//! [`sync`] turns a [`Snapshot`] (the Deployment, the cached ReplicaSets and
+//! pods of its namespace, `now`) into a [`Plan`], in upstream's order:
+//! 1. an empty selector: Warning `SelectingAll`, observedGeneration only;
+//! 2. claim the ReplicaSets (adopt matching orphans after a live re-check of
+//!    the Deployment, release owned ones that no longer match);
+//! 3. being deleted: the status only;
+//! 4. the `DeploymentPaused`/`DeploymentResumed` Progressing condition;
+//! 5. paused: proportional scaling, history cleanup and status, never a new
+//!    ReplicaSet;
+//! 6. the deprecated `deprecated.deployment.rollback.to` annotation:
+//!    rollback;
+//! 7. a scaling event (an active ReplicaSet's desired-replicas annotation
+//!    differs from `spec.replicas`): proportional scaling;
+//! 8. otherwise the strategy: `RollingUpdate` or `Recreate`.
+//!
+//! Where upstream writes several objects in one sync and later steps read
+//! what earlier ones wrote (create the new ReplicaSet, then scale the old
+//! ones down; write the revision annotation, then the status), the planner
+//! applies each intended write to its own copy of the Deployment and the
+//! ReplicaSets as it plans, so the [`Plan`] holds the whole sequence. Each
+//! write is its own step: the executor stops at the first failure and the
+//! key is retried with rate limiting.
+//!
+//! # Layout
+//! - `hash`: the pod-template hash and template equality ignoring it;
+//! - `fenceposts`: maxSurge/maxUnavailable and the new ReplicaSet's size;
+//! - `revision`: revision numbers and the annotations copied to
+//!   ReplicaSets;
+//! - `conditions`: Deployment conditions, status and progress
+//!   (`calculateStatus`, `syncRolloutStatus`, the paused conditions);
+//! - `sync`: the dispatcher, the ReplicaSet bookkeeping shared by every
+//!   path (find or create the new ReplicaSet, scale one, clean up history);
+//! - `rolling`, `recreate`, `scale` (proportional), `rollback`: one path each.
+//!
+//! # What the executor does with the plan
+//! - Runs the steps in order and stops at the first failed one; the driver
+//!   then retries the key with rate limiting (at most 15 times).
+//! - [`Action::CreateReplicaSet`] answered AlreadyExists: see its doc. On a
+//!   hash collision or another create error the driver runs
+//!   [`after_create_failure`] and retries the key with rate limiting.
+//! - Updates of an object already written earlier in the same plan are sent
+//!   with the resourceVersion that write returned.
+//!
+//! # The new ReplicaSet's name
+//! `<deployment>-<hash>`, where the hash is 32-bit FNV-1a over a canonical
+//! JSON form of the pod template plus `collisionCount`, spelled in upstream's
+//! alphabet ([`compute_hash`]). It differs from upstream's value (a go-spew
+//! dump of the Go struct), which does not matter: the new ReplicaSet is found
+//! by template equality ignoring the hash label, so ReplicaSets that upstream
+//! created are recognised as the current revision.
+//!
+//! [`Plan`]: crate::plan::Plan
+//! [`Action::CreateReplicaSet`]: crate::plan::Action::CreateReplicaSet
+
+mod conditions;
+mod fenceposts;
+mod hash;
+mod recreate;
+mod revision;
+mod rollback;
+mod rolling;
+mod scale;
+mod sync;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::Pod;
+
+pub use self::conditions::{
+    AVAILABLE, FOUND_NEW_RS_REASON, MINIMUM_REPLICAS_AVAILABLE, MINIMUM_REPLICAS_UNAVAILABLE, NEW_RS_AVAILABLE_REASON,
+    NEW_RS_REASON, PAUSED_DEPLOY_REASON, PROGRESSING, REPLICA_FAILURE, RESUMED_DEPLOY_REASON, RS_CREATE_ERROR_REASON,
+    RS_UPDATED_REASON, TIMED_OUT_REASON,
+};
+pub use self::fenceposts::{max_surge, max_unavailable, resolve_fenceposts, scaled_value};
+pub use self::hash::{compute_hash, equal_ignore_hash, is_same_replica_set};
+pub use self::revision::{
+    DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
+    ROLLBACK_TO_ANNOTATION,
+};
+pub use self::sync::{CreateFailure, after_create_failure, sync};
+use crate::plan::ObjectRef;
+
+/// The label that tells a Deployment's ReplicaSets (and their pods) apart
+/// (upstream `DefaultDeploymentUniqueLabelKey`).
+pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
+
+/// Event reason: a ReplicaSet was scaled.
+pub const SCALING_REPLICA_SET: &str = "ScalingReplicaSet";
+/// Event reason: the Deployment selects every pod.
+pub const SELECTING_ALL: &str = "SelectingAll";
+/// Event reason: a rollback was performed.
+pub const ROLLBACK_DONE: &str = "DeploymentRollback";
+/// Event reason: the rollback revision does not exist.
+pub const ROLLBACK_REVISION_NOT_FOUND: &str = "DeploymentRollbackRevisionNotFound";
+/// Event reason: the rollback revision has the current template.
+pub const ROLLBACK_TEMPLATE_UNCHANGED: &str = "DeploymentRollbackTemplateUnchanged";
+
+/// Settings of the Deployment controller.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Fill `status.terminatingReplicas` (upstream feature gate
+    /// `DeploymentReplicaSetTerminatingReplicas`, default off in 1.33).
+    pub terminating_replicas: bool,
+}
+
+/// What one sync of a Deployment reads.
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot<'a> {
+    /// The Deployment, from the cache.
+    pub deployment: &'a Deployment,
+    /// Every cached ReplicaSet of its namespace (others are ignored).
+    pub replica_sets: &'a [Arc<ReplicaSet>],
+    /// Cached pods of its namespace. Only the `Recreate` strategy reads them
+    /// (it waits for the old pods to be gone); the driver may pass none for
+    /// other Deployments.
+    pub pods: &'a [Arc<Pod>],
+    /// The time of the sync.
+    pub now: Timestamp,
+}
+
+/// Why a Deployment cannot be synced. Upstream returns these as errors; the
+/// object is malformed, so retrying does not help until it changes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// `spec.selector` cannot be evaluated.
+    #[error("invalid label selector: {0}")]
+    Selector(#[from] crate::common::selector::Error),
+    /// maxSurge or maxUnavailable is neither an integer nor a percentage.
+    #[error("invalid value for IntOrString: {0}")]
+    IntOrPercent(String),
+    /// `spec.strategy.type` is neither `RollingUpdate` nor `Recreate`.
+    #[error("unexpected deployment strategy type: {0}")]
+    Strategy(String),
+}
+
+/// The queue key of a Deployment, `namespace/name`.
+pub fn key(d: &Deployment) -> String {
+    format!("{}/{}", d.metadata.namespace.as_deref().unwrap_or(""), d.metadata.name.as_deref().unwrap_or(""))
+}
+
+/// The Deployment as events and preconditions name it.
+pub fn object_ref(d: &Deployment) -> ObjectRef {
+    ObjectRef {
+        api_version: "apps/v1".to_owned(),
+        kind: "Deployment".to_owned(),
+        namespace: d.metadata.namespace.clone(),
+        name: d.metadata.name.clone().unwrap_or_default(),
+        uid: d.metadata.uid.clone().unwrap_or_default(),
+    }
+}
+
+/// `spec.replicas`, defaulting to 1 as the API does.
+pub fn replicas(d: &Deployment) -> i32 {
+    d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1)
+}
+
+/// Whether the Deployment uses the `Recreate` strategy.
+pub fn is_recreate(d: &Deployment) -> bool {
+    strategy_type(d) == "Recreate"
+}
+
+/// `spec.strategy.type`, `RollingUpdate` when unset (the API default).
+fn strategy_type(d: &Deployment) -> &str {
+    d.spec.as_ref().and_then(|s| s.strategy.as_ref()).and_then(|s| s.type_.as_deref()).unwrap_or("RollingUpdate")
+}
+
+/// `spec.progressDeadlineSeconds` when it is set and not `MaxInt32`
+/// (upstream `HasProgressDeadline`).
+fn progress_deadline(d: &Deployment) -> Option<i32> {
+    d.spec.as_ref().and_then(|s| s.progress_deadline_seconds).filter(|&s| s != i32::MAX)
+}
+
+fn min_ready_seconds(d: &Deployment) -> i32 {
+    d.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0)
+}

@@ -1,0 +1,65 @@
+//! Rollback through the deprecated `deprecated.deployment.rollback.to`
+//! annotation (upstream `rollback.go`): copy the template of the wanted
+//! revision into the Deployment, clear the annotation. `kubectl rollout
+//! undo` on apps/v1 patches the template instead, which needs nothing here:
+//! the old ReplicaSet is found as the new one and its revision bumped.
+
+use super::equal_ignore_hash;
+use super::revision::{ROLLBACK_TO_ANNOTATION, last_revision, revision, rollback_to, set_deployment_annotations_to};
+use super::sync::{Planner, event};
+use super::{Error, POD_TEMPLATE_HASH_LABEL, ROLLBACK_DONE, ROLLBACK_REVISION_NOT_FOUND, ROLLBACK_TEMPLATE_UNCHANGED};
+use crate::plan::{Action, EventType};
+
+impl Planner<'_> {
+    /// Upstream `rollback`.
+    pub(super) fn rollback(&mut self) -> Result<(), Error> {
+        let (new, old) = self.get_all_replica_sets_and_sync_revision(true)?;
+        let all: Vec<usize> = old.into_iter().chain(new).collect();
+        let mut target = rollback_to(&self.d).unwrap_or(0);
+        if target == 0 {
+            target = last_revision(all.iter().map(|&i| &self.rss[i]));
+            if target == 0 {
+                self.warn(ROLLBACK_REVISION_NOT_FOUND, "Unable to find last revision.".into());
+                self.clear_rollback_to();
+                return Ok(());
+            }
+        }
+        let Some(rs) = all.iter().copied().find(|&i| revision(&self.rss[i]).is_ok_and(|v| v == target)) else {
+            self.warn(ROLLBACK_REVISION_NOT_FOUND, "Unable to find the revision to rollback to.".into());
+            self.clear_rollback_to();
+            return Ok(());
+        };
+        let mut template = self.rss[rs].spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
+        if equal_ignore_hash(&self.template(), &template) {
+            let name = self.d.metadata.name.clone().unwrap_or_default();
+            let msg = format!("The rollback revision contains the same template as current deployment \"{name}\"");
+            self.warn(ROLLBACK_TEMPLATE_UNCHANGED, msg);
+            self.clear_rollback_to();
+            return Ok(());
+        }
+        if let Some(labels) = template.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
+            labels.remove(POD_TEMPLATE_HASH_LABEL);
+        }
+        self.d.spec.get_or_insert_default().template = template;
+        let source = self.rss[rs].clone();
+        set_deployment_annotations_to(&mut self.d, &source);
+        self.clear_rollback_to();
+        let name = self.d.metadata.name.clone().unwrap_or_default();
+        let msg = format!("Rolled back deployment \"{name}\" to revision {target}");
+        self.plan.push(Action::Event(event(&self.d, EventType::Normal, ROLLBACK_DONE, msg)));
+        Ok(())
+    }
+
+    fn warn(&mut self, reason: &str, message: String) {
+        self.plan.push(Action::Event(event(&self.d, EventType::Warning, reason, message)));
+    }
+
+    /// Removes the annotation and writes the Deployment (upstream
+    /// `updateDeploymentAndClearRollbackTo`).
+    fn clear_rollback_to(&mut self) {
+        if let Some(a) = self.d.metadata.annotations.as_mut() {
+            a.remove(ROLLBACK_TO_ANNOTATION);
+        }
+        self.plan.push(Action::UpdateDeployment { deployment: Box::new(self.d.clone()) });
+    }
+}
