@@ -86,3 +86,40 @@ pub fn spawn(kubeconfig: &Path) -> Child {
         .spawn()
         .expect("kcm-rs starts")
 }
+
+/// Output of one kubectl run.
+#[derive(Debug)]
+pub struct Kubectl {
+    /// Exit status was success.
+    pub ok: bool,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs the real kubectl with `args` against `env`'s kubeconfig (fails,
+/// not skips, without kubectl).
+pub async fn kubectl(env: &Env, args: &[&str]) -> Kubectl {
+    let out = Command::new("kubectl")
+        .arg(format!("--kubeconfig={}", env.kubeconfig.display()))
+        .args(args)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("kubectl must be installed for these tests (see README): {e}"));
+    Kubectl {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// As [`kubectl`], failing with kubectl's output unless it succeeds;
+/// gives its standard output.
+pub async fn kubectl_ok(env: &Env, args: &[&str]) -> String {
+    let out = kubectl(env, args).await;
+    assert!(out.ok, "kubectl {args:?} failed:\n{}\n{}", out.stdout, out.stderr);
+    out.stdout
+}
