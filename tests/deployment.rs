@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::TryStreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::{Event, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, ListParams, PostParams};
 use kube::runtime::watcher;
@@ -27,7 +27,7 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 mod common;
-use common::{Env, Kubectl, kubectl, kubectl_ok, spawn, start, wait_until};
+use common::{Env, Kubectl, events, kubectl, kubectl_ok, spawn, start, wait_until};
 
 const NS: &str = "default";
 const REVISION: &str = "deployment.kubernetes.io/revision";
@@ -413,6 +413,26 @@ async fn create_and_roll_out(env: &Env, name: &str, replicas: i32) {
     rolled_out(env, name).await;
 }
 
+/// A scenario's start: kube-sim and `kcm-rs`, a checker on Deployment
+/// `name`, and the Deployment made with `kubectl create deployment`
+/// (then given `min_ready_seconds`) and rolled out.
+async fn rolled_out_under_checker(
+    name: &str,
+    replicas: i32,
+    strategy: Strategy,
+    min_ready_seconds: i64,
+) -> (Env, RolloutChecker) {
+    let env = start().await;
+    let checker = RolloutChecker::start(&env, name, replicas, strategy, min_ready_seconds).await;
+    create_and_roll_out(&env, name, replicas).await;
+    if min_ready_seconds > 0 {
+        let patch = json!({"spec": {"minReadySeconds": min_ready_seconds}}).to_string();
+        kubectl_ok(&env, &["patch", "deployment", name, "-p", &patch]).await;
+        rolled_out(&env, name).await;
+    }
+    (env, checker)
+}
+
 /// `kubectl rollout status`, which must report success.
 async fn rolled_out(env: &Env, name: &str) {
     let out = rollout_status(env, name).await;
@@ -508,16 +528,6 @@ async fn all_pods_run(env: &Env, name: &str, image: &str, replicas: usize) {
     .await;
 }
 
-/// Events about `object` with `reason`, as messages.
-async fn events(env: &Env, object: &str, reason: &str) -> Vec<Event> {
-    let api: Api<Event> = Api::namespaced(env.client.clone(), NS);
-    let list = api.list(&ListParams::default()).await.expect("events listed");
-    list.items
-        .into_iter()
-        .filter(|e| e.involved_object.name.as_deref() == Some(object) && e.reason.as_deref() == Some(reason))
-        .collect()
-}
-
 /// Waits until the ReplicaSets of `name` have the given (revision,
 /// spec.replicas) pairs, by revision.
 async fn sizes_are(env: &Env, name: &str, want: &[(&str, i32)]) {
@@ -588,10 +598,9 @@ async fn the_checker_reports_a_surge_and_an_availability_drop() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replica_set() {
-    let env = start().await;
     let name = "web";
-    let checker = RolloutChecker::start(&env, name, 4, Strategy::DEFAULT, 0).await;
-    create_and_roll_out(&env, name, 4).await;
+    // Pods count as available 1 s after they are Ready.
+    let (env, checker) = rolled_out_under_checker(name, 4, Strategy::DEFAULT, 1).await;
     let first = replica_sets(&env, name).await;
     assert_eq!(first.len(), 1, "{:?}", summary(&first));
     let first_name = first[0].metadata.name.clone().unwrap_or_default();
@@ -633,7 +642,7 @@ async fn set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replic
             format!("ReplicaSet \"{second_name}\" has successfully progressed.")
         ))
     );
-    let scaled = events(&env, name, "ScalingReplicaSet").await;
+    let scaled = events(&env, NS, name, "ScalingReplicaSet").await;
     let messages: Vec<String> = scaled.iter().filter_map(|e| e.message.clone()).collect();
     assert!(
         messages.iter().any(|m| m.starts_with(&format!("Scaled up replica set {second_name} from 0 to "))),
@@ -665,10 +674,8 @@ async fn set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replic
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_deployment_does_not_roll_out_until_resumed() {
-    let env = start().await;
     let name = "paused";
-    let checker = RolloutChecker::start(&env, name, 3, Strategy::DEFAULT, 0).await;
-    create_and_roll_out(&env, name, 3).await;
+    let (env, checker) = rolled_out_under_checker(name, 3, Strategy::DEFAULT, 0).await;
 
     kubectl_ok(&env, &["rollout", "pause", &format!("deployment/{name}")]).await;
     kubectl_ok(&env, &["set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))]).await;
@@ -695,11 +702,9 @@ async fn a_paused_deployment_does_not_roll_out_until_resumed() {
 /// Upstream's e2e `testProportionalScalingDeployment`, with its numbers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_scale_mid_rollout_scales_every_replica_set_proportionally() {
-    let env = start().await;
     let name = "prop";
     let strategy = Strategy::Rolling { max_surge: Bound::Count(3), max_unavailable: Bound::Count(2) };
-    let checker = RolloutChecker::start(&env, name, 10, strategy, 0).await;
-    create_and_roll_out(&env, name, 10).await;
+    let (env, checker) = rolled_out_under_checker(name, 10, strategy, 0).await;
     // The same as the default 25% for 10 replicas, but not for 30.
     let patch = r#"{"spec":{"strategy":{"rollingUpdate":{"maxSurge":3,"maxUnavailable":2}}}}"#;
     kubectl_ok(&env, &["patch", "deployment", name, "-p", patch]).await;
@@ -769,11 +774,9 @@ async fn recreate_stops_every_old_pod_before_starting_new_ones() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rollout_whose_pods_never_become_ready_exceeds_its_progress_deadline() {
-    let env = start().await;
     let name = "stuck";
     // 25% of 4: maxSurge 1, maxUnavailable 1.
-    let checker = RolloutChecker::start(&env, name, 4, Strategy::DEFAULT, 0).await;
-    create_and_roll_out(&env, name, 4).await;
+    let (env, checker) = rolled_out_under_checker(name, 4, Strategy::DEFAULT, 0).await;
     kubectl_ok(&env, &["patch", "deployment", name, "-p", r#"{"spec":{"progressDeadlineSeconds":3}}"#]).await;
     rolled_out(&env, name).await;
 

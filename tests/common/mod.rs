@@ -123,3 +123,13 @@ pub async fn kubectl_ok(env: &Env, args: &[&str]) -> String {
     assert!(out.ok, "kubectl {args:?} failed:\n{}\n{}", out.stdout, out.stderr);
     out.stdout
 }
+
+/// The Events in `namespace` about object `name` with `reason`.
+pub async fn events(env: &Env, namespace: &str, name: &str, reason: &str) -> Vec<k8s_openapi::api::core::v1::Event> {
+    let api: kube::Api<k8s_openapi::api::core::v1::Event> = kube::Api::namespaced(env.client.clone(), namespace);
+    let list = api.list(&kube::api::ListParams::default()).await.expect("events listed");
+    list.items
+        .into_iter()
+        .filter(|e| e.involved_object.name.as_deref() == Some(name) && e.reason.as_deref() == Some(reason))
+        .collect()
+}
