@@ -13,7 +13,8 @@
 //!    until the lease is lost (the process exits 1: a restart is the safe way
 //!    back, as upstream).
 //!
-//! Implemented controllers: the ReplicaSet and Namespace controllers. While leading, the
+//! Implemented controllers: the Deployment, ReplicaSet and Namespace
+//! controllers. While leading, the
 //! daemon builds one shared informer factory, registers every selected
 //! implemented controller on it, starts the informers and runs the
 //! controllers' workers (after their caches sync) until leading ends; then
@@ -25,13 +26,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Pod};
 use prometheus::Registry;
 use tokio::sync::watch;
 
 use crate::client::{self, ClientConfig};
 use crate::config::{Config, Controller, SimSettings};
+use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::events::{EventRecorder, EventType};
@@ -204,7 +206,7 @@ struct Runtime {
 }
 
 /// The controllers this build implements.
-const IMPLEMENTED: &[Controller] = &[Controller::ReplicaSet, Controller::Namespace];
+const IMPLEMENTED: &[Controller] = &[Controller::Deployment, Controller::ReplicaSet, Controller::Namespace];
 
 /// What runs while this process leads (or without leader election): the
 /// selected implemented controllers, until `stop`; then their workers
@@ -227,6 +229,14 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
         // A started controller answers: upstream's per-controller ping.
         runtime.healthz.add(controller.name(), Arc::new(|| Ok(())));
     }
+    if running.contains(&Controller::Deployment) {
+        let recorder = EventRecorder::new(runtime.client.clone(), deployment::EVENT_COMPONENT);
+        let controller =
+            DeploymentController::new(&factory, runtime.client.clone(), recorder, Some(&runtime.queue_metrics));
+        let (factory, workers, metrics, stop) =
+            (factory.clone(), config.concurrent_deployment_syncs, runtime.sync_metrics.clone(), stop.clone());
+        controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
+    }
     if running.contains(&Controller::ReplicaSet) {
         let recorder = EventRecorder::new(runtime.client.clone(), replicaset::EVENT_COMPONENT);
         let controller =
@@ -248,14 +258,19 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
     }
     // The informers the running controllers read (already requested by
     // them, so these are the shared instances).
-    let replica_set_caches = running
-        .contains(&Controller::ReplicaSet)
-        .then(|| (factory.informer::<Pod>(), factory.informer::<ReplicaSet>()));
+    let deployment_or_replica_set =
+        running.contains(&Controller::Deployment) || running.contains(&Controller::ReplicaSet);
+    let replica_set_caches =
+        deployment_or_replica_set.then(|| (factory.informer::<Pod>(), factory.informer::<ReplicaSet>()));
+    let deployment_cache = running.contains(&Controller::Deployment).then(|| factory.informer::<Deployment>());
     let namespace_cache = running.contains(&Controller::Namespace).then(|| factory.informer::<Namespace>());
     let mut needed: Vec<&(dyn HasSynced + Sync)> = match &replica_set_caches {
         Some((pods, replica_sets)) => vec![pods, replica_sets],
         None => Vec::new(),
     };
+    if let Some(deployments) = &deployment_cache {
+        needed.push(deployments);
+    }
     if let Some(namespaces) = &namespace_cache {
         needed.push(namespaces);
     }

@@ -47,6 +47,18 @@ pub trait Bookkeeping: Send + Sync {
     fn deletion_failed(&self, key: &str, pod_key: &str);
 }
 
+/// [`Bookkeeping`] for a controller that remembers nothing about its
+/// writes (its plans hold no pod creates or deletes).
+pub struct NoBookkeeping;
+
+impl Bookkeeping for NoBookkeeping {
+    fn expect_creations(&self, _key: &str, _count: usize) {}
+    fn expect_deletions(&self, _key: &str, _pod_keys: &[String]) {}
+    fn creation_succeeded(&self, _key: &str, _pod_key: &str, _resource_version: Option<u64>) {}
+    fn creations_skipped(&self, _key: &str, _count: usize) {}
+    fn deletion_failed(&self, _key: &str, _pod_key: &str) {}
+}
+
 /// How running a plan ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Executed {

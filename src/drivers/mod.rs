@@ -9,11 +9,14 @@
 //! # Layout
 //! - `execute`: [`Executor`](execute::Executor), the plan executor every
 //!   controller shares (API writes, error classification, events);
+//! - `deployment`: the Deployment controller
+//!   ([`DeploymentController`](deployment::DeploymentController));
 //! - `namespace`: the Namespace controller
 //!   ([`NamespaceController`](namespace::NamespaceController));
 //! - `replicaset`: the ReplicaSet controller
 //!   ([`ReplicaSetController`](replicaset::ReplicaSetController)).
 
+pub mod deployment;
 pub mod execute;
 pub mod namespace;
 pub mod replicaset;

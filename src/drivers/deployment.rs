@@ -1,0 +1,349 @@
+//! The Deployment controller's driver (upstream
+//! `pkg/controller/deployment/deployment_controller.go` minus
+//! `syncDeployment`'s decisions, which live in `kcm_controllers::deployment`).
+//!
+//! It owns:
+//! - the event handlers on the shared Deployment, ReplicaSet and Pod
+//!   informers, which map changes to Deployment keys as upstream does
+//!   (ReplicaSets through their controllerRef, orphans to every Deployment
+//!   that could adopt them; pod deletions only for `Recreate` Deployments
+//!   left with no pods);
+//! - the `deployment` workqueue (upstream's default controller rate
+//!   limiter) and the worker pool (`--concurrent-deployment-syncs`, at most
+//!   [`MAX_RETRIES`] failed syncs per key);
+//! - the per-key sync: a [`Snapshot`] of the caches, the core's plan, and
+//!   the executor contract of `kcm_controllers::deployment` (on a failed
+//!   create of the new ReplicaSet, `after_create_failure`).
+//!
+//! A Deployment whose selector or strategy cannot be evaluated is logged and
+//! left alone until it changes (upstream retries it 15 times to no avail).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kcm_controllers::common::controller_ref::controller_of;
+use kcm_controllers::common::selector::Selector;
+use kcm_controllers::deployment::{self as core, Options, Snapshot};
+use kube::Client;
+
+use super::execute::{Executed, Executor, NoBookkeeping};
+use crate::events::EventRecorder;
+use crate::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
+use crate::manager::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use crate::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+
+/// Upstream's controller name: metric label, log field.
+pub const CONTROLLER_NAME: &str = "deployment-controller";
+
+/// The workqueue's name (the `name` label of the `workqueue_*` metrics).
+pub const QUEUE_NAME: &str = "deployment";
+
+/// The `source.component` of the controller's Events.
+pub const EVENT_COMPONENT: &str = "deployment-controller";
+
+/// Failed syncs of one key before it is dropped (upstream `maxRetries`).
+pub const MAX_RETRIES: u32 = 15;
+
+/// How long stopping waits for syncs in flight.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The Deployment controller, ready to run once its caches sync.
+pub struct DeploymentController {
+    /// Keys (`namespace/name`) of Deployments to sync.
+    queue: WorkQueue<String>,
+    /// The informers it reads, for their sync state.
+    deployments: SharedInformer<Deployment>,
+    replica_sets: SharedInformer<ReplicaSet>,
+    pods: SharedInformer<Pod>,
+    /// Handler registrations: workers start once all have delivered the
+    /// initial lists.
+    registrations: Vec<HandlerRegistration>,
+    /// What [`Reconcile::sync`] reads and writes.
+    syncer: Arc<Syncer>,
+}
+
+/// The per-key sync, shared by the workers.
+struct Syncer {
+    /// Cached Deployments.
+    deployments: Store<Deployment>,
+    /// Cached ReplicaSets (all namespaces).
+    replica_sets: Store<ReplicaSet>,
+    /// Cached pods (all namespaces): read for `Recreate` Deployments only.
+    pods: Store<Pod>,
+    /// Performs the plans.
+    executor: Executor,
+    /// Core settings.
+    options: Options,
+}
+
+// === impl DeploymentController ===
+
+impl DeploymentController {
+    /// Builds the controller on `factory`'s informers and registers its
+    /// handlers (before `factory.start()`). Events are recorded through
+    /// `recorder` (component [`EVENT_COMPONENT`]).
+    ///
+    /// # Panics
+    /// Outside a tokio runtime (the workqueue spawns its timer task).
+    pub fn new(
+        factory: &SharedInformerFactory,
+        client: Client,
+        recorder: EventRecorder,
+        queue_metrics: Option<&QueueMetrics>,
+    ) -> Self {
+        let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
+        let deployments = factory.informer::<Deployment>();
+        let replica_sets = factory.informer::<ReplicaSet>();
+        let pods = factory.informer::<Pod>();
+        let resync = Some(factory.default_resync());
+        let lookup =
+            Lookup { queue: queue.clone(), deployments: deployments.store(), replica_sets: replica_sets.store() };
+        let registrations = vec![
+            deployments.add_handler(DeploymentHandler { queue: queue.clone() }, resync),
+            replica_sets.add_handler(ReplicaSetHandler(lookup.clone()), resync),
+            pods.add_handler(PodHandler { lookup, pods: pods.store() }, resync),
+        ];
+        let syncer = Arc::new(Syncer {
+            deployments: deployments.store(),
+            replica_sets: replica_sets.store(),
+            pods: pods.store(),
+            executor: Executor::new(client, recorder),
+            options: Options::default(),
+        });
+        Self { queue, deployments, replica_sets, pods, registrations, syncer }
+    }
+
+    /// Waits for the caches, then runs `workers` workers until `stop`
+    /// completes, and drains them. Returns at once (without syncing) if
+    /// `stop` completes or the factory shuts down before the caches sync.
+    pub async fn run(
+        self,
+        factory: &SharedInformerFactory,
+        workers: usize,
+        metrics: SyncMetrics,
+        stop: impl Future<Output = ()> + Send,
+    ) {
+        let stop = stop.shared();
+        let mut synced: Vec<&(dyn HasSynced + Sync)> = vec![&self.deployments, &self.replica_sets, &self.pods];
+        synced.extend(self.registrations.iter().map(|r| r as &(dyn HasSynced + Sync)));
+        let ready = tokio::select! {
+            ready = factory.wait_for_cache_sync(CONTROLLER_NAME, &synced) => ready,
+            () = stop.clone() => false,
+        };
+        if !ready {
+            self.queue.shut_down();
+            return;
+        }
+        tracing::info!(controller = CONTROLLER_NAME, workers, "starting workers");
+        let config = PoolConfig {
+            controller: CONTROLLER_NAME,
+            workers,
+            max_retries: Some(MAX_RETRIES),
+            drain_timeout: DRAIN_TIMEOUT,
+        };
+        manager::run(self.queue.clone(), self.syncer.clone(), config, metrics, stop).await;
+    }
+}
+
+// === impl Syncer ===
+
+impl Reconcile for Syncer {
+    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
+        Box::pin(self.sync_deployment(key))
+    }
+}
+
+impl Syncer {
+    /// One sync of the Deployment `key`, per the executor contract of
+    /// `kcm_controllers::deployment`.
+    async fn sync_deployment(&self, key: &str) -> Result<Next, manager::SyncError> {
+        let Some(d) = self.deployments.get(key) else {
+            tracing::debug!(%key, "Deployment has been deleted");
+            return Ok(Next::Done);
+        };
+        let namespace = d.metadata.namespace.as_deref().unwrap_or("");
+        let replica_sets = self.replica_sets.list_namespace(namespace);
+        // Only Recreate reads pods: spare the copy of a large namespace's.
+        let pods = if core::is_recreate(&d) { self.pods.list_namespace(namespace) } else { Vec::new() };
+        let snapshot = Snapshot { deployment: &d, replica_sets: &replica_sets, pods: &pods, now: Timestamp::now() };
+        let plan = match core::sync(&snapshot, &self.options) {
+            Ok(plan) => plan,
+            Err(error) => {
+                tracing::warn!(%key, %error, "cannot sync Deployment; waiting for it to change");
+                return Ok(Next::Done);
+            }
+        };
+        match self.executor.run(&plan, &NoBookkeeping).await {
+            Executed::Done(after) => Ok(after.map_or(Next::Done, Next::After)),
+            Executed::Stale => Ok(Next::After(Duration::ZERO)),
+            Executed::Halted => Ok(Next::Done),
+            Executed::ClaimFailed(error) | Executed::Failed(error) | Executed::ManageFailed(error) => Err(error.into()),
+            Executed::CreateReplicaSetFailed(failure) => {
+                let d = self.deployments.get(key).unwrap_or(d);
+                let plan = core::after_create_failure(&d, &failure, Timestamp::now());
+                if let Executed::Failed(error) = self.executor.run(&plan, &NoBookkeeping).await {
+                    tracing::info!(%key, %error, "cannot record the failed ReplicaSet create");
+                }
+                Err(failure.to_string().into())
+            }
+        }
+    }
+}
+
+// === handlers ===
+
+/// Deployment adds, updates (resyncs included, as upstream) and deletes:
+/// sync it.
+struct DeploymentHandler {
+    queue: WorkQueue<String>,
+}
+
+impl EventHandler<Deployment> for DeploymentHandler {
+    fn on_add(&self, d: &Arc<Deployment>) {
+        self.queue.add(core::key(d));
+    }
+
+    fn on_update(&self, _old: &Arc<Deployment>, new: &Arc<Deployment>) {
+        self.queue.add(core::key(new));
+    }
+
+    fn on_delete(&self, d: &Arc<Deployment>) {
+        self.queue.add(core::key(d));
+    }
+}
+
+/// From dependents to the Deployments to sync.
+#[derive(Clone)]
+struct Lookup {
+    queue: WorkQueue<String>,
+    deployments: Store<Deployment>,
+    replica_sets: Store<ReplicaSet>,
+}
+
+impl Lookup {
+    /// The cached Deployment `cref` names in `namespace`, if it is that
+    /// very object (upstream `resolveControllerRef`).
+    fn resolve(&self, namespace: Option<&str>, cref: &OwnerReference) -> Option<Arc<Deployment>> {
+        if cref.kind != "Deployment" {
+            return None;
+        }
+        let d = self.deployments.get_namespaced(namespace, &cref.name)?;
+        (d.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(d)
+    }
+
+    fn enqueue_owner(&self, meta: &ObjectMeta, cref: &OwnerReference) {
+        if let Some(d) = self.resolve(meta.namespace.as_deref(), cref) {
+            self.queue.add(core::key(&d));
+        }
+    }
+
+    /// Enqueues every Deployment of the ReplicaSet's namespace whose
+    /// non-empty selector matches its labels (upstream
+    /// `getDeploymentsForReplicaSet`): one may adopt it.
+    fn enqueue_adopters(&self, rs: &ReplicaSet) {
+        let Some(namespace) = rs.metadata.namespace.as_deref() else { return };
+        if rs.metadata.labels.as_ref().is_none_or(|l| l.is_empty()) {
+            return;
+        }
+        for d in self.deployments.list_namespace(namespace) {
+            let Ok(selector) = Selector::new(d.spec.as_ref().map(|s| &s.selector)) else { continue };
+            if !selector.is_everything() && selector.matches(rs.metadata.labels.as_ref()) {
+                self.queue.add(core::key(&d));
+            }
+        }
+    }
+}
+
+/// ReplicaSet changes: sync the Deployment controlling it, or, for an
+/// orphan, every Deployment that could adopt it.
+struct ReplicaSetHandler(Lookup);
+
+impl EventHandler<ReplicaSet> for ReplicaSetHandler {
+    fn on_add(&self, rs: &Arc<ReplicaSet>) {
+        if rs.metadata.deletion_timestamp.is_some() {
+            // Seen for the first time already being deleted (a restart).
+            self.on_delete(rs);
+            return;
+        }
+        match controller_of(&rs.metadata) {
+            Some(cref) => self.0.enqueue_owner(&rs.metadata, cref),
+            None => self.0.enqueue_adopters(rs),
+        }
+    }
+
+    fn on_update(&self, old: &Arc<ReplicaSet>, new: &Arc<ReplicaSet>) {
+        if old.metadata.resource_version == new.metadata.resource_version {
+            // A periodic resync: nothing changed.
+            return;
+        }
+        let (old_ref, new_ref) = (controller_of(&old.metadata), controller_of(&new.metadata));
+        let ref_changed = old_ref != new_ref;
+        if ref_changed && let Some(cref) = old_ref {
+            self.0.enqueue_owner(&old.metadata, cref);
+        }
+        if let Some(cref) = new_ref {
+            self.0.enqueue_owner(&new.metadata, cref);
+            return;
+        }
+        if ref_changed || old.metadata.labels != new.metadata.labels {
+            self.0.enqueue_adopters(new);
+        }
+    }
+
+    fn on_delete(&self, rs: &Arc<ReplicaSet>) {
+        if let Some(cref) = controller_of(&rs.metadata) {
+            self.0.enqueue_owner(&rs.metadata, cref);
+        }
+    }
+}
+
+/// Pod deletions: a `Recreate` Deployment waits for its old pods to be
+/// gone, so sync it once it has none (upstream `deletePod`).
+struct PodHandler {
+    lookup: Lookup,
+    pods: Store<Pod>,
+}
+
+impl EventHandler<Pod> for PodHandler {
+    fn on_delete(&self, pod: &Arc<Pod>) {
+        let Some(d) = self.deployment_of(pod) else { return };
+        if !core::is_recreate(&d) {
+            return;
+        }
+        let namespace = d.metadata.namespace.as_deref().unwrap_or("");
+        let Ok(selector) = Selector::new(d.spec.as_ref().map(|s| &s.selector)) else { return };
+        let owned: Vec<String> = self
+            .lookup
+            .replica_sets
+            .list_namespace(namespace)
+            .iter()
+            .filter(|rs| controller_of(&rs.metadata).is_some_and(|r| Some(&r.uid) == d.metadata.uid.as_ref()))
+            .filter_map(|rs| rs.metadata.uid.clone())
+            .collect();
+        let remaining = self.pods.list_namespace(namespace).iter().any(|p| {
+            selector.matches(p.metadata.labels.as_ref())
+                && controller_of(&p.metadata).is_some_and(|r| owned.contains(&r.uid))
+        });
+        if !remaining {
+            self.lookup.queue.add(core::key(&d));
+        }
+    }
+}
+
+impl PodHandler {
+    /// The Deployment controlling the ReplicaSet controlling `pod`
+    /// (upstream `getDeploymentForPod`).
+    fn deployment_of(&self, pod: &Pod) -> Option<Arc<Deployment>> {
+        let cref = controller_of(&pod.metadata).filter(|r| r.kind == "ReplicaSet")?;
+        let rs = self.lookup.replica_sets.get_namespaced(pod.metadata.namespace.as_deref(), &cref.name)?;
+        if rs.metadata.uid.as_deref() != Some(cref.uid.as_str()) {
+            return None;
+        }
+        self.lookup.resolve(rs.metadata.namespace.as_deref(), controller_of(&rs.metadata)?)
+    }
+}
