@@ -18,12 +18,13 @@ impl Planner<'_> {
         let (new, old) = self.get_all_replica_sets_and_sync_revision(true)?;
         // With `create`, a new ReplicaSet is always found or planned.
         let Some(new) = new else { return Ok(()) };
-        if self.reconcile_new_replica_set(new, &old)? {
+        let all: Vec<Rs> = old.iter().copied().chain([new]).collect();
+        if self.reconcile_new_replica_set(&all, new)? {
             self.sync_rollout_status(Some(new), &old);
             return Ok(());
         }
         let active_old = self.active(&old);
-        if self.reconcile_old_replica_sets(new, &active_old) {
+        if self.reconcile_old_replica_sets(&all, &active_old, new) {
             self.sync_rollout_status(Some(new), &old);
             return Ok(());
         }
@@ -36,7 +37,7 @@ impl Planner<'_> {
 
     /// Upstream `reconcileNewReplicaSet`: down to `spec.replicas` if above,
     /// else up as far as [`new_rs_new_replicas`] allows.
-    fn reconcile_new_replica_set(&mut self, new: Rs, old: &[Rs]) -> Result<bool, Error> {
+    fn reconcile_new_replica_set(&mut self, all: &[Rs], new: Rs) -> Result<bool, Error> {
         let desired = replicas(&self.d);
         let current = rs_replicas(&self.rss[new]);
         if current == desired {
@@ -45,8 +46,7 @@ impl Planner<'_> {
         if current > desired {
             return Ok(self.scale_and_record(new, desired));
         }
-        let all = self.refs(Some(new), old);
-        let count = new_rs_new_replicas(&self.d, &all, &self.rss[new])?;
+        let count = new_rs_new_replicas(&self.d, &self.refs(None, all), &self.rss[new])?;
         Ok(self.scale_and_record(new, count))
     }
 
@@ -59,12 +59,12 @@ impl Planner<'_> {
     /// new at 3 with none available: 13 − 8 − 3 = 2 may go, both from the
     /// unhealthy ones; the healthy ones stay until the new pods are
     /// available.
-    fn reconcile_old_replica_sets(&mut self, new: Rs, active_old: &[Rs]) -> bool {
+    fn reconcile_old_replica_sets(&mut self, all: &[Rs], active_old: &[Rs], new: Rs) -> bool {
         let old_count: i32 = active_old.iter().map(|&i| rs_replicas(&self.rss[i])).sum();
         if old_count == 0 {
             return false;
         }
-        let all_count: i32 = self.refs(Some(new), active_old).iter().map(|rs| rs_replicas(rs)).sum();
+        let all_count: i32 = all.iter().map(|&i| rs_replicas(&self.rss[i])).sum();
         let min_available = replicas(&self.d) - max_unavailable(&self.d);
         let new_rs = &self.rss[new];
         let new_unavailable =
@@ -74,7 +74,9 @@ impl Planner<'_> {
             return false;
         }
         let Some(cleaned) = self.cleanup_unhealthy_replicas(active_old, max_scaled_down) else { return false };
-        let Some(scaled) = self.scale_down_old_replica_sets(new, active_old, min_available) else { return false };
+        // Upstream goes on with the active old ReplicaSets and the new one.
+        let all: Vec<Rs> = active_old.iter().copied().chain([new]).collect();
+        let scaled = self.scale_down_old_replica_sets(&all, active_old);
         cleaned + scaled > 0
     }
 
@@ -104,12 +106,13 @@ impl Planner<'_> {
     }
 
     /// Upstream `scaleDownOldReplicaSetsForRollingUpdate`: the available
-    /// pods above `min_available` (by the ReplicaSets' status before this
-    /// sync) go, from the oldest ReplicaSets first.
-    fn scale_down_old_replica_sets(&mut self, new: Rs, old: &[Rs], min_available: i32) -> Option<i32> {
-        let available = available_count(&self.refs(Some(new), old));
+    /// pods of `all` above `replicas − maxUnavailable` (by the ReplicaSets'
+    /// status before this sync) go, from the oldest ReplicaSets first.
+    fn scale_down_old_replica_sets(&mut self, all: &[Rs], old: &[Rs]) -> i32 {
+        let min_available = replicas(&self.d) - max_unavailable(&self.d);
+        let available = available_count(&self.refs(None, all));
         if available <= min_available {
-            return Some(0);
+            return 0;
         }
         let budget = available - min_available;
         let mut total = 0;
@@ -125,6 +128,121 @@ impl Planner<'_> {
             self.scale_and_record(rs, spec - count);
             total += count;
         }
-        Some(total)
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+    use super::*;
+    use crate::deployment::Options;
+    use crate::deployment::tests::{DeploymentBuilder, RsB, planner};
+    use crate::plan::Action;
+
+    /// The sizes the plan sets, by ReplicaSet name, in order.
+    fn updates(p: &Planner<'_>) -> Vec<(String, i32)> {
+        p.plan
+            .actions()
+            .filter_map(|a| match a {
+                Action::UpdateReplicaSet { replica_set } => Some((
+                    replica_set.metadata.name.clone().unwrap_or_default(),
+                    replica_set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Upstream `TestDeploymentController_reconcileNewReplicaSet`
+    /// (maxUnavailable 0): (replicas, maxSurge, old, new, expected new size
+    /// if scaled).
+    #[test]
+    fn reconcile_new_replica_set_table() {
+        let cases = [
+            (10, 0, 10, 0, None),
+            (10, 2, 10, 0, Some(2)),
+            (10, 2, 5, 0, Some(7)),
+            (10, 2, 10, 2, None),
+            (10, 2, 2, 11, Some(10)),
+        ];
+        let options = Options::default();
+        for (replicas, surge, old, new, want) in cases {
+            let d = DeploymentBuilder::new(replicas).fenceposts(IntOrString::Int(surge), IntOrString::Int(0)).build();
+            let rss = vec![RsB::new("new", new).image("v2").build(), RsB::new("old", old).build()];
+            let mut p = planner(d, rss, &options);
+            let scaled = p.reconcile_new_replica_set(&[0, 1], 0).unwrap();
+            assert_eq!(scaled, want.is_some(), "{replicas} {surge} {old} {new}");
+            assert_eq!(updates(&p), want.map(|n| ("new".to_string(), n)).into_iter().collect::<Vec<_>>());
+        }
+    }
+
+    /// Upstream `TestDeploymentController_reconcileOldReplicaSets` (maxSurge
+    /// 0): (replicas, maxUnavailable, old, new, old available, new
+    /// available, expected old size if scaled).
+    #[test]
+    fn reconcile_old_replica_sets_table() {
+        let cases = [
+            (10, 0, 10, 0, 10, 0, Some(9)),
+            (10, 2, 10, 0, 10, 0, Some(8)),
+            // Unhealthy old replicas are cleaned up.
+            (10, 2, 10, 0, 8, 0, Some(8)),
+            // One unhealthy cleaned up, then one ready scaled down.
+            (10, 2, 10, 0, 9, 0, Some(8)),
+            // The new ReplicaSet's unavailable pods block further scale-down.
+            (10, 2, 8, 2, 8, 0, None),
+        ];
+        let options = Options::default();
+        for (replicas, unavailable, old, new, old_ready, new_ready, want) in cases {
+            let d =
+                DeploymentBuilder::new(replicas).fenceposts(IntOrString::Int(0), IntOrString::Int(unavailable)).build();
+            let rss = vec![
+                RsB::new("old", old).available(old, old_ready).build(),
+                RsB::new("new", new).image("v2").available(new, new_ready).build(),
+            ];
+            let mut p = planner(d, rss, &options);
+            let active = p.active(&[0]);
+            let scaled = p.reconcile_old_replica_sets(&[0, 1], &active, 1);
+            assert_eq!(scaled, want.is_some(), "{:?}", (replicas, unavailable, old, new, old_ready, new_ready));
+            if let Some(size) = want {
+                assert_eq!(updates(&p).last(), Some(&("old".to_string(), size)));
+            }
+        }
+    }
+
+    /// Upstream `TestDeploymentController_cleanupUnhealthyReplicas`: old 10
+    /// with (available, max cleanup, expected cleaned).
+    #[test]
+    fn cleanup_unhealthy_replicas_table() {
+        let options = Options::default();
+        for (available, max, want) in [(8, 1, 1), (8, 3, 2), (8, 0, 0), (10, 3, 0)] {
+            let d = DeploymentBuilder::new(10).fenceposts(IntOrString::Int(2), IntOrString::Int(2)).build();
+            let mut p = planner(d, vec![RsB::new("old", 10).available(10, available).build()], &options);
+            assert_eq!(p.cleanup_unhealthy_replicas(&[0], max), Some(want), "{available} {max}");
+        }
+    }
+
+    /// Upstream `TestDeploymentController_scaleDownOldReplicaSetsForRollingUpdate`
+    /// (maxSurge 0): (replicas, maxUnavailable, available, old, expected
+    /// old size if scaled).
+    #[test]
+    fn scale_down_old_replica_sets_table() {
+        let cases = [
+            (10, 0, 10, 10, Some(9)),
+            (10, 2, 10, 10, Some(8)),
+            (10, 2, 8, 10, None),
+            (10, 2, 10, 0, None),
+            (10, 2, 1, 10, None),
+        ];
+        let options = Options::default();
+        for (replicas, unavailable, available, old, want) in cases {
+            let d =
+                DeploymentBuilder::new(replicas).fenceposts(IntOrString::Int(0), IntOrString::Int(unavailable)).build();
+            let mut p = planner(d, vec![RsB::new("old", old).available(old, available).build()], &options);
+            let scaled = p.scale_down_old_replica_sets(&[0], &[0]);
+            assert_eq!(scaled > 0, want.is_some(), "{:?}", (replicas, unavailable, available, old));
+            assert_eq!(updates(&p), want.map(|n| ("old".to_string(), n)).into_iter().collect::<Vec<_>>());
+        }
     }
 }

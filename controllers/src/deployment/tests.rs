@@ -1090,3 +1090,9 @@ fn steady_state_is_quiet() {
     let w2 = World { d: d2, rss: w.rss.clone(), pods: vec![], now: ts(NOW + 5) };
     assert!(w2.plan().is_empty(), "{:?} after {:?}", w2.lines(), describe(&plan));
 }
+
+/// A planner over `d` and `rss` (indices in input order), for testing one
+/// step of a sync.
+pub(super) fn planner(d: Deployment, rss: Vec<ReplicaSet>, options: &Options) -> sync::Planner<'_> {
+    sync::Planner { d, rss, pods: Vec::new(), now: ts(NOW), options, plan: Plan::new() }
+}
