@@ -496,3 +496,152 @@ fn error_message(error: &kube::Error) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::ReplicaSetSpec;
+    use k8s_openapi::api::core::v1::{Container, Namespace, PodSpec, PodTemplateSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
+    use kube_sim::{Sim, SimConfig};
+
+    use super::*;
+
+    // === utils ===
+
+    async fn start() -> (Sim, Executor, Client) {
+        let sim = Sim::start(SimConfig::default()).await.expect("sim starts");
+        let client = sim.client().expect("client");
+        let executor = Executor::new(client.clone(), EventRecorder::new(client.clone(), "test"));
+        (sim, executor, client)
+    }
+
+    /// ReplicaSet `ns/name` with image `image`, controlled by `owner_uid`
+    /// if given.
+    fn replica_set(ns: &str, name: &str, image: &str, owner_uid: Option<&str>) -> ReplicaSet {
+        let labels = std::collections::BTreeMap::from([("app".to_string(), "web".to_string())]);
+        ReplicaSet {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some(ns.into()),
+                labels: Some(labels.clone()),
+                owner_references: owner_uid.map(|uid| {
+                    vec![OwnerReference {
+                        api_version: "apps/v1".into(),
+                        kind: "Deployment".into(),
+                        name: "d".into(),
+                        uid: uid.into(),
+                        controller: Some(true),
+                        block_owner_deletion: Some(true),
+                    }]
+                }),
+                ..Default::default()
+            },
+            spec: Some(ReplicaSetSpec {
+                replicas: Some(0),
+                selector: LabelSelector { match_labels: Some(labels.clone()), ..Default::default() },
+                template: Some(PodTemplateSpec {
+                    metadata: Some(ObjectMeta { labels: Some(labels), ..Default::default() }),
+                    spec: Some(PodSpec {
+                        containers: vec![Container {
+                            name: "c".into(),
+                            image: Some(image.into()),
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    }),
+                }),
+                ..Default::default()
+            }),
+            status: None,
+        }
+    }
+
+    fn create(rs: &ReplicaSet) -> Plan {
+        let mut plan = Plan::new();
+        plan.push(Action::CreateReplicaSet {
+            namespace: rs.metadata.namespace.clone().unwrap_or_default(),
+            replica_set: Box::new(rs.clone()),
+        });
+        plan
+    }
+
+    // === tests ===
+
+    /// AlreadyExists for a ReplicaSet that is the planned one (stale
+    /// cache): the plan stops with an error to retry, no collision.
+    #[tokio::test]
+    async fn already_existing_own_replica_set_is_not_a_collision() {
+        let (_sim, executor, client) = start().await;
+        let mut rs = replica_set("default", "d-abc", "v1", Some("d-uid"));
+        let api: Api<ReplicaSet> = Api::namespaced(client, "default");
+        let created = api.create(&PostParams::default(), &rs).await.expect("create");
+        // A planned template comes from a Deployment the API server
+        // defaulted the same way.
+        rs.spec.as_mut().unwrap().template = created.spec.unwrap().template;
+        match executor.run(&create(&rs), &NoBookkeeping).await {
+            Executed::Failed(message) => assert!(message.contains("waiting for the cache"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// AlreadyExists for someone else's ReplicaSet, or another template: a
+    /// hash collision.
+    #[tokio::test]
+    async fn name_taken_by_another_replica_set_is_a_collision() {
+        let (_sim, executor, client) = start().await;
+        let api: Api<ReplicaSet> = Api::namespaced(client, "default");
+        api.create(&PostParams::default(), &replica_set("default", "orphan", "v1", None)).await.expect("create");
+        api.create(&PostParams::default(), &replica_set("default", "other", "v9", Some("d-uid")))
+            .await
+            .expect("create");
+        for name in ["orphan", "other"] {
+            let planned = replica_set("default", name, "v1", Some("d-uid"));
+            assert_eq!(
+                executor.run(&create(&planned), &NoBookkeeping).await,
+                Executed::CreateReplicaSetFailed(CreateFailure::Collision),
+                "{name}"
+            );
+        }
+    }
+
+    /// A create refused because the namespace is terminating halts the plan
+    /// without an error.
+    #[tokio::test]
+    async fn terminating_namespace_halts() {
+        let (_sim, executor, client) = start().await;
+        let namespaces: Api<Namespace> = Api::all(client);
+        let ns = Namespace {
+            metadata: ObjectMeta { name: Some("going".into()), ..Default::default() },
+            ..Default::default()
+        };
+        namespaces.create(&PostParams::default(), &ns).await.expect("create namespace");
+        namespaces.delete("going", &DeleteParams::default()).await.expect("delete namespace");
+        let plan = create(&replica_set("going", "d-abc", "v1", Some("d-uid")));
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Halted);
+    }
+
+    /// Two updates of one object in a plan: the second is sent at the
+    /// version the first returned (no conflict).
+    #[tokio::test]
+    async fn second_update_of_an_object_uses_the_fresh_version() {
+        let (_sim, executor, client) = start().await;
+        let api: Api<ReplicaSet> = Api::namespaced(client, "default");
+        let cached =
+            api.create(&PostParams::default(), &replica_set("default", "rs", "v1", None)).await.expect("create");
+        let mut first = cached.clone();
+        first.metadata.annotations = Some([("a".to_string(), "1".to_string())].into());
+        let mut second = first.clone();
+        second.spec.as_mut().unwrap().replicas = Some(3);
+        let mut plan = Plan::new();
+        plan.push(Action::UpdateReplicaSet { replica_set: Box::new(first) });
+        plan.push(Action::UpdateReplicaSet { replica_set: Box::new(second) });
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        let now = api.get("rs").await.expect("get");
+        assert_eq!(now.spec.unwrap().replicas, Some(3));
+        assert_eq!(now.metadata.annotations.unwrap()["a"], "1");
+        // A stale version from outside the plan still conflicts.
+        let mut plan = Plan::new();
+        plan.push(Action::UpdateReplicaSet { replica_set: Box::new(cached) });
+        assert!(matches!(executor.run(&plan, &NoBookkeeping).await, Executed::Failed(_)));
+    }
+}

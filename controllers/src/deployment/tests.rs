@@ -1096,3 +1096,85 @@ fn steady_state_is_quiet() {
 pub(super) fn planner(d: Deployment, rss: Vec<ReplicaSet>, options: &Options) -> sync::Planner<'_> {
     sync::Planner { d, rss, pods: Vec::new(), now: ts(NOW), options, plan: Plan::new() }
 }
+
+// === history (upstream TestDeploymentController_cleanupDeployment) ===
+
+/// (old ReplicaSets as (spec, status replicas), limit, deletions).
+#[test]
+fn cleanup_deployment_table() {
+    let cases: Vec<(&str, Vec<(i32, i32)>, i32, usize)> = vec![
+        ("three empty, limit 1", vec![(0, 0), (0, 0), (0, 0)], 1, 2),
+        ("only spec = status = 0 goes", vec![(0, 0), (0, 1), (1, 0), (1, 1)], 0, 1),
+        ("two empty, limit 0", vec![(0, 0), (0, 0)], 0, 2),
+        ("two busy, limit 0", vec![(1, 1), (1, 1)], 0, 0),
+        ("none", vec![], 0, 0),
+    ];
+    let options = Options::default();
+    for (name, olds, limit, want) in cases {
+        let rss = olds
+            .iter()
+            .enumerate()
+            .map(|(i, &(spec, st))| {
+                RsB::new(&format!("foo-{i}"), spec)
+                    .image(&format!("i{i}"))
+                    .revision(&i.to_string())
+                    .available(st, st)
+                    .build()
+            })
+            .collect();
+        let mut p = planner(DeploymentBuilder::new(1).history(limit).build(), rss, &options);
+        let old: Vec<usize> = (0..olds.len()).collect();
+        p.cleanup(&old);
+        let deletes = p.plan.actions().filter(|a| matches!(a, Action::DeleteReplicaSet { .. })).count();
+        assert_eq!(deletes, want, "{name}");
+    }
+    // Being deleted, or with an unobserved generation: kept.
+    let rss =
+        vec![RsB::new("deleting", 0).deleting().build(), RsB::new("unobserved", 0).image("x").generation(2).build()];
+    let mut p = planner(DeploymentBuilder::new(1).history(0).build(), rss, &options);
+    p.cleanup(&[0, 1]);
+    assert!(p.plan.is_empty(), "{:?}", describe(&p.plan));
+    // No limit (unset or MaxInt32): nothing is cleaned.
+    let mut d = DeploymentBuilder::new(1).build();
+    d.spec.as_mut().unwrap().revision_history_limit = None;
+    let mut p = planner(d, vec![rs("a", 0)], &options);
+    p.cleanup(&[0]);
+    assert!(p.plan.is_empty());
+}
+
+/// Upstream `TestFindNewReplicaSet`: the oldest ReplicaSet with the
+/// template (ignoring the hash label) is the new one; ties by name.
+#[test]
+fn find_new_replica_set() {
+    let mut with_hash = RsB::new("b-hashed", 1).image("v2").created(5).build();
+    with_hash
+        .spec
+        .as_mut()
+        .unwrap()
+        .template
+        .as_mut()
+        .unwrap()
+        .metadata
+        .as_mut()
+        .unwrap()
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert(POD_TEMPLATE_HASH_LABEL.into(), "upstream".into());
+    let cases = [
+        ("older wins", vec![RsB::new("z", 1).image("v2").created(1).build(), with_hash.clone()], Some("z")),
+        ("hash label ignored", vec![with_hash.clone(), RsB::new("old", 1).build()], Some("b-hashed")),
+        (
+            "same time: by name",
+            vec![RsB::new("b", 1).image("v2").created(1).build(), RsB::new("a", 1).image("v2").created(1).build()],
+            Some("a"),
+        ),
+        ("none", vec![RsB::new("old", 1).build()], None),
+    ];
+    let options = Options::default();
+    for (name, rss, want) in cases {
+        let mut p = planner(DeploymentBuilder::new(1).build(), rss, &options);
+        let (new, _) = p.get_all_replica_sets_and_sync_revision(false).unwrap();
+        assert_eq!(new.map(|i| p.name(i)).as_deref(), want, "{name}");
+    }
+}
