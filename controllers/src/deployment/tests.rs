@@ -1102,7 +1102,8 @@ pub(super) fn planner(d: Deployment, rss: Vec<ReplicaSet>, options: &Options) ->
 /// (old ReplicaSets as (spec, status replicas), limit, deletions).
 #[test]
 fn cleanup_deployment_table() {
-    let cases: Vec<(&str, Vec<(i32, i32)>, i32, usize)> = vec![
+    type Case = (&'static str, Vec<(i32, i32)>, i32, usize);
+    let cases: Vec<Case> = vec![
         ("three empty, limit 1", vec![(0, 0), (0, 0), (0, 0)], 1, 2),
         ("only spec = status = 0 goes", vec![(0, 0), (0, 1), (1, 0), (1, 1)], 0, 1),
         ("two empty, limit 0", vec![(0, 0), (0, 0)], 0, 2),
