@@ -288,16 +288,33 @@ pub(super) fn rollout_status(
     (status, requeue)
 }
 
-/// Deep equality of two statuses, an empty condition list equal to none.
+/// Deep equality of two statuses as the API stores them: the counts,
+/// observedGeneration and condition strings are `omitempty`, so an unset
+/// value equals 0 (or ""), and no condition list equals an empty one.
+/// Without this a status read back from a real API server never equals the
+/// computed one when a count is 0, and every sync would write it again.
 pub(super) fn same_status(a: &DeploymentStatus, b: &DeploymentStatus) -> bool {
-    let norm = |s: &DeploymentStatus| {
-        let mut s = s.clone();
-        if s.conditions.as_ref().is_some_and(Vec::is_empty) {
-            s.conditions = None;
-        }
-        s
-    };
-    norm(a) == norm(b)
+    normalize(a) == normalize(b)
+}
+
+fn normalize(s: &DeploymentStatus) -> DeploymentStatus {
+    let count = |v: Option<i32>| v.filter(|&n| n != 0);
+    let text = |v: &Option<String>| v.clone().filter(|t| !t.is_empty());
+    DeploymentStatus {
+        observed_generation: s.observed_generation.filter(|&g| g != 0),
+        replicas: count(s.replicas),
+        updated_replicas: count(s.updated_replicas),
+        ready_replicas: count(s.ready_replicas),
+        available_replicas: count(s.available_replicas),
+        unavailable_replicas: count(s.unavailable_replicas),
+        terminating_replicas: s.terminating_replicas,
+        collision_count: s.collision_count,
+        conditions: s.conditions.as_ref().filter(|c| !c.is_empty()).map(|c| {
+            c.iter()
+                .map(|c| DeploymentCondition { reason: text(&c.reason), message: text(&c.message), ..c.clone() })
+                .collect()
+        }),
+    }
 }
 
 /// When to look at an unchanged, unfinished rollout again: one second after
@@ -582,6 +599,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A status read back from the API (zeros and empty strings omitted)
+    /// equals the computed one: no write at a steady state with zero
+    /// counts.
+    #[test]
+    fn omitted_zeros_are_equal() {
+        let computed = DeploymentStatus {
+            observed_generation: Some(1),
+            replicas: Some(0),
+            updated_replicas: Some(0),
+            ready_replicas: Some(0),
+            available_replicas: Some(0),
+            unavailable_replicas: Some(0),
+            conditions: Some(vec![DeploymentCondition { message: Some(String::new()), ..progressing("True", "") }]),
+            ..Default::default()
+        };
+        let stored = DeploymentStatus {
+            observed_generation: Some(1),
+            conditions: Some(vec![DeploymentCondition { message: None, reason: None, ..progressing("True", "") }]),
+            ..Default::default()
+        };
+        assert!(same_status(&computed, &stored));
+        assert!(!same_status(&computed, &DeploymentStatus { replicas: Some(1), ..stored.clone() }));
+        assert!(!same_status(&computed, &DeploymentStatus { collision_count: Some(0), ..stored }));
     }
 
     /// Upstream `TestDeploymentComplete`, `TestDeploymentProgressing` and
