@@ -20,3 +20,37 @@ pub mod deployment;
 pub mod execute;
 pub mod namespace;
 pub mod replicaset;
+
+use std::sync::Arc;
+
+use futures::FutureExt;
+
+use crate::informer::{HasSynced, SharedInformerFactory};
+use crate::manager::{self, PoolConfig, Reconcile, SyncMetrics};
+use crate::workqueue::WorkQueue;
+
+/// Waits until every cache in `synced` has synced, then runs the worker
+/// pool `config` over `queue` until `stop` completes, and drains it. If
+/// `stop` completes or the factory shuts down first, shuts the queue down
+/// and returns without syncing anything.
+pub(crate) async fn run_when_synced<S: Reconcile>(
+    factory: &SharedInformerFactory,
+    synced: &[&(dyn HasSynced + Sync)],
+    queue: WorkQueue<String>,
+    syncer: Arc<S>,
+    config: PoolConfig,
+    metrics: SyncMetrics,
+    stop: impl Future<Output = ()> + Send,
+) {
+    let stop = stop.shared();
+    let ready = tokio::select! {
+        ready = factory.wait_for_cache_sync(config.controller, synced) => ready,
+        () = stop.clone() => false,
+    };
+    if !ready {
+        queue.shut_down();
+        return;
+    }
+    tracing::info!(controller = config.controller, workers = config.workers, "starting workers");
+    manager::run(queue, syncer, config, metrics, stop).await;
+}
