@@ -214,10 +214,10 @@ impl Executor {
                 self.delete_pod(namespace, name, uid, owner, book).await
             }
             Action::PatchPodOwnerRefs { namespace, name, uid, patch } => {
-                self.patch_owner_refs::<Pod>(namespace, name, uid, patch).await
+                self.patch_owner_refs::<Pod>(namespace, name, uid, patch, versions).await
             }
             Action::PatchReplicaSetOwnerRefs { namespace, name, uid, patch } => {
-                self.patch_owner_refs::<ReplicaSet>(namespace, name, uid, patch).await
+                self.patch_owner_refs::<ReplicaSet>(namespace, name, uid, patch, versions).await
             }
             Action::CreateReplicaSet { namespace, replica_set } => {
                 self.create_replica_set(namespace, replica_set, versions).await
@@ -377,14 +377,24 @@ impl Executor {
         }
     }
 
-    async fn patch_owner_refs<K>(&self, namespace: &str, name: &str, uid: &str, patch: &OwnerRefPatch) -> Outcome
+    async fn patch_owner_refs<K>(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        patch: &OwnerRefPatch,
+        versions: &Versions,
+    ) -> Outcome
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
     {
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         let result = api.patch(name, &PatchParams::default(), &Patch::Strategic(patch.body(uid))).await;
         match (result, patch) {
-            (Ok(_), _) => Outcome::Ok,
+            (Ok(patched), _) => {
+                versions.record(&K::kind(&()), patched.meta());
+                Outcome::Ok
+            }
             (Err(error), OwnerRefPatch::Adopt(_)) if code(&error) == Some(404) => Outcome::Stale,
             (Err(error), OwnerRefPatch::Release { .. }) if matches!(code(&error), Some(404 | 422)) => Outcome::Ok,
             (Err(error), _) => Outcome::Failed(error_message(&error)),
@@ -639,6 +649,31 @@ mod tests {
         let now = api.get("rs").await.expect("get");
         assert_eq!(now.spec.unwrap().replicas, Some(3));
         assert_eq!(now.metadata.annotations.unwrap()["a"], "1");
+        // An adoption patch counts as a write too (the planner's copy
+        // carries the new reference).
+        let owner = OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            name: "d".into(),
+            uid: "d-uid".into(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        };
+        let mut adopted = api.get("rs").await.expect("get");
+        adopted.spec.as_mut().unwrap().replicas = Some(4);
+        adopted.metadata.owner_references = Some(vec![owner.clone()]);
+        let mut plan = Plan::new();
+        plan.push(Action::PatchReplicaSetOwnerRefs {
+            namespace: "default".into(),
+            name: "rs".into(),
+            uid: adopted.metadata.uid.clone().unwrap(),
+            patch: OwnerRefPatch::Adopt(owner),
+        });
+        plan.push(Action::UpdateReplicaSet { replica_set: Box::new(adopted) });
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        let now = api.get("rs").await.expect("get");
+        assert_eq!(now.spec.unwrap().replicas, Some(4));
+        assert_eq!(now.metadata.owner_references.unwrap()[0].uid, "d-uid");
         // A stale version from outside the plan still conflicts.
         let mut plan = Plan::new();
         plan.push(Action::UpdateReplicaSet { replica_set: Box::new(cached) });
