@@ -630,6 +630,45 @@ mod tests {
         assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Halted);
     }
 
+    /// The live re-check before adopting reads the owner's own kind and
+    /// fails for a Deployment being deleted.
+    #[tokio::test]
+    async fn recheck_of_a_deleting_deployment_fails() {
+        let (_sim, executor, client) = start().await;
+        let api: Api<Deployment> = Api::namespaced(client, "default");
+        let rs = replica_set("default", "d", "v1", None);
+        let spec = rs.spec.unwrap();
+        let d = Deployment {
+            metadata: ObjectMeta {
+                name: Some("d".into()),
+                finalizers: Some(vec!["example.com/hold".into()]),
+                ..Default::default()
+            },
+            spec: Some(k8s_openapi::api::apps::v1::DeploymentSpec {
+                selector: spec.selector,
+                template: spec.template.unwrap(),
+                ..Default::default()
+            }),
+            status: None,
+        };
+        let created = api.create(&PostParams::default(), &d).await.expect("create");
+        let owner = ObjectRef {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            namespace: Some("default".into()),
+            name: "d".into(),
+            uid: created.metadata.uid.clone().unwrap(),
+        };
+        let mut plan = Plan::new();
+        plan.push(Action::RecheckOwner { owner: owner.clone() });
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        api.delete("d", &DeleteParams::default()).await.expect("delete");
+        match executor.run(&plan, &NoBookkeeping).await {
+            Executed::ClaimFailed(message) => assert!(message.contains("has just been deleted"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// Two updates of one object in a plan: the second is sent at the
     /// version the first returned (no conflict).
     #[tokio::test]

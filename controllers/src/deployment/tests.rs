@@ -490,6 +490,24 @@ fn zero_surge_creates_empty_then_scales_old() {
     );
 }
 
+/// Scenario 7, next sync: with the old ReplicaSet at 0, the new one goes
+/// 0 → 1.
+#[test]
+fn zero_surge_second_sync_scales_new_up() {
+    let new = hashed("v2");
+    let w = World::new(
+        DeploymentBuilder::new(1).fenceposts(IntOrString::Int(0), IntOrString::String("10%".into())),
+        [
+            RsB::new("old", 0).revision("1").sized(1, 1),
+            RsB::new(&new, 0).image("v2").revision("2").sized(1, 1).created(5),
+        ],
+    );
+    assert_eq!(
+        w.writes(),
+        [format!("update {new} 1"), format!("event ScalingReplicaSet: Scaled up replica set {new} from 0 to 1")]
+    );
+}
+
 /// The new ReplicaSet above replicas is scaled down to them.
 #[test]
 fn new_replica_set_above_replicas_is_scaled_down() {
@@ -950,9 +968,19 @@ fn progress_deadline() {
     assert_eq!(p.message.as_deref(), Some(format!("ReplicaSet \"{new}\" has timed out progressing.").as_str()));
 }
 
-/// Scenario 31: without a deadline there is no Progressing condition.
+/// Scenario 31: without a deadline there is no Progressing condition, and
+/// pausing writes none.
 #[test]
 fn no_deadline_no_progressing() {
+    let w = World::new(
+        DeploymentBuilder::new(10).deadline(None).paused(),
+        [RsB::new("old", 10).revision("1").sized(10, 13)],
+    );
+    assert!(w.plan().actions().all(|a| match a {
+        Action::UpdateDeploymentStatus { deployment } =>
+            !conditions(deployment.status.as_ref().unwrap()).iter().any(|c| c.0 == PROGRESSING),
+        _ => true,
+    }));
     for pds in [None, Some(i32::MAX)] {
         let w = World::new(
             DeploymentBuilder::new(10).deadline(pds).condition(PROGRESSING, "True", RS_UPDATED_REASON, NOW - 5),
