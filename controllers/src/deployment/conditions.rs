@@ -107,20 +107,26 @@ fn status_of(rs: &ReplicaSet) -> (i32, i32, i32) {
     )
 }
 
+/// A sum of replica counts that saturates instead of overflowing (absurd
+/// but valid counts near `i32::MAX` must not panic the sync).
+pub(super) fn total(counts: impl IntoIterator<Item = i32>) -> i32 {
+    counts.into_iter().fold(0, i32::saturating_add)
+}
+
 /// Σ `status.availableReplicas` (upstream
 /// `GetAvailableReplicaCountForReplicaSets`).
 pub(super) fn available_count(rss: &[&ReplicaSet]) -> i32 {
-    rss.iter().map(|rs| status_of(rs).2).sum()
+    total(rss.iter().map(|rs| status_of(rs).2))
 }
 
 /// Σ `status.replicas` (upstream `GetActualReplicaCountForReplicaSets`).
 pub(super) fn actual_count(rss: &[&ReplicaSet]) -> i32 {
-    rss.iter().map(|rs| status_of(rs).0).sum()
+    total(rss.iter().map(|rs| status_of(rs).0))
 }
 
 /// Σ `spec.replicas` (upstream `GetReplicaCountForReplicaSets`).
 pub(super) fn spec_count(rss: &[&ReplicaSet]) -> i32 {
-    rss.iter().map(|rs| rs_replicas(rs)).sum()
+    total(rss.iter().map(|rs| rs_replicas(rs)))
 }
 
 /// Σ `status.terminatingReplicas`, or `None` when an observed ReplicaSet
@@ -156,14 +162,14 @@ pub(super) fn calculate_status(
         observed_generation: d.metadata.generation,
         replicas: Some(actual_count(all)),
         updated_replicas: Some(new_rs.map_or(0, |rs| status_of(rs).0)),
-        ready_replicas: Some(all.iter().map(|rs| status_of(rs).1).sum()),
+        ready_replicas: Some(total(all.iter().map(|rs| status_of(rs).1))),
         available_replicas: Some(available),
-        unavailable_replicas: Some((spec_count(all) - available).max(0)),
+        unavailable_replicas: Some(spec_count(all).saturating_sub(available).max(0)),
         collision_count: current.collision_count,
         terminating_replicas: if terminating_replicas { terminating_count(all) } else { current.terminating_replicas },
         conditions: current.conditions.clone(),
     };
-    let condition = if available >= replicas(d) - max_unavailable(d) {
+    let condition = if available >= replicas(d).saturating_sub(max_unavailable(d)) {
         new_condition(AVAILABLE, "True", MINIMUM_REPLICAS_AVAILABLE, "Deployment has minimum availability.".into(), now)
     } else {
         new_condition(

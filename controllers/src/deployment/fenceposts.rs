@@ -63,6 +63,12 @@ fn fenceposts(d: &Deployment) -> Option<Result<(i32, i32), Error>> {
     ))
 }
 
+/// `spec.replicas + maxSurge`: the most pods a rollout runs (the
+/// max-replicas annotation), saturating.
+pub fn max_replicas(d: &Deployment) -> i32 {
+    replicas(d).saturating_add(max_surge(d))
+}
+
 /// Pods the rollout may run above `spec.replicas` (upstream `MaxSurge`): 0
 /// unless `RollingUpdate`; an invalid value counts as 0.
 pub fn max_surge(d: &Deployment) -> i32 {
@@ -93,13 +99,13 @@ pub fn new_rs_new_replicas(d: &Deployment, all: &[&ReplicaSet], new_rs: &Replica
             let params = d.spec.as_ref().and_then(|s| s.strategy.as_ref()).and_then(|s| s.rolling_update.as_ref());
             let zero = IntOrString::Int(0);
             let surge = scaled_value(params.and_then(|p| p.max_surge.as_ref()).unwrap_or(&zero), replicas(d), true)?;
-            let current: i32 = all.iter().map(|rs| rs_replicas(rs)).sum();
-            let max_total = replicas(d) + surge;
+            let current = super::conditions::total(all.iter().map(|rs| rs_replicas(rs)));
+            let max_total = replicas(d).saturating_add(surge);
             let new_spec = rs_replicas(new_rs);
             if current >= max_total {
                 return Ok(new_spec);
             }
-            Ok(new_spec + (max_total - current).min(replicas(d) - new_spec))
+            Ok(new_spec.saturating_add((max_total - current).min(replicas(d).saturating_sub(new_spec))))
         }
         "Recreate" => Ok(replicas(d)),
         other => Err(Error::Strategy(other.to_owned())),

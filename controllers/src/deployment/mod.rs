@@ -78,7 +78,7 @@ pub use self::conditions::{
     NEW_RS_REASON, PAUSED_DEPLOY_REASON, PROGRESSING, REPLICA_FAILURE, RESUMED_DEPLOY_REASON, RS_CREATE_ERROR_REASON,
     RS_UPDATED_REASON, TIMED_OUT_REASON,
 };
-pub use self::fenceposts::{max_surge, max_unavailable, resolve_fenceposts, scaled_value};
+pub use self::fenceposts::{max_replicas, max_surge, max_unavailable, resolve_fenceposts, scaled_value};
 pub use self::hash::{compute_hash, equal_ignore_hash, is_same_replica_set};
 pub use self::revision::{
     DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,

@@ -129,7 +129,7 @@ pub(super) fn set_new_replica_set_annotations(
     }
     if !exists {
         let desired = super::replicas(d);
-        changed |= set_replicas_annotations(rs, desired, desired + max_surge);
+        changed |= set_replicas_annotations(rs, desired, desired.saturating_add(max_surge));
     }
     changed
 }

@@ -3,7 +3,7 @@
 //! maxUnavailable, unhealthy old replicas first.
 
 use super::Error;
-use super::conditions::available_count;
+use super::conditions::{available_count, total};
 use super::fenceposts::new_rs_new_replicas;
 use super::max_unavailable;
 use super::replicas;
@@ -60,16 +60,16 @@ impl Planner<'_> {
     /// unhealthy ones; the healthy ones stay until the new pods are
     /// available.
     fn reconcile_old_replica_sets(&mut self, all: &[Rs], active_old: &[Rs], new: Rs) -> bool {
-        let old_count: i32 = active_old.iter().map(|&i| rs_replicas(&self.rss[i])).sum();
+        let old_count = total(active_old.iter().map(|&i| rs_replicas(&self.rss[i])));
         if old_count == 0 {
             return false;
         }
-        let all_count: i32 = all.iter().map(|&i| rs_replicas(&self.rss[i])).sum();
+        let all_count = total(all.iter().map(|&i| rs_replicas(&self.rss[i])));
         let min_available = replicas(&self.d) - max_unavailable(&self.d);
         let new_rs = &self.rss[new];
         let new_unavailable =
             rs_replicas(new_rs) - new_rs.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0);
-        let max_scaled_down = all_count - min_available - new_unavailable;
+        let max_scaled_down = all_count.saturating_sub(min_available).saturating_sub(new_unavailable);
         if max_scaled_down <= 0 {
             return false;
         }

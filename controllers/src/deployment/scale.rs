@@ -5,7 +5,8 @@
 
 use std::cmp::Ordering;
 
-use super::fenceposts::max_surge;
+use super::conditions::total;
+use super::fenceposts::max_replicas;
 use super::revision::{desired_replicas_annotation, max_replicas_annotation};
 use super::sync::{Planner, Rs, by_creation};
 use super::{replicas, strategy_type};
@@ -36,9 +37,9 @@ impl Planner<'_> {
             return;
         }
         let mut all = self.active(&old.iter().copied().chain(new).collect::<Vec<_>>());
-        let current: i32 = all.iter().map(|&i| rs_replicas(&self.rss[i])).sum();
-        let allowed = if desired > 0 { desired + max_surge(&self.d) } else { 0 };
-        let to_add = allowed - current;
+        let current = total(all.iter().map(|&i| rs_replicas(&self.rss[i])));
+        let allowed = if desired > 0 { max_replicas(&self.d) } else { 0 };
+        let to_add = allowed.saturating_sub(current);
         let op = match to_add.cmp(&0) {
             Ordering::Greater => {
                 // Larger first; among equals the newer.
@@ -56,13 +57,13 @@ impl Planner<'_> {
         let mut sizes = Vec::with_capacity(all.len());
         for &rs in &all {
             let proportion = if to_add != 0 { self.proportion(rs, to_add, added) } else { 0 };
-            sizes.push(rs_replicas(&self.rss[rs]) + proportion);
+            sizes.push(rs_replicas(&self.rss[rs]).saturating_add(proportion));
             added += proportion;
         }
         if to_add != 0
             && let Some(first) = sizes.first_mut()
         {
-            *first = (*first + to_add - added).max(0);
+            *first = first.saturating_add(to_add.saturating_sub(added)).max(0);
         }
         for (&rs, size) in all.iter().zip(sizes) {
             self.scale_replica_set(rs, size, op);
@@ -107,7 +108,7 @@ impl Planner<'_> {
             return 0;
         }
         let fraction = self.fraction(rs);
-        let allowed = to_add - added;
+        let allowed = to_add.saturating_sub(added);
         if to_add > 0 { fraction.min(allowed) } else { fraction.max(allowed) }
     }
 
@@ -121,13 +122,13 @@ impl Planner<'_> {
         if desired == 0 {
             return -spec;
         }
-        let target = desired + max_surge(&self.d);
+        let target = max_replicas(&self.d);
         let annotated = max_replicas_annotation(&self.rss[rs])
             .unwrap_or_else(|| self.d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0));
         if annotated == 0 {
             return 0;
         }
         let size = f64::from(spec) * f64::from(target) / f64::from(annotated);
-        size.round() as i32 - spec
+        (size.round() as i32).saturating_sub(spec)
     }
 }

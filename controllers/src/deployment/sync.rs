@@ -418,7 +418,7 @@ impl Planner<'_> {
     /// the size changed; returns whether it did.
     pub(super) fn scale_replica_set(&mut self, rs: Rs, new_scale: i32, op: &str) -> bool {
         let desired = replicas(&self.d);
-        let max = desired + max_surge(&self.d);
+        let max = fenceposts::max_replicas(&self.d);
         let old_scale = rs_replicas(&self.rss[rs]);
         let size_changed = old_scale != new_scale;
         if !size_changed && !revision::replicas_annotations_need_update(&self.rss[rs], desired, max) {

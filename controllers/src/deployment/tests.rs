@@ -1207,3 +1207,25 @@ fn find_new_replica_set() {
         assert_eq!(new.map(|i| p.name(i)).as_deref(), want, "{name}");
     }
 }
+
+/// Counts near `i32::MAX` (valid, if absurd) plan without overflowing,
+/// whatever the path.
+#[test]
+fn huge_counts_do_not_overflow() {
+    let max = i32::MAX;
+    let worlds = [
+        World::new(DeploymentBuilder::new(max), [RsB::new("old", max).revision("1").sized(max, max)]),
+        World::new(
+            DeploymentBuilder::new(max).paused(),
+            [RsB::new("old", max).revision("1"), RsB::new("b", max).image("v2").created(3)],
+        ),
+        World::new(
+            DeploymentBuilder::new(max - 1),
+            [RsB::new("old", max).revision("1").sized(max, max), RsB::new("b", max).image("v2").created(3)],
+        ),
+        World::new(DeploymentBuilder::new(max).recreate(), [RsB::new("old", max).revision("1")]),
+    ];
+    for w in worlds {
+        let _ = w.plan();
+    }
+}
