@@ -11,11 +11,14 @@
 //!   claims, pod readiness, deletion ranking, pods from templates);
 //! - [`namespace`]: the Namespace controller (deletion conditions,
 //!   graceful-termination estimate, when to finalize);
+//! - [`node`]: the node lifecycle controller (node health, zone states,
+//!   the rate-limited taint queues, condition taints);
 //! - [`replicaset`]: the ReplicaSet controller (expectations, manage
 //!   replicas, status).
 
 pub mod common;
 pub mod namespace;
+pub mod node;
 pub mod plan;
 pub mod replicaset;
 
