@@ -13,7 +13,8 @@
 //!    until the lease is lost (the process exits 1: a restart is the safe way
 //!    back, as upstream).
 //!
-//! Implemented controllers: the ReplicaSet and Namespace controllers. While leading, the
+//! Implemented controllers: the ReplicaSet and Namespace controllers and the
+//! taint-eviction-controller. While leading, the
 //! daemon builds one shared informer factory, registers every selected
 //! implemented controller on it, starts the informers and runs the
 //! controllers' workers (after their caches sync) until leading ends; then
@@ -26,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, ObjectReference, Pod};
 use prometheus::Registry;
 use tokio::sync::watch;
 
@@ -34,6 +35,7 @@ use crate::client::{self, ClientConfig};
 use crate::config::{Config, Controller, SimSettings};
 use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::replicaset::{self, ReplicaSetController};
+use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
 use crate::events::{EventRecorder, EventType};
 use crate::informer::{HasSynced, SharedInformerFactory};
 use crate::leader::{self, LeaderElectionConfig, LeaderElector, LeaderMetrics, Outcome, StopSignal};
@@ -106,9 +108,17 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         &registry,
         Some(namespace::CONTROLLER_NAME),
     )?;
+    // Upstream registers these only when the controller is enabled.
+    let taint_eviction_metrics = config
+        .controllers
+        .iter()
+        .any(|c| c == Controller::TaintEviction)
+        .then(|| EvictionMetrics::register(&registry))
+        .transpose()?;
     let runtime = Runtime {
         client: client.clone(),
         namespace_client,
+        taint_eviction_metrics,
         queue_metrics: QueueMetrics::register(&registry)?,
         sync_metrics: SyncMetrics::register(&registry)?,
         healthz: healthz.clone(),
@@ -192,6 +202,9 @@ struct Runtime {
     /// flags, as upstream), so emptying a large namespace neither starves
     /// the other controllers' writes nor takes minutes.
     namespace_client: kube::Client,
+    /// `taint_eviction_controller_*` metrics, when that controller is
+    /// selected.
+    taint_eviction_metrics: Option<EvictionMetrics>,
     /// `workqueue_*` metrics, labelled by queue name.
     queue_metrics: QueueMetrics,
     /// `kcm_controller_sync*` metrics.
@@ -204,7 +217,7 @@ struct Runtime {
 }
 
 /// The controllers this build implements.
-const IMPLEMENTED: &[Controller] = &[Controller::ReplicaSet, Controller::Namespace];
+const IMPLEMENTED: &[Controller] = &[Controller::ReplicaSet, Controller::Namespace, Controller::TaintEviction];
 
 /// What runs while this process leads (or without leader election): the
 /// selected implemented controllers, until `stop`; then their workers
@@ -246,6 +259,23 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
             (factory.clone(), config.concurrent_namespace_syncs, runtime.sync_metrics.clone(), stop.clone());
         controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
     }
+    if running.contains(&Controller::TaintEviction) {
+        let recorder = EventRecorder::new(runtime.client.clone(), tainteviction::EVENT_COMPONENT);
+        let metrics = runtime.taint_eviction_metrics.clone();
+        match TaintEvictionController::new(
+            &factory,
+            runtime.client.clone(),
+            recorder,
+            metrics,
+            Some(&runtime.queue_metrics),
+        ) {
+            Ok(controller) => {
+                let (factory, metrics, stop) = (factory.clone(), runtime.sync_metrics.clone(), stop.clone());
+                controllers.spawn(async move { controller.run(&factory, metrics, stop).await });
+            }
+            Err(error) => tracing::error!(%error, controller = tainteviction::CONTROLLER_NAME, "cannot start"),
+        }
+    }
     // The informers the running controllers read (already requested by
     // them, so these are the shared instances).
     let replica_set_caches = running
@@ -258,6 +288,12 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
     };
     if let Some(namespaces) = &namespace_cache {
         needed.push(namespaces);
+    }
+    let taint_eviction_caches =
+        running.contains(&Controller::TaintEviction).then(|| (factory.informer::<Pod>(), factory.informer::<Node>()));
+    if let Some((pods, nodes)) = &taint_eviction_caches {
+        needed.push(pods);
+        needed.push(nodes);
     }
     factory.start();
     tokio::select! {

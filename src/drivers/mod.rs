@@ -12,8 +12,11 @@
 //! - `namespace`: the Namespace controller
 //!   ([`NamespaceController`](namespace::NamespaceController));
 //! - `replicaset`: the ReplicaSet controller
-//!   ([`ReplicaSetController`](replicaset::ReplicaSetController)).
+//!   ([`ReplicaSetController`](replicaset::ReplicaSetController));
+//! - `tainteviction`: the taint-eviction-controller
+//!   ([`TaintEvictionController`](tainteviction::TaintEvictionController)).
 
 pub mod execute;
 pub mod namespace;
 pub mod replicaset;
+pub mod tainteviction;
