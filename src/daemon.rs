@@ -13,8 +13,8 @@
 //!    until the lease is lost (the process exits 1: a restart is the safe way
 //!    back, as upstream).
 //!
-//! Implemented controllers: the ReplicaSet and Namespace controllers and the
-//! taint-eviction-controller. While leading, the
+//! Implemented controllers: the ReplicaSet and Namespace controllers, the
+//! node-lifecycle-controller and the taint-eviction-controller. While leading, the
 //! daemon builds one shared informer factory, registers every selected
 //! implemented controller on it, starts the informers and runs the
 //! controllers' workers (after their caches sync) until leading ends; then
@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Node, ObjectReference, Pod};
 use prometheus::Registry;
 use tokio::sync::watch;
@@ -34,6 +35,7 @@ use tokio::sync::watch;
 use crate::client::{self, ClientConfig};
 use crate::config::{Config, Controller, SimSettings};
 use crate::drivers::namespace::{self, NamespaceController};
+use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
 use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
 use crate::events::{EventRecorder, EventType};
@@ -115,9 +117,18 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         .any(|c| c == Controller::TaintEviction)
         .then(|| EvictionMetrics::register(&registry))
         .transpose()?;
+    // Upstream registers the node_collector_* metrics only when the
+    // node lifecycle controller is enabled.
+    let node_lifecycle_metrics = config
+        .controllers
+        .iter()
+        .any(|c| c == Controller::NodeLifecycle)
+        .then(|| NodeLifecycleMetrics::register(&registry))
+        .transpose()?;
     let runtime = Runtime {
         client: client.clone(),
         namespace_client,
+        node_lifecycle_metrics,
         taint_eviction_metrics,
         queue_metrics: QueueMetrics::register(&registry)?,
         sync_metrics: SyncMetrics::register(&registry)?,
@@ -205,6 +216,9 @@ struct Runtime {
     /// `taint_eviction_controller_*` metrics, when that controller is
     /// selected.
     taint_eviction_metrics: Option<EvictionMetrics>,
+    /// `node_collector_*` metrics, when the node lifecycle controller is
+    /// selected.
+    node_lifecycle_metrics: Option<NodeLifecycleMetrics>,
     /// `workqueue_*` metrics, labelled by queue name.
     queue_metrics: QueueMetrics,
     /// `kcm_controller_sync*` metrics.
@@ -217,7 +231,8 @@ struct Runtime {
 }
 
 /// The controllers this build implements.
-const IMPLEMENTED: &[Controller] = &[Controller::ReplicaSet, Controller::Namespace, Controller::TaintEviction];
+const IMPLEMENTED: &[Controller] =
+    &[Controller::ReplicaSet, Controller::Namespace, Controller::NodeLifecycle, Controller::TaintEviction];
 
 /// What runs while this process leads (or without leader election): the
 /// selected implemented controllers, until `stop`; then their workers
@@ -276,6 +291,23 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
             Err(error) => tracing::error!(%error, controller = tainteviction::CONTROLLER_NAME, "cannot start"),
         }
     }
+    if running.contains(&Controller::NodeLifecycle) {
+        let recorder = EventRecorder::new(runtime.client.clone(), nodelifecycle::EVENT_COMPONENT);
+        match NodeLifecycleController::new(
+            &factory,
+            runtime.client.clone(),
+            recorder,
+            nodelifecycle::Settings::from(&config.node_lifecycle),
+            runtime.node_lifecycle_metrics.clone(),
+            Some(&runtime.queue_metrics),
+        ) {
+            Ok(controller) => {
+                let (factory, metrics, stop) = (factory.clone(), runtime.sync_metrics.clone(), stop.clone());
+                controllers.spawn(async move { controller.run(&factory, metrics, stop).await });
+            }
+            Err(error) => tracing::error!(%error, controller = nodelifecycle::CONTROLLER_NAME, "cannot start"),
+        }
+    }
     // The informers the running controllers read (already requested by
     // them, so these are the shared instances).
     let replica_set_caches = running
@@ -294,6 +326,12 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
     if let Some((pods, nodes)) = &taint_eviction_caches {
         needed.push(pods);
         needed.push(nodes);
+    }
+    let node_lifecycle_caches = running
+        .contains(&Controller::NodeLifecycle)
+        .then(|| (factory.informer::<Node>(), factory.informer::<Pod>(), factory.informer::<Lease>()));
+    if let Some((nodes, pods, leases)) = &node_lifecycle_caches {
+        needed.extend([nodes as &(dyn HasSynced + Sync), pods, leases]);
     }
     factory.start();
     tokio::select! {

@@ -11,6 +11,8 @@
 //!   controller shares (API writes, error classification, events);
 //! - `namespace`: the Namespace controller
 //!   ([`NamespaceController`](namespace::NamespaceController));
+//! - `nodelifecycle`: the node-lifecycle-controller
+//!   ([`NodeLifecycleController`](nodelifecycle::NodeLifecycleController));
 //! - `replicaset`: the ReplicaSet controller
 //!   ([`ReplicaSetController`](replicaset::ReplicaSetController));
 //! - `tainteviction`: the taint-eviction-controller
@@ -18,5 +20,6 @@
 
 pub mod execute;
 pub mod namespace;
+pub mod nodelifecycle;
 pub mod replicaset;
 pub mod tainteviction;
