@@ -7,8 +7,9 @@
 //! (`NoSchedule` at once, `NoExecute` through its zone's queue), its pods
 //! go not Ready, with upstream's events; started again, its taints go.
 //! With every node stopped, no `NoExecute` taint is ever added (full
-//! disruption) until a node is back. Every test waits on conditions, never
-//! on timings.
+//! disruption) until a node is back. `kubectl cordon` and a relabelled
+//! node are followed, and a healthy cluster costs no writes. Every test
+//! waits on conditions, never on timings.
 
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
@@ -159,6 +160,45 @@ impl Drop for TaintHistory {
     }
 }
 
+async fn kubectl(env: &Env, args: &[&str]) {
+    let out = Command::new("kubectl")
+        .arg(format!("--kubeconfig={}", env.kubeconfig.display()))
+        .args(args)
+        .output()
+        .await
+        .expect("kubectl runs");
+    assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Monitor passes run so far, from the daemon's metrics.
+async fn passes(env: &Env) -> f64 {
+    sample(&metrics(env).await, "node_collector_update_all_nodes_health_duration_seconds_count", "").unwrap_or(0.0)
+}
+
+/// Waits until `n` more monitor passes have run.
+async fn more_passes(env: &Env, n: f64) {
+    let from = passes(env).await;
+    wait_until(&env.sim, "more monitor passes", || async {
+        let now = passes(env).await;
+        if now >= from + n { Ok(()) } else { Err(format!("{now} passes, from {from}")) }
+    })
+    .await;
+}
+
+/// Node and pod writes the API server answered so far.
+fn writes(env: &Env) -> u64 {
+    env.sim
+        .controls()
+        .stats()
+        .iter()
+        .filter(|l| {
+            matches!(l.verb.as_str(), "update" | "patch")
+                && (l.resource.starts_with("nodes") || l.resource == "pods/status")
+        })
+        .map(|l| l.count)
+        .sum()
+}
+
 // === tests ===
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -261,7 +301,6 @@ async fn with_every_node_silent_no_noexecute_taint_is_added_until_one_is_back() 
     })
     .await;
     let history = TaintHistory::start(&env);
-    let passes = |body: &str| sample(body, "node_collector_update_all_nodes_health_duration_seconds_count", "");
     let disrupted_at = Cell::new(0.0);
     wait_until(&env.sim, "every node Unknown, every zone at 0% health", || async {
         let body = metrics(&env).await;
@@ -273,13 +312,14 @@ async fn with_every_node_silent_no_noexecute_taint_is_added_until_one_is_back() 
         for n in ["node-1", "node-2", "node-3"] {
             unknown += usize::from(ready(&node(&env, n).await).0 == "Unknown");
         }
-        disrupted_at.set(passes(&body).unwrap_or(0.0));
+        disrupted_at
+            .set(sample(&body, "node_collector_update_all_nodes_health_duration_seconds_count", "").unwrap_or(0.0));
         if healths == [0.0, 0.0, 0.0] && unknown == 3 { Ok(()) } else { Err(format!("{healths:?}, {unknown} unknown")) }
     })
     .await;
     // Three more passes: each would have queued and tainted the nodes.
     wait_until(&env.sim, "three more monitor passes", || async {
-        let now = passes(&metrics(&env).await).unwrap_or(0.0);
+        let now = passes(&env).await;
         let at = disrupted_at.get();
         if now >= at + 3.0 { Ok(()) } else { Err(format!("{now} passes, disrupted at {at}")) }
     })
@@ -308,4 +348,35 @@ async fn with_every_node_silent_no_noexecute_taint_is_added_until_one_is_back() 
     })
     .await;
     assert!(!history.ever("node-1", &format!("{UNREACHABLE}:NoExecute")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_cordon_and_relabelling_are_followed_and_a_healthy_cluster_costs_no_writes() {
+    let env = start_with(sim_config(), FLAGS, |_| {}).await;
+    kubectl(&env, &["cordon", "node-2"]).await;
+    wait_until(&env.sim, "the unschedulable taint on node-2", || async {
+        let t = taints(&node(&env, "node-2").await);
+        if t == ["node.kubernetes.io/unschedulable:NoSchedule"] { Ok(()) } else { Err(format!("{t:?}")) }
+    })
+    .await;
+    kubectl(&env, &["uncordon", "node-2"]).await;
+    wait_until(&env.sim, "node-2 untainted", || async {
+        let t = taints(&node(&env, "node-2").await);
+        if t.is_empty() { Ok(()) } else { Err(format!("{t:?}")) }
+    })
+    .await;
+    // The beta arch label follows kubernetes.io/arch.
+    kubectl(&env, &["label", "node", "node-3", "beta.kubernetes.io/arch=arm64", "--overwrite"]).await;
+    wait_until(&env.sim, "the beta arch label copied back", || async {
+        let n = node(&env, "node-3").await;
+        let label = n.metadata.labels.as_ref().and_then(|l| l.get("beta.kubernetes.io/arch")).cloned();
+        if label.as_deref() == Some("amd64") { Ok(()) } else { Err(format!("{label:?}")) }
+    })
+    .await;
+    // Healthy nodes heartbeating every second: three passes, no write.
+    more_passes(&env, 1.0).await;
+    let before = writes(&env);
+    assert!(before >= 5, "kubectl's and the controller's writes are counted ({before})");
+    more_passes(&env, 3.0).await;
+    assert_eq!(writes(&env), before, "no node or pod writes at steady state");
 }
