@@ -226,6 +226,28 @@ async fn noexecute_taint_deletes_at_once_after_toleration_seconds_or_never() {
     condition_before_deletion(&recorder, "five-seconds");
     assert_eq!(eviction_events(&env, "untolerating").await, ["Marking for deletion Pod default/untolerating"]);
 
+    // Upstream's metrics: two deletions, two latencies observed, the
+    // upstream queue names.
+    wait_until(&env.sim, "taint_eviction_controller_* metrics", || async {
+        let out = Command::new("curl")
+            .args(["-sk", &format!("https://127.0.0.1:{}/metrics", env.port)])
+            .output()
+            .await
+            .expect("curl runs");
+        let body = String::from_utf8_lossy(&out.stdout);
+        let lines = [
+            "taint_eviction_controller_pod_deletions_total 2",
+            "taint_eviction_controller_pod_deletion_duration_seconds_count 2",
+            "workqueue_adds_total{name=\"noexec_taint_node\"}",
+            "workqueue_adds_total{name=\"noexec_taint_pod\"}",
+        ];
+        // Exact lines, or for the queues any value.
+        let present = |l: &str| body.lines().any(|b| b == l || (l.ends_with('}') && b.starts_with(l)));
+        let missing: Vec<&str> = lines.into_iter().filter(|l| !present(l)).collect();
+        if missing.is_empty() { Ok(()) } else { Err(format!("missing {missing:?}")) }
+    })
+    .await;
+
     // Tolerating for good, or on an untainted node: untouched.
     for name in ["forever", "elsewhere"] {
         let pod = api.get(name).await.expect("still there");
