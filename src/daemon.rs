@@ -13,8 +13,8 @@
 //!    until the lease is lost (the process exits 1: a restart is the safe way
 //!    back, as upstream).
 //!
-//! Implemented controllers: the Deployment, ReplicaSet and Namespace
-//! controllers. While leading, the
+//! Implemented controllers: the Deployment, ReplicaSet, Namespace,
+//! node-lifecycle and taint-eviction controllers. While leading, the
 //! daemon builds one shared informer factory, registers every selected
 //! implemented controller on it, starts the informers and runs the
 //! controllers' workers (after their caches sync) until leading ends; then
@@ -26,8 +26,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Pod};
+use k8s_openapi::api::core::v1::ObjectReference;
 use prometheus::Registry;
 use tokio::sync::watch;
 
@@ -35,9 +34,11 @@ use crate::client::{self, ClientConfig};
 use crate::config::{Config, Controller, SimSettings};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::namespace::{self, NamespaceController};
+use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
 use crate::drivers::replicaset::{self, ReplicaSetController};
+use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
 use crate::events::{EventRecorder, EventType};
-use crate::informer::{HasSynced, SharedInformerFactory};
+use crate::informer::SharedInformerFactory;
 use crate::leader::{self, LeaderElectionConfig, LeaderElector, LeaderMetrics, Outcome, StopSignal};
 use crate::manager::SyncMetrics;
 use crate::server::{self, Checks, Endpoints, TlsSource};
@@ -108,9 +109,26 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         &registry,
         Some(namespace::CONTROLLER_NAME),
     )?;
+    // Upstream registers these only when the controller is enabled.
+    let taint_eviction_metrics = config
+        .controllers
+        .iter()
+        .any(|c| c == Controller::TaintEviction)
+        .then(|| EvictionMetrics::register(&registry))
+        .transpose()?;
+    // Upstream registers the node_collector_* metrics only when the
+    // node lifecycle controller is enabled.
+    let node_lifecycle_metrics = config
+        .controllers
+        .iter()
+        .any(|c| c == Controller::NodeLifecycle)
+        .then(|| NodeLifecycleMetrics::register(&registry))
+        .transpose()?;
     let runtime = Runtime {
         client: client.clone(),
         namespace_client,
+        node_lifecycle_metrics,
+        taint_eviction_metrics,
         queue_metrics: QueueMetrics::register(&registry)?,
         sync_metrics: SyncMetrics::register(&registry)?,
         healthz: healthz.clone(),
@@ -194,6 +212,12 @@ struct Runtime {
     /// flags, as upstream), so emptying a large namespace neither starves
     /// the other controllers' writes nor takes minutes.
     namespace_client: kube::Client,
+    /// `taint_eviction_controller_*` metrics, when that controller is
+    /// selected.
+    taint_eviction_metrics: Option<EvictionMetrics>,
+    /// `node_collector_*` metrics, when the node lifecycle controller is
+    /// selected.
+    node_lifecycle_metrics: Option<NodeLifecycleMetrics>,
     /// `workqueue_*` metrics, labelled by queue name.
     queue_metrics: QueueMetrics,
     /// `kcm_controller_sync*` metrics.
@@ -206,7 +230,13 @@ struct Runtime {
 }
 
 /// The controllers this build implements.
-const IMPLEMENTED: &[Controller] = &[Controller::Deployment, Controller::ReplicaSet, Controller::Namespace];
+const IMPLEMENTED: &[Controller] = &[
+    Controller::Deployment,
+    Controller::ReplicaSet,
+    Controller::Namespace,
+    Controller::NodeLifecycle,
+    Controller::TaintEviction,
+];
 
 /// What runs while this process leads (or without leader election): the
 /// selected implemented controllers, until `stop`; then their workers
@@ -256,27 +286,43 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
             (factory.clone(), config.concurrent_namespace_syncs, runtime.sync_metrics.clone(), stop.clone());
         controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
     }
-    // The informers the running controllers read (already requested by
-    // them, so these are the shared instances).
-    let deployment_or_replica_set =
-        running.contains(&Controller::Deployment) || running.contains(&Controller::ReplicaSet);
-    let replica_set_caches =
-        deployment_or_replica_set.then(|| (factory.informer::<Pod>(), factory.informer::<ReplicaSet>()));
-    let deployment_cache = running.contains(&Controller::Deployment).then(|| factory.informer::<Deployment>());
-    let namespace_cache = running.contains(&Controller::Namespace).then(|| factory.informer::<Namespace>());
-    let mut needed: Vec<&(dyn HasSynced + Sync)> = match &replica_set_caches {
-        Some((pods, replica_sets)) => vec![pods, replica_sets],
-        None => Vec::new(),
-    };
-    if let Some(deployments) = &deployment_cache {
-        needed.push(deployments);
+    if running.contains(&Controller::TaintEviction) {
+        let recorder = EventRecorder::new(runtime.client.clone(), tainteviction::EVENT_COMPONENT);
+        let metrics = runtime.taint_eviction_metrics.clone();
+        match TaintEvictionController::new(
+            &factory,
+            runtime.client.clone(),
+            recorder,
+            metrics,
+            Some(&runtime.queue_metrics),
+        ) {
+            Ok(controller) => {
+                let (factory, metrics, stop) = (factory.clone(), runtime.sync_metrics.clone(), stop.clone());
+                controllers.spawn(async move { controller.run(&factory, metrics, stop).await });
+            }
+            Err(error) => tracing::error!(%error, controller = tainteviction::CONTROLLER_NAME, "cannot start"),
+        }
     }
-    if let Some(namespaces) = &namespace_cache {
-        needed.push(namespaces);
+    if running.contains(&Controller::NodeLifecycle) {
+        let recorder = EventRecorder::new(runtime.client.clone(), nodelifecycle::EVENT_COMPONENT);
+        match NodeLifecycleController::new(
+            &factory,
+            runtime.client.clone(),
+            recorder,
+            nodelifecycle::Settings::from(&config.node_lifecycle),
+            runtime.node_lifecycle_metrics.clone(),
+            Some(&runtime.queue_metrics),
+        ) {
+            Ok(controller) => {
+                let (factory, metrics, stop) = (factory.clone(), runtime.sync_metrics.clone(), stop.clone());
+                controllers.spawn(async move { controller.run(&factory, metrics, stop).await });
+            }
+            Err(error) => tracing::error!(%error, controller = nodelifecycle::CONTROLLER_NAME, "cannot start"),
+        }
     }
     factory.start();
     tokio::select! {
-        synced = factory.wait_for_cache_sync("kcm-rs", &needed) => {
+        synced = factory.wait_for_all_caches_sync("kcm-rs") => {
             runtime.caches_synced.store(synced, Ordering::Relaxed);
         }
         () = stop.clone() => {}

@@ -13,12 +13,15 @@
 //!   proportional scaling, revisions and rollback, progress conditions);
 //! - [`namespace`]: the Namespace controller (deletion conditions,
 //!   graceful-termination estimate, when to finalize);
+//! - [`node`]: the node lifecycle controller (node health, zone states,
+//!   the rate-limited taint queues, condition taints);
 //! - [`replicaset`]: the ReplicaSet controller (expectations, manage
 //!   replicas, status).
 
 pub mod common;
 pub mod deployment;
 pub mod namespace;
+pub mod node;
 pub mod plan;
 pub mod replicaset;
 

@@ -13,13 +13,19 @@
 //!   ([`DeploymentController`](deployment::DeploymentController));
 //! - `namespace`: the Namespace controller
 //!   ([`NamespaceController`](namespace::NamespaceController));
+//! - `nodelifecycle`: the node-lifecycle-controller
+//!   ([`NodeLifecycleController`](nodelifecycle::NodeLifecycleController));
 //! - `replicaset`: the ReplicaSet controller
-//!   ([`ReplicaSetController`](replicaset::ReplicaSetController)).
+//!   ([`ReplicaSetController`](replicaset::ReplicaSetController));
+//! - `tainteviction`: the taint-eviction-controller
+//!   ([`TaintEvictionController`](tainteviction::TaintEvictionController)).
 
 pub mod deployment;
 pub mod execute;
 pub mod namespace;
+pub mod nodelifecycle;
 pub mod replicaset;
+pub mod tainteviction;
 
 use std::sync::Arc;
 

@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use tracing::info;
 
 use super::shared_informer::{ErasedInformer, Informable, SharedInformer};
-use super::synced::HasSynced;
+use super::synced::{HasSynced, SyncSignal};
 
 /// How the factory's informers list and watch.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,11 +166,26 @@ impl SharedInformerFactory {
         self.inner.default_resync
     }
 
+    /// Waits until every informer requested so far has synced (what the
+    /// daemon's `/readyz` reports once the controllers are registered).
+    /// Returns false if the factory shuts down first.
+    pub async fn wait_for_all_caches_sync(&self, waiter: &str) -> bool {
+        let informers: Vec<SyncSignal> = {
+            let informers = self.inner.informers.lock().unwrap_or_else(PoisonError::into_inner);
+            informers.values().map(|informer| informer.synced().sync_signal()).collect()
+        };
+        self.wait_for_signals(waiter, informers).await
+    }
+
     /// Waits until everything in `synced` has synced (client-go's
     /// `WaitForNamedCacheSync`); `controller` names the waiter in the logs.
     /// Returns false if the factory shuts down first.
     pub async fn wait_for_cache_sync(&self, controller: &str, synced: &[&(dyn HasSynced + Sync)]) -> bool {
-        let signals: Vec<_> = synced.iter().map(|s| s.sync_signal()).collect();
+        self.wait_for_signals(controller, synced.iter().map(|s| s.sync_signal()).collect()).await
+    }
+
+    /// Waits until every signal reports synced, logging as client-go.
+    async fn wait_for_signals(&self, controller: &str, signals: Vec<SyncSignal>) -> bool {
         if signals.iter().all(|s| s.is_synced()) {
             info!("Caches are synced for {controller}");
             return true;

@@ -328,6 +328,8 @@ pub(crate) trait ErasedInformer: Send + Sync {
     fn start(&self);
     /// The informer, for downcasting to `SharedInformer<K>`.
     fn as_any(&self) -> &dyn std::any::Any;
+    /// Its sync state, without the type.
+    fn synced(&self) -> &(dyn HasSynced + Sync);
 }
 
 impl<K: Informable> ErasedInformer for SharedInformer<K> {
@@ -336,6 +338,10 @@ impl<K: Informable> ErasedInformer for SharedInformer<K> {
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn synced(&self) -> &(dyn HasSynced + Sync) {
         self
     }
 }

@@ -56,30 +56,51 @@ pub struct Env {
     pub kubeconfig: PathBuf,
     /// The daemon under test.
     pub daemon: Child,
+    /// The port it serves `/metrics` and the health endpoints on (HTTPS).
+    pub port: u16,
     /// A client for `sim`.
     pub client: kube::Client,
 }
 
 /// Starts kube-sim and `kcm-rs` against it.
 pub async fn start() -> Env {
-    let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
+    start_with(SimConfig::default(), &[], |_| {}).await
+}
+
+/// Starts kube-sim with `config`, lets `prepare` act on it, then starts
+/// `kcm-rs` against it with these extra flags.
+pub async fn start_with(config: SimConfig, args: &[&str], prepare: impl FnOnce(&Sim)) -> Env {
+    let sim = Sim::start(config).await.expect("kube-sim starts");
+    prepare(&sim);
     let dir = tempfile::tempdir().expect("temp dir");
     let kubeconfig = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
-    let daemon = spawn(&kubeconfig);
+    let port = free_port();
+    let daemon = spawn_on(&kubeconfig, port, args);
     let client = sim.client().expect("client");
-    Env { sim, _dir: dir, kubeconfig, daemon, client }
+    Env { sim, _dir: dir, kubeconfig, daemon, port, client }
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
 }
 
 /// Starts `kcm-rs` against `kubeconfig`, leader election off, serving on a
 /// free loopback port.
 pub fn spawn(kubeconfig: &Path) -> Child {
-    let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    spawn_on(kubeconfig, free_port(), &[])
+}
+
+/// Starts `kcm-rs` against `kubeconfig`, leader election off, serving on
+/// `port`, with these extra flags.
+pub fn spawn_on(kubeconfig: &Path, port: u16, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
         .arg(format!("--kubeconfig={}", kubeconfig.display()))
         .arg("--leader-elect=false")
         .arg(format!("--secure-port={port}"))
         .arg("--bind-address=127.0.0.1")
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
