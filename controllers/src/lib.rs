@@ -9,12 +9,15 @@
 //! - [`plan`]: the [`Plan`] every core returns, and the executor's contract;
 //! - [`common`]: what controllers share (selectors, controller refs and
 //!   claims, pod readiness, deletion ranking, pods from templates);
+//! - [`garbagecollector`]: the garbage collector (dependency graph of
+//!   ownerReferences, what to delete, orphan or unblock);
 //! - [`namespace`]: the Namespace controller (deletion conditions,
 //!   graceful-termination estimate, when to finalize);
 //! - [`replicaset`]: the ReplicaSet controller (expectations, manage
 //!   replicas, status).
 
 pub mod common;
+pub mod garbagecollector;
 pub mod namespace;
 pub mod plan;
 pub mod replicaset;
