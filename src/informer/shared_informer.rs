@@ -328,6 +328,10 @@ pub(crate) trait ErasedInformer: Send + Sync {
     fn start(&self);
     /// The informer, for downcasting to `SharedInformer<K>`.
     fn as_any(&self) -> &dyn std::any::Any;
+    /// The resource it watches.
+    fn resource(&self) -> super::metadata::ResourceId;
+    /// Registers a metadata handler (no resync).
+    fn add_metadata_handler(&self, handler: Arc<dyn super::metadata::MetadataHandler>) -> HandlerRegistration;
 }
 
 impl<K: Informable> ErasedInformer for SharedInformer<K> {
@@ -337,5 +341,13 @@ impl<K: Informable> ErasedInformer for SharedInformer<K> {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    fn resource(&self) -> super::metadata::ResourceId {
+        super::metadata::ResourceId::of::<K>()
+    }
+
+    fn add_metadata_handler(&self, handler: Arc<dyn super::metadata::MetadataHandler>) -> HandlerRegistration {
+        self.add_handler(super::metadata::MetadataAdapter(handler), None)
     }
 }
