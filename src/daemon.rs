@@ -13,7 +13,8 @@
 //!    until the lease is lost (the process exits 1: a restart is the safe way
 //!    back, as upstream).
 //!
-//! Implemented controllers: the ReplicaSet and Namespace controllers. While leading, the
+//! Implemented controllers: the ReplicaSet and Namespace controllers and
+//! the garbage collector (unless `--enable-garbage-collector=false`). While leading, the
 //! daemon builds one shared informer factory, registers every selected
 //! implemented controller on it, starts the informers and runs the
 //! controllers' workers (after their caches sync) until leading ends; then
@@ -32,6 +33,7 @@ use tokio::sync::watch;
 
 use crate::client::{self, ClientConfig};
 use crate::config::{Config, Controller, SimSettings};
+use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::events::{EventRecorder, EventType};
@@ -106,9 +108,12 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         &registry,
         Some(namespace::CONTROLLER_NAME),
     )?;
+    let gc_client = client::build(&client_config, &registry, Some(garbagecollector::CLIENT_NAME))?;
     let runtime = Runtime {
         client: client.clone(),
         namespace_client,
+        gc_client,
+        gc_metrics: GcMetrics::register(&registry)?,
         queue_metrics: QueueMetrics::register(&registry)?,
         sync_metrics: SyncMetrics::register(&registry)?,
         healthz: healthz.clone(),
@@ -192,6 +197,11 @@ struct Runtime {
     /// flags, as upstream), so emptying a large namespace neither starves
     /// the other controllers' writes nor takes minutes.
     namespace_client: kube::Client,
+    /// The garbage collector's own client (upstream's
+    /// `generic-garbage-collector`), reading and writing any type.
+    gc_client: kube::Client,
+    /// The garbage collector's graph size and resource sync errors.
+    gc_metrics: GcMetrics,
     /// `workqueue_*` metrics, labelled by queue name.
     queue_metrics: QueueMetrics,
     /// `kcm_controller_sync*` metrics.
@@ -204,7 +214,7 @@ struct Runtime {
 }
 
 /// The controllers this build implements.
-const IMPLEMENTED: &[Controller] = &[Controller::ReplicaSet, Controller::Namespace];
+const IMPLEMENTED: &[Controller] = &[Controller::ReplicaSet, Controller::Namespace, Controller::GarbageCollector];
 
 /// What runs while this process leads (or without leader election): the
 /// selected implemented controllers, until `stop`; then their workers
@@ -246,6 +256,21 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
             (factory.clone(), config.concurrent_namespace_syncs, runtime.sync_metrics.clone(), stop.clone());
         controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
     }
+    // Last: the collector shares the informers the others asked for.
+    let gc_started = running.contains(&Controller::GarbageCollector).then(|| {
+        let recorder = EventRecorder::new(runtime.client.clone(), garbagecollector::EVENT_COMPONENT);
+        let controller = GarbageCollector::new(
+            runtime.gc_client.clone(),
+            recorder,
+            Some(&runtime.queue_metrics),
+            runtime.gc_metrics.clone(),
+        );
+        let started = controller.started();
+        let (factory, workers, metrics, stop) =
+            (factory.clone(), config.concurrent_gc_syncs, runtime.sync_metrics.clone(), stop.clone());
+        controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
+        started
+    });
     // The informers the running controllers read (already requested by
     // them, so these are the shared instances).
     let replica_set_caches = running
@@ -258,6 +283,9 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
     };
     if let Some(namespaces) = &namespace_cache {
         needed.push(namespaces);
+    }
+    if let Some(started) = &gc_started {
+        needed.push(started);
     }
     factory.start();
     tokio::select! {

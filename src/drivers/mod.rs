@@ -9,11 +9,14 @@
 //! # Layout
 //! - `execute`: [`Executor`](execute::Executor), the plan executor every
 //!   controller shares (API writes, error classification, events);
+//! - `garbagecollector`: the garbage collector
+//!   ([`GarbageCollector`](garbagecollector::GarbageCollector));
 //! - `namespace`: the Namespace controller
 //!   ([`NamespaceController`](namespace::NamespaceController));
 //! - `replicaset`: the ReplicaSet controller
 //!   ([`ReplicaSetController`](replicaset::ReplicaSetController)).
 
 pub mod execute;
+pub mod garbagecollector;
 pub mod namespace;
 pub mod replicaset;
