@@ -14,7 +14,8 @@
 //!    back, as upstream).
 //!
 //! Implemented controllers: the Deployment, ReplicaSet, Namespace,
-//! node-lifecycle and taint-eviction controllers. While leading, the
+//! node-lifecycle and taint-eviction controllers and the garbage collector
+//! (unless `--enable-garbage-collector=false`). While leading, the
 //! daemon builds one shared informer factory, registers every selected
 //! implemented controller on it, starts the informers and runs the
 //! controllers' workers (after their caches sync) until leading ends; then
@@ -33,6 +34,7 @@ use tokio::sync::watch;
 use crate::client::{self, ClientConfig};
 use crate::config::{Config, Controller, SimSettings};
 use crate::drivers::deployment::{self, DeploymentController};
+use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
 use crate::drivers::replicaset::{self, ReplicaSetController};
@@ -124,9 +126,12 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         .any(|c| c == Controller::NodeLifecycle)
         .then(|| NodeLifecycleMetrics::register(&registry))
         .transpose()?;
+    let gc_client = client::build(&client_config, &registry, Some(garbagecollector::CLIENT_NAME))?;
     let runtime = Runtime {
         client: client.clone(),
         namespace_client,
+        gc_client,
+        gc_metrics: GcMetrics::register(&registry)?,
         node_lifecycle_metrics,
         taint_eviction_metrics,
         queue_metrics: QueueMetrics::register(&registry)?,
@@ -218,6 +223,11 @@ struct Runtime {
     /// `node_collector_*` metrics, when the node lifecycle controller is
     /// selected.
     node_lifecycle_metrics: Option<NodeLifecycleMetrics>,
+    /// The garbage collector's own client (upstream's
+    /// `generic-garbage-collector`), reading and writing any type.
+    gc_client: kube::Client,
+    /// The garbage collector's graph size and resource sync errors.
+    gc_metrics: GcMetrics,
     /// `workqueue_*` metrics, labelled by queue name.
     queue_metrics: QueueMetrics,
     /// `kcm_controller_sync*` metrics.
@@ -236,6 +246,7 @@ const IMPLEMENTED: &[Controller] = &[
     Controller::Namespace,
     Controller::NodeLifecycle,
     Controller::TaintEviction,
+    Controller::GarbageCollector,
 ];
 
 /// What runs while this process leads (or without leader election): the
@@ -320,11 +331,32 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
             Err(error) => tracing::error!(%error, controller = nodelifecycle::CONTROLLER_NAME, "cannot start"),
         }
     }
+    // Last: the collector shares the informers the others asked for.
+    let gc_started = running.contains(&Controller::GarbageCollector).then(|| {
+        let recorder = EventRecorder::new(runtime.client.clone(), garbagecollector::EVENT_COMPONENT);
+        let controller = GarbageCollector::new(
+            runtime.gc_client.clone(),
+            recorder,
+            Some(&runtime.queue_metrics),
+            runtime.gc_metrics.clone(),
+        );
+        let started = controller.started();
+        let (factory, workers, metrics, stop) =
+            (factory.clone(), config.concurrent_gc_syncs, runtime.sync_metrics.clone(), stop.clone());
+        controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
+        started
+    });
     factory.start();
+    let ready = async {
+        let caches = factory.wait_for_all_caches_sync("kcm-rs").await;
+        let collector = match &gc_started {
+            Some(started) => factory.wait_for_cache_sync(garbagecollector::CONTROLLER_NAME, &[started]).await,
+            None => true,
+        };
+        caches && collector
+    };
     tokio::select! {
-        synced = factory.wait_for_all_caches_sync("kcm-rs") => {
-            runtime.caches_synced.store(synced, Ordering::Relaxed);
-        }
+        synced = ready => runtime.caches_synced.store(synced, Ordering::Relaxed),
         () = stop.clone() => {}
     }
     stop.await;

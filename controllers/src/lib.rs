@@ -11,6 +11,8 @@
 //!   claims, pod readiness, deletion ranking, pods from templates);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
 //!   proportional scaling, revisions and rollback, progress conditions);
+//! - [`garbagecollector`]: the garbage collector (dependency graph of
+//!   ownerReferences, what to delete, orphan or unblock);
 //! - [`namespace`]: the Namespace controller (deletion conditions,
 //!   graceful-termination estimate, when to finalize);
 //! - [`node`]: the node lifecycle controller (node health, zone states,
@@ -20,6 +22,7 @@
 
 pub mod common;
 pub mod deployment;
+pub mod garbagecollector;
 pub mod namespace;
 pub mod node;
 pub mod plan;

@@ -11,6 +11,8 @@
 //!   controller shares (API writes, error classification, events);
 //! - `deployment`: the Deployment controller
 //!   ([`DeploymentController`](deployment::DeploymentController));
+//! - `garbagecollector`: the garbage collector
+//!   ([`GarbageCollector`](garbagecollector::GarbageCollector));
 //! - `namespace`: the Namespace controller
 //!   ([`NamespaceController`](namespace::NamespaceController));
 //! - `nodelifecycle`: the node-lifecycle-controller
@@ -22,6 +24,7 @@
 
 pub mod deployment;
 pub mod execute;
+pub mod garbagecollector;
 pub mod namespace;
 pub mod nodelifecycle;
 pub mod replicaset;

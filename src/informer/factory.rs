@@ -24,6 +24,8 @@ use rand::Rng;
 use tokio::sync::watch;
 use tracing::info;
 
+use super::handler::HandlerRegistration;
+use super::metadata::{MetadataHandler, ResourceId};
 use super::shared_informer::{ErasedInformer, Informable, SharedInformer};
 use super::synced::{HasSynced, SyncSignal};
 
@@ -127,6 +129,20 @@ impl SharedInformerFactory {
             .downcast_ref::<SharedInformer<K>>()
             .cloned()
             .unwrap_or_else(|| unreachable!("the informer under TypeId::of::<K>() is a SharedInformer<K>"))
+    }
+
+    /// Registers `handler` on the informer of `resource` if some
+    /// controller asked for one (so one watch serves both), returning its
+    /// registration; `None` when no informer of the factory watches
+    /// `resource` (none is created).
+    pub fn add_metadata_handler(
+        &self,
+        resource: &ResourceId,
+        handler: Arc<dyn MetadataHandler>,
+    ) -> Option<HandlerRegistration> {
+        let informers = self.inner.informers.lock().unwrap_or_else(PoisonError::into_inner);
+        let informer = informers.values().find(|i| i.resource() == *resource)?;
+        Some(informer.add_metadata_handler(handler))
     }
 
     /// The watcher configuration of a new informer: bookmarks on, the

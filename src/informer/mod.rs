@@ -13,7 +13,9 @@
 //! - `store`: the cache ([`Store`], read-only, with the namespace index
 //!   and custom indexes);
 //! - `handler`: [`EventHandler`] and per-handler delivery;
-//! - `synced`: [`HasSynced`] signals.
+//! - `synced`: [`HasSynced`] signals;
+//! - `metadata`: [`MetadataHandler`], metadata views of the typed
+//!   informers for consumers reading any type's metadata.
 //!
 //! # Example
 //! ```no_run
@@ -51,6 +53,7 @@
 
 mod factory;
 mod handler;
+mod metadata;
 mod reflector;
 mod shared_informer;
 mod store;
@@ -58,6 +61,7 @@ mod synced;
 
 pub use factory::{FactoryConfig, SharedInformerFactory};
 pub use handler::{EventHandler, HandlerRegistration, MIN_RESYNC_PERIOD};
+pub use metadata::{MetadataHandler, ResourceId};
 pub use shared_informer::{Informable, SharedInformer};
 pub use store::{Error, IndexFn, NAMESPACE_INDEX, Store, key_of, object_key};
 pub use synced::{HasSynced, SyncSignal};

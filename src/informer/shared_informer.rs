@@ -330,6 +330,10 @@ pub(crate) trait ErasedInformer: Send + Sync {
     fn as_any(&self) -> &dyn std::any::Any;
     /// Its sync state, without the type.
     fn synced(&self) -> &(dyn HasSynced + Sync);
+    /// The resource it watches.
+    fn resource(&self) -> super::metadata::ResourceId;
+    /// Registers a metadata handler (no resync).
+    fn add_metadata_handler(&self, handler: Arc<dyn super::metadata::MetadataHandler>) -> HandlerRegistration;
 }
 
 impl<K: Informable> ErasedInformer for SharedInformer<K> {
@@ -343,5 +347,13 @@ impl<K: Informable> ErasedInformer for SharedInformer<K> {
 
     fn synced(&self) -> &(dyn HasSynced + Sync) {
         self
+    }
+
+    fn resource(&self) -> super::metadata::ResourceId {
+        super::metadata::ResourceId::of::<K>()
+    }
+
+    fn add_metadata_handler(&self, handler: Arc<dyn super::metadata::MetadataHandler>) -> HandlerRegistration {
+        self.add_handler(super::metadata::MetadataAdapter(handler), None)
     }
 }

@@ -1,0 +1,424 @@
+//! The garbage collector end to end: the real `kcm-rs` binary against
+//! kube-sim, driven by `kubectl delete` as a user would. ReplicaSets and
+//! their pods are the main owner/dependent chain (background, foreground
+//! and orphan cascades); a custom resource type registered at run time
+//! owns ConfigMaps; owners that never existed, owners the collector
+//! cannot watch yet, and references across namespaces. Every test waits on
+//! conditions, never on timings; foreground ordering is checked on the
+//! resourceVersions a watch reports, not on when things happened.
+//!
+//! The helpers take the owner's resource (`rs`, and later `deployment`)
+//! and its dependents' as parameters, so other owner chains reuse them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures::TryStreamExt;
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Pod};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
+use kube::runtime::watcher;
+use kube_sim::controls::CustomResource;
+use kube_sim::faults::{FaultRule, FaultSpec};
+use serde_json::json;
+use tokio::process::Command;
+
+mod common;
+use common::{Env, start, wait_until};
+
+const NS: &str = "default";
+
+// === utils ===
+
+/// `kubectl delete <resource> <name> --cascade=<cascade> --wait=false`.
+async fn kubectl_delete(env: &Env, resource: &str, name: &str, cascade: &str) {
+    let out = Command::new("kubectl")
+        .arg(format!("--kubeconfig={}", env.kubeconfig.display()))
+        .args(["delete", resource, name, "-n", NS, &format!("--cascade={cascade}"), "--wait=false"])
+        .output()
+        .await
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl delete {resource} {name} --cascade={cascade}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn replica_set(name: &str, replicas: i32) -> ReplicaSet {
+    serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]}}},
+    }))
+    .expect("valid ReplicaSet")
+}
+
+/// Creates ReplicaSet `name` and waits for its `replicas` pods; returns
+/// its uid.
+async fn replica_set_with_pods(env: &Env, name: &str, replicas: usize) -> String {
+    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    let rs = api.create(&PostParams::default(), &replica_set(name, i32::try_from(replicas).unwrap_or(0))).await;
+    let uid = rs.expect("ReplicaSet created").metadata.uid.expect("uid");
+    let pods = ApiResource::erase::<Pod>(&());
+    wait_until(&env.sim, &format!("{replicas} pods of {name}"), || async {
+        let n = dependents(env, &pods, &uid).await.len();
+        if n == replicas { Ok(()) } else { Err(format!("{n} pods")) }
+    })
+    .await;
+    uid
+}
+
+/// The objects of `resource` in [`NS`] naming `owner_uid` as an owner.
+async fn dependents(env: &Env, resource: &ApiResource, owner_uid: &str) -> Vec<DynamicObject> {
+    let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), NS, resource);
+    let list = api.list(&ListParams::default()).await.expect("listed");
+    list.items
+        .into_iter()
+        .filter(|o| o.metadata.owner_references.iter().flatten().any(|r| r.uid == owner_uid))
+        .collect()
+}
+
+/// Waits until no object of `resource` names `owner_uid` as an owner.
+async fn dependents_gone(env: &Env, resource: &ApiResource, owner_uid: &str) {
+    wait_until(&env.sim, &format!("the {} of {owner_uid} to be gone", resource.plural), || async {
+        let left: Vec<_> = dependents(env, resource, owner_uid).await.into_iter().map(|o| o.metadata.name).collect();
+        if left.is_empty() { Ok(()) } else { Err(format!("left: {left:?}")) }
+    })
+    .await;
+}
+
+/// Waits until object `name` of `resource` is gone from [`NS`].
+async fn gone(env: &Env, resource: &ApiResource, name: &str) {
+    let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), NS, resource);
+    wait_until(&env.sim, &format!("{} {name} to be gone", resource.kind), || async {
+        match api.get_opt(name).await.expect("get") {
+            None => Ok(()),
+            Some(o) => Err(format!("finalizers {:?}", o.metadata.finalizers)),
+        }
+    })
+    .await;
+}
+
+/// One state a watch reported.
+#[derive(Debug, Clone)]
+struct Seen {
+    /// The object's uid.
+    uid: String,
+    /// The resourceVersion of this state (kube-sim's versions are global,
+    /// as etcd's revisions: they order states across types).
+    rv: u64,
+    /// Its finalizers and whether it had a deletionTimestamp; `None`: this
+    /// is its deletion.
+    state: Option<(Vec<String>, bool)>,
+}
+
+/// Records every state the watches of `resources` in [`NS`] see; returns
+/// once each has listed.
+async fn record(env: &Env, resources: &[ApiResource]) -> (Arc<Mutex<Vec<Seen>>>, Vec<tokio::task::JoinHandle<()>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for resource in resources {
+        let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), NS, resource);
+        let (out, (listed_tx, listed_rx)) = (seen.clone(), tokio::sync::oneshot::channel());
+        tasks.push(tokio::spawn(async move {
+            let stream = watcher(api, watcher::Config::default());
+            futures::pin_mut!(stream);
+            let mut listed = Some(listed_tx);
+            while let Ok(Some(event)) = stream.try_next().await {
+                let (obj, deleted) = match event {
+                    watcher::Event::InitApply(o) | watcher::Event::Apply(o) => (o, false),
+                    watcher::Event::Delete(o) => (o, true),
+                    watcher::Event::InitDone => {
+                        if let Some(tx) = listed.take() {
+                            let _ = tx.send(());
+                        }
+                        continue;
+                    }
+                    watcher::Event::Init => continue,
+                };
+                let m = obj.metadata;
+                out.lock().expect("lock").push(Seen {
+                    uid: m.uid.unwrap_or_default(),
+                    rv: m.resource_version.and_then(|rv| rv.parse().ok()).unwrap_or(0),
+                    state: (!deleted).then(|| (m.finalizers.unwrap_or_default(), m.deletion_timestamp.is_some())),
+                });
+            }
+        }));
+        listed_rx.await.expect("the watch lists");
+    }
+    (seen, tasks)
+}
+
+/// The resourceVersion at which `uid` was deleted, as recorded.
+fn deleted_at(seen: &[Seen], uid: &str) -> Option<u64> {
+    seen.iter().find(|s| s.uid == uid && s.state.is_none()).map(|s| s.rv)
+}
+
+/// Asserts the foreground contract on `seen`: `owner` was held with
+/// `foregroundDeletion` and a deletionTimestamp while its dependents
+/// existed, and went only after every one of `dependents` had gone.
+fn assert_foreground(seen: &[Seen], owner: &str, dependents: &[String]) {
+    let owner_gone = deleted_at(seen, owner).expect("the owner's deletion was seen");
+    let first_dependent_gone = dependents
+        .iter()
+        .map(|d| {
+            let at = deleted_at(seen, d).unwrap_or_else(|| panic!("the deletion of dependent {d} was seen"));
+            assert!(at < owner_gone, "dependent {d} went at {at}, after its owner (at {owner_gone})");
+            at
+        })
+        .min()
+        .expect("dependents");
+    let held = seen.iter().any(|s| {
+        s.uid == owner
+            && s.rv < first_dependent_gone
+            && s.state.as_ref().is_some_and(|(f, deleting)| *deleting && f.iter().any(|f| f == "foregroundDeletion"))
+    });
+    assert!(held, "the owner was never seen held by foregroundDeletion before its dependents went: {seen:?}");
+}
+
+fn widgets() -> CustomResource {
+    CustomResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        plural: "widgets".into(),
+        kind: "Widget".into(),
+        namespaced: true,
+        short_names: vec![],
+    }
+}
+
+fn widget_resource() -> ApiResource {
+    ApiResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        api_version: "example.com/v1".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+    }
+}
+
+async fn create_widget(env: &Env, name: &str) -> String {
+    let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), NS, &widget_resource());
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}, "spec": {"size": 1},
+    }))
+    .expect("valid");
+    api.create(&PostParams::default(), &obj).await.expect("widget created").metadata.uid.expect("uid")
+}
+
+/// Creates ConfigMap `name` owned by `owner` (apiVersion, kind, name, uid).
+async fn owned_config_map(env: &Env, name: &str, owner: (&str, &str, &str, &str)) {
+    let api: Api<ConfigMap> = Api::namespaced(env.client.clone(), NS);
+    let (api_version, kind, owner_name, uid) = owner;
+    let cm: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": name, "ownerReferences": [
+            {"apiVersion": api_version, "kind": kind, "name": owner_name, "uid": uid}]},
+        "data": {"k": "v"},
+    }))
+    .expect("valid");
+    api.create(&PostParams::default(), &cm).await.expect("ConfigMap created");
+}
+
+async fn config_map(env: &Env, name: &str) -> Option<ConfigMap> {
+    let api: Api<ConfigMap> = Api::namespaced(env.client.clone(), NS);
+    api.get_opt(name).await.expect("get")
+}
+
+/// Waits until ConfigMap `name` is gone.
+async fn config_map_gone(env: &Env, name: &str) {
+    gone(env, &config_maps(), name).await;
+}
+
+/// Requests kube-sim answered, by (verb, resource, code).
+fn requests(env: &Env) -> HashMap<(String, String, u16), u64> {
+    env.sim.controls().stats().into_iter().map(|l| ((l.verb, l.resource, l.code), l.count)).collect()
+}
+
+fn count(env: &Env, verb: &str, resource: &str, code: u16) -> u64 {
+    requests(env).get(&(verb.to_owned(), resource.to_owned(), code)).copied().unwrap_or(0)
+}
+
+fn pods() -> ApiResource {
+    ApiResource::erase::<Pod>(&())
+}
+
+fn replica_sets() -> ApiResource {
+    ApiResource::erase::<ReplicaSet>(&())
+}
+
+fn config_maps() -> ApiResource {
+    ApiResource::erase::<ConfigMap>(&())
+}
+
+// === tests ===
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_delete_rs_removes_its_pods() {
+    let env = start().await;
+    let uid = replica_set_with_pods(&env, "web", 3).await;
+    kubectl_delete(&env, "rs", "web", "background").await;
+    gone(&env, &replica_sets(), "web").await;
+    dependents_gone(&env, &pods(), &uid).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cascade_foreground_removes_the_pods_before_the_rs() {
+    let env = start().await;
+    let uid = replica_set_with_pods(&env, "web", 3).await;
+    let pod_uids: Vec<String> =
+        dependents(&env, &pods(), &uid).await.into_iter().filter_map(|p| p.metadata.uid).collect();
+    let (seen, watches) = record(&env, &[replica_sets(), pods()]).await;
+    kubectl_delete(&env, "rs", "web", "foreground").await;
+    gone(&env, &replica_sets(), "web").await;
+    dependents_gone(&env, &pods(), &uid).await;
+    // The watches may lag the reads above: wait for them to report it all.
+    wait_until(&env.sim, "the watches to report the deletions", || async {
+        let seen = seen.lock().expect("lock");
+        let missing = std::iter::once(&uid).chain(&pod_uids).filter(|u| deleted_at(&seen, u).is_none()).count();
+        if missing == 0 { Ok(()) } else { Err(format!("{missing} deletions not reported yet")) }
+    })
+    .await;
+    assert_foreground(&seen.lock().expect("lock"), &uid, &pod_uids);
+    watches.iter().for_each(|w| w.abort());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cascade_orphan_keeps_the_pods_without_the_reference() {
+    let env = start().await;
+    let uid = replica_set_with_pods(&env, "web", 3).await;
+    let before: Vec<String> =
+        dependents(&env, &pods(), &uid).await.into_iter().filter_map(|p| p.metadata.name).collect();
+    kubectl_delete(&env, "rs", "web", "orphan").await;
+    gone(&env, &replica_sets(), "web").await;
+    // The finalizer goes only after every reference is removed: the pods
+    // are all there, not being deleted, without the reference.
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let pods = api.list(&ListParams::default().labels("app=web")).await.expect("pods listed").items;
+    let mut after: Vec<String> = pods.iter().filter_map(|p| p.metadata.name.clone()).collect();
+    after.sort();
+    let mut before = before;
+    before.sort();
+    assert_eq!(after, before);
+    for pod in &pods {
+        assert!(pod.metadata.deletion_timestamp.is_none(), "{:?} is being deleted", pod.metadata.name);
+        let refs = pod.metadata.owner_references.clone().unwrap_or_default();
+        assert!(refs.iter().all(|r| r.uid != uid), "{:?} still names the ReplicaSet: {refs:?}", pod.metadata.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_resource_registered_at_run_time_cascades_to_config_maps() {
+    let env = start().await;
+    env.sim.controls().register(&widgets()).expect("custom type served");
+    let uid = create_widget(&env, "w").await;
+    for name in ["cm-a", "cm-b"] {
+        owned_config_map(&env, name, ("example.com/v1", "Widget", "w", &uid)).await;
+    }
+    kubectl_delete(&env, "widgets", "w", "background").await;
+    gone(&env, &widget_resource(), "w").await;
+    dependents_gone(&env, &config_maps(), &uid).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_resource_owner_held_by_foreground_waits_for_its_config_maps() {
+    let env = start().await;
+    env.sim.controls().register(&widgets()).expect("custom type served");
+    let uid = create_widget(&env, "w").await;
+    owned_config_map(&env, "cm", ("example.com/v1", "Widget", "w", &uid)).await;
+    // Blocking, so that the owner waits for it.
+    let api: Api<ConfigMap> = Api::namespaced(env.client.clone(), NS);
+    let patch = json!({"metadata": {"ownerReferences": [{"apiVersion": "example.com/v1", "kind": "Widget",
+        "name": "w", "uid": uid, "blockOwnerDeletion": true}]}});
+    api.patch("cm", &Default::default(), &kube::api::Patch::Merge(patch)).await.expect("patched");
+    let cm_uid = config_map(&env, "cm").await.and_then(|c| c.metadata.uid).expect("uid");
+    let (seen, watches) = record(&env, &[widget_resource(), config_maps()]).await;
+    kubectl_delete(&env, "widgets", "w", "foreground").await;
+    gone(&env, &widget_resource(), "w").await;
+    wait_until(&env.sim, "the watches to report the deletions", || async {
+        let seen = seen.lock().expect("lock");
+        let missing = [&uid, &cm_uid].into_iter().filter(|u| deleted_at(&seen, u).is_none()).count();
+        if missing == 0 { Ok(()) } else { Err(format!("{missing} deletions not reported yet")) }
+    })
+    .await;
+    assert_foreground(&seen.lock().expect("lock"), &uid, &[cm_uid]);
+    watches.iter().for_each(|w| w.abort());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependent_of_an_owner_that_never_existed_goes_after_a_live_lookup() {
+    let env = start().await;
+    let ghost = "4f6e1d2c-0000-4000-8000-000000000001";
+    owned_config_map(&env, "stray", ("apps/v1", "ReplicaSet", "ghost", ghost)).await;
+    config_map_gone(&env, "stray").await;
+    // Only the collector reads ReplicaSet "ghost": it asked the API server.
+    assert!(count(&env, "get", "replicasets", 404) >= 1, "no live lookup of the owner: {:?}", requests(&env));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependent_of_an_owner_not_yet_watched_is_kept() {
+    let env = start().await;
+    env.sim.controls().register(&widgets()).expect("custom type served");
+    // The collector can discover widgets but never list or watch them: the
+    // owner stays a virtual node, verified live again and again.
+    let blind = |verb: &str| FaultRule {
+        verb: Some(verb.into()),
+        resource: Some("widgets".into()),
+        error_rate: 1.0,
+        ..FaultRule::default()
+    };
+    env.sim.controls().set_faults(FaultSpec { rules: vec![blind("list"), blind("watch")] }).expect("faults set");
+    let uid = create_widget(&env, "w").await;
+    owned_config_map(&env, "kept", ("example.com/v1", "Widget", "w", &uid)).await;
+    wait_until(&env.sim, "the collector to verify the owner live several times", || async {
+        let gets = count(&env, "get", "widgets", 200);
+        if gets >= 3 { Ok(()) } else { Err(format!("{gets} live reads of the owner")) }
+    })
+    .await;
+    let kept = config_map(&env, "kept").await.expect("the dependent is kept");
+    assert!(kept.metadata.deletion_timestamp.is_none());
+    // Once the owner goes, the dependent follows.
+    env.sim.controls().clear_faults();
+    let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), NS, &widget_resource());
+    api.delete("w", &Default::default()).await.expect("widget deleted");
+    config_map_gone(&env, "kept").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_to_an_owner_in_another_namespace_is_reported() {
+    let env = start().await;
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
+    let ns = serde_json::from_value(json!({"metadata": {"name": "other"}})).expect("valid");
+    namespaces.create(&PostParams::default(), &ns).await.expect("namespace created");
+    let owners: Api<ConfigMap> = Api::namespaced(env.client.clone(), "other");
+    let owner: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "owner"}})).expect("valid");
+    let uid = owners.create(&PostParams::default(), &owner).await.expect("created").metadata.uid.expect("uid");
+    owned_config_map(&env, "misplaced", ("v1", "ConfigMap", "owner", &uid)).await;
+    let events: Api<Event> = Api::namespaced(env.client.clone(), NS);
+    wait_until(&env.sim, "an OwnerRefInvalidNamespace event", || async {
+        let list = events.list(&ListParams::default()).await.expect("events listed");
+        let found: Vec<_> = list
+            .items
+            .into_iter()
+            .filter(|e| e.reason.as_deref() == Some("OwnerRefInvalidNamespace"))
+            .map(|e| (e.type_, e.involved_object.name, e.message, e.source.and_then(|s| s.component)))
+            .collect();
+        let want = (
+            Some("Warning".to_owned()),
+            Some("misplaced".to_owned()),
+            Some(format!(
+                "ownerRef [v1/ConfigMap, namespace: default, name: owner, uid: {uid}] does not exist in namespace \
+                 \"default\""
+            )),
+            Some("garbage-collector-controller".to_owned()),
+        );
+        if found.contains(&want) { Ok(()) } else { Err(format!("{found:?}")) }
+    })
+    .await;
+    // As upstream: no owner of that name in the dependent's namespace, so
+    // the dependent is collected; the owner elsewhere is untouched.
+    config_map_gone(&env, "misplaced").await;
+    assert!(owners.get_opt("owner").await.expect("get").is_some());
+}
