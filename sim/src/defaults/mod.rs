@@ -91,6 +91,8 @@ pub const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 ///   Active (the `kubernetes` finalizer is [`namespace_on_create`]).
 /// - Node: `status.allocatable` = `status.capacity` when absent.
 /// - Secret: `type` Opaque.
+/// - RoleBinding, ClusterRoleBinding: each subject's `apiGroup`
+///   (`rbac.authorization.k8s.io` for User and Group, `""` for ServiceAccount).
 #[doc(alias = "SetObjectDefaults")]
 pub fn apply(kind: Builtin, object: &mut Value) {
     match kind {
@@ -129,7 +131,33 @@ pub fn apply(kind: Builtin, object: &mut Value) {
                 default_str(secret, "type", "Opaque");
             }
         }
-        Builtin::ConfigMap | Builtin::ServiceAccount | Builtin::CoreEvent | Builtin::Lease | Builtin::EventsEvent => {}
+        Builtin::ClusterRoleBinding | Builtin::RoleBinding => {
+            if let Some(binding) = object.as_object_mut() {
+                for subject in children(binding, "subjects") {
+                    rbac_subject(subject);
+                }
+            }
+        }
+        Builtin::ConfigMap
+        | Builtin::ServiceAccount
+        | Builtin::CoreEvent
+        | Builtin::Lease
+        | Builtin::EventsEvent
+        | Builtin::PodDisruptionBudget
+        | Builtin::ClusterRole
+        | Builtin::Role => {}
+    }
+}
+
+/// `SetDefaults_Subject`: users and groups are in the RBAC API group,
+/// service accounts in the core group.
+fn rbac_subject(subject: &mut Map<String, Value>) {
+    let group = match subject.get("kind").and_then(Value::as_str) {
+        Some("User" | "Group") => "rbac.authorization.k8s.io",
+        _ => "",
+    };
+    if subject.get("apiGroup").is_none_or(Value::is_null) {
+        subject.insert("apiGroup".to_owned(), json!(group));
     }
 }
 
