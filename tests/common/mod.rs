@@ -62,27 +62,67 @@ pub struct Env {
 
 /// Starts kube-sim and `kcm-rs` against it.
 pub async fn start() -> Env {
-    let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
+    let (sim, dir, kubeconfig) = sim_with_kubeconfig().await;
     let daemon = spawn(&kubeconfig);
     let client = sim.client().expect("client");
     Env { sim, _dir: dir, kubeconfig, daemon, client }
 }
 
+/// Starts kube-sim and writes a kubeconfig for it into a temporary
+/// directory (kept while the `TempDir` lives).
+pub async fn sim_with_kubeconfig() -> (Sim, tempfile::TempDir, PathBuf) {
+    let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&path).expect("kubeconfig written");
+    (sim, dir, path)
+}
+
 /// Starts `kcm-rs` against `kubeconfig`, leader election off, serving on a
 /// free loopback port.
 pub fn spawn(kubeconfig: &Path) -> Child {
-    let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let port = free_port();
+    spawn_with(
+        kubeconfig,
+        &["--leader-elect=false".to_owned(), format!("--secure-port={port}"), "--bind-address=127.0.0.1".to_owned()],
+    )
+}
+
+/// Starts `kcm-rs --kubeconfig=<kubeconfig> <args>`, its output discarded;
+/// killed on drop.
+pub fn spawn_with(kubeconfig: &Path, args: &[String]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
         .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .arg("--leader-elect=false")
-        .arg(format!("--secure-port={port}"))
-        .arg("--bind-address=127.0.0.1")
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .expect("kcm-rs starts")
+}
+
+/// A loopback port free a moment ago.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+/// Runs `program args`, feeding `stdin`; fails with its output unless it
+/// succeeds. `hint` tells how to get the program when it is missing.
+pub async fn run_ok(program: &str, args: &[&str], stdin: Option<&str>, hint: &str) -> String {
+    use tokio::io::AsyncWriteExt;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program} must be installed for this test ({hint}): {e}"));
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(input.as_bytes()).await.expect("stdin written");
+    }
+    let out = child.wait_with_output().await.expect("the program ran");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{program} {args:?} failed ({}):\n{stdout}\n{stderr}", out.status);
+    stdout.into_owned()
 }
