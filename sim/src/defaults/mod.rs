@@ -91,8 +91,8 @@ pub const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 ///   Active (the `kubernetes` finalizer is [`namespace_on_create`]).
 /// - Node: `status.allocatable` = `status.capacity` when absent.
 /// - Secret: `type` Opaque.
-/// - RoleBinding, ClusterRoleBinding: each subject's `apiGroup`
-///   (`rbac.authorization.k8s.io` for User and Group, `""` for ServiceAccount).
+/// - RoleBinding, ClusterRoleBinding: the `apiGroup` of User and Group
+///   subjects (`rbac.authorization.k8s.io`).
 #[doc(alias = "SetObjectDefaults")]
 pub fn apply(kind: Builtin, object: &mut Value) {
     match kind {
@@ -149,15 +149,12 @@ pub fn apply(kind: Builtin, object: &mut Value) {
     }
 }
 
-/// `SetDefaults_Subject`: users and groups are in the RBAC API group,
-/// service accounts in the core group.
+/// `SetDefaults_Subject`: users and groups are in the RBAC API group. (A
+/// service account's group is the core group, "", which the API server
+/// leaves out when it writes the object: `apiGroup` is `omitempty`.)
 fn rbac_subject(subject: &mut Map<String, Value>) {
-    let group = match subject.get("kind").and_then(Value::as_str) {
-        Some("User" | "Group") => "rbac.authorization.k8s.io",
-        _ => "",
-    };
-    if subject.get("apiGroup").is_none_or(Value::is_null) {
-        subject.insert("apiGroup".to_owned(), json!(group));
+    if matches!(subject.get("kind").and_then(Value::as_str), Some("User" | "Group")) {
+        default_str(subject, "apiGroup", "rbac.authorization.k8s.io");
     }
 }
 
