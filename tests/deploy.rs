@@ -272,8 +272,9 @@ fn the_image_builds_with_a_toolchain_the_crate_accepts_and_runs_as_a_numeric_non
 // === flags ===
 
 /// The arguments of every `kcm-rs` command line in the fenced code blocks
-/// of a Markdown text (a word `kcm-rs` or `.../kcm-rs`, then its
-/// arguments up to a shell operator; `\` continuations joined).
+/// of a Markdown text: a command (after any `VAR=value`) named `kcm-rs` or
+/// `.../kcm-rs`, its arguments up to a shell operator, `\` continuations
+/// joined.
 fn command_lines(markdown: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let mut in_code = false;
@@ -292,16 +293,13 @@ fn command_lines(markdown: &str) -> Vec<Vec<String>> {
         }
         joined.push_str(line);
         let words: Vec<&str> = joined.split_whitespace().collect();
-        if let Some(at) = words.iter().position(|w| *w == "kcm-rs" || w.ends_with("/kcm-rs")) {
-            let args = words[at + 1..]
-                .iter()
-                .skip_while(|w| **w == "--")
+        let mut command = words.iter().skip_while(|w| w.contains('=') && !w.starts_with('-'));
+        if command.next().is_some_and(|w| *w == "kcm-rs" || w.ends_with("/kcm-rs")) {
+            let args = command
                 .take_while(|w| !matches!(**w, "&" | "&&" | "|" | ";" | ">" | "2>&1"))
                 .map(|w| w.replace(['"', '\''], ""))
-                .collect::<Vec<_>>();
-            if args.iter().all(|a| a.starts_with('-')) {
-                out.push(args);
-            }
+                .collect();
+            out.push(args);
         }
         joined.clear();
     }
