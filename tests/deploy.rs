@@ -318,9 +318,12 @@ async fn every_flag_written_in_deploy_and_the_readme_is_accepted_by_the_binary()
     // upstream's names, which kcm-rs's parser knows too.
     let kind = documents(&read("deploy/kind/kind-config.yaml"));
     let patch = kind[0]["nodes"][0]["kubeadmConfigPatches"][0].as_str().expect("a kubeadm patch");
-    let upstream = documents(patch)[0]["controllerManager"]["extraArgs"]["controllers"]
-        .as_str()
-        .expect("extraArgs.controllers")
+    let extra_args = documents(patch)[0]["controllerManager"]["extraArgs"].clone();
+    let upstream = extra_args
+        .as_array()
+        .and_then(|args| args.iter().find(|a| a["name"] == "controllers"))
+        .and_then(|a| a["value"].as_str())
+        .unwrap_or_else(|| panic!("no controllers in kube-controller-manager's extraArgs: {extra_args}"))
         .to_owned();
     commands.push(("deploy/kind/kind-config.yaml".to_owned(), vec![format!("--controllers={upstream}")]));
     for (source, line) in &commands {
