@@ -26,7 +26,7 @@ RUN apt-get update \
 WORKDIR /src
 COPY . .
 RUN cargo build --release --locked --target x86_64-unknown-linux-musl -p kcm-rs --bin kcm-rs \
- && install -D -m 0555 target/x86_64-unknown-linux-musl/release/kcm-rs /out/kcm-rs \
+ && install -D -s -m 0555 target/x86_64-unknown-linux-musl/release/kcm-rs /out/kcm-rs \
  && /out/kcm-rs --version
 
 FROM gcr.io/distroless/static-debian12:nonroot
