@@ -436,23 +436,13 @@ fn object<T: DeserializeOwned>(value: Value) -> T {
     serde_json::from_value(value).expect("a valid object")
 }
 
-/// Runs the daemon with the Deployment's flags, makes every controller,
-/// the event recorder and leader election do each kind of call, and
-/// returns the calls.
+/// Runs the daemon with the Deployment's flags, makes leader election,
+/// the event recorder and every controller do each kind of call, and
+/// returns the calls. A controller added to the Deployment's
+/// `--controllers` adds its `exercise_*` step here.
 async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     let (sim, _dir, config) = sim_with_kubeconfig().await;
-    // A type without deletecollection (as some aggregated APIs): the
-    // namespace controller deletes its objects one by one.
-    let gadgets = CustomResource {
-        group: "example.com".into(),
-        version: "v1".into(),
-        plural: "gadgets".into(),
-        kind: "Gadget".into(),
-        namespaced: true,
-        short_names: Vec::new(),
-        verbs: Some(["create", "delete", "get", "list", "watch", "patch", "update"].map(str::to_owned).to_vec()),
-    };
-    sim.controls().register(&gadgets).expect("registered");
+    sim.controls().register(&gadgets()).expect("registered");
     let mut flags: Vec<String> = args
         .iter()
         .filter(|a| !a.starts_with("--secure-port=") && !a.starts_with("--bind-address="))
@@ -462,19 +452,43 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     let _daemon = spawn_with(&config, &flags);
     let client = sim.client().expect("client");
 
+    exercise_leader_election(&sim, &client, args).await;
+    let ns = "shop";
+    exercise_replicaset_controller(&sim, &client, ns).await;
+    exercise_namespace_controller(&sim, &client, ns).await;
+    calls_by_kcm_rs(&sim)
+}
+
+/// A type without deletecollection (as some aggregated APIs serve): the
+/// namespace controller deletes its objects one by one.
+fn gadgets() -> CustomResource {
+    CustomResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        plural: "gadgets".into(),
+        kind: "Gadget".into(),
+        namespaced: true,
+        short_names: Vec::new(),
+        verbs: Some(["create", "delete", "get", "list", "watch", "patch", "update"].map(str::to_owned).to_vec()),
+    }
+}
+
+/// Leader election: the Lease the flags name gets a holder.
+async fn exercise_leader_election(sim: &Sim, client: &kube::Client, args: &[String]) {
     let lease_ns = flag(args, "leader-elect-resource-namespace").unwrap_or("kube-system");
     let lease_name = flag(args, "leader-elect-resource-name").unwrap_or("kube-controller-manager").to_owned();
     let leases: Api<Lease> = Api::namespaced(client.clone(), lease_ns);
-    wait_until(&sim, "kcm-rs to lead", || async {
+    wait_until(sim, "kcm-rs to lead", || async {
         let holder = leases.get_opt(&lease_name).await.ok().flatten().and_then(|l| l.spec?.holder_identity);
         if holder.is_some_and(|h| !h.is_empty()) { Ok(()) } else { Err("no holder".into()) }
     })
     .await;
+}
 
-    // ReplicaSet controller: adopt an orphan, create pods (more than ten,
-    // so that the event recorder aggregates and patches), release a
-    // relabelled pod, scale down.
-    let ns = "shop";
+/// ReplicaSet controller, in a new namespace `ns`: adopt an orphan, create
+/// pods (more than ten, so that the event recorder aggregates and
+/// patches), release a relabelled pod, scale down.
+async fn exercise_replicaset_controller(sim: &Sim, client: &kube::Client, ns: &str) {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces.create(&PostParams::default(), &object(json!({"metadata": {"name": ns}}))).await.expect("namespace");
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
@@ -494,32 +508,35 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
             if seen == (want, want) { Ok(()) } else { Err(format!("(replicas, ready) = {seen:?}")) }
         }
     };
-    wait_until(&sim, "13 ready replicas, the orphan adopted", || ready(13)).await;
+    wait_until(sim, "13 ready replicas, the orphan adopted", || ready(13)).await;
     let relabel = json!({"metadata": {"labels": {"app": "elsewhere"}}});
     pods.patch("stray", &PatchParams::default(), &Patch::Merge(&relabel)).await.expect("relabelled");
-    wait_until(&sim, "the relabelled pod released", || async {
+    wait_until(sim, "the relabelled pod released", || async {
         let pod = pods.get("stray").await.map_err(|e| e.to_string())?;
         if pod.metadata.owner_references.unwrap_or_default().is_empty() { Ok(()) } else { Err("still owned".into()) }
     })
     .await;
     let scale = json!({"spec": {"replicas": 1}});
     replica_sets.patch("web", &PatchParams::default(), &Patch::Merge(&scale)).await.expect("scaled");
-    wait_until(&sim, "scaled down to 1", || ready(1)).await;
+    wait_until(sim, "scaled down to 1", || ready(1)).await;
+}
 
-    // Namespace controller: empty the namespace (deletecollection where
-    // served, one by one for gadgets), conditions, finalize.
+/// Namespace controller: delete `ns` with a gadget in it beside what is
+/// there, so that it is emptied (deletecollection where served, one by one
+/// for gadgets), its conditions written, and it is finalized.
+async fn exercise_namespace_controller(sim: &Sim, client: &kube::Client, ns: &str) {
     let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1", "Gadget"), "gadgets");
     let gadget_api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
     gadget_api.create(&PostParams::default(), &DynamicObject::new("g", &ar)).await.expect("gadget");
+    let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces.delete(ns, &DeleteParams::default()).await.expect("namespace deletion");
-    wait_until(&sim, "the namespace gone", || async {
+    wait_until(sim, "the namespace gone", || async {
         match namespaces.get_opt(ns).await {
             Ok(None) => Ok(()),
             other => Err(format!("{:?}", other.map(|n| n.and_then(|n| n.status)))),
         }
     })
     .await;
-    calls_by_kcm_rs(&sim)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
