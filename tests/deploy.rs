@@ -53,6 +53,15 @@ async fn rendered() -> Vec<Value> {
 
 const KUBECTL: &str = "kubectl >= 1.28; .ci/run installs it";
 
+/// The manifests of `deploy/examples/` (what `--sim` applies), sorted.
+fn example_files() -> Vec<PathBuf> {
+    let dir = repo().join("deploy/examples");
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(&dir).expect("deploy/examples").map(|e| e.expect("entry").path()).collect();
+    files.sort();
+    files
+}
+
 /// `Kind/name` of a manifest.
 fn id(doc: &Value) -> String {
     format!("{}/{}", doc["kind"].as_str().unwrap_or("?"), doc["metadata"]["name"].as_str().unwrap_or("?"))
@@ -127,11 +136,7 @@ async fn the_base_renders_everything_in_kube_system_and_no_example() {
 #[tokio::test]
 async fn every_manifest_decodes_into_its_k8s_openapi_type_without_losing_a_field() {
     let mut docs: Vec<(String, Value)> = rendered().await.into_iter().map(|d| ("deploy/".to_owned(), d)).collect();
-    let examples = repo().join("deploy/examples");
-    let mut files: Vec<PathBuf> =
-        std::fs::read_dir(&examples).expect("deploy/examples").map(|e| e.expect("entry").path()).collect();
-    files.sort();
-    for file in files {
+    for file in example_files() {
         let text = std::fs::read_to_string(&file).expect("readable");
         docs.extend(documents(&text).into_iter().map(|d| (file.display().to_string(), d)));
     }
@@ -222,9 +227,7 @@ async fn kubernetes_validate_accepts_the_manifests_for_the_newest_kubernetes_it_
     let yaml: Vec<String> = rendered().await.iter().map(|d| serde_yaml::to_string(d).expect("serialisable")).collect();
     std::fs::write(&base, yaml.join("---\n")).expect("written");
     let mut files = vec![base.display().to_string()];
-    for entry in std::fs::read_dir(repo().join("deploy/examples")).expect("deploy/examples") {
-        files.push(entry.expect("entry").path().display().to_string());
-    }
+    files.extend(example_files().iter().map(|f| f.display().to_string()));
     // deploy/prometheus/servicemonitor.yaml is left out: ServiceMonitor is
     // the Prometheus operator's CRD, not in kubernetes-validate's schemas.
     let mut args = vec!["--strict", "--kubernetes-version", &newest];
@@ -235,10 +238,7 @@ async fn kubernetes_validate_accepts_the_manifests_for_the_newest_kubernetes_it_
 }
 
 fn documents_in_examples() -> usize {
-    std::fs::read_dir(repo().join("deploy/examples"))
-        .expect("deploy/examples")
-        .map(|e| documents(&std::fs::read_to_string(e.expect("entry").path()).expect("readable")).len())
-        .sum()
+    example_files().iter().map(|f| documents(&std::fs::read_to_string(f).expect("readable")).len()).sum()
 }
 
 // === the image ===
