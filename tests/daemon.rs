@@ -2,17 +2,16 @@
 //! processes (hand-over on SIGKILL and on SIGTERM), serving, and the
 //! Prometheus exposition checked by the real `promtool`.
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use kube_sim::{Sim, SimConfig};
+use kube_sim::Sim;
 use tokio::process::{Child, Command};
 
 mod common;
-use common::wait_until;
+use common::{free_port, sim_with_kubeconfig, wait_until};
 
 /// How long a stopped daemon may take to exit.
 const EXIT_DEADLINE: Duration = Duration::from_secs(30);
@@ -45,10 +44,6 @@ impl Daemon {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
-}
-
 /// Starts `kcm-rs` against the kubeconfig with short leader-election
 /// periods (`lease`, renew, retry).
 fn spawn(kubeconfig: &Path, lease: &str, renew: &str, retry: &str) -> Daemon {
@@ -66,14 +61,6 @@ fn spawn(kubeconfig: &Path, lease: &str, renew: &str, retry: &str) -> Daemon {
         .spawn()
         .expect("kcm-rs starts");
     Daemon { child, port }
-}
-
-async fn sim_with_kubeconfig() -> (Sim, tempfile::TempDir, PathBuf) {
-    let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&path).expect("kubeconfig written");
-    (sim, dir, path)
 }
 
 async fn lease(sim: &Sim) -> Option<Lease> {

@@ -31,6 +31,7 @@ fn widgets() -> CustomResource {
         kind: "Widget".into(),
         namespaced: true,
         short_names: Vec::new(),
+        verbs: None,
     }
 }
 

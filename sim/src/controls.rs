@@ -9,7 +9,7 @@
 //! | `POST /sim/v1/watches/drop` | every open watch is closed |
 //! | `GET/PUT/DELETE /sim/v1/faults` | read, set ([`FaultSpec`] JSON) or clear injected faults |
 //! | `POST /sim/v1/restart` | every connection dropped, state kept |
-//! | `GET /sim/v1/stats` | request counts by verb, resource and code |
+//! | `GET /sim/v1/stats` | request counts by client (user agent), verb, group, resource, namespace and code |
 //! | `POST /sim/v1/resources` | serve a new (custom) resource type ([`CustomResource`] JSON) |
 
 use std::sync::Arc;
@@ -24,7 +24,7 @@ use serde_json::json;
 
 use crate::Controls;
 use crate::faults::FaultSpec;
-use crate::resources::ResourceType;
+use crate::resources::{ResourceType, VERBS, all_verbs};
 
 /// A resource type to serve from now on, as `POST /sim/v1/resources` takes
 /// it.
@@ -44,6 +44,10 @@ pub struct CustomResource {
     /// kubectl short names.
     #[serde(default)]
     pub short_names: Vec<String>,
+    /// Verbs served, a subset of [`VERBS`] (all of them when absent), as an
+    /// aggregated API may serve fewer than a CRD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verbs: Option<Vec<String>>,
 }
 
 impl CustomResource {
@@ -51,6 +55,10 @@ impl CustomResource {
     pub fn resource_type(&self) -> Result<ResourceType, String> {
         if self.group.is_empty() || self.version.is_empty() || self.plural.is_empty() || self.kind.is_empty() {
             return Err("group, version, plural and kind are required".into());
+        }
+        let verbs = self.verbs.clone().unwrap_or_else(all_verbs);
+        if let Some(unknown) = verbs.iter().find(|v| !VERBS.contains(&v.as_str())) {
+            return Err(format!("unknown verb {unknown:?}: kube-sim serves {}", VERBS.join(", ")));
         }
         Ok(ResourceType {
             group: self.group.clone(),
@@ -62,6 +70,7 @@ impl CustomResource {
             short_names: self.short_names.clone(),
             categories: Vec::new(),
             subresources: Vec::new(),
+            verbs,
             builtin: None,
         })
     }

@@ -4,7 +4,9 @@
 //! (or from Rust): for requests matching a verb and resource (either may be
 //! left out to match all), add latency and fail a share of them with 500 or
 //! 429 + `Retry-After`. [`Stats`] counts every Kubernetes API request by
-//! verb, resource and response code, for `GET /sim/v1/stats`.
+//! client (user agent), verb, API group, resource, namespace and response
+//! code, for `GET /sim/v1/stats` (and, say, to derive the RBAC rules a
+//! client needs).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -119,22 +121,48 @@ impl Faults {
     }
 }
 
-/// A request's (verb, resource, code).
-type StatKey = (String, String, u16);
+/// What a request was, for [`Stats`]: who sent it and what it asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RequestKind {
+    /// The client's `User-Agent` header ("" when absent).
+    pub user_agent: String,
+    /// Request verb (`get`, `list`, `watch`, `create`, ...; the lower-case
+    /// HTTP method for paths that name no resource).
+    pub verb: String,
+    /// API group of the resource ("" for the core group and for paths that
+    /// name no resource).
+    pub group: String,
+    /// Resource, with its subresource (`pods`, `replicasets/status`); the
+    /// path for requests that name no resource (`/apis`, `/version`).
+    pub resource: String,
+    /// Namespace in the path ("" for cluster-scoped and all-namespace
+    /// requests).
+    pub namespace: String,
+}
 
-/// Request counts by (verb, resource, code).
+/// Request counts by kind and response code.
 #[derive(Debug, Clone, Default)]
 pub struct Stats {
-    counts: Arc<Mutex<BTreeMap<StatKey, u64>>>,
+    counts: Arc<Mutex<BTreeMap<(RequestKind, u16), u64>>>,
 }
 
 /// One line of [`Stats::snapshot`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct StatLine {
+    /// The client's `User-Agent`.
+    #[serde(default)]
+    pub user_agent: String,
     /// Request verb.
     pub verb: String,
+    /// API group ("" for core).
+    #[serde(default)]
+    pub group: String,
     /// Resource (with subresource).
     pub resource: String,
+    /// Namespace ("" when none).
+    #[serde(default)]
+    pub namespace: String,
     /// Response code.
     pub code: u16,
     /// Number of requests.
@@ -143,9 +171,14 @@ pub struct StatLine {
 
 impl Stats {
     /// Counts one request.
-    pub fn record(&self, verb: &str, resource: &str, code: u16) {
+    pub fn record(&self, kind: &RequestKind, code: u16) {
         let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
-        *counts.entry((verb.to_owned(), resource.to_owned(), code)).or_default() += 1;
+        match counts.get_mut(&(kind.clone(), code)) {
+            Some(count) => *count += 1,
+            None => {
+                counts.insert((kind.clone(), code), 1);
+            }
+        }
     }
 
     /// Every count so far.
@@ -153,9 +186,12 @@ impl Stats {
         let counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         counts
             .iter()
-            .map(|((verb, resource, code), count)| StatLine {
-                verb: verb.clone(),
-                resource: resource.clone(),
+            .map(|((kind, code), count)| StatLine {
+                user_agent: kind.user_agent.clone(),
+                verb: kind.verb.clone(),
+                group: kind.group.clone(),
+                resource: kind.resource.clone(),
+                namespace: kind.namespace.clone(),
                 code: *code,
                 count: *count,
             })

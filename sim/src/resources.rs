@@ -40,11 +40,21 @@ pub enum Builtin {
     Lease,
     /// events.k8s.io/v1 Event.
     EventsEvent,
+    /// policy/v1 PodDisruptionBudget.
+    PodDisruptionBudget,
+    /// rbac.authorization.k8s.io/v1 ClusterRole.
+    ClusterRole,
+    /// rbac.authorization.k8s.io/v1 ClusterRoleBinding.
+    ClusterRoleBinding,
+    /// rbac.authorization.k8s.io/v1 Role.
+    Role,
+    /// rbac.authorization.k8s.io/v1 RoleBinding.
+    RoleBinding,
 }
 
 impl Builtin {
     /// Every built-in kind.
-    pub const ALL: [Builtin; 14] = [
+    pub const ALL: [Builtin; 19] = [
         Builtin::Namespace,
         Builtin::Node,
         Builtin::Pod,
@@ -59,6 +69,11 @@ impl Builtin {
         Builtin::ReplicaSet,
         Builtin::Lease,
         Builtin::EventsEvent,
+        Builtin::PodDisruptionBudget,
+        Builtin::ClusterRole,
+        Builtin::ClusterRoleBinding,
+        Builtin::Role,
+        Builtin::RoleBinding,
     ];
 }
 
@@ -116,17 +131,30 @@ pub struct ResourceType {
     pub categories: Vec<String>,
     /// Subresources served.
     pub subresources: Vec<Subresource>,
+    /// Verbs the main resource serves (discovery lists them; others get
+    /// `405 MethodNotAllowed`): [`VERBS`] for every built-in.
+    pub verbs: Vec<String>,
     /// Built-in behaviour, or `None` for a type registered at run time.
     pub builtin: Option<Builtin>,
 }
 
-/// The verbs every served type supports.
+/// The verbs kube-sim serves, and every built-in type supports.
 pub const VERBS: &[&str] = &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+
+/// [`VERBS`], owned.
+pub fn all_verbs() -> Vec<String> {
+    VERBS.iter().map(|v| (*v).to_owned()).collect()
+}
 
 impl ResourceType {
     /// `apiVersion` of the objects (`v1`, `apps/v1`).
     pub fn api_version(&self) -> String {
         if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+    }
+
+    /// Whether the main resource serves `verb`.
+    pub fn serves(&self, verb: &str) -> bool {
+        self.verbs.iter().any(|v| v == verb)
     }
 
     /// Whether the subresource is served.
@@ -176,9 +204,13 @@ fn builtin(
         short_names: short_names.iter().map(|s| (*s).to_owned()).collect(),
         categories: if all { vec!["all".to_owned()] } else { Vec::new() },
         subresources: subresources.to_vec(),
+        verbs: all_verbs(),
         builtin: Some(builtin),
     }
 }
+
+/// The RBAC API group.
+const RBAC: &str = "rbac.authorization.k8s.io";
 
 /// The built-in types, in the order discovery lists them.
 fn builtins() -> Vec<ResourceType> {
@@ -199,6 +231,20 @@ fn builtins() -> Vec<ResourceType> {
         builtin(B::ReplicaSet, "apps", "replicasets", "ReplicaSet", true, &["rs"], true, &[Status, Scale]),
         builtin(B::Lease, "coordination.k8s.io", "leases", "Lease", true, &[], false, &[]),
         builtin(B::EventsEvent, "events.k8s.io", "events", "Event", true, &["ev"], false, &[]),
+        builtin(
+            B::PodDisruptionBudget,
+            "policy",
+            "poddisruptionbudgets",
+            "PodDisruptionBudget",
+            true,
+            &["pdb"],
+            false,
+            &[Status],
+        ),
+        builtin(B::ClusterRoleBinding, RBAC, "clusterrolebindings", "ClusterRoleBinding", false, &[], false, &[]),
+        builtin(B::ClusterRole, RBAC, "clusterroles", "ClusterRole", false, &[], false, &[]),
+        builtin(B::RoleBinding, RBAC, "rolebindings", "RoleBinding", true, &[], false, &[]),
+        builtin(B::Role, RBAC, "roles", "Role", true, &[], false, &[]),
     ]
 }
 

@@ -4,7 +4,7 @@
 //! does not declare are dropped and reported, for
 //! `?fieldValidation=Strict|Warn`.
 
-use k8s_openapi::api::{apps, coordination, core, events};
+use k8s_openapi::api::{apps, coordination, core, events, policy, rbac};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -50,6 +50,11 @@ fn roundtrip(kind: Builtin, object: &Value) -> Result<Value, String> {
         Builtin::ReplicaSet => through::<apps::v1::ReplicaSet>(object),
         Builtin::Lease => through::<coordination::v1::Lease>(object),
         Builtin::EventsEvent => through::<events::v1::Event>(object),
+        Builtin::PodDisruptionBudget => through::<policy::v1::PodDisruptionBudget>(object),
+        Builtin::ClusterRole => through::<rbac::v1::ClusterRole>(object),
+        Builtin::ClusterRoleBinding => through::<rbac::v1::ClusterRoleBinding>(object),
+        Builtin::Role => through::<rbac::v1::Role>(object),
+        Builtin::RoleBinding => through::<rbac::v1::RoleBinding>(object),
     }
 }
 
@@ -106,6 +111,11 @@ fn kind_name(kind: Builtin) -> &'static str {
         Builtin::Deployment => "Deployment",
         Builtin::ReplicaSet => "ReplicaSet",
         Builtin::Lease => "Lease",
+        Builtin::PodDisruptionBudget => "PodDisruptionBudget",
+        Builtin::ClusterRole => "ClusterRole",
+        Builtin::ClusterRoleBinding => "ClusterRoleBinding",
+        Builtin::Role => "Role",
+        Builtin::RoleBinding => "RoleBinding",
     }
 }
 

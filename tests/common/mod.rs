@@ -70,15 +70,22 @@ pub async fn start() -> Env {
 /// Starts kube-sim with `config`, lets `prepare` act on it, then starts
 /// `kcm-rs` against it with these extra flags.
 pub async fn start_with(config: SimConfig, args: &[&str], prepare: impl FnOnce(&Sim)) -> Env {
-    let sim = Sim::start(config).await.expect("kube-sim starts");
+    let (sim, dir, kubeconfig) = sim_with_kubeconfig(config).await;
     prepare(&sim);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
     let port = free_port();
     let daemon = spawn_on(&kubeconfig, port, args);
     let client = sim.client().expect("client");
     Env { sim, _dir: dir, kubeconfig, daemon, port, client }
+}
+
+/// Starts kube-sim with `config` and writes a kubeconfig for it into a
+/// temporary directory (kept while the `TempDir` lives).
+pub async fn sim_with_kubeconfig(config: SimConfig) -> (Sim, tempfile::TempDir, PathBuf) {
+    let sim = Sim::start(config).await.expect("kube-sim starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&path).expect("kubeconfig written");
+    (sim, dir, path)
 }
 
 /// A free loopback port.
@@ -95,11 +102,17 @@ pub fn spawn(kubeconfig: &Path) -> Child {
 /// Starts `kcm-rs` against `kubeconfig`, leader election off, serving on
 /// `port`, with these extra flags.
 pub fn spawn_on(kubeconfig: &Path, port: u16, args: &[&str]) -> Child {
+    let mut all =
+        vec!["--leader-elect=false".to_owned(), format!("--secure-port={port}"), "--bind-address=127.0.0.1".to_owned()];
+    all.extend(args.iter().map(|a| (*a).to_owned()));
+    spawn_with(kubeconfig, &all)
+}
+
+/// Starts `kcm-rs --kubeconfig=<kubeconfig> <args>`, its output discarded;
+/// killed on drop.
+pub fn spawn_with(kubeconfig: &Path, args: &[String]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
         .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .arg("--leader-elect=false")
-        .arg(format!("--secure-port={port}"))
-        .arg("--bind-address=127.0.0.1")
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -153,4 +166,25 @@ pub async fn events(env: &Env, namespace: &str, name: &str, reason: &str) -> Vec
         .into_iter()
         .filter(|e| e.involved_object.name.as_deref() == Some(name) && e.reason.as_deref() == Some(reason))
         .collect()
+}
+
+/// Runs `program args`, feeding `stdin`; fails with its output unless it
+/// succeeds. `hint` tells how to get the program when it is missing.
+pub async fn run_ok(program: &str, args: &[&str], stdin: Option<&str>, hint: &str) -> String {
+    use tokio::io::AsyncWriteExt;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program} must be installed for this test ({hint}): {e}"));
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(input.as_bytes()).await.expect("stdin written");
+    }
+    let out = child.wait_with_output().await.expect("the program ran");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{program} {args:?} failed ({}):\n{stdout}\n{stderr}", out.status);
+    stdout.into_owned()
 }

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{ApiError, ApiResult, KUBERNETES_VERSION};
-use crate::resources::{Registry, ResourceType, Subresource, VERBS};
+use crate::resources::{Registry, ResourceType, Subresource};
 
 /// `GET /version`.
 pub fn version() -> Value {
@@ -69,7 +69,7 @@ fn resource_entry(rt: &ResourceType) -> Value {
         "singularName": rt.singular,
         "namespaced": rt.namespaced,
         "kind": rt.kind,
-        "verbs": VERBS,
+        "verbs": rt.verbs,
         "storageVersionHash": storage_version_hash(rt),
     });
     if !rt.short_names.is_empty() {

@@ -27,7 +27,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::faults::{Faults, Stats};
+use crate::faults::{Faults, RequestKind, Stats};
 use crate::openapi::OpenApi;
 use crate::resources::{Registry, ResourceType, Subresource};
 use crate::selectors::{FieldSelector, LabelSelector, Selector};
@@ -65,7 +65,7 @@ pub struct Api {
     pub config: ApiConfig,
     /// Injected failures.
     pub faults: Faults,
-    /// Request counts by verb, resource and code.
+    /// Request counts by client, verb, group, resource, namespace and code.
     pub stats: Stats,
     /// Unfinished paginated lists (consistent pages).
     snapshots: snapshots::Snapshots,
@@ -304,17 +304,28 @@ pub async fn handle(api: Arc<Api>, req: Request) -> Response {
         Ok(route) => route,
         Err(e) => return e.into_response(),
     };
-    let (verb, resource) = verb_and_resource(&req, &route);
-    if let Some(err) = api.faults.inject(&verb, &resource).await {
-        api.stats.record(&verb, &resource, err.code);
+    let kind = request_kind(&req, &route);
+    if let Some(err) = api.faults.inject(&kind.verb, &kind.resource).await {
+        api.stats.record(&kind, err.code);
         return err.into_response();
     }
-    let response = match dispatch(&api, &req, route, &verb).await {
+    let response = match dispatch(&api, &req, route, &kind.verb).await {
         Ok(response) => response,
         Err(err) => err.into_response(),
     };
-    api.stats.record(&verb, &resource, response.status().as_u16());
+    api.stats.record(&kind, response.status().as_u16());
     response
+}
+
+/// Who asked for what, as stats and fault rules see a request.
+fn request_kind(req: &Request, route: &Route) -> RequestKind {
+    let user_agent = req.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let (verb, resource) = verb_and_resource(req, route);
+    let (group, namespace) = match route {
+        Route::Resource(t) => (t.rt.group.clone(), t.namespace.clone().unwrap_or_default()),
+        _ => (String::new(), String::new()),
+    };
+    RequestKind { user_agent, verb, group, resource, namespace }
 }
 
 fn verb_and_resource(req: &Request, route: &Route) -> (String, String) {
@@ -359,6 +370,12 @@ async fn dispatch(api: &Arc<Api>, req: &Request, route: Route, verb: &str) -> Ap
                     .await
                     .map_err(|e| ApiError::internal(e.to_string()))?;
             doc.map(|b| bytes_response(StatusCode::OK, b)).ok_or_else(|| ApiError::no_route(&req.path))
+        }
+        Route::Resource(target) if target.sub.is_none() && !target.rt.serves(verb) => {
+            Err(ApiError::method_not_allowed(format!(
+                "the server does not allow this method on the requested resource ({} {})",
+                req.method, req.path
+            )))
         }
         Route::Resource(target) => match verb {
             "get" => read::get(api, req, &target),

@@ -91,6 +91,8 @@ pub const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 ///   Active (the `kubernetes` finalizer is [`namespace_on_create`]).
 /// - Node: `status.allocatable` = `status.capacity` when absent.
 /// - Secret: `type` Opaque.
+/// - RoleBinding, ClusterRoleBinding: the `apiGroup` of User and Group
+///   subjects (`rbac.authorization.k8s.io`).
 #[doc(alias = "SetObjectDefaults")]
 pub fn apply(kind: Builtin, object: &mut Value) {
     match kind {
@@ -129,7 +131,30 @@ pub fn apply(kind: Builtin, object: &mut Value) {
                 default_str(secret, "type", "Opaque");
             }
         }
-        Builtin::ConfigMap | Builtin::ServiceAccount | Builtin::CoreEvent | Builtin::Lease | Builtin::EventsEvent => {}
+        Builtin::ClusterRoleBinding | Builtin::RoleBinding => {
+            if let Some(binding) = object.as_object_mut() {
+                for subject in children(binding, "subjects") {
+                    rbac_subject(subject);
+                }
+            }
+        }
+        Builtin::ConfigMap
+        | Builtin::ServiceAccount
+        | Builtin::CoreEvent
+        | Builtin::Lease
+        | Builtin::EventsEvent
+        | Builtin::PodDisruptionBudget
+        | Builtin::ClusterRole
+        | Builtin::Role => {}
+    }
+}
+
+/// `SetDefaults_Subject`: users and groups are in the RBAC API group. (A
+/// service account's group is the core group, "", which the API server
+/// leaves out when it writes the object: `apiGroup` is `omitempty`.)
+fn rbac_subject(subject: &mut Map<String, Value>) {
+    if matches!(subject.get("kind").and_then(Value::as_str), Some("User" | "Group")) {
+        default_str(subject, "apiGroup", "rbac.authorization.k8s.io");
     }
 }
 

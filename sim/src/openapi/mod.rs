@@ -48,9 +48,10 @@ mod schemas;
 mod tests;
 
 use paths::{Operations, resources_path};
+pub(crate) use schemas::define_builtin;
 use schemas::{
-    apply_patch_meta, custom_definition_name, custom_schema, define, define_builtin, fix_scalar_unions, gvk,
-    list_schema, set_gvk, type_meta,
+    apply_patch_meta, custom_definition_name, custom_schema, define, fix_scalar_unions, gvk, list_schema, set_gvk,
+    type_meta,
 };
 
 /// The server version in each document's `info`.

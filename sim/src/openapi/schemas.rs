@@ -5,6 +5,7 @@
 
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::{coordination::v1 as coordination, core::v1 as core, events::v1 as events};
+use k8s_openapi::api::{policy::v1 as policy, rbac::v1 as rbac};
 use schemars::JsonSchema;
 use schemars::generate::SchemaGenerator;
 use serde_json::{Map, Value, json};
@@ -22,7 +23,7 @@ pub(super) fn define<T: JsonSchema>(generator: &mut SchemaGenerator) -> String {
 }
 
 /// [`define`] for the k8s-openapi type of a built-in.
-pub(super) fn define_builtin(builtin: Builtin, generator: &mut SchemaGenerator) -> String {
+pub(crate) fn define_builtin(builtin: Builtin, generator: &mut SchemaGenerator) -> String {
     match builtin {
         Builtin::Namespace => define::<core::Namespace>(generator),
         Builtin::Node => define::<core::Node>(generator),
@@ -38,6 +39,11 @@ pub(super) fn define_builtin(builtin: Builtin, generator: &mut SchemaGenerator) 
         Builtin::ReplicaSet => define::<apps::ReplicaSet>(generator),
         Builtin::Lease => define::<coordination::Lease>(generator),
         Builtin::EventsEvent => define::<events::Event>(generator),
+        Builtin::PodDisruptionBudget => define::<policy::PodDisruptionBudget>(generator),
+        Builtin::ClusterRole => define::<rbac::ClusterRole>(generator),
+        Builtin::ClusterRoleBinding => define::<rbac::ClusterRoleBinding>(generator),
+        Builtin::Role => define::<rbac::Role>(generator),
+        Builtin::RoleBinding => define::<rbac::RoleBinding>(generator),
     }
 }
 

@@ -61,6 +61,7 @@ fn crontab() -> ResourceType {
         short_names: vec!["ct".to_owned()],
         categories: Vec::new(),
         subresources: vec![Subresource::Status, Subresource::Scale],
+        verbs: crate::resources::all_verbs(),
         builtin: None,
     }
 }
@@ -83,7 +84,7 @@ fn index_lists_every_group_version_with_resolvable_urls() {
         assert_eq!(openapi.hash(gv), Some(hash));
         assert_eq!(hash, digest(openapi.group_version(gv).expect("document")));
     }
-    assert_eq!(paths.len(), 5, "core, apps, coordination, events, stable.example.com");
+    assert_eq!(paths.len(), 7, "core, apps, coordination, events, policy, rbac, stable.example.com");
     assert!(openapi.group_version("apis/nope/v1").is_none());
     assert!(openapi.group_version("/api/v1").is_some());
 }

@@ -59,6 +59,7 @@ pub const PATCH_META: &[(&str, &str, &str, &str)] = &[
     (DEPLOYMENT_SPEC, "strategy", "retainKeys", ""),
     (DEPLOYMENT_STATUS, "conditions", "merge", "type"),
     (REPLICA_SET_STATUS, "conditions", "merge", "type"),
+    (PDB_STATUS, "conditions", "merge", "type"),
 ];
 
 /// `metav1.ObjectMeta`.
@@ -91,6 +92,7 @@ const DEPLOYMENT_SPEC: &str = "io.k8s.api.apps.v1.DeploymentSpec";
 const DEPLOYMENT_STATUS: &str = "io.k8s.api.apps.v1.DeploymentStatus";
 /// `appsv1.ReplicaSetStatus`.
 const REPLICA_SET_STATUS: &str = "io.k8s.api.apps.v1.ReplicaSetStatus";
+const PDB_STATUS: &str = "io.k8s.api.policy.v1.PodDisruptionBudgetStatus";
 
 /// The OpenAPI definition of a built-in kind's top-level object.
 fn root_definition(kind: Builtin) -> &'static str {
@@ -109,6 +111,11 @@ fn root_definition(kind: Builtin) -> &'static str {
         Builtin::ReplicaSet => "io.k8s.api.apps.v1.ReplicaSet",
         Builtin::Lease => "io.k8s.api.coordination.v1.Lease",
         Builtin::EventsEvent => "io.k8s.api.events.v1.Event",
+        Builtin::PodDisruptionBudget => "io.k8s.api.policy.v1.PodDisruptionBudget",
+        Builtin::ClusterRole => "io.k8s.api.rbac.v1.ClusterRole",
+        Builtin::ClusterRoleBinding => "io.k8s.api.rbac.v1.ClusterRoleBinding",
+        Builtin::Role => "io.k8s.api.rbac.v1.Role",
+        Builtin::RoleBinding => "io.k8s.api.rbac.v1.RoleBinding",
     }
 }
 
@@ -117,22 +124,10 @@ fn root_definition(kind: Builtin) -> &'static str {
 pub(super) fn definitions() -> &'static Map<String, Value> {
     static DEFINITIONS: OnceLock<Map<String, Value>> = OnceLock::new();
     DEFINITIONS.get_or_init(|| {
-        use k8s_openapi::api::{apps, coordination, core, events};
         let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
-        generator.subschema_for::<core::v1::Namespace>();
-        generator.subschema_for::<core::v1::Node>();
-        generator.subschema_for::<core::v1::Pod>();
-        generator.subschema_for::<core::v1::Service>();
-        generator.subschema_for::<core::v1::Endpoints>();
-        generator.subschema_for::<core::v1::ConfigMap>();
-        generator.subschema_for::<core::v1::Secret>();
-        generator.subschema_for::<core::v1::ServiceAccount>();
-        generator.subschema_for::<core::v1::Event>();
-        generator.subschema_for::<core::v1::PodTemplate>();
-        generator.subschema_for::<apps::v1::Deployment>();
-        generator.subschema_for::<apps::v1::ReplicaSet>();
-        generator.subschema_for::<coordination::v1::Lease>();
-        generator.subschema_for::<events::v1::Event>();
+        for kind in Builtin::ALL {
+            crate::openapi::define_builtin(kind, &mut generator);
+        }
         generator.take_definitions(true)
     })
 }

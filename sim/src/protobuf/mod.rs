@@ -183,7 +183,14 @@ fn schema_for(kind: Builtin) -> Result<(&'static str, &'static Message), Protobu
         Builtin::Deployment => ("Deployment", &DEPLOYMENT),
         Builtin::ReplicaSet => ("ReplicaSet", &REPLICA_SET),
         Builtin::Lease => ("Lease", &LEASE),
-        Builtin::Node | Builtin::CoreEvent | Builtin::EventsEvent => {
+        Builtin::Node
+        | Builtin::CoreEvent
+        | Builtin::EventsEvent
+        | Builtin::PodDisruptionBudget
+        | Builtin::ClusterRole
+        | Builtin::ClusterRoleBinding
+        | Builtin::Role
+        | Builtin::RoleBinding => {
             return Err(ProtobufError::UnsupportedKind(kind));
         }
     })

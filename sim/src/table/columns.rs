@@ -223,6 +223,32 @@ const CONFIG_MAP_COLUMNS: &[Column] = &[
 const LEASE_COLUMNS: &[Column] =
     &[NAME, Column::text("Holder", "holderIdentity contains the identity of the holder of a current lease."), AGE];
 
+const ROLE_COLUMNS: &[Column] = &[NAME, Column::text("Created At", CREATED_DOC)];
+
+const ROLE_BINDING_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text(
+        "Role",
+        "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the \
+         RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.",
+    ),
+    AGE,
+    Column::wide("Users", "Users in the roleBinding"),
+    Column::wide("Groups", "Groups in the roleBinding"),
+    Column::wide("ServiceAccounts", "ServiceAccounts in the roleBinding"),
+];
+
+const POD_DISRUPTION_BUDGET_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text("Min Available", "The minimum number of pods that must be available."),
+    Column::text("Max Unavailable", "The maximum number of pods that may be unavailable."),
+    Column {
+        ty: "integer",
+        ..Column::text("Allowed Disruptions", "Calculated number of pods that may be disrupted at this time.")
+    },
+    AGE,
+];
+
 /// What apiextensions serves for a CRD version without
 /// `additionalPrinterColumns`: NAME plus a date-typed Age column.
 const CUSTOM_COLUMNS: &[Column] = &[NAME, Column { ty: "date", ..Column::text("Age", CREATED_DOC) }];
@@ -246,5 +272,8 @@ pub(super) fn columns(kind: Option<Builtin>) -> &'static [Column] {
         Builtin::Deployment => DEPLOYMENT_COLUMNS,
         Builtin::ReplicaSet => REPLICA_SET_COLUMNS,
         Builtin::Lease => LEASE_COLUMNS,
+        Builtin::ClusterRole | Builtin::Role => ROLE_COLUMNS,
+        Builtin::ClusterRoleBinding | Builtin::RoleBinding => ROLE_BINDING_COLUMNS,
+        Builtin::PodDisruptionBudget => POD_DISRUPTION_BUDGET_COLUMNS,
     }
 }

@@ -39,7 +39,10 @@ use format::since;
 use nodes::print_node;
 use pod::print_pod;
 use services::{print_endpoints, print_service};
-use simple::{print_config_map, print_custom, print_lease, print_namespace, print_secret, print_service_account};
+use simple::{
+    print_config_map, print_custom, print_lease, print_namespace, print_pod_disruption_budget, print_role,
+    print_role_binding, print_secret, print_service_account,
+};
 use workloads::{print_deployment, print_pod_template, print_replica_set};
 
 /// What each table row carries besides its cells (`?includeObject=`).
@@ -220,6 +223,9 @@ fn print(kind: Option<Builtin>, obj: &Value, now: Timestamp) -> Row {
         Builtin::Deployment => print_deployment(obj, now).into(),
         Builtin::ReplicaSet => print_replica_set(obj, now).into(),
         Builtin::Lease => print_lease(obj, now).into(),
+        Builtin::ClusterRole | Builtin::Role => print_role(obj).into(),
+        Builtin::ClusterRoleBinding | Builtin::RoleBinding => print_role_binding(obj, now).into(),
+        Builtin::PodDisruptionBudget => print_pod_disruption_budget(obj, now).into(),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Rows of the kinds printed from metadata and a count: custom resources,
-//! Namespace, ConfigMap, Secret, ServiceAccount and Lease.
+//! Rows of the kinds printed from metadata and a few fields: custom
+//! resources, Namespace, ConfigMap, Secret, ServiceAccount, Lease, the RBAC
+//! kinds and PodDisruptionBudget.
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -45,4 +46,52 @@ pub(super) fn print_service_account(obj: &Value, now: Timestamp) -> Vec<Value> {
 
 pub(super) fn print_lease(obj: &Value, now: Timestamp) -> Vec<Value> {
     vec![name(obj), Value::from(text(obj, &["spec", "holderIdentity"])), age(obj, now)]
+}
+
+/// Role and ClusterRole: the name and the creation time as RFC 3339.
+pub(super) fn print_role(obj: &Value) -> Vec<Value> {
+    vec![name(obj), Value::from(text(obj, &["metadata", "creationTimestamp"]))]
+}
+
+/// RoleBinding and ClusterRoleBinding: `Kind/name` of the role, then (wide)
+/// the subjects by kind, service accounts as `namespace/name`.
+pub(super) fn print_role_binding(obj: &Value, now: Timestamp) -> Vec<Value> {
+    let role = format!("{}/{}", text(obj, &["roleRef", "kind"]), text(obj, &["roleRef", "name"]));
+    let subjects = |kind: &str| {
+        list(obj, &["subjects"])
+            .iter()
+            .filter(|s| text(s, &["kind"]) == kind)
+            .map(|s| match text(s, &["namespace"]) {
+                ns if kind == "ServiceAccount" => format!("{ns}/{}", text(s, &["name"])),
+                _ => text(s, &["name"]).to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    vec![
+        name(obj),
+        Value::from(role),
+        age(obj, now),
+        Value::from(subjects("User")),
+        Value::from(subjects("Group")),
+        Value::from(subjects("ServiceAccount")),
+    ]
+}
+
+/// PodDisruptionBudget: minAvailable and maxUnavailable (`N/A` when unset)
+/// and the disruptions its status allows.
+pub(super) fn print_pod_disruption_budget(obj: &Value, now: Timestamp) -> Vec<Value> {
+    let int_or_string = |field: &str| match get(obj, &["spec", field]) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => "N/A".to_owned(),
+    };
+    let allowed = get(obj, &["status", "disruptionsAllowed"]).and_then(Value::as_i64).unwrap_or(0);
+    vec![
+        name(obj),
+        Value::from(int_or_string("minAvailable")),
+        Value::from(int_or_string("maxUnavailable")),
+        Value::from(allowed),
+        age(obj, now),
+    ]
 }

@@ -141,7 +141,7 @@ fn rolling_update(errs: &mut Errors, rolling: &Value) {
 }
 
 /// `ValidatePositiveIntOrPercent`.
-fn positive_int_or_percent(errs: &mut Errors, value: &IntOrString, path: &str) {
+pub(super) fn positive_int_or_percent(errs: &mut Errors, value: &IntOrString, path: &str) {
     match value {
         IntOrString::Str(s) => {
             for msg in percent_messages(s) {

@@ -8,7 +8,9 @@ use crate::resources::Builtin;
 
 use super::pod::nonnegative;
 use super::render::go_quote;
-use super::syntax::{dns1035_label, dns1123_label, dns1123_subdomain, label_value, mask_trailing_dash, qualified_name};
+use super::syntax::{
+    dns1035_label, dns1123_label, dns1123_subdomain, label_value, mask_trailing_dash, path_segment_name, qualified_name,
+};
 use super::{Errors, IMMUTABLE, TOTAL_ANNOTATION_SIZE_LIMIT, at, int, list, str_of, text};
 
 /// `ValidateObjectMeta` with the name rule of `kind`.
@@ -16,6 +18,7 @@ pub(super) fn object_meta(errs: &mut Errors, kind: Builtin, meta: &Value) {
     let name_rule = match kind {
         Builtin::Namespace => dns1123_label,
         Builtin::Service => dns1035_label,
+        Builtin::ClusterRole | Builtin::ClusterRoleBinding | Builtin::Role | Builtin::RoleBinding => path_segment_name,
         _ => dns1123_subdomain,
     };
     let generate_name = text(meta, "generateName");
@@ -35,7 +38,8 @@ pub(super) fn object_meta(errs: &mut Errors, kind: Builtin, meta: &Value) {
         }
     }
     let namespace = text(meta, "namespace");
-    let cluster_scoped = matches!(kind, Builtin::Namespace | Builtin::Node);
+    let cluster_scoped =
+        matches!(kind, Builtin::Namespace | Builtin::Node | Builtin::ClusterRole | Builtin::ClusterRoleBinding);
     if !namespace.is_empty() && !cluster_scoped {
         for msg in dns1123_label(namespace) {
             errs.invalid("metadata.namespace", go_quote(namespace), &msg);

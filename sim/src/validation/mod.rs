@@ -53,6 +53,7 @@ mod apps;
 mod core_v1;
 mod meta;
 mod pod;
+mod policy;
 mod render;
 mod syntax;
 #[cfg(test)]
@@ -63,6 +64,7 @@ use apps::{deployment_spec, replica_set_spec, selector_immutable};
 use core_v1::{data_keys, finalizer_name, immutable_data, service_spec};
 use meta::{object_meta, object_meta_update};
 use pod::{nonnegative, pod_spec, pod_template_spec};
+use policy::pod_disruption_budget_spec;
 use render::go_quote;
 
 /// Reason of a value that does not pass a rule.
@@ -186,8 +188,13 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
             }
             nonnegative(errs, int(spec, "leaseTransitions"), "spec.leaseTransitions");
         }
+        Builtin::PodDisruptionBudget => pod_disruption_budget_spec(errs, at(object, "spec")),
         Builtin::Pod
         | Builtin::Node
+        | Builtin::ClusterRole
+        | Builtin::ClusterRoleBinding
+        | Builtin::Role
+        | Builtin::RoleBinding
         | Builtin::Endpoints
         | Builtin::ServiceAccount
         | Builtin::CoreEvent

@@ -75,6 +75,15 @@ pub(super) fn dns1035_label(s: &str) -> Vec<String> {
     out
 }
 
+/// `IsValidPathSegmentName`: the names of RBAC objects (`system:controller:x`
+/// is fine; a name is only refused where it would break a URL path).
+pub(super) fn path_segment_name(s: &str) -> Vec<String> {
+    match s {
+        "." | ".." => vec![format!("may not be '{s}'")],
+        _ => ["/", "%"].iter().filter(|bad| s.contains(**bad)).map(|bad| format!("may not contain '{bad}'")).collect(),
+    }
+}
+
 /// Upstream `maskTrailingDash`: a generateName prefix may end in '-'.
 pub(super) fn mask_trailing_dash(name: &str) -> String {
     match name.strip_suffix('-') {

@@ -3,6 +3,7 @@
 //! custom resource types and node stop/start.
 
 use futures::StreamExt;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::api::{
     ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
@@ -312,6 +313,33 @@ async fn stats_count_requests_by_verb_resource_and_code() {
     assert!(from_rust.iter().any(|l| l.verb == "create" && l.resource == "pods" && l.code == 201 && l.count >= 3));
 }
 
+#[tokio::test]
+async fn stats_tell_clients_apart_by_user_agent_and_name_the_group_and_namespace() {
+    let sim = util::start().await;
+    let url: http::Uri = sim.url().parse().expect("a URL");
+    let client_as = |agent: &str| {
+        let mut config = kube::Config::new(url.clone());
+        config.headers.push((http::header::USER_AGENT, http::HeaderValue::from_str(agent).expect("a header")));
+        kube::Client::try_from(config).expect("client")
+    };
+    let leases: kube::Api<Lease> = kube::Api::namespaced(client_as("controller/v1"), "kube-system");
+    let _ = leases.get("missing").await.expect_err("not found");
+    let pods: kube::Api<Pod> = kube::Api::namespaced(client_as("other/v2"), "default");
+    pods.list(&ListParams::default()).await.expect("listed");
+
+    let stats = sim.controls().stats();
+    let lease_get = stats.iter().find(|l| l.verb == "get" && l.resource == "leases").expect("the lease get counted");
+    assert_eq!(
+        (lease_get.user_agent.as_str(), lease_get.group.as_str(), lease_get.namespace.as_str(), lease_get.code),
+        ("controller/v1", "coordination.k8s.io", "kube-system", 404)
+    );
+    let pod_list = stats.iter().find(|l| l.verb == "list" && l.resource == "pods").expect("the pod list counted");
+    assert_eq!((pod_list.user_agent.as_str(), pod_list.group.as_str()), ("other/v2", ""));
+    let served = util::get(&sim.client().expect("client"), "/sim/v1/stats").await.json();
+    let lines = served["requests"].as_array().expect("a list of counts");
+    assert!(lines.iter().any(|l| l["userAgent"] == "controller/v1" && l["group"] == "coordination.k8s.io"), "{served}");
+}
+
 // === custom resources ===
 
 #[tokio::test]
@@ -401,4 +429,28 @@ async fn nodes_are_stopped_and_started_by_name_and_unknown_nodes_are_404() {
     assert!(sim.controls().start_node("node-9").is_err());
     let bad_action = call(&client, "POST", "/sim/v1/nodes/node-1/reboot", &[], None).await;
     assert_eq!(bad_action.code(), 404);
+}
+
+#[tokio::test]
+async fn a_registered_type_serves_only_its_verbs() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let resource = json!({"group": "example.com", "version": "v1", "plural": "gadgets", "kind": "Gadget",
+        "namespaced": true, "verbs": ["create", "delete", "get", "list", "watch"]});
+    let answer = call(&client, "POST", "/sim/v1/resources", &[], Some(&resource)).await;
+    assert!(answer.status.is_success(), "{answer:?}");
+    let unknown = json!({"group": "example.com", "version": "v1", "plural": "x", "kind": "X", "namespaced": true,
+        "verbs": ["get", "frobnicate"]});
+    let bad = call(&client, "POST", "/sim/v1/resources", &[], Some(&unknown)).await;
+    assert_eq!(bad.code(), 400, "{}", bad.body);
+
+    let resources = client.list_api_group_resources("example.com/v1").await.expect("resources");
+    let gadgets = resources.resources.iter().find(|r| r.name == "gadgets").expect("gadgets served");
+    assert_eq!(gadgets.verbs, ["create", "delete", "get", "list", "watch"]);
+    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1", "Gadget"), "gadgets");
+    let gadgets: kube::Api<DynamicObject> = kube::Api::namespaced_with(client.clone(), "default", &ar);
+    gadgets.create(&PostParams::default(), &DynamicObject::new("g1", &ar)).await.expect("created");
+    let refused = gadgets.delete_collection(&DeleteParams::default(), &ListParams::default()).await;
+    assert!(matches!(refused, Err(kube::Error::Api(ref s)) if s.code == 405), "{refused:?}");
+    gadgets.delete("g1", &DeleteParams::default()).await.expect("deleted one by one");
 }

@@ -404,3 +404,119 @@ async fn rollout_history_undo_pause_resume_and_status_work_on_hand_made_revision
     let out = kubectl(&config, &["rollout", "status", "deploy/web", "--timeout=60s"]).await;
     assert!(!out.ok && out.stderr.contains("deployment \"web\" exceeded its progress deadline"), "{}", failure(&out));
 }
+
+/// A ServiceAccount, ClusterRole + binding, Role + binding and a
+/// PodDisruptionBudget, as an operator's manifests hold them.
+const RBAC_AND_PDB: &str = "\
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: ctl, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: 'ctl:reader'}
+rules:
+- {apiGroups: [''], resources: [pods], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: 'ctl:reader'}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: 'ctl:reader'}
+subjects:
+- {kind: ServiceAccount, name: ctl, namespace: kube-system}
+- {kind: User, name: alice}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: lease, namespace: kube-system}
+rules:
+- {apiGroups: [coordination.k8s.io], resources: [leases], resourceNames: [ctl], verbs: [get, update]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: lease, namespace: kube-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: lease}
+subjects:
+- {kind: Group, name: ops}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: ctl, namespace: kube-system}
+spec:
+  maxUnavailable: 1
+  selector: {matchLabels: {app: ctl}}
+";
+
+#[tokio::test]
+async fn rbac_and_pod_disruption_budgets_apply_and_print_as_on_a_cluster() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    let dry = ok_with(&config, &["apply", "--dry-run=server", "-f", "-"], RBAC_AND_PDB).await;
+    assert!(dry.contains("clusterrole.rbac.authorization.k8s.io/ctl:reader created (server dry run)"), "{dry}");
+    let none = kubectl(&config, &["get", "clusterrole", "ctl:reader"]).await;
+    assert!(!none.ok && none.stderr.contains("NotFound"), "a dry run stores nothing: {}", failure(&none));
+
+    let applied = ok_with(&config, &["apply", "-f", "-"], RBAC_AND_PDB).await;
+    for line in [
+        "serviceaccount/ctl created",
+        "clusterrole.rbac.authorization.k8s.io/ctl:reader created",
+        "clusterrolebinding.rbac.authorization.k8s.io/ctl:reader created",
+        "role.rbac.authorization.k8s.io/lease created",
+        "rolebinding.rbac.authorization.k8s.io/lease created",
+        "poddisruptionbudget.policy/ctl created",
+    ] {
+        assert!(applied.contains(line), "{line:?} missing from:\n{applied}");
+    }
+    let again = ok_with(&config, &["apply", "-f", "-"], RBAC_AND_PDB).await;
+    // (The bindings whose User and Group subjects got their apiGroup
+    // defaulted are patched again, their subjects being an atomic list.)
+    for unchanged in [
+        "serviceaccount/ctl",
+        "clusterrole.rbac.authorization.k8s.io/ctl:reader",
+        "role.rbac.authorization.k8s.io/lease",
+        "poddisruptionbudget.policy/ctl",
+    ] {
+        assert!(again.contains(&format!("{unchanged} unchanged")), "{again}");
+    }
+
+    let bindings = table(&ok(&config, &["get", "clusterrolebinding", "ctl:reader", "-o", "wide"]).await);
+    assert_eq!(bindings[0], ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]);
+    assert_eq!(bindings[1][..2], ["ctl:reader", "ClusterRole/ctl:reader"]);
+    assert_eq!(bindings[1][3..], ["alice", "kube-system/ctl"]);
+    let pdb = table(&ok(&config, &["get", "pdb", "-n", "kube-system"]).await);
+    assert_eq!(pdb[0], ["NAME", "MIN", "AVAILABLE", "MAX", "UNAVAILABLE", "ALLOWED", "DISRUPTIONS", "AGE"]);
+    assert_eq!(pdb[1][..4], ["ctl", "N/A", "1", "0"]);
+    let roles = table(&ok(&config, &["get", "roles", "-n", "kube-system"]).await);
+    assert_eq!(roles[0], ["NAME", "CREATED", "AT"]);
+    assert_eq!(roles[1][0], "lease");
+
+    // Defaulting: each subject's apiGroup, as the API server sets it.
+    let binding = get_json(&config, &["clusterrolebinding", "ctl:reader"]).await;
+    assert_eq!(binding["subjects"][0].get("apiGroup"), None, "the core group is left out");
+    assert_eq!(binding["subjects"][1]["apiGroup"], "rbac.authorization.k8s.io");
+}
+
+#[tokio::test]
+async fn invalid_pod_disruption_budgets_and_rbac_names_are_refused() {
+    let sim = util::start().await;
+    let (_dir, config) = util::kubeconfig(&sim);
+    let both = "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: x}\n\
+                spec: {minAvailable: 1, maxUnavailable: 150%}\n";
+    let out = kubectl_with_stdin(&config, &["create", "-f", "-"], Some(both)).await;
+    assert!(!out.ok, "{}", failure(&out));
+    for (field, message) in [
+        ("spec.minAvailable", "minAvailable and maxUnavailable cannot be both set"),
+        ("spec.maxUnavailable", "must not be greater than 100%"),
+    ] {
+        let line =
+            out.stderr.lines().find(|l| l.contains(field)).unwrap_or_else(|| panic!("{field}: {}", failure(&out)));
+        assert!(line.ends_with(message), "{line}");
+    }
+    let slash = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: '..'}\n";
+    let out = kubectl_with_stdin(&config, &["create", "-f", "-"], Some(slash)).await;
+    assert!(
+        !out.ok && out.stderr.contains("metadata.name: Invalid value: \"..\": may not be '..'"),
+        "{}",
+        failure(&out)
+    );
+}

