@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use kube_sim::Sim;
+use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
 mod common;
@@ -88,7 +88,7 @@ async fn leading(daemons: &[&Daemon]) -> Vec<bool> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_one_of_two_leads_and_a_killed_leader_is_replaced() {
-    let (sim, _dir, kubeconfig) = sim_with_kubeconfig().await;
+    let (sim, _dir, kubeconfig) = sim_with_kubeconfig(SimConfig::default()).await;
     let a = spawn(&kubeconfig, "3s", "2s", "500ms");
     let b = spawn(&kubeconfig, "3s", "2s", "500ms");
     wait_until(&sim, "one leader", || async {
@@ -123,7 +123,7 @@ async fn exactly_one_of_two_leads_and_a_killed_leader_is_replaced() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once() {
-    let (sim, _dir, kubeconfig) = sim_with_kubeconfig().await;
+    let (sim, _dir, kubeconfig) = sim_with_kubeconfig(SimConfig::default()).await;
     // A lease far longer than the test's deadline: only a release explains
     // a take-over within it.
     let a = spawn(&kubeconfig, "120s", "10s", "500ms");
@@ -151,7 +151,7 @@ async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_pass_promtool_and_carry_upstream_names() {
-    let (sim, _dir, kubeconfig) = sim_with_kubeconfig().await;
+    let (sim, _dir, kubeconfig) = sim_with_kubeconfig(SimConfig::default()).await;
     // Something for the ReplicaSet controller to sync, so that every series
     // has a sample.
     let replica_sets: kube::Api<k8s_openapi::api::apps::v1::ReplicaSet> =

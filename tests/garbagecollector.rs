@@ -187,6 +187,7 @@ fn widgets() -> CustomResource {
         kind: "Widget".into(),
         namespaced: true,
         short_names: vec![],
+        verbs: None,
     }
 }
 
