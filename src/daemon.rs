@@ -13,14 +13,14 @@
 //!    until the lease is lost (the process exits 1: a restart is the safe way
 //!    back, as upstream).
 //!
-//! Implemented controllers: the Deployment, ReplicaSet, Namespace,
-//! node-lifecycle and taint-eviction controllers and the garbage collector
-//! (unless `--enable-garbage-collector=false`). While leading, the
-//! daemon builds one shared informer factory, registers every selected
-//! implemented controller on it, starts the informers and runs the
-//! controllers' workers (after their caches sync) until leading ends; then
-//! the workers drain and the informers stop. Selected controllers not
-//! implemented yet are logged and do not run.
+//! The controllers: Deployment, ReplicaSet, Namespace, node-lifecycle,
+//! taint-eviction and the garbage collector (unless
+//! `--enable-garbage-collector=false`), as `--controllers` selects them.
+//! While leading, the daemon builds one shared informer factory, registers
+//! every selected controller on it (the garbage collector last, so that it
+//! shares the informers the others asked for), starts the informers and
+//! runs the controllers' workers (after their caches sync) until leading
+//! ends; then the workers drain and the informers stop.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -239,26 +239,13 @@ struct Runtime {
     caches_synced: Arc<AtomicBool>,
 }
 
-/// The controllers this build implements.
-const IMPLEMENTED: &[Controller] = &[
-    Controller::Deployment,
-    Controller::ReplicaSet,
-    Controller::Namespace,
-    Controller::NodeLifecycle,
-    Controller::TaintEviction,
-    Controller::GarbageCollector,
-];
-
 /// What runs while this process leads (or without leader election): the
-/// selected implemented controllers, until `stop`; then their workers
+/// selected controllers, until `stop`; then their workers
 /// drain and the informers stop.
 async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
-    let (running, not_implemented): (Vec<Controller>, Vec<Controller>) =
-        config.controllers.iter().partition(|c| IMPLEMENTED.contains(c));
-    let names = |cs: &[Controller]| cs.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    let running: Vec<Controller> = config.controllers.iter().collect();
     tracing::info!(
-        controllers = ?names(&running),
-        not_implemented = ?names(&not_implemented),
+        controllers = ?running.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
         skipped = ?config.controllers.skipped(),
         "leading: starting controllers"
     );

@@ -3,8 +3,7 @@
 //! The runtime every controller shares (shared informers, workqueues, leader
 //! election, metrics and health serving) and the controllers' drivers
 //! (`drivers`: informer handlers, queues, plan execution) live in this
-//! crate; the controllers' decision logic lives in `kcm-controllers`. The
-//! ReplicaSet controller runs; the others are not implemented yet.
+//! crate; the controllers' decision logic lives in `kcm-controllers`.
 
 pub mod client;
 pub mod config;

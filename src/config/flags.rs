@@ -28,10 +28,8 @@ use super::{
     about = "A standalone replacement for kube-controller-manager",
     long_about = "The Kubernetes controller manager is a daemon that embeds the core control loops shipped with \
                   Kubernetes. kcm-rs is a replacement for kube-controller-manager, with its flag names and \
-                  defaults, being built to run the deployment, replicaset, namespace, node-lifecycle, \
-                  taint-eviction and garbage-collector controllers. This build runs the deployment, replicaset and \
-                  namespace controllers; the others are not implemented yet. It provides leader election and the health and metrics \
-                  endpoints."
+                  defaults, running the deployment, replicaset, namespace, node-lifecycle, taint-eviction and \
+                  garbage-collector controllers, with leader election and the health and metrics endpoints."
 )]
 pub struct Flags {
     // --- misc ---
@@ -365,8 +363,7 @@ fn controllers_help() -> String {
         "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller \
          named 'foo', '-foo' disables the controller named 'foo'.\nAll controllers: {}\nDisabled-by-default \
          controllers: {}\nkcm-rs's controllers: {} ('*' selects those of them that are on by default; explicitly \
-         enabling any other controller is an error). This build runs deployment-controller, \
-         replicaset-controller and namespace-controller; the others are accepted but not implemented yet.",
+         enabling any other controller is an error).",
         all.join(", "),
         off.join(", "),
         ours.join(", ")
