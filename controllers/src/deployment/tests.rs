@@ -605,12 +605,23 @@ fn proportional_scaling_writes_annotations() {
         ],
     );
     let plan = w.plan();
-    for a in plan.actions() {
-        if let Action::UpdateReplicaSet { replica_set } = a {
-            let an = replica_set.metadata.annotations.as_ref().unwrap();
-            assert_eq!((an[DESIRED_REPLICAS_ANNOTATION].as_str(), an[MAX_REPLICAS_ANNOTATION].as_str()), ("20", "22"));
-        }
-    }
+    let sized: Vec<(String, i32, String, String)> = plan
+        .actions()
+        .filter_map(|a| match a {
+            Action::UpdateReplicaSet { replica_set } => {
+                let an = replica_set.metadata.annotations.as_ref().unwrap();
+                Some((
+                    replica_set.metadata.name.clone().unwrap(),
+                    replica_set.spec.as_ref().unwrap().replicas.unwrap(),
+                    an[DESIRED_REPLICAS_ANNOTATION].clone(),
+                    an[MAX_REPLICAS_ANNOTATION].clone(),
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    let row = |name: &str| (name.to_string(), 11, "20".to_string(), "22".to_string());
+    assert_eq!(sized, [row("new"), row("old")]);
 }
 
 /// Scenario 15: from zero, the new RS (the latest) takes everything.
