@@ -10,7 +10,7 @@ fn status_counts() {
     let d = DeploymentBuilder::new(10).build();
     let new = RsB::new("new", 5).image("v2").available(3, 3).build();
     let old = rs("old", 8);
-    let s = conditions::calculate_status(&d, &[&old, &new], Some(&new), false, ts(NOW));
+    let s = crate::deployment::status::calculate_status(&d, &[&old, &new], Some(&new), false, ts(NOW));
     let n = |v: Option<i32>| v.unwrap_or(0);
     assert_eq!(
         (n(s.replicas), n(s.updated_replicas), n(s.ready_replicas), n(s.available_replicas), n(s.unavailable_replicas)),
@@ -31,7 +31,7 @@ fn available_condition_table() {
     for (d, available, want) in cases {
         let d = d.build();
         let rs = RsB::new("new", crate::deployment::replicas(&d)).image("v2").available(available, available).build();
-        let status = conditions::calculate_status(&d, &[&rs], Some(&rs), false, ts(NOW));
+        let status = crate::deployment::status::calculate_status(&d, &[&rs], Some(&rs), false, ts(NOW));
         let got = conditions::get_condition(&status, AVAILABLE).unwrap().status.clone();
         assert_eq!(got, want, "{d:?} {available}");
     }
