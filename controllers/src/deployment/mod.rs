@@ -29,8 +29,11 @@
 //! - `fenceposts`: maxSurge/maxUnavailable and the new ReplicaSet's size;
 //! - `revision`: revision numbers and the annotations copied to
 //!   ReplicaSets;
-//! - `conditions`: Deployment conditions, status and progress
-//!   (`calculateStatus`, `syncRolloutStatus`, the paused conditions);
+//! - `conditions`: Deployment condition types, reasons and helpers;
+//! - `status`: the status the ReplicaSets imply (`calculateStatus`);
+//! - `progress`: the Progressing condition and the deadline requeue
+//!   (`syncRolloutStatus`, `requeueStuckDeployment`, the paused
+//!   conditions);
 //! - `sync`: the dispatcher, the ReplicaSet bookkeeping shared by every
 //!   path (find or create the new ReplicaSet, scale one, clean up history);
 //! - `rolling`, `recreate`, `scale` (proportional), `rollback`: one path each.
@@ -58,11 +61,13 @@
 mod conditions;
 mod fenceposts;
 mod hash;
+mod progress;
 mod recreate;
 mod revision;
 mod rollback;
 mod rolling;
 mod scale;
+mod status;
 mod sync;
 #[cfg(test)]
 mod tests;

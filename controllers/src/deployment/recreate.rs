@@ -5,8 +5,8 @@
 use k8s_openapi::api::core::v1::Pod;
 
 use super::Error;
-use super::conditions::actual_count;
 use super::replicas;
+use super::status::actual_count;
 use super::sync::{Planner, Rs};
 use crate::common::controller_ref::controller_of;
 use crate::common::pod::is_pod_terminal;
@@ -49,5 +49,55 @@ impl Planner<'_> {
             let owner = controller_of(&p.metadata).map(|r| r.uid.as_str());
             (new_uid.is_none() || owner != new_uid) && !is_pod_terminal(p)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deployment::Options;
+    use crate::deployment::tests::{DeploymentBuilder, RsB, planner};
+    use crate::testing::PodBuilder;
+
+    /// Upstream `TestOldPodsRunning`: (old ReplicaSets' status replicas,
+    /// phases of their pods ("" unset), expected). ReplicaSet `new` has a
+    /// Running pod that never counts.
+    #[test]
+    fn old_pods_running_table() {
+        type Case = (&'static str, Vec<i32>, Vec<&'static str>, bool);
+        let cases: Vec<Case> = vec![
+            ("no old ReplicaSets", vec![], vec![], false),
+            ("pods with no phase", vec![0, 0], vec!["", ""], true),
+            ("no pods, status replicas 1", vec![1], vec![], true),
+            ("no pods, status replicas 0", vec![0], vec![], false),
+            ("only terminal pods", vec![0], vec!["Failed", "Succeeded"], false),
+            ("unknown phase", vec![0], vec!["Unknown"], true),
+            ("pending", vec![0], vec!["Pending"], true),
+            ("running", vec![0], vec!["Running"], true),
+            ("terminal and pending", vec![0, 0], vec!["Failed", "Succeeded", "Pending"], true),
+        ];
+        let options = Options::default();
+        for (name, olds, phases, want) in cases {
+            let mut rss: Vec<_> = olds
+                .iter()
+                .enumerate()
+                .map(|(i, &st)| RsB::new(&format!("old{i}"), 0).image(&format!("i{i}")).available(st, 0).build())
+                .collect();
+            rss.push(RsB::new("new", 1).image("v2").build());
+            let pods: Vec<Pod> = phases
+                .iter()
+                .enumerate()
+                .map(|(i, &phase)| {
+                    let pod = PodBuilder::new(&format!("p{i}")).owned_by(&format!("uid-old{}", i % olds.len().max(1)));
+                    if phase.is_empty() { pod.build() } else { pod.phase(phase).build() }
+                })
+                .chain(std::iter::once(PodBuilder::new("fresh").owned_by("uid-new").phase("Running").build()))
+                .collect();
+            let mut p = planner(DeploymentBuilder::new(1).recreate().build(), rss, &options);
+            p.pods = pods.iter().collect();
+            let new = p.rss.len() - 1;
+            let old: Vec<Rs> = (0..new).collect();
+            assert_eq!(p.old_pods_running(Some(new), &old), want, "{name}");
+        }
     }
 }

@@ -14,13 +14,12 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet, Repli
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 
-use super::conditions::{
-    self, PROGRESSING, RS_CREATE_ERROR_REASON, calculate_status, deployment_complete, get_condition, new_condition,
-    same_status, set_condition,
-};
+use super::conditions::{PROGRESSING, RS_CREATE_ERROR_REASON, get_condition, new_condition, set_condition};
+use super::progress::{paused_condition, rollout_status};
 use super::revision::{
     self, REVISION_ANNOTATION, max_revision, rollback_to, set_deployment_revision, set_new_replica_set_annotations,
 };
+use super::status::{calculate_status, deployment_complete, same_status};
 use super::{
     Error, FOUND_NEW_RS_REASON, NEW_RS_REASON, Options, POD_TEMPLATE_HASH_LABEL, SCALING_REPLICA_SET, SELECTING_ALL,
     Snapshot, compute_hash, equal_ignore_hash, fenceposts, max_surge, object_ref, progress_deadline, replicas,
@@ -49,7 +48,7 @@ pub fn sync(snapshot: &Snapshot<'_>, options: &Options) -> Result<Plan, Error> {
         planner.sync_deployment_status(new, &old);
         return Ok(planner.plan);
     }
-    if let Some(status) = conditions::paused_condition(&planner.d, planner.now) {
+    if let Some(status) = paused_condition(&planner.d, planner.now) {
         planner.update_status(status);
     }
     if is_paused(&planner.d) {
@@ -451,13 +450,8 @@ impl Planner<'_> {
     /// `syncRolloutStatus`).
     pub(super) fn sync_rollout_status(&mut self, new: Option<Rs>, old: &[Rs]) {
         let all = self.refs(new, old);
-        let (status, requeue) = conditions::rollout_status(
-            &self.d,
-            &all,
-            new.map(|i| &self.rss[i]),
-            self.options.terminating_replicas,
-            self.now,
-        );
+        let (status, requeue) =
+            rollout_status(&self.d, &all, new.map(|i| &self.rss[i]), self.options.terminating_replicas, self.now);
         if same_status(&self.d.status.clone().unwrap_or_default(), &status) {
             self.plan.requeue_after = requeue;
         } else {

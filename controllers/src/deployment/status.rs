@@ -1,0 +1,187 @@
+//! The Deployment status the ReplicaSets imply (upstream `sync.go`
+//! `calculateStatus`, `deployment_util.go` replica counts and
+//! `DeploymentComplete`), and when a status needs writing.
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet};
+
+use super::conditions::{
+    AVAILABLE, MINIMUM_REPLICAS_AVAILABLE, MINIMUM_REPLICAS_UNAVAILABLE, new_condition, set_condition,
+};
+use super::{max_unavailable, replicas};
+use crate::replicaset::replicas as rs_replicas;
+
+fn status_of(rs: &ReplicaSet) -> (i32, i32, i32) {
+    let s = rs.status.as_ref();
+    (
+        s.map_or(0, |s| s.replicas),
+        s.and_then(|s| s.ready_replicas).unwrap_or(0),
+        s.and_then(|s| s.available_replicas).unwrap_or(0),
+    )
+}
+
+/// A sum of replica counts that saturates instead of overflowing (absurd
+/// but valid counts near `i32::MAX` must not panic the sync).
+pub(super) fn total(counts: impl IntoIterator<Item = i32>) -> i32 {
+    counts.into_iter().fold(0, i32::saturating_add)
+}
+
+/// Σ `status.availableReplicas` (upstream
+/// `GetAvailableReplicaCountForReplicaSets`).
+pub(super) fn available_count(rss: &[&ReplicaSet]) -> i32 {
+    total(rss.iter().map(|rs| status_of(rs).2))
+}
+
+/// Σ `status.replicas` (upstream `GetActualReplicaCountForReplicaSets`).
+pub(super) fn actual_count(rss: &[&ReplicaSet]) -> i32 {
+    total(rss.iter().map(|rs| status_of(rs).0))
+}
+
+/// Σ `spec.replicas` (upstream `GetReplicaCountForReplicaSets`).
+pub(super) fn spec_count(rss: &[&ReplicaSet]) -> i32 {
+    total(rss.iter().map(|rs| rs_replicas(rs)))
+}
+
+/// Σ `status.terminatingReplicas`, or `None` when an observed ReplicaSet
+/// does not report it (upstream `GetTerminatingReplicaCountForReplicaSets`).
+fn terminating_count(rss: &[&ReplicaSet]) -> Option<i32> {
+    let mut total = 0;
+    for rs in rss {
+        let status = rs.status.as_ref();
+        match status.and_then(|s| s.terminating_replicas) {
+            Some(n) => total += n,
+            None if status.and_then(|s| s.observed_generation).unwrap_or(0) == 0 => {}
+            None => return None,
+        }
+    }
+    Some(total)
+}
+
+/// The status the ReplicaSets imply (upstream `calculateStatus`), with the
+/// Available condition; other conditions are carried over.
+///
+/// Example (scenario 33): new spec 5 (status 3, 3 available), old spec 8
+/// (8/8): replicas 11, updated 3, available 11, unavailable 13 − 11 = 2.
+pub(super) fn calculate_status(
+    d: &Deployment,
+    all: &[&ReplicaSet],
+    new_rs: Option<&ReplicaSet>,
+    terminating_replicas: bool,
+    now: Timestamp,
+) -> DeploymentStatus {
+    let current = d.status.clone().unwrap_or_default();
+    let available = available_count(all);
+    let mut status = DeploymentStatus {
+        observed_generation: d.metadata.generation,
+        replicas: Some(actual_count(all)),
+        updated_replicas: Some(new_rs.map_or(0, |rs| status_of(rs).0)),
+        ready_replicas: Some(total(all.iter().map(|rs| status_of(rs).1))),
+        available_replicas: Some(available),
+        unavailable_replicas: Some(spec_count(all).saturating_sub(available).max(0)),
+        collision_count: current.collision_count,
+        terminating_replicas: if terminating_replicas { terminating_count(all) } else { current.terminating_replicas },
+        conditions: current.conditions.clone(),
+    };
+    let condition = if available >= replicas(d).saturating_sub(max_unavailable(d)) {
+        new_condition(AVAILABLE, "True", MINIMUM_REPLICAS_AVAILABLE, "Deployment has minimum availability.".into(), now)
+    } else {
+        new_condition(
+            AVAILABLE,
+            "False",
+            MINIMUM_REPLICAS_UNAVAILABLE,
+            "Deployment does not have minimum availability.".into(),
+            now,
+        )
+    };
+    set_condition(&mut status, condition);
+    status
+}
+
+/// An `omitempty` count: unset is 0.
+pub(super) fn n(v: Option<i32>) -> i32 {
+    v.unwrap_or(0)
+}
+
+/// Every pod is updated and available and the generation is observed
+/// (upstream `DeploymentComplete`).
+pub(super) fn deployment_complete(d: &Deployment, status: &DeploymentStatus) -> bool {
+    let want = replicas(d);
+    n(status.updated_replicas) == want
+        && n(status.replicas) == want
+        && n(status.available_replicas) == want
+        && status.observed_generation.unwrap_or(0) >= d.metadata.generation.unwrap_or(0)
+}
+
+/// Deep equality of two statuses as the API stores them: the counts,
+/// observedGeneration and condition strings are `omitempty`, so an unset
+/// value equals 0 (or ""), and no condition list equals an empty one.
+/// Without this a status read back from a real API server never equals the
+/// computed one when a count is 0, and every sync would write it again.
+pub(super) fn same_status(a: &DeploymentStatus, b: &DeploymentStatus) -> bool {
+    normalize(a) == normalize(b)
+}
+
+fn normalize(s: &DeploymentStatus) -> DeploymentStatus {
+    let count = |v: Option<i32>| v.filter(|&n| n != 0);
+    let text = |v: &Option<String>| v.clone().filter(|t| !t.is_empty());
+    DeploymentStatus {
+        observed_generation: s.observed_generation.filter(|&g| g != 0),
+        replicas: count(s.replicas),
+        updated_replicas: count(s.updated_replicas),
+        ready_replicas: count(s.ready_replicas),
+        available_replicas: count(s.available_replicas),
+        unavailable_replicas: count(s.unavailable_replicas),
+        terminating_replicas: s.terminating_replicas,
+        collision_count: s.collision_count,
+        conditions: s.conditions.as_ref().filter(|c| !c.is_empty()).map(|c| {
+            c.iter()
+                .map(|c| DeploymentCondition { reason: text(&c.reason), message: text(&c.message), ..c.clone() })
+                .collect()
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    use super::*;
+    use crate::deployment::PROGRESSING;
+    use crate::testing::ts;
+
+    fn progressing(message: Option<&str>, reason: Option<&str>) -> DeploymentCondition {
+        DeploymentCondition {
+            type_: PROGRESSING.into(),
+            status: "True".into(),
+            reason: reason.map(Into::into),
+            message: message.map(Into::into),
+            last_update_time: Some(Time(ts(5))),
+            last_transition_time: Some(Time(ts(5))),
+        }
+    }
+
+    /// A status read back from the API (zeros and empty strings omitted)
+    /// equals the computed one: no write at a steady state with zero
+    /// counts.
+    #[test]
+    fn omitted_zeros_are_equal() {
+        let computed = DeploymentStatus {
+            observed_generation: Some(1),
+            replicas: Some(0),
+            updated_replicas: Some(0),
+            ready_replicas: Some(0),
+            available_replicas: Some(0),
+            unavailable_replicas: Some(0),
+            conditions: Some(vec![progressing(Some(""), Some(""))]),
+            ..Default::default()
+        };
+        let stored = DeploymentStatus {
+            observed_generation: Some(1),
+            conditions: Some(vec![progressing(None, None)]),
+            ..Default::default()
+        };
+        assert!(same_status(&computed, &stored));
+        assert!(!same_status(&computed, &DeploymentStatus { replicas: Some(1), ..stored.clone() }));
+        assert!(!same_status(&computed, &DeploymentStatus { collision_count: Some(0), ..stored }));
+    }
+}
