@@ -20,7 +20,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::FutureExt;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Namespace, NamespaceStatus, Pod};
 use kcm_controllers::namespace::{self as core, DeletionReport, Gvr, NextStep, PodGrace};
@@ -122,20 +121,10 @@ impl NamespaceController {
         metrics: SyncMetrics,
         stop: impl Future<Output = ()> + Send,
     ) {
-        let stop = stop.shared();
         let synced: Vec<&(dyn HasSynced + Sync)> = vec![&self.namespaces, &self.registration];
-        let ready = tokio::select! {
-            ready = factory.wait_for_cache_sync(CONTROLLER_NAME, &synced) => ready,
-            () = stop.clone() => false,
-        };
-        if !ready {
-            self.queue.shut_down();
-            return;
-        }
-        tracing::info!(controller = CONTROLLER_NAME, workers, "starting workers");
         let config =
             PoolConfig { controller: CONTROLLER_NAME, workers, max_retries: None, drain_timeout: DRAIN_TIMEOUT };
-        manager::run(self.queue.clone(), self.syncer.clone(), config, metrics, stop).await;
+        super::run_when_synced(factory, &synced, self.queue.clone(), self.syncer.clone(), config, metrics, stop).await;
     }
 }
 

@@ -18,7 +18,6 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::FutureExt;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -134,25 +133,15 @@ impl ReplicaSetController {
         metrics: SyncMetrics,
         stop: impl Future<Output = ()> + Send,
     ) {
-        let stop = stop.shared();
         let synced: Vec<&(dyn HasSynced + Sync)> =
             vec![&self.pods, &self.replica_sets, &self.registrations[0], &self.registrations[1]];
-        let ready = tokio::select! {
-            ready = factory.wait_for_cache_sync(CONTROLLER_NAME, &synced) => ready,
-            () = stop.clone() => false,
-        };
-        if !ready {
-            self.queue.shut_down();
-            return;
-        }
-        tracing::info!(controller = CONTROLLER_NAME, workers, "starting workers");
         let config = PoolConfig {
             controller: CONTROLLER_NAME,
             workers,
             max_retries: Some(MAX_RETRIES),
             drain_timeout: DRAIN_TIMEOUT,
         };
-        manager::run(self.queue.clone(), self.syncer.clone(), config, metrics, stop).await;
+        super::run_when_synced(factory, &synced, self.queue.clone(), self.syncer.clone(), config, metrics, stop).await;
     }
 }
 
