@@ -113,7 +113,19 @@ async fn prometheus_scrapes_kcm_rs_over_https_with_the_deploy_scrape_job() {
 
     let up = wait_for_series(&sim, api, "up{job=\"kcm-rs\"} == 1", "job", &["kcm-rs"]).await;
     assert_eq!(up[0]["value"][1], "1", "{up:?}");
-    let queues = ["replicaset", "namespace"];
+    // Every queue of every controller `*` starts, by upstream's names (what
+    // dashboards select on).
+    let queues = [
+        "deployment",
+        "replicaset",
+        "namespace",
+        "node_lifecycle_controller",
+        "node_lifecycle_controller_pods",
+        "noexec_taint_node",
+        "noexec_taint_pod",
+        "garbage_collector_attempt_to_delete",
+        "garbage_collector_attempt_to_orphan",
+    ];
     let adds = wait_for_series(&sim, api, "workqueue_adds_total{job=\"kcm-rs\"}", "name", &queues).await;
     let replicaset = adds.iter().find(|s| s["metric"]["name"] == "replicaset").expect("the replicaset queue");
     assert_eq!(replicaset["metric"]["instance"], format!("127.0.0.1:{port}"));
