@@ -3,7 +3,8 @@
 //! their pods are the main owner/dependent chain (background, foreground
 //! and orphan cascades); a custom resource type registered at run time
 //! owns ConfigMaps; owners that never existed, owners the collector
-//! cannot watch yet, and references across namespaces. Every test waits on
+//! cannot watch yet, dependents with two owners, references across
+//! namespaces, and failing deletes with dropped watches. Every test waits on
 //! conditions, never on timings; foreground ordering is checked on the
 //! resourceVersions a watch reports, not on when things happened.
 //!
@@ -421,4 +422,60 @@ async fn a_reference_to_an_owner_in_another_namespace_is_reported() {
     // the dependent is collected; the owner elsewhere is untouched.
     config_map_gone(&env, "misplaced").await;
     assert!(owners.get_opt("owner").await.expect("get").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependent_with_two_owners_goes_only_with_the_last() {
+    let env = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client.clone(), NS);
+    let mut uids = Vec::new();
+    for name in ["owner-1", "owner-2"] {
+        let owner: ConfigMap = serde_json::from_value(json!({"metadata": {"name": name}})).expect("valid");
+        uids.push(api.create(&PostParams::default(), &owner).await.expect("created").metadata.uid.expect("uid"));
+    }
+    let shared: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "shared", "ownerReferences": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner-1", "uid": uids[0]},
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner-2", "uid": uids[1]}]}}))
+    .expect("valid");
+    api.create(&PostParams::default(), &shared).await.expect("created");
+    kubectl_delete(&env, "configmap", "owner-1", "background").await;
+    // The reference to the gone owner is removed; the dependent stays.
+    wait_until(&env.sim, "the dangling reference to be removed", || async {
+        let cm = config_map(&env, "shared").await.expect("the dependent is kept");
+        assert!(cm.metadata.deletion_timestamp.is_none(), "the dependent is being deleted");
+        let owners: Vec<String> = cm.metadata.owner_references.unwrap_or_default().into_iter().map(|r| r.uid).collect();
+        if owners == [uids[1].clone()] { Ok(()) } else { Err(format!("owners {owners:?}")) }
+    })
+    .await;
+    kubectl_delete(&env, "configmap", "owner-2", "background").await;
+    config_map_gone(&env, "shared").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_deletes_and_dropped_watches_hold_a_foreground_cascade_until_they_recover() {
+    let env = start().await;
+    let uid = replica_set_with_pods(&env, "web", 3).await;
+    let failing = FaultRule {
+        verb: Some("delete".into()),
+        resource: Some("pods".into()),
+        error_rate: 1.0,
+        ..FaultRule::default()
+    };
+    env.sim.controls().set_faults(FaultSpec { rules: vec![failing] }).expect("faults set");
+    kubectl_delete(&env, "rs", "web", "foreground").await;
+    env.sim.controls().drop_watches();
+    wait_until(&env.sim, "the collector to retry failed pod deletes", || async {
+        let failed = count(&env, "delete", "pods", 500);
+        if failed >= 6 { Ok(()) } else { Err(format!("{failed} failed deletes")) }
+    })
+    .await;
+    // Meanwhile the owner is held and no pod is lost.
+    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    let rs = api.get("web").await.expect("the ReplicaSet is still there");
+    assert!(rs.metadata.deletion_timestamp.is_some());
+    assert_eq!(rs.metadata.finalizers, Some(vec!["foregroundDeletion".to_owned()]));
+    assert_eq!(dependents(&env, &pods(), &uid).await.len(), 3);
+    env.sim.controls().clear_faults();
+    gone(&env, &replica_sets(), "web").await;
+    dependents_gone(&env, &pods(), &uid).await;
 }
