@@ -242,6 +242,17 @@ fn count(env: &Env, verb: &str, resource: &str, code: u16) -> u64 {
     requests(env).get(&(verb.to_owned(), resource.to_owned(), code)).copied().unwrap_or(0)
 }
 
+/// Waits until the collector has run its first discovery (only it reads
+/// `/apis` before a test runs kubectl), so that a type registered next is
+/// new to it: it learns of it at run time.
+async fn collector_discovered(env: &Env) {
+    wait_until(&env.sim, "the collector's first discovery", || async {
+        let seen = count(env, "get", "/apis", 200);
+        if seen >= 1 { Ok(()) } else { Err("no discovery yet".into()) }
+    })
+    .await;
+}
+
 fn pods() -> ApiResource {
     ApiResource::erase::<Pod>(&())
 }
@@ -313,6 +324,7 @@ async fn cascade_orphan_keeps_the_pods_without_the_reference() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_custom_resource_registered_at_run_time_cascades_to_config_maps() {
     let env = start().await;
+    collector_discovered(&env).await;
     env.sim.controls().register(&widgets()).expect("custom type served");
     let uid = create_widget(&env, "w").await;
     for name in ["cm-a", "cm-b"] {
@@ -326,6 +338,7 @@ async fn a_custom_resource_registered_at_run_time_cascades_to_config_maps() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_custom_resource_owner_held_by_foreground_waits_for_its_config_maps() {
     let env = start().await;
+    collector_discovered(&env).await;
     env.sim.controls().register(&widgets()).expect("custom type served");
     let uid = create_widget(&env, "w").await;
     owned_config_map(&env, "cm", ("example.com/v1", "Widget", "w", &uid)).await;
@@ -478,4 +491,42 @@ async fn failing_deletes_and_dropped_watches_hold_a_foreground_cascade_until_the
     env.sim.controls().clear_faults();
     gone(&env, &replica_sets(), "web").await;
     dependents_gone(&env, &pods(), &uid).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_scoped_owner_cascades_to_namespaced_dependents() {
+    let env = start().await;
+    let gadgets = CustomResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        plural: "gadgets".into(),
+        kind: "Gadget".into(),
+        namespaced: false,
+        short_names: vec![],
+    };
+    collector_discovered(&env).await;
+    env.sim.controls().register(&gadgets).expect("custom type served");
+    let resource = ApiResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        api_version: "example.com/v1".into(),
+        kind: "Gadget".into(),
+        plural: "gadgets".into(),
+    };
+    let api: Api<DynamicObject> = Api::all_with(env.client.clone(), &resource);
+    let obj: DynamicObject =
+        serde_json::from_value(json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}))
+            .expect("valid");
+    let uid = api.create(&PostParams::default(), &obj).await.expect("created").metadata.uid.expect("uid");
+    owned_config_map(&env, "of-gadget", ("example.com/v1", "Gadget", "g", &uid)).await;
+    // New to the collector, the owner is read live (where a cluster-scoped
+    // object lives) and keeps its dependent.
+    wait_until(&env.sim, "the collector to read the owner", || async {
+        let gets = count(&env, "get", "gadgets", 200);
+        if gets >= 1 { Ok(()) } else { Err(format!("{gets} reads")) }
+    })
+    .await;
+    assert!(config_map(&env, "of-gadget").await.is_some_and(|c| c.metadata.deletion_timestamp.is_none()));
+    api.delete("g", &Default::default()).await.expect("gadget deleted");
+    config_map_gone(&env, "of-gadget").await;
 }
