@@ -4,7 +4,7 @@
 //! and orphan cascades); a custom resource type registered at run time
 //! owns ConfigMaps; owners that never existed, owners the collector
 //! cannot watch yet, dependents with two owners, references across
-//! namespaces, and failing deletes with dropped watches. Every test waits on
+//! namespaces, failing deletes with dropped watches, and the metrics. Every test waits on
 //! conditions, never on timings; foreground ordering is checked on the
 //! resourceVersions a watch reports, not on when things happened.
 //!
@@ -529,4 +529,30 @@ async fn a_cluster_scoped_owner_cascades_to_namespaced_dependents() {
     assert!(config_map(&env, "of-gadget").await.is_some_and(|c| c.metadata.deletion_timestamp.is_none()));
     api.delete("g", &Default::default()).await.expect("gadget deleted");
     config_map_gone(&env, "of-gadget").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_name_the_upstream_queues_and_the_graph() {
+    let env = start().await;
+    replica_set_with_pods(&env, "web", 2).await;
+    kubectl_delete(&env, "rs", "web", "orphan").await;
+    gone(&env, &replica_sets(), "web").await;
+    let value = |body: &str, series: &str| -> Option<f64> {
+        body.lines().find_map(|l| l.strip_prefix(series)).and_then(|v| v.trim().parse().ok())
+    };
+    wait_until(&env.sim, "the collector's metrics", || async {
+        let (code, body) = env.scrape("/metrics").await;
+        let seen = [
+            r#"workqueue_adds_total{name="garbage_collector_attempt_to_delete"}"#,
+            r#"workqueue_adds_total{name="garbage_collector_attempt_to_orphan"}"#,
+            "kcm_garbagecollector_graph_nodes",
+            "kcm_garbagecollector_monitored_resources",
+        ]
+        .map(|s| (s, value(&body, s)));
+        let ok = code == 200
+            && seen.iter().all(|(_, v)| v.is_some_and(|v| v >= 1.0))
+            && value(&body, "garbagecollector_controller_resources_sync_error_total").is_some();
+        if ok { Ok(()) } else { Err(format!("code {code}: {seen:?}")) }
+    })
+    .await;
 }

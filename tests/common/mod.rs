@@ -58,6 +58,24 @@ pub struct Env {
     pub daemon: Child,
     /// A client for `sim`.
     pub client: kube::Client,
+    /// The HTTPS port (`/metrics`, `/healthz`, `/readyz`) of the daemon
+    /// [`start`] spawned.
+    pub port: u16,
+}
+
+impl Env {
+    /// `GET https://127.0.0.1:<port><path>` on the daemon (self-signed
+    /// certificate): the status code and body (code 0 if unreachable).
+    pub async fn scrape(&self, path: &str) -> (u16, String) {
+        let out = Command::new("curl")
+            .args(["-sk", "-o", "-", "-w", "\n%{http_code}", &format!("https://127.0.0.1:{}{path}", self.port)])
+            .output()
+            .await
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+        (code.trim().parse().unwrap_or(0), body.to_owned())
+    }
 }
 
 /// Starts kube-sim and `kcm-rs` against it.
@@ -66,15 +84,26 @@ pub async fn start() -> Env {
     let dir = tempfile::tempdir().expect("temp dir");
     let kubeconfig = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
-    let daemon = spawn(&kubeconfig);
+    let port = free_port();
+    let daemon = spawn_on(&kubeconfig, port);
     let client = sim.client().expect("client");
-    Env { sim, _dir: dir, kubeconfig, daemon, client }
+    Env { sim, _dir: dir, kubeconfig, daemon, client, port }
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
 }
 
 /// Starts `kcm-rs` against `kubeconfig`, leader election off, serving on a
 /// free loopback port.
 pub fn spawn(kubeconfig: &Path) -> Child {
-    let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    spawn_on(kubeconfig, free_port())
+}
+
+/// Starts `kcm-rs` against `kubeconfig`, leader election off, serving on
+/// loopback `port`.
+pub fn spawn_on(kubeconfig: &Path, port: u16) -> Child {
     Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
         .arg(format!("--kubeconfig={}", kubeconfig.display()))
         .arg("--leader-elect=false")
