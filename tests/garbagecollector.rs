@@ -3,7 +3,8 @@
 //! their pods are the main owner/dependent chain (background, foreground
 //! and orphan cascades); a custom resource type registered at run time
 //! owns ConfigMaps; owners that never existed, owners the collector
-//! cannot watch yet, and references across namespaces. Every test waits on
+//! cannot watch yet, dependents with two owners, references across
+//! namespaces, failing deletes with dropped watches, and the metrics. Every test waits on
 //! conditions, never on timings; foreground ordering is checked on the
 //! resourceVersions a watch reports, not on when things happened.
 //!
@@ -242,6 +243,17 @@ fn count(env: &Env, verb: &str, resource: &str, code: u16) -> u64 {
     requests(env).get(&(verb.to_owned(), resource.to_owned(), code)).copied().unwrap_or(0)
 }
 
+/// Waits until the collector has run its first discovery (only it reads
+/// `/apis` before a test runs kubectl), so that a type registered next is
+/// new to it: it learns of it at run time.
+async fn collector_discovered(env: &Env) {
+    wait_until(&env.sim, "the collector's first discovery", || async {
+        let seen = count(env, "get", "/apis", 200);
+        if seen >= 1 { Ok(()) } else { Err("no discovery yet".into()) }
+    })
+    .await;
+}
+
 fn pods() -> ApiResource {
     ApiResource::erase::<Pod>(&())
 }
@@ -313,6 +325,7 @@ async fn cascade_orphan_keeps_the_pods_without_the_reference() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_custom_resource_registered_at_run_time_cascades_to_config_maps() {
     let env = start().await;
+    collector_discovered(&env).await;
     env.sim.controls().register(&widgets()).expect("custom type served");
     let uid = create_widget(&env, "w").await;
     for name in ["cm-a", "cm-b"] {
@@ -326,6 +339,7 @@ async fn a_custom_resource_registered_at_run_time_cascades_to_config_maps() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_custom_resource_owner_held_by_foreground_waits_for_its_config_maps() {
     let env = start().await;
+    collector_discovered(&env).await;
     env.sim.controls().register(&widgets()).expect("custom type served");
     let uid = create_widget(&env, "w").await;
     owned_config_map(&env, "cm", ("example.com/v1", "Widget", "w", &uid)).await;
@@ -422,4 +436,125 @@ async fn a_reference_to_an_owner_in_another_namespace_is_reported() {
     // the dependent is collected; the owner elsewhere is untouched.
     config_map_gone(&env, "misplaced").await;
     assert!(owners.get_opt("owner").await.expect("get").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependent_with_two_owners_goes_only_with_the_last() {
+    let env = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client.clone(), NS);
+    let mut uids = Vec::new();
+    for name in ["owner-1", "owner-2"] {
+        let owner: ConfigMap = serde_json::from_value(json!({"metadata": {"name": name}})).expect("valid");
+        uids.push(api.create(&PostParams::default(), &owner).await.expect("created").metadata.uid.expect("uid"));
+    }
+    let shared: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "shared", "ownerReferences": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner-1", "uid": uids[0]},
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner-2", "uid": uids[1]}]}}))
+    .expect("valid");
+    api.create(&PostParams::default(), &shared).await.expect("created");
+    kubectl_delete(&env, "configmap", "owner-1", "background").await;
+    // The reference to the gone owner is removed; the dependent stays.
+    wait_until(&env.sim, "the dangling reference to be removed", || async {
+        let cm = config_map(&env, "shared").await.expect("the dependent is kept");
+        assert!(cm.metadata.deletion_timestamp.is_none(), "the dependent is being deleted");
+        let owners: Vec<String> = cm.metadata.owner_references.unwrap_or_default().into_iter().map(|r| r.uid).collect();
+        if owners == [uids[1].clone()] { Ok(()) } else { Err(format!("owners {owners:?}")) }
+    })
+    .await;
+    kubectl_delete(&env, "configmap", "owner-2", "background").await;
+    config_map_gone(&env, "shared").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_deletes_and_dropped_watches_hold_a_foreground_cascade_until_they_recover() {
+    let env = start().await;
+    let uid = replica_set_with_pods(&env, "web", 3).await;
+    let failing = FaultRule {
+        verb: Some("delete".into()),
+        resource: Some("pods".into()),
+        error_rate: 1.0,
+        ..FaultRule::default()
+    };
+    env.sim.controls().set_faults(FaultSpec { rules: vec![failing] }).expect("faults set");
+    kubectl_delete(&env, "rs", "web", "foreground").await;
+    env.sim.controls().drop_watches();
+    wait_until(&env.sim, "the collector to retry failed pod deletes", || async {
+        let failed = count(&env, "delete", "pods", 500);
+        if failed >= 6 { Ok(()) } else { Err(format!("{failed} failed deletes")) }
+    })
+    .await;
+    // Meanwhile the owner is held and no pod is lost.
+    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    let rs = api.get("web").await.expect("the ReplicaSet is still there");
+    assert!(rs.metadata.deletion_timestamp.is_some());
+    assert_eq!(rs.metadata.finalizers, Some(vec!["foregroundDeletion".to_owned()]));
+    assert_eq!(dependents(&env, &pods(), &uid).await.len(), 3);
+    env.sim.controls().clear_faults();
+    gone(&env, &replica_sets(), "web").await;
+    dependents_gone(&env, &pods(), &uid).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_scoped_owner_cascades_to_namespaced_dependents() {
+    let env = start().await;
+    let gadgets = CustomResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        plural: "gadgets".into(),
+        kind: "Gadget".into(),
+        namespaced: false,
+        short_names: vec![],
+        verbs: None,
+    };
+    collector_discovered(&env).await;
+    env.sim.controls().register(&gadgets).expect("custom type served");
+    let resource = ApiResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        api_version: "example.com/v1".into(),
+        kind: "Gadget".into(),
+        plural: "gadgets".into(),
+    };
+    let api: Api<DynamicObject> = Api::all_with(env.client.clone(), &resource);
+    let obj: DynamicObject =
+        serde_json::from_value(json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}))
+            .expect("valid");
+    let uid = api.create(&PostParams::default(), &obj).await.expect("created").metadata.uid.expect("uid");
+    owned_config_map(&env, "of-gadget", ("example.com/v1", "Gadget", "g", &uid)).await;
+    // New to the collector, the owner is read live (where a cluster-scoped
+    // object lives) and keeps its dependent.
+    wait_until(&env.sim, "the collector to read the owner", || async {
+        let gets = count(&env, "get", "gadgets", 200);
+        if gets >= 1 { Ok(()) } else { Err(format!("{gets} reads")) }
+    })
+    .await;
+    assert!(config_map(&env, "of-gadget").await.is_some_and(|c| c.metadata.deletion_timestamp.is_none()));
+    api.delete("g", &Default::default()).await.expect("gadget deleted");
+    config_map_gone(&env, "of-gadget").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_name_the_upstream_queues_and_the_graph() {
+    let env = start().await;
+    replica_set_with_pods(&env, "web", 2).await;
+    kubectl_delete(&env, "rs", "web", "orphan").await;
+    gone(&env, &replica_sets(), "web").await;
+    let value = |body: &str, series: &str| -> Option<f64> {
+        body.lines().find_map(|l| l.strip_prefix(series)).and_then(|v| v.trim().parse().ok())
+    };
+    wait_until(&env.sim, "the collector's metrics", || async {
+        let (code, body) = env.scrape("/metrics").await;
+        let seen = [
+            r#"workqueue_adds_total{name="garbage_collector_attempt_to_delete"}"#,
+            r#"workqueue_adds_total{name="garbage_collector_attempt_to_orphan"}"#,
+            "kcm_garbagecollector_graph_nodes",
+            "kcm_garbagecollector_monitored_resources",
+        ]
+        .map(|s| (s, value(&body, s)));
+        let ok = code == 200
+            && seen.iter().all(|(_, v)| v.is_some_and(|v| v >= 1.0))
+            && value(&body, "garbagecollector_controller_resources_sync_error_total").is_some();
+        if ok { Ok(()) } else { Err(format!("code {code}: {seen:?}")) }
+    })
+    .await;
 }

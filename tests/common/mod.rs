@@ -62,6 +62,21 @@ pub struct Env {
     pub client: kube::Client,
 }
 
+impl Env {
+    /// `GET https://127.0.0.1:<port><path>` on the daemon (self-signed
+    /// certificate): the status code and body (code 0 if unreachable).
+    pub async fn scrape(&self, path: &str) -> (u16, String) {
+        let out = Command::new("curl")
+            .args(["-sk", "-o", "-", "-w", "\n%{http_code}", &format!("https://127.0.0.1:{}{path}", self.port)])
+            .output()
+            .await
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+        (code.trim().parse().unwrap_or(0), body.to_owned())
+    }
+}
+
 /// Starts kube-sim and `kcm-rs` against it.
 pub async fn start() -> Env {
     start_with(SimConfig::default(), &[], |_| {}).await

@@ -5,7 +5,7 @@
 //!
 //! # Layout
 //! - this module: [`GarbageCollector`] (start-up, the two worker pools),
-//!   the shared state ([`Shared`]: the graph, the queues, the event
+//!   the shared state (`Shared`: the graph, the queues, the event
 //!   recorder) and [`GcMetrics`];
 //! - `monitors`: discovery of every deletable resource type (again every
 //!   [`RESOURCE_SYNC_PERIOD`], and at once when an ownerReference names a

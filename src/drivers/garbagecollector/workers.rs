@@ -8,6 +8,7 @@
 //! nothing is deleted or changed on the account of a stale graph.
 
 use std::collections::HashMap;
+use std::sync::{Arc, PoisonError};
 
 use futures::future::join_all;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -17,7 +18,6 @@ use kcm_controllers::garbagecollector::{Deletion, FINALIZER_ORPHAN, Identity};
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, PartialObjectMeta, Patch, PatchParams, Preconditions};
 use serde_json::Value;
-use std::sync::{Arc, PoisonError};
 
 use super::Shared;
 use crate::manager::{Next, Reconcile, SyncError, SyncFuture};
