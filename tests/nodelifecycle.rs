@@ -287,6 +287,11 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
         }
     })
     .await;
+    // The same heartbeat that made it Ready posted the other conditions.
+    let n = node(&env, "node-1").await;
+    for c in n.status.as_ref().and_then(|s| s.conditions.as_ref()).into_iter().flatten() {
+        assert_ne!(c.status, "Unknown", "{} posted again by the kubelet", c.type_);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
