@@ -40,7 +40,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod};
+use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod, Taint};
 use kcm_controllers::node::POD_NODE_NAME_INDEX;
 use kcm_controllers::node::eviction::{self as core, Decision, PodFacts, Scheduled};
 use kube::Client;
@@ -269,10 +269,6 @@ struct NodeHandler {
     queue: WorkQueue<String>,
 }
 
-fn no_execute_taints(node: &Node) -> Vec<k8s_openapi::api::core::v1::Taint> {
-    core::no_execute_taints(node.spec.as_ref().and_then(|s| s.taints.as_deref()).unwrap_or_default())
-}
-
 impl EventHandler<Node> for NodeHandler {
     fn on_add(&self, node: &Arc<Node>) {
         self.queue.add(informer::key_of(&**node));
@@ -400,7 +396,7 @@ impl Evictor {
         scheduled: &mut HashMap<String, Entry>,
         key: &str,
         pod: Option<&Pod>,
-        taints: Option<&[k8s_openapi::api::core::v1::Taint]>,
+        taints: Option<&[Taint]>,
         now: Timestamp,
     ) {
         let existing = scheduled.get(key);
@@ -525,6 +521,11 @@ impl Evictor {
             Err(e) => Err(err("delete")(e)),
         }
     }
+}
+
+/// The node's `NoExecute` taints.
+fn no_execute_taints(node: &Node) -> Vec<Taint> {
+    core::no_execute_taints(node.spec.as_ref().and_then(|s| s.taints.as_deref()).unwrap_or_default())
 }
 
 /// NotFound, or a uid precondition that failed: the pod meant is gone.
