@@ -26,6 +26,7 @@
 //! One difference from upstream: a swap (add one taint, remove another) is
 //! one patch, where upstream sends two (add, then remove).
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -33,7 +34,7 @@ use futures::{FutureExt, StreamExt};
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kcm_controllers::node::health::TRUE;
+use kcm_controllers::node::health::{Assessment, Grace, TRUE};
 use kcm_controllers::node::monitor::{self, Monitor, TaintAction};
 use kcm_controllers::node::queue::{NODE_EVICTION_PERIOD, Outcome};
 use kcm_controllers::node::taints::{self, NoExecuteStep, TaintSwap};
@@ -167,7 +168,7 @@ impl From<&NodeLifecycleSettings> for Settings {
         Settings {
             monitor_period: s.monitor_period,
             core: monitor::Config {
-                grace: core::health::Grace { monitor: s.monitor_grace_period, startup: s.startup_grace_period },
+                grace: Grace { monitor: s.monitor_grace_period, startup: s.startup_grace_period },
                 rates: Rates {
                     eviction_rate: s.eviction_rate,
                     secondary_eviction_rate: s.secondary_eviction_rate,
@@ -545,7 +546,7 @@ impl Inner {
     /// Assesses the node and writes its status if needed, retrying on a
     /// fresh read (upstream's `PollImmediate` around `tryUpdateNodeHealth`).
     /// `None`: the node is skipped this pass ("no pods will be evicted").
-    async fn settle_health(&self, cached: Arc<Node>) -> Option<(Node, kcm_controllers::node::health::Assessment)> {
+    async fn settle_health(&self, cached: Arc<Node>) -> Option<(Node, Assessment)> {
         let name = cached.name_any();
         let mut node = Arc::unwrap_or_clone(cached);
         for attempt in 1..=STATUS_UPDATE_TRIES {
@@ -656,11 +657,7 @@ impl Inner {
     }
 
     /// Sets the beta os/arch labels (upstream `AddOrUpdateLabelsOnNode`).
-    async fn patch_labels(
-        &self,
-        node: &Node,
-        labels: &std::collections::BTreeMap<String, String>,
-    ) -> Result<(), kube::Error> {
+    async fn patch_labels(&self, node: &Node, labels: &BTreeMap<String, String>) -> Result<(), kube::Error> {
         let name = node.name_any();
         let mut current = node.clone();
         let mut labels = labels.clone();
