@@ -407,6 +407,33 @@ impl Reconcile for PodSyncer {
     }
 }
 
+/// Applies `swap` to the taints of `node` (upstream
+/// `SwapNodeControllerTaint`), starting from the given (cached) copy: the
+/// patch carries the whole new taint list and the resourceVersion it was
+/// computed from, so a concurrent change makes it fail with a conflict;
+/// then the node is read again and the swap recomputed, up to
+/// [`PATCH_TRIES`] times. `Ok(false)`: nothing to change.
+async fn swap_node_taints(api: &Api<Node>, node: &Node, swap: &TaintSwap) -> Result<bool, kube::Error> {
+    let name = node.name_any();
+    let mut current = node.clone();
+    for attempt in 1..=PATCH_TRIES {
+        let Some(next) = swap.apply(taints::node_taints(&current), Timestamp::now()) else { return Ok(false) };
+        let patch = json!({
+            "metadata": {"resourceVersion": current.metadata.resource_version},
+            "spec": {"taints": next},
+        });
+        match api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+            Ok(_) => return Ok(true),
+            Err(e) if is_code(&e, 409) && attempt < PATCH_TRIES => {
+                tokio::time::sleep(jittered(PATCH_BACKOFF)).await;
+                current = api.get(&name).await?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
+}
+
 // === impl Inner ===
 
 fn is_code(e: &kube::Error, code: u16) -> bool {
@@ -633,27 +660,9 @@ impl Inner {
         }
     }
 
-    /// Applies `swap` to the node's taints (upstream
-    /// `SwapNodeControllerTaint`). `Ok(false)`: nothing to change.
+    /// Applies `swap` to the node's taints: [`swap_node_taints`].
     async fn swap_taints(&self, node: &Node, swap: &TaintSwap) -> Result<bool, kube::Error> {
-        let name = node.name_any();
-        let mut current = node.clone();
-        for attempt in 1..=PATCH_TRIES {
-            let Some(next) = swap.apply(taints::node_taints(&current), Timestamp::now()) else { return Ok(false) };
-            let patch = json!({
-                "metadata": {"resourceVersion": current.metadata.resource_version},
-                "spec": {"taints": next},
-            });
-            match self.nodes_api().patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
-                Ok(_) => return Ok(true),
-                Err(e) if is_code(&e, 409) && attempt < PATCH_TRIES => {
-                    tokio::time::sleep(jittered(PATCH_BACKOFF)).await;
-                    current = self.nodes_api().get(&name).await?;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(false)
+        swap_node_taints(&self.nodes_api(), node, swap).await
     }
 
     /// Sets the beta os/arch labels (upstream `AddOrUpdateLabelsOnNode`).
@@ -723,5 +732,44 @@ impl Inner {
             ..Default::default()
         };
         self.recorder.event(&reference, kind, reason, message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::Taint;
+    use kube_sim::{Sim, SimConfig};
+
+    use super::*;
+
+    fn keys(node: &Node) -> Vec<String> {
+        taints::node_taints(node).iter().map(|t| format!("{}:{}", t.key, t.effect)).collect()
+    }
+
+    #[tokio::test]
+    async fn a_taint_swap_on_a_stale_copy_conflicts_then_keeps_the_concurrent_change() {
+        let sim = Sim::start(SimConfig { nodes: 1, ..SimConfig::default() }).await.expect("kube-sim starts");
+        let api: Api<Node> = Api::all(sim.client().expect("client"));
+        let stale = api.get("node-1").await.expect("node");
+        // Someone else taints the node meanwhile.
+        let foreign = json!({"spec": {"taints": [{"key": "example.com/gpu", "effect": "NoSchedule"}]}});
+        api.patch("node-1", &PatchParams::default(), &Patch::Merge(&foreign)).await.expect("patched");
+
+        let swap = TaintSwap { add: vec![taints::unreachable_no_execute()], remove: Vec::new() };
+        assert!(swap_node_taints(&api, &stale, &swap).await.expect("swapped"));
+        let node = api.get("node-1").await.expect("node");
+        assert_eq!(keys(&node), ["example.com/gpu:NoSchedule", "node.kubernetes.io/unreachable:NoExecute"]);
+        let conflicts = sim.controls().stats().iter().filter(|l| l.verb == "patch" && l.code == 409).count();
+        assert_eq!(conflicts, 1, "the stale patch was refused once");
+
+        // Nothing left to change: no write.
+        assert!(!swap_node_taints(&api, &node, &swap).await.expect("no-op"));
+        let reachable = swap_node_taints(&api, &node, &TaintSwap::reachable()).await.expect("removed");
+        assert!(reachable);
+        let node = api.get("node-1").await.expect("node");
+        assert_eq!(
+            node.spec.and_then(|s| s.taints),
+            Some(vec![Taint { key: "example.com/gpu".into(), effect: "NoSchedule".into(), ..Taint::default() }])
+        );
     }
 }
