@@ -34,8 +34,8 @@ use futures::{FutureExt, StreamExt};
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kcm_controllers::node::health::{Assessment, Grace, TRUE};
-use kcm_controllers::node::monitor::{self, Monitor, TaintAction};
+use kcm_controllers::node::health::{Assessment, Grace};
+use kcm_controllers::node::monitor::{self, Monitor, PodStep, TaintAction};
 use kcm_controllers::node::queue::{NODE_EVICTION_PERIOD, Outcome};
 use kcm_controllers::node::taints::{self, NoExecuteStep, TaintSwap};
 use kcm_controllers::node::zone::{self, Rates};
@@ -388,20 +388,15 @@ impl Reconcile for PodSyncer {
         Box::pin(async move {
             let Some(pod) = self.0.pods.get(key) else { return Ok(Next::Done) };
             let Some(node_name) = node_of(&pod).map(str::to_owned) else { return Ok(Next::Done) };
-            let ready = match self.0.lock().ready_status(&node_name) {
-                // Not looked at yet (or gone): the monitor pass handles it.
-                None => return Ok(Next::Done),
-                Some(ready) => ready.map(str::to_owned),
-            };
-            if self.0.nodes.get(&node_name).is_none() {
-                return Err(format!("node {node_name} of pod {key} is not in the cache").into());
-            }
-            match ready {
-                Some(status) if status != TRUE => {
+            let cached = self.0.nodes.get(&node_name).is_some();
+            let step = self.0.lock().pod_step(&node_name, cached);
+            match step {
+                PodStep::Nothing => Ok(Next::Done),
+                PodStep::NodeNotCached => Err(format!("node {node_name} of pod {key} is not in the cache").into()),
+                PodStep::MarkNotReady => {
                     self.0.mark_pod_not_ready(&pod, &node_name).await.map_err(|e| Box::new(e) as manager::SyncError)?;
                     Ok(Next::Done)
                 }
-                _ => Ok(Next::Done),
             }
         })
     }
