@@ -125,9 +125,11 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         .any(|c| c == Controller::NodeLifecycle)
         .then(|| NodeLifecycleMetrics::register(&registry))
         .transpose()?;
+    let node_lifecycle_client = client::build(&client_config, &registry, Some(nodelifecycle::CLIENT_NAME))?;
     let runtime = Runtime {
         client: client.clone(),
         namespace_client,
+        node_lifecycle_client,
         node_lifecycle_metrics,
         taint_eviction_metrics,
         queue_metrics: QueueMetrics::register(&registry)?,
@@ -216,6 +218,10 @@ struct Runtime {
     /// `taint_eviction_controller_*` metrics, when that controller is
     /// selected.
     taint_eviction_metrics: Option<EvictionMetrics>,
+    /// The node lifecycle controller's own client (upstream's
+    /// `node-controller` client, with its own QPS budget): status and taint
+    /// writes during an outage do not wait behind other controllers.
+    node_lifecycle_client: kube::Client,
     /// `node_collector_*` metrics, when the node lifecycle controller is
     /// selected.
     node_lifecycle_metrics: Option<NodeLifecycleMetrics>,
@@ -292,10 +298,11 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
         }
     }
     if running.contains(&Controller::NodeLifecycle) {
-        let recorder = EventRecorder::new(runtime.client.clone(), nodelifecycle::EVENT_COMPONENT);
+        let client = runtime.node_lifecycle_client.clone();
+        let recorder = EventRecorder::new(client.clone(), nodelifecycle::EVENT_COMPONENT);
         match NodeLifecycleController::new(
             &factory,
-            runtime.client.clone(),
+            client,
             recorder,
             nodelifecycle::Settings::from(&config.node_lifecycle),
             runtime.node_lifecycle_metrics.clone(),

@@ -61,6 +61,10 @@ pub const CONTROLLER_NAME: &str = "node-lifecycle-controller";
 /// The `source.component` of the controller's Events.
 pub const EVENT_COMPONENT: &str = "node-controller";
 
+/// The user-agent suffix of the controller's own client (upstream's client
+/// name).
+pub const CLIENT_NAME: &str = "node-controller";
+
 /// The node queue's name (the `name` label of the `workqueue_*` metrics).
 pub const NODE_QUEUE_NAME: &str = "node_lifecycle_controller";
 
