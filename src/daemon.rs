@@ -110,6 +110,7 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         &registry,
         Some(namespace::CONTROLLER_NAME),
     )?;
+    let taint_eviction_client = client::build(&client_config, &registry, Some(tainteviction::CLIENT_NAME))?;
     // Upstream registers these only when the controller is enabled.
     let taint_eviction_metrics = config
         .controllers
@@ -131,6 +132,7 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         namespace_client,
         node_lifecycle_client,
         node_lifecycle_metrics,
+        taint_eviction_client,
         taint_eviction_metrics,
         queue_metrics: QueueMetrics::register(&registry)?,
         sync_metrics: SyncMetrics::register(&registry)?,
@@ -215,6 +217,10 @@ struct Runtime {
     /// flags, as upstream), so emptying a large namespace neither starves
     /// the other controllers' writes nor takes minutes.
     namespace_client: kube::Client,
+    /// The taint-eviction-controller's own client (upstream's
+    /// `node-controller` client): its own QPS budget, so a node's worth of
+    /// evictions does not wait behind the other controllers' writes.
+    taint_eviction_client: kube::Client,
     /// `taint_eviction_controller_*` metrics, when that controller is
     /// selected.
     taint_eviction_metrics: Option<EvictionMetrics>,
@@ -281,15 +287,10 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
         controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
     }
     if running.contains(&Controller::TaintEviction) {
-        let recorder = EventRecorder::new(runtime.client.clone(), tainteviction::EVENT_COMPONENT);
+        let client = runtime.taint_eviction_client.clone();
+        let recorder = EventRecorder::new(client.clone(), tainteviction::EVENT_COMPONENT);
         let metrics = runtime.taint_eviction_metrics.clone();
-        match TaintEvictionController::new(
-            &factory,
-            runtime.client.clone(),
-            recorder,
-            metrics,
-            Some(&runtime.queue_metrics),
-        ) {
+        match TaintEvictionController::new(&factory, client, recorder, metrics, Some(&runtime.queue_metrics)) {
             Ok(controller) => {
                 let (factory, metrics, stop) = (factory.clone(), runtime.sync_metrics.clone(), stop.clone());
                 controllers.spawn(async move { controller.run(&factory, metrics, stop).await });
