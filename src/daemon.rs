@@ -111,6 +111,7 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         &registry,
         Some(namespace::CONTROLLER_NAME),
     )?;
+    let taint_eviction_client = client::build(&client_config, &registry, Some(tainteviction::CLIENT_NAME))?;
     // Upstream registers these only when the controller is enabled.
     let taint_eviction_metrics = config
         .controllers
@@ -127,12 +128,15 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         .then(|| NodeLifecycleMetrics::register(&registry))
         .transpose()?;
     let gc_client = client::build(&client_config, &registry, Some(garbagecollector::CLIENT_NAME))?;
+    let node_lifecycle_client = client::build(&client_config, &registry, Some(nodelifecycle::CLIENT_NAME))?;
     let runtime = Runtime {
         client: client.clone(),
         namespace_client,
         gc_client,
         gc_metrics: GcMetrics::register(&registry)?,
+        node_lifecycle_client,
         node_lifecycle_metrics,
+        taint_eviction_client,
         taint_eviction_metrics,
         queue_metrics: QueueMetrics::register(&registry)?,
         sync_metrics: SyncMetrics::register(&registry)?,
@@ -217,9 +221,17 @@ struct Runtime {
     /// flags, as upstream), so emptying a large namespace neither starves
     /// the other controllers' writes nor takes minutes.
     namespace_client: kube::Client,
+    /// The taint-eviction-controller's own client (upstream's
+    /// `node-controller` client): its own QPS budget, so a node's worth of
+    /// evictions does not wait behind the other controllers' writes.
+    taint_eviction_client: kube::Client,
     /// `taint_eviction_controller_*` metrics, when that controller is
     /// selected.
     taint_eviction_metrics: Option<EvictionMetrics>,
+    /// The node lifecycle controller's own client (upstream's
+    /// `node-controller` client, with its own QPS budget): status and taint
+    /// writes during an outage do not wait behind other controllers.
+    node_lifecycle_client: kube::Client,
     /// `node_collector_*` metrics, when the node lifecycle controller is
     /// selected.
     node_lifecycle_metrics: Option<NodeLifecycleMetrics>,
@@ -285,15 +297,10 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
         controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
     }
     if running.contains(&Controller::TaintEviction) {
-        let recorder = EventRecorder::new(runtime.client.clone(), tainteviction::EVENT_COMPONENT);
+        let client = runtime.taint_eviction_client.clone();
+        let recorder = EventRecorder::new(client.clone(), tainteviction::EVENT_COMPONENT);
         let metrics = runtime.taint_eviction_metrics.clone();
-        match TaintEvictionController::new(
-            &factory,
-            runtime.client.clone(),
-            recorder,
-            metrics,
-            Some(&runtime.queue_metrics),
-        ) {
+        match TaintEvictionController::new(&factory, client, recorder, metrics, Some(&runtime.queue_metrics)) {
             Ok(controller) => {
                 let (factory, metrics, stop) = (factory.clone(), runtime.sync_metrics.clone(), stop.clone());
                 controllers.spawn(async move { controller.run(&factory, metrics, stop).await });
@@ -302,10 +309,11 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
         }
     }
     if running.contains(&Controller::NodeLifecycle) {
-        let recorder = EventRecorder::new(runtime.client.clone(), nodelifecycle::EVENT_COMPONENT);
+        let client = runtime.node_lifecycle_client.clone();
+        let recorder = EventRecorder::new(client.clone(), nodelifecycle::EVENT_COMPONENT);
         match NodeLifecycleController::new(
             &factory,
-            runtime.client.clone(),
+            client,
             recorder,
             nodelifecycle::Settings::from(&config.node_lifecycle),
             runtime.node_lifecycle_metrics.clone(),

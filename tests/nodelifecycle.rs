@@ -7,7 +7,8 @@
 //! (`NoSchedule` at once, `NoExecute` through its zone's queue), its pods
 //! go not Ready, with upstream's events; started again, its taints go.
 //! With every node stopped, no `NoExecute` taint is ever added (full
-//! disruption) until a node is back. `kubectl cordon` and a relabelled
+//! disruption) until a node is back. A restarted daemon clears a silent
+//! node's `NoExecute` taint and puts it back. `kubectl cordon` and a relabelled
 //! node are followed, and a healthy cluster costs no writes. Every test
 //! waits on conditions, never on timings.
 
@@ -25,7 +26,7 @@ use serde_json::json;
 use tokio::process::Command;
 
 mod common;
-use common::{Env, start_with, wait_until};
+use common::{Env, free_port, spawn_on, start_with, wait_until};
 
 // === utils ===
 
@@ -117,8 +118,9 @@ async fn node_control(env: &Env, name: &str, action: &str) {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "204", "{action} {name}");
 }
 
-/// A node's name and taints, as one watch event showed them.
-type Seen = (String, Vec<String>);
+/// A node's name, resourceVersion and taints, as one watch event showed
+/// them.
+type Seen = (String, u64, Vec<String>);
 
 /// Every taint each node ever carried, from a watch started before the
 /// daemon acts.
@@ -138,10 +140,9 @@ impl TaintHistory {
             futures::pin_mut!(stream);
             while let Ok(Some(event)) = stream.try_next().await {
                 if let watcher::Event::Apply(n) | watcher::Event::InitApply(n) = event {
-                    record
-                        .lock()
-                        .expect("not poisoned")
-                        .push((n.metadata.name.clone().unwrap_or_default(), taints(&n)));
+                    let rv = n.metadata.resource_version.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0);
+                    let name = n.metadata.name.clone().unwrap_or_default();
+                    record.lock().expect("not poisoned").push((name, rv, taints(&n)));
                 }
             }
         });
@@ -150,7 +151,13 @@ impl TaintHistory {
 
     /// Whether `node` ever carried `taint` (`key:effect`).
     fn ever(&self, node: &str, taint: &str) -> bool {
-        self.seen.lock().expect("not poisoned").iter().any(|(n, ts)| n == node && ts.iter().any(|t| t == taint))
+        self.states(node, 0).iter().any(|ts| ts.iter().any(|t| t == taint))
+    }
+
+    /// The taints of `node` in each version after resourceVersion `after`.
+    fn states(&self, node: &str, after: u64) -> Vec<Vec<String>> {
+        let seen = self.seen.lock().expect("not poisoned");
+        seen.iter().filter(|(n, rv, _)| n == node && *rv > after).map(|(_, _, ts)| ts.clone()).collect()
     }
 }
 
@@ -287,6 +294,11 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
         }
     })
     .await;
+    // The same heartbeat that made it Ready posted the other conditions.
+    let n = node(&env, "node-1").await;
+    for c in n.status.as_ref().and_then(|s| s.conditions.as_ref()).into_iter().flatten() {
+        assert_ne!(c.status, "Unknown", "{} posted again by the kubelet", c.type_);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -379,4 +391,42 @@ async fn kubectl_cordon_and_relabelling_are_followed_and_a_healthy_cluster_costs
     assert!(before >= 5, "kubectl's and the controller's writes are counted ({before})");
     more_passes(&env, 3.0).await;
     assert_eq!(writes(&env), before, "no node or pod writes at steady state");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_daemon_clears_the_noexecute_taint_of_a_silent_node_and_puts_it_back() {
+    let mut env = start_with(sim_config(), FLAGS, |_| {}).await;
+    let history = TaintHistory::start(&env);
+    let no_execute = format!("{UNREACHABLE}:NoExecute");
+    node_control(&env, "node-1", "stop").await;
+    wait_until(&env.sim, "node-1 tainted NoExecute", || async {
+        let t = taints(&node(&env, "node-1").await);
+        if t.contains(&no_execute) { Ok(()) } else { Err(format!("{t:?}")) }
+    })
+    .await;
+
+    // A new instance knows nothing: every node is new to it, so its
+    // NoExecute taints are removed (upstream `markNodeAsReachable` on
+    // added nodes); node-1's observed Ready is still Unknown, so it is
+    // queued and tainted again in the same pass. (A node not yet Unknown
+    // gets a full grace period instead: the core's timeline tests.)
+    env.daemon.kill().await.expect("killed");
+    let killed_at = node(&env, "node-1")
+        .await
+        .metadata
+        .resource_version
+        .and_then(|v| v.parse().ok())
+        .expect("a numeric resourceVersion");
+    env.port = free_port();
+    env.daemon = spawn_on(&env.kubeconfig, env.port, FLAGS);
+    wait_until(&env.sim, "node-1 untainted, then tainted NoExecute again", || async {
+        let states = history.states("node-1", killed_at);
+        let cleared = states.iter().position(|ts| !ts.contains(&no_execute));
+        let again = cleared.is_some_and(|i| states[i..].iter().any(|ts| ts.contains(&no_execute)));
+        if again { Ok(()) } else { Err(format!("{states:?}")) }
+    })
+    .await;
+    let n = node(&env, "node-1").await;
+    assert_eq!(ready(&n).0, "Unknown");
+    assert!(taints(&n).contains(&no_execute));
 }

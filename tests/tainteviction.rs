@@ -110,6 +110,17 @@ impl Recorder {
         let seen = self.seen.lock().expect("lock");
         seen.iter().position(|p| p.metadata.name.as_deref() == Some(name) && p.metadata.deletion_timestamp.is_some())
     }
+
+    /// Waits until the watch has shown pod `name` being deleted.
+    async fn deleting(&self, env: &Env, name: &str) {
+        wait_until(&env.sim, &format!("the watch to show pod {name} deleted"), || async {
+            match self.first_deleting(name) {
+                Some(_) => Ok(()),
+                None => Err(format!("{} states of {name}", self.states(name).len())),
+            }
+        })
+        .await;
+    }
 }
 
 impl Drop for Recorder {
@@ -215,8 +226,8 @@ async fn noexecute_taint_deletes_at_once_after_toleration_seconds_or_never() {
 
     kubectl(&env, &["taint", "nodes", "node-1", "dedicated=db:NoExecute"], None).await;
 
-    deleting(&env, "untolerating").await;
-    deleting(&env, "five-seconds").await;
+    recorder.deleting(&env, "untolerating").await;
+    recorder.deleting(&env, "five-seconds").await;
     event(&env, "five-seconds", "Marking for deletion Pod default/five-seconds").await;
 
     // The untolerating pod went first; each carried the condition before.

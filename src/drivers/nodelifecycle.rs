@@ -26,6 +26,7 @@
 //! One difference from upstream: a swap (add one taint, remove another) is
 //! one patch, where upstream sends two (add, then remove).
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -33,8 +34,8 @@ use futures::{FutureExt, StreamExt};
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kcm_controllers::node::health::TRUE;
-use kcm_controllers::node::monitor::{self, Monitor, TaintAction};
+use kcm_controllers::node::health::{Assessment, Grace};
+use kcm_controllers::node::monitor::{self, Monitor, PodStep, TaintAction};
 use kcm_controllers::node::queue::{NODE_EVICTION_PERIOD, Outcome};
 use kcm_controllers::node::taints::{self, NoExecuteStep, TaintSwap};
 use kcm_controllers::node::zone::{self, Rates};
@@ -59,6 +60,10 @@ pub const CONTROLLER_NAME: &str = "node-lifecycle-controller";
 
 /// The `source.component` of the controller's Events.
 pub const EVENT_COMPONENT: &str = "node-controller";
+
+/// The user-agent suffix of the controller's own client (upstream's client
+/// name).
+pub const CLIENT_NAME: &str = "node-controller";
 
 /// The node queue's name (the `name` label of the `workqueue_*` metrics).
 pub const NODE_QUEUE_NAME: &str = "node_lifecycle_controller";
@@ -167,7 +172,7 @@ impl From<&NodeLifecycleSettings> for Settings {
         Settings {
             monitor_period: s.monitor_period,
             core: monitor::Config {
-                grace: core::health::Grace { monitor: s.monitor_grace_period, startup: s.startup_grace_period },
+                grace: Grace { monitor: s.monitor_grace_period, startup: s.startup_grace_period },
                 rates: Rates {
                     eviction_rate: s.eviction_rate,
                     secondary_eviction_rate: s.secondary_eviction_rate,
@@ -387,23 +392,45 @@ impl Reconcile for PodSyncer {
         Box::pin(async move {
             let Some(pod) = self.0.pods.get(key) else { return Ok(Next::Done) };
             let Some(node_name) = node_of(&pod).map(str::to_owned) else { return Ok(Next::Done) };
-            let ready = match self.0.lock().ready_status(&node_name) {
-                // Not looked at yet (or gone): the monitor pass handles it.
-                None => return Ok(Next::Done),
-                Some(ready) => ready.map(str::to_owned),
-            };
-            if self.0.nodes.get(&node_name).is_none() {
-                return Err(format!("node {node_name} of pod {key} is not in the cache").into());
-            }
-            match ready {
-                Some(status) if status != TRUE => {
+            let cached = self.0.nodes.get(&node_name).is_some();
+            let step = self.0.lock().pod_step(&node_name, cached);
+            match step {
+                PodStep::Nothing => Ok(Next::Done),
+                PodStep::NodeNotCached => Err(format!("node {node_name} of pod {key} is not in the cache").into()),
+                PodStep::MarkNotReady => {
                     self.0.mark_pod_not_ready(&pod, &node_name).await.map_err(|e| Box::new(e) as manager::SyncError)?;
                     Ok(Next::Done)
                 }
-                _ => Ok(Next::Done),
             }
         })
     }
+}
+
+/// Applies `swap` to the taints of `node` (upstream
+/// `SwapNodeControllerTaint`), starting from the given (cached) copy: the
+/// patch carries the whole new taint list and the resourceVersion it was
+/// computed from, so a concurrent change makes it fail with a conflict;
+/// then the node is read again and the swap recomputed, up to
+/// [`PATCH_TRIES`] times. `Ok(false)`: nothing to change.
+async fn swap_node_taints(api: &Api<Node>, node: &Node, swap: &TaintSwap) -> Result<bool, kube::Error> {
+    let name = node.name_any();
+    let mut current = node.clone();
+    for attempt in 1..=PATCH_TRIES {
+        let Some(next) = swap.apply(taints::node_taints(&current), Timestamp::now()) else { return Ok(false) };
+        let patch = json!({
+            "metadata": {"resourceVersion": current.metadata.resource_version},
+            "spec": {"taints": next},
+        });
+        match api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+            Ok(_) => return Ok(true),
+            Err(e) if is_code(&e, 409) && attempt < PATCH_TRIES => {
+                tokio::time::sleep(jittered(PATCH_BACKOFF)).await;
+                current = api.get(&name).await?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
 }
 
 // === impl Inner ===
@@ -545,7 +572,7 @@ impl Inner {
     /// Assesses the node and writes its status if needed, retrying on a
     /// fresh read (upstream's `PollImmediate` around `tryUpdateNodeHealth`).
     /// `None`: the node is skipped this pass ("no pods will be evicted").
-    async fn settle_health(&self, cached: Arc<Node>) -> Option<(Node, kcm_controllers::node::health::Assessment)> {
+    async fn settle_health(&self, cached: Arc<Node>) -> Option<(Node, Assessment)> {
         let name = cached.name_any();
         let mut node = Arc::unwrap_or_clone(cached);
         for attempt in 1..=STATUS_UPDATE_TRIES {
@@ -632,35 +659,13 @@ impl Inner {
         }
     }
 
-    /// Applies `swap` to the node's taints (upstream
-    /// `SwapNodeControllerTaint`). `Ok(false)`: nothing to change.
+    /// Applies `swap` to the node's taints: [`swap_node_taints`].
     async fn swap_taints(&self, node: &Node, swap: &TaintSwap) -> Result<bool, kube::Error> {
-        let name = node.name_any();
-        let mut current = node.clone();
-        for attempt in 1..=PATCH_TRIES {
-            let Some(next) = swap.apply(taints::node_taints(&current), Timestamp::now()) else { return Ok(false) };
-            let patch = json!({
-                "metadata": {"resourceVersion": current.metadata.resource_version},
-                "spec": {"taints": next},
-            });
-            match self.nodes_api().patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
-                Ok(_) => return Ok(true),
-                Err(e) if is_code(&e, 409) && attempt < PATCH_TRIES => {
-                    tokio::time::sleep(jittered(PATCH_BACKOFF)).await;
-                    current = self.nodes_api().get(&name).await?;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(false)
+        swap_node_taints(&self.nodes_api(), node, swap).await
     }
 
     /// Sets the beta os/arch labels (upstream `AddOrUpdateLabelsOnNode`).
-    async fn patch_labels(
-        &self,
-        node: &Node,
-        labels: &std::collections::BTreeMap<String, String>,
-    ) -> Result<(), kube::Error> {
+    async fn patch_labels(&self, node: &Node, labels: &BTreeMap<String, String>) -> Result<(), kube::Error> {
         let name = node.name_any();
         let mut current = node.clone();
         let mut labels = labels.clone();
@@ -726,5 +731,44 @@ impl Inner {
             ..Default::default()
         };
         self.recorder.event(&reference, kind, reason, message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::Taint;
+    use kube_sim::{Sim, SimConfig};
+
+    use super::*;
+
+    fn keys(node: &Node) -> Vec<String> {
+        taints::node_taints(node).iter().map(|t| format!("{}:{}", t.key, t.effect)).collect()
+    }
+
+    #[tokio::test]
+    async fn a_taint_swap_on_a_stale_copy_conflicts_then_keeps_the_concurrent_change() {
+        let sim = Sim::start(SimConfig { nodes: 1, ..SimConfig::default() }).await.expect("kube-sim starts");
+        let api: Api<Node> = Api::all(sim.client().expect("client"));
+        let stale = api.get("node-1").await.expect("node");
+        // Someone else taints the node meanwhile.
+        let foreign = json!({"spec": {"taints": [{"key": "example.com/gpu", "effect": "NoSchedule"}]}});
+        api.patch("node-1", &PatchParams::default(), &Patch::Merge(&foreign)).await.expect("patched");
+
+        let swap = TaintSwap { add: vec![taints::unreachable_no_execute()], remove: Vec::new() };
+        assert!(swap_node_taints(&api, &stale, &swap).await.expect("swapped"));
+        let node = api.get("node-1").await.expect("node");
+        assert_eq!(keys(&node), ["example.com/gpu:NoSchedule", "node.kubernetes.io/unreachable:NoExecute"]);
+        let conflicts = sim.controls().stats().iter().filter(|l| l.verb == "patch" && l.code == 409).count();
+        assert_eq!(conflicts, 1, "the stale patch was refused once");
+
+        // Nothing left to change: no write.
+        assert!(!swap_node_taints(&api, &node, &swap).await.expect("no-op"));
+        let reachable = swap_node_taints(&api, &node, &TaintSwap::reachable()).await.expect("removed");
+        assert!(reachable);
+        let node = api.get("node-1").await.expect("node");
+        assert_eq!(
+            node.spec.and_then(|s| s.taints),
+            Some(vec![Taint { key: "example.com/gpu".into(), effect: "NoSchedule".into(), ..Taint::default() }])
+        );
     }
 }

@@ -40,7 +40,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod};
+use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod, Taint};
 use kcm_controllers::node::POD_NODE_NAME_INDEX;
 use kcm_controllers::node::eviction::{self as core, Decision, PodFacts, Scheduled};
 use kube::Client;
@@ -60,6 +60,10 @@ pub const CONTROLLER_NAME: &str = "taint-eviction-controller";
 
 /// The `source.component` of the controller's Events.
 pub const EVENT_COMPONENT: &str = "taint-eviction-controller";
+
+/// The user-agent suffix of the controller's own client: upstream builds it
+/// as `node-controller`, whose cluster role it uses.
+pub const CLIENT_NAME: &str = "node-controller";
 
 /// The node queue's name (the `name` label of the `workqueue_*` metrics).
 pub const NODE_QUEUE_NAME: &str = "noexec_taint_node";
@@ -269,10 +273,6 @@ struct NodeHandler {
     queue: WorkQueue<String>,
 }
 
-fn no_execute_taints(node: &Node) -> Vec<k8s_openapi::api::core::v1::Taint> {
-    core::no_execute_taints(node.spec.as_ref().and_then(|s| s.taints.as_deref()).unwrap_or_default())
-}
-
 impl EventHandler<Node> for NodeHandler {
     fn on_add(&self, node: &Arc<Node>) {
         self.queue.add(informer::key_of(&**node));
@@ -400,7 +400,7 @@ impl Evictor {
         scheduled: &mut HashMap<String, Entry>,
         key: &str,
         pod: Option<&Pod>,
-        taints: Option<&[k8s_openapi::api::core::v1::Taint]>,
+        taints: Option<&[Taint]>,
         now: Timestamp,
     ) {
         let existing = scheduled.get(key);
@@ -525,6 +525,11 @@ impl Evictor {
             Err(e) => Err(err("delete")(e)),
         }
     }
+}
+
+/// The node's `NoExecute` taints.
+fn no_execute_taints(node: &Node) -> Vec<Taint> {
+    core::no_execute_taints(node.spec.as_ref().and_then(|s| s.taints.as_deref()).unwrap_or_default())
 }
 
 /// NotFound, or a uid precondition that failed: the pod meant is gone.

@@ -91,6 +91,19 @@ pub fn tainting_action(node: Option<&Node>) -> TaintAction {
     }
 }
 
+/// What the pod worker does for a pod newly bound to a node (upstream
+/// `processPod`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodStep {
+    /// Nothing: the node is ready, has not been looked at yet, or has no
+    /// Ready condition (the next node pass handles the pod).
+    Nothing,
+    /// The node is not in the cache (yet): retry with backoff.
+    NodeNotCached,
+    /// The node is not ready: mark the pod not ready.
+    MarkNotReady,
+}
+
 /// Whether `node` is left out of the zone computation.
 pub fn excluded_from_disruption(node: &Node) -> bool {
     node.metadata.labels.as_ref().is_some_and(|l| l.contains_key(LABEL_EXCLUDE_DISRUPTION))
@@ -185,6 +198,19 @@ impl Monitor {
     /// Ready condition; `None`: not known yet). The pod workers use it.
     pub fn ready_status(&self, node: &str) -> Option<Option<&str>> {
         self.health.get(node).map(NodeHealth::ready_status)
+    }
+
+    /// The pod worker's decision for a pod bound to `node`, given whether
+    /// that node is in the cache.
+    pub fn pod_step(&self, node: &str, node_cached: bool) -> PodStep {
+        let Some(ready) = self.ready_status(node) else { return PodStep::Nothing };
+        if !node_cached {
+            return PodStep::NodeNotCached;
+        }
+        match ready {
+            Some(status) if status != TRUE => PodStep::MarkNotReady,
+            _ => PodStep::Nothing,
+        }
     }
 
     /// Step 2 of a pass, once `node`'s health is settled (its status
@@ -612,6 +638,24 @@ mod tests {
             c.taints("n1"),
             s(&["node.kubernetes.io/unreachable:NoSchedule", "node.kubernetes.io/unreachable:NoExecute"])
         );
+    }
+
+    #[test]
+    fn pods_bound_to_a_node_that_is_not_ready_are_marked() {
+        let mut c = Cluster::new(&[("n1", "a"), ("n2", "a")]);
+        assert_eq!(c.monitor.pod_step("n1", true), PodStep::Nothing, "not looked at yet");
+        c.run(0, 20);
+        c.alive.insert("n1".into(), false);
+        assert_eq!(c.monitor.pod_step("n1", true), PodStep::Nothing, "still ready");
+        c.run(21, 75);
+        assert_eq!(c.monitor.pod_step("n1", true), PodStep::MarkNotReady);
+        assert_eq!(c.monitor.pod_step("n1", false), PodStep::NodeNotCached);
+        assert_eq!(c.monitor.pod_step("n2", true), PodStep::Nothing);
+        let mut m = Monitor::new(Config::default());
+        let never_posted = NodeBuilder::new("n3").build();
+        let a = m.assess(&never_posted, None, ms(1_000));
+        m.remember("n3", a.health);
+        assert_eq!(m.pod_step("n3", true), PodStep::Nothing, "no Ready condition: left to the node pass");
     }
 
     #[test]

@@ -82,21 +82,49 @@ pub fn seed(api: &Api, count: usize) {
     }
 }
 
+/// The conditions a healthy kubelet posts: type, status, reason, message.
+const HEALTHY_CONDITIONS: [(&str, &str, &str, &str); 4] = [
+    ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+    ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+];
+
+/// One heartbeat on a node's conditions: every `lastHeartbeatTime` is
+/// `now`; Ready goes back to True if it is not, and a pressure condition
+/// left `Unknown` (by the node lifecycle controller, while the node was
+/// silent) back to False, each with a transition at `now`, as a kubelet
+/// posting its status again does. A pressure condition set True on
+/// purpose is left alone.
+pub(super) fn heartbeat_conditions(conditions: &mut [Value], now: &str) {
+    for c in conditions.iter_mut() {
+        c["lastHeartbeatTime"] = json!(now);
+        let Some((_, healthy, reason, message)) = HEALTHY_CONDITIONS.iter().find(|h| c["type"] == h.0) else {
+            continue;
+        };
+        let stale = if c["type"] == "Ready" { c["status"] != *healthy } else { c["status"] == "Unknown" };
+        if stale {
+            c["status"] = json!(healthy);
+            c["reason"] = json!(reason);
+            c["message"] = json!(message);
+            c["lastTransitionTime"] = json!(now);
+        }
+    }
+}
+
 fn node_status(i: usize) -> Value {
     let now = now();
-    let condition = |kind: &str, status: &str, reason: &str, message: &str| {
-        json!({"type": kind, "status": status, "lastHeartbeatTime": now, "lastTransitionTime": now,
-            "reason": reason, "message": message})
-    };
+    let conditions: Vec<Value> = HEALTHY_CONDITIONS
+        .iter()
+        .map(|(kind, status, reason, message)| {
+            json!({"type": kind, "status": status, "lastHeartbeatTime": now, "lastTransitionTime": now,
+                "reason": reason, "message": message})
+        })
+        .collect();
     json!({
         "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"},
         "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"},
-        "conditions": [
-            condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-            condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-            condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-            condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
-        ],
+        "conditions": conditions,
         "addresses": [
             {"type": "InternalIP", "address": format!("10.0.0.{i}")},
             {"type": "Hostname", "address": format!("node-{i}")},
@@ -123,15 +151,7 @@ impl Kubelet {
             let _ = self.api.store.update::<()>(&self.node_key, "", &name, |s| {
                 let mut v = s.value();
                 if let Some(conditions) = v.pointer_mut("/status/conditions").and_then(Value::as_array_mut) {
-                    for c in conditions.iter_mut() {
-                        c["lastHeartbeatTime"] = json!(now);
-                        if c["type"] == "Ready" && c["status"] != "True" {
-                            c["status"] = json!("True");
-                            c["reason"] = json!("KubeletReady");
-                            c["message"] = json!("kubelet is posting ready status");
-                            c["lastTransitionTime"] = json!(now);
-                        }
-                    }
+                    heartbeat_conditions(conditions, &now);
                 }
                 Ok(Some(v))
             });
