@@ -67,8 +67,9 @@ fn writes(sim: &Sim) -> BTreeMap<String, u64> {
 }
 
 /// kcm-rs's writes per Deployment since `before`, leaving out the
-/// benchmark's own one write per Deployment: the total and by resource.
-fn per_deployment(sim: &Sim, before: &BTreeMap<String, u64>) -> String {
+/// benchmark's own one write per Deployment: the total, by resource, and
+/// how many were refused with a conflict.
+fn per_deployment(sim: &Sim, before: &BTreeMap<String, u64>, before_conflicts: u64) -> String {
     let mut after = writes(sim);
     *after.entry("deployments".into()).or_insert(0) -= DEPLOYMENTS as u64;
     let per = |n: u64| n as f64 / DEPLOYMENTS as f64;
@@ -79,7 +80,19 @@ fn per_deployment(sim: &Sim, before: &BTreeMap<String, u64>) -> String {
         .collect();
     let total: u64 = diff.iter().map(|(_, n)| n).sum();
     let parts: Vec<String> = diff.iter().map(|(r, n)| format!("{r} {:.1}", per(*n))).collect();
-    format!("{:.1} kcm-rs API writes per Deployment: {}", per(total), parts.join(", "))
+    let conflicts = conflicts(sim) - before_conflicts;
+    format!(
+        "{:.1} kcm-rs API writes per Deployment: {} ({:.2} of them 409 Conflict)",
+        per(total),
+        parts.join(", "),
+        per(conflicts)
+    )
+}
+
+/// Writes answered 409 Conflict so far (the benchmark's own never are).
+fn conflicts(sim: &Sim) -> u64 {
+    let stats = sim.controls().stats();
+    stats.iter().filter(|l| WRITES.contains(&l.verb.as_str()) && l.code == 409).map(|l| l.count).sum()
 }
 
 fn resident_mib(pid: u32) -> f64 {
@@ -149,7 +162,7 @@ async fn main() {
     let mut peak_mib = 0.0f64;
 
     // Phase 1: create, and wait until every rollout is complete.
-    let before = writes(&sim);
+    let (before, before_conflicts) = (writes(&sim), conflicts(&sim));
     let start = Instant::now();
     futures::stream::iter(0..DEPLOYMENTS)
         .map(|i| {
@@ -161,11 +174,11 @@ async fn main() {
         .await;
     wait_complete(&api, &image("1.0"), pid, start, &mut peak_mib).await;
     let created = start.elapsed();
-    let create_writes = per_deployment(&sim, &before);
+    let create_writes = per_deployment(&sim, &before, before_conflicts);
 
     // Phase 2: a new image everywhere, and wait until every rollout is
     // complete (old pods gone).
-    let before = writes(&sim);
+    let (before, before_conflicts) = (writes(&sim), conflicts(&sim));
     let start = Instant::now();
     let patch = Patch::Merge(json!({"spec": {"template": {"spec": {
         "containers": [{"name": "app", "image": image("2.0")}]}}}}));
@@ -179,7 +192,7 @@ async fn main() {
         .await;
     wait_complete(&api, &image("2.0"), pid, start, &mut peak_mib).await;
     let rolled = start.elapsed();
-    let roll_writes = per_deployment(&sim, &before);
+    let roll_writes = per_deployment(&sim, &before, before_conflicts);
 
     println!("deployment rollouts: {DEPLOYMENTS} Deployments x {REPLICAS} replicas");
     println!("  created, all available after {:.1} s; {create_writes}", created.as_secs_f64());

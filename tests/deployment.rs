@@ -22,7 +22,7 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, ListParams, PostParams};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 use tokio::sync::oneshot;
 
@@ -298,6 +298,7 @@ impl RolloutChecker {
     /// Stops watching and fails the test with every violation seen.
     fn assert_clean(self) {
         for task in &self.tasks {
+            assert!(!task.is_finished(), "a checker's watch ended early: events after it were not judged");
             task.abort();
         }
         let s = self.state.lock().expect("lock");
@@ -318,11 +319,17 @@ async fn follow<K>(
     K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
     Checked: Holds<K>,
 {
-    let stream = watcher(api, config);
+    let stream = watcher(api, config).default_backoff();
     futures::pin_mut!(stream);
     let mut listed = Some(listed);
     let mut listing: Option<HashSet<String>> = None;
-    while let Ok(Some(event)) = stream.try_next().await {
+    loop {
+        // A failed watch is resumed (or relisted) by the watcher itself.
+        let event = match stream.try_next().await {
+            Ok(Some(event)) => event,
+            Ok(None) => return,
+            Err(_) => continue,
+        };
         let mut s = state.lock().expect("lock");
         let what = match event {
             watcher::Event::Init => {
