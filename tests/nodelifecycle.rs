@@ -272,14 +272,15 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
         let body = metrics(&env).await;
         let evictions = sample(&body, "node_collector_evictions_total", "zone-a");
         let zones = body.lines().filter(|l| l.starts_with("node_collector_zone_size{")).count();
+        let untouched = sample(&body, "node_collector_evictions_total", "zone-b");
         let health = sample(&body, "node_collector_zone_health", "zone-a");
         let queues = ["name=\"node_lifecycle_controller\"", "name=\"node_lifecycle_controller_pods\""]
             .iter()
             .all(|q| body.lines().any(|l| l.starts_with("workqueue_adds_total") && l.contains(q)));
-        if evictions == Some(1.0) && zones == 3 && health == Some(0.0) && queues {
+        if evictions == Some(1.0) && untouched == Some(0.0) && zones == 3 && health == Some(0.0) && queues {
             Ok(())
         } else {
-            Err(format!("evictions {evictions:?}, {zones} zones, health {health:?}, queues {queues}"))
+            Err(format!("evictions {evictions:?}/{untouched:?}, {zones} zones, health {health:?}, queues {queues}"))
         }
     })
     .await;

@@ -476,6 +476,13 @@ impl Inner {
         let mut nodes = self.nodes.list();
         nodes.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         let membership = self.lock().classify(nodes.iter().map(AsRef::as_ref));
+        if let Some(m) = &self.metrics {
+            // Every zone's eviction counter exists from the start, at 0
+            // (upstream initialises it with the zone's queue).
+            for zone in self.lock().queue_zones() {
+                m.evictions.with_label_values(&[&zone]);
+            }
+        }
         for (name, uid) in &membership.added {
             tracing::info!(node = %name, "controller observed a new Node");
             self.node_event(
