@@ -113,8 +113,9 @@ async fn prometheus_scrapes_kcm_rs_over_https_with_the_deploy_scrape_job() {
 
     let up = wait_for_series(&sim, api, "up{job=\"kcm-rs\"} == 1", "job", &["kcm-rs"]).await;
     assert_eq!(up[0]["value"][1], "1", "{up:?}");
-    let queues = ["replicaset", "namespace"];
+    // Every controller's queue (a controller added to kcm-rs adds its own).
+    let queues = [kcm_rs::drivers::replicaset::QUEUE_NAME, kcm_rs::drivers::namespace::QUEUE_NAME];
     let adds = wait_for_series(&sim, api, "workqueue_adds_total{job=\"kcm-rs\"}", "name", &queues).await;
-    let replicaset = adds.iter().find(|s| s["metric"]["name"] == "replicaset").expect("the replicaset queue");
+    let replicaset = adds.iter().find(|s| s["metric"]["name"] == queues[0]).expect("the replicaset queue");
     assert_eq!(replicaset["metric"]["instance"], format!("127.0.0.1:{port}"));
 }
