@@ -127,6 +127,6 @@ async fn prometheus_scrapes_kcm_rs_over_https_with_the_deploy_scrape_job() {
         "garbage_collector_attempt_to_orphan",
     ];
     let adds = wait_for_series(&sim, api, "workqueue_adds_total{job=\"kcm-rs\"}", "name", &queues).await;
-    let replicaset = adds.iter().find(|s| s["metric"]["name"] == "replicaset").expect("the replicaset queue");
+    let replicaset = adds.iter().find(|s| s["metric"]["name"] == queues[0]).expect("the replicaset queue");
     assert_eq!(replicaset["metric"]["instance"], format!("127.0.0.1:{port}"));
 }
