@@ -524,4 +524,24 @@ async fn with_every_node_dead_nothing_is_tainted_no_execute_or_evicted() {
     now.sort();
     before.sort();
     assert_eq!(now, before, "the same pods stay");
+
+    // Back: untainted nodes, the same pods. (kube-sim's kubelet does not
+    // post Ready again for the pods the controller marked not Ready, as a
+    // real kubelet's status manager does, so their readiness is not
+    // checked.)
+    for node in NODES {
+        env.sim.controls().start_node(node).expect("node exists");
+    }
+    wait_until(&env.sim, "every node Ready and untainted", || async {
+        let nodes = nodes(&env).await;
+        let left: Vec<_> = nodes.iter().filter(|n| node_ready(n) != Some("True") || !taints(n).is_empty()).collect();
+        let left: Vec<_> = left.iter().map(|n| (&n.metadata.name, node_ready(n), taints(n))).collect();
+        if left.is_empty() { Ok(()) } else { Err(format!("{left:?}")) }
+    })
+    .await;
+    let pods = pods_of(&env, "web").await;
+    assert!(pods.iter().all(|p| p.metadata.deletion_timestamp.is_none()), "a pod is being deleted");
+    let mut after: Vec<String> = pods.iter().map(uid_of).collect();
+    after.sort();
+    assert_eq!(after, before, "the same pods run on");
 }
