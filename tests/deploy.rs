@@ -16,6 +16,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
 use kcm_rs::config::{Controller, Flags};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
 use kube_sim::controls::CustomResource;
+use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::kubelet::KubeletConfig;
 use kube_sim::{Sim, SimConfig};
 use serde::Serialize;
@@ -698,10 +699,11 @@ async fn exercise_taint_eviction_controller(sim: &Sim, client: &kube::Client) {
 }
 
 /// Node lifecycle controller: node-1 stops heartbeating (kube-sim's node
-/// control), so it goes `Unknown` (nodes/status), is tainted unreachable
-/// (nodes patch) and its pod marked not ready (pods/status); started again,
-/// its taints are removed. The pod tolerates the unreachable taint for
-/// good, so that taint eviction leaves it alone.
+/// control), so it goes `Unknown` (nodes/status; the first writes fail by
+/// an injected fault, so that the controller retries on a live read of the
+/// Node), is tainted unreachable (nodes patch) and its pod marked not ready
+/// (pods/status); started again, its taints are removed. The pod tolerates
+/// the unreachable taint for good, so that taint eviction leaves it alone.
 async fn exercise_node_lifecycle_controller(sim: &Sim, client: &kube::Client) {
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     let tolerates = json!([{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]);
@@ -723,7 +725,20 @@ async fn exercise_node_lifecycle_controller(sim: &Sim, client: &kube::Client) {
         let taints: Vec<String> = node.spec.and_then(|s| s.taints).into_iter().flatten().map(|t| t.key).collect();
         Ok::<_, String>((ready.map(|c| c.status), taints))
     };
+    let failing_status = FaultRule {
+        verb: Some("update".into()),
+        resource: Some("nodes/status".into()),
+        error_rate: 1.0,
+        ..FaultRule::default()
+    };
+    sim.controls().set_faults(FaultSpec { rules: vec![failing_status] }).expect("valid faults");
     sim.controls().stop_node("node-1").expect("node-1 exists");
+    wait_until(sim, "a live read of node-1 after a failed status write", || async {
+        let read = calls_by_kcm_rs(sim).iter().any(|c| (c.verb.as_str(), c.resource.as_str()) == ("get", "nodes"));
+        if read { Ok(()) } else { Err("no get of a node yet".into()) }
+    })
+    .await;
+    sim.controls().clear_faults();
     wait_until(sim, "node-1 Unknown and tainted, its pod not Ready", || async {
         let (node_ready, taints) = node_state().await?;
         let ready = pod_ready().await?;
@@ -753,21 +768,14 @@ async fn exercise_node_lifecycle_controller(sim: &Sim, client: &kube::Client) {
 const WILDCARD_CLIENTS: [&str; 2] =
     [kcm_rs::drivers::namespace::CONTROLLER_NAME, kcm_rs::drivers::garbagecollector::CLIENT_NAME];
 
-/// Permissions the run cannot show in use, as (verb, group, resource, why
-/// they are granted): each must be granted, and is not reported unused.
-const NOT_SEEN_IN_THE_RUN: &[(&str, &str, &str, &str)] = &[
-    (
-        "get",
-        "",
-        "nodes",
-        "the node lifecycle controller's live read of a Node after a write conflict (409), which kube-sim cannot \
-         bring about on cue",
-    ),
+/// Permissions no call can show in use, as (verb, group, resource, why they
+/// are granted): each must be granted, and is not reported unused.
+const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
     (
         "update",
         "apps",
         "replicasets/finalizers",
-        "not a call: where the API server enables OwnerReferencesPermissionEnforcement (kube-sim does not), \
+        "where the API server enables OwnerReferencesPermissionEnforcement (kube-sim does not), \
          creating or adopting a pod with blockOwnerDeletion on its ReplicaSet needs it",
     ),
     ("update", "apps", "deployments/finalizers", "the same for a ReplicaSet's reference to its Deployment"),
@@ -797,7 +805,7 @@ async fn rbac_grants_exactly_the_calls_the_daemon_makes() {
         flag(&args, "leader-elect-resource-namespace")
     );
 
-    for (verb, group, resource, why) in NOT_SEEN_IN_THE_RUN {
+    for (verb, group, resource, why) in NOT_CALLS {
         let call = Call {
             verb: (*verb).to_owned(),
             group: (*group).to_owned(),
@@ -849,7 +857,7 @@ async fn rbac_grants_exactly_the_calls_the_daemon_makes() {
                             && c.resource == *resource
                             && rule.namespace.as_ref().is_none_or(|ns| *ns == c.namespace)
                     });
-                    let unseen = NOT_SEEN_IN_THE_RUN.iter().any(|(v, g, r, _)| (*v, *g, *r) == (verb, group, resource));
+                    let unseen = NOT_CALLS.iter().any(|(v, g, r, _)| (*v, *g, *r) == (verb, group, resource));
                     if !used && !unseen {
                         let shown = if group.is_empty() { "\"\"" } else { group };
                         unused.push(format!("{}: {verb} {shown} {resource}", rule.origin));
