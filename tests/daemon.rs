@@ -181,6 +181,18 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
                 "rest_client_request_duration_seconds_bucket{",
                 "kcm_controller_syncs_total{controller=\"replicaset-controller\"",
                 "kcm_controller_sync_duration_seconds_bucket{controller=\"replicaset-controller\"",
+                "node_collector_zone_health{",
+                "node_collector_zone_size{",
+                "node_collector_unhealthy_nodes_in_zone{",
+                "node_collector_evictions_total{",
+                "node_collector_update_all_nodes_health_duration_seconds_bucket{",
+                "taint_eviction_controller_pod_deletions_total",
+                "taint_eviction_controller_pod_deletion_duration_seconds_bucket{",
+                "garbagecollector_controller_resources_sync_error_total",
+                "kcm_garbagecollector_graph_nodes",
+                "kcm_garbagecollector_monitored_resources",
+                "workqueue_adds_total{name=\"garbage_collector_attempt_to_delete\"}",
+                "workqueue_adds_total{name=\"node_lifecycle_controller\"}",
             ]
             .iter()
             .all(|series| body.contains(series));
@@ -191,7 +203,17 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
     // The leader's health lists its controllers; it is ready once their
     // caches have synced.
     let (_, health) = d.get("/healthz?verbose").await;
-    assert!(health.contains("[+]leaderElection ok\n") && health.contains("[+]replicaset-controller ok\n"), "{health}");
+    for check in [
+        "leaderElection",
+        "deployment-controller",
+        "replicaset-controller",
+        "namespace-controller",
+        "node-lifecycle-controller",
+        "taint-eviction-controller",
+        "garbage-collector-controller",
+    ] {
+        assert!(health.contains(&format!("[+]{check} ok\n")), "{check}: {health}");
+    }
     wait_until(&sim, "ready", || async {
         let (code, text) = d.get("/readyz?verbose").await;
         if code == 200 && text.contains("[+]informer-sync ok") { Ok(()) } else { Err(text) }
