@@ -49,7 +49,7 @@ mod tests;
 pub use nodes::{Nodes, seed};
 pub use scheduling::tolerates;
 
-use status::{bound_status, failed_status, running_status};
+use status::{bound_status, failed_status, ready_overwritten, restore_ready, running_status};
 
 /// Annotation: `"never"` keeps a running pod not Ready.
 pub const READY_ANNOTATION: &str = "kube-sim.io/ready";
@@ -256,6 +256,12 @@ impl Kubelet {
                 self.schedule(pod_ref, Step::Start, Instant::now() + delay);
             }
             "Running" => {
+                if ready_overwritten(pod) {
+                    // Someone else (the node lifecycle controller's
+                    // MarkPodsNotReady) set Ready False: the kubelet's
+                    // status manager posts its own view again.
+                    self.write_status(&pod_ref, |status, _| restore_ready(status));
+                }
                 if let Some(after) = annotation_duration(pod, FAIL_AFTER_ANNOTATION) {
                     self.schedule(pod_ref, Step::Fail, Instant::now() + after);
                 }

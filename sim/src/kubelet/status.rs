@@ -113,3 +113,29 @@ pub(super) fn failed_status(status: &mut Value, spec: &Value) {
         })
         .collect();
 }
+
+/// Whether a running pod's containers are all ready while its Ready
+/// condition says otherwise (written by someone other than the kubelet).
+pub(super) fn ready_overwritten(pod: &Value) -> bool {
+    let Some(statuses) = pod.pointer("/status/containerStatuses").and_then(Value::as_array) else { return false };
+    let all_ready = !statuses.is_empty() && statuses.iter().all(|c| c["ready"] == json!(true));
+    let ready_condition = pod
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+        .map(|c| c["status"] == "True");
+    all_ready && ready_condition == Some(false)
+}
+
+/// Sets the Ready and ContainersReady conditions back to True, as the
+/// kubelet's status manager does from its containers' readiness.
+pub(super) fn restore_ready(status: &mut Value) {
+    let at = now();
+    if let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) {
+        for c in conditions.iter_mut().filter(|c| c["type"] == "Ready" || c["type"] == "ContainersReady") {
+            if c["status"] != "True" {
+                *c = condition(c["type"].as_str().unwrap_or_default(), true, None, &at);
+            }
+        }
+    }
+}

@@ -421,6 +421,36 @@ async fn a_stopped_node_stops_heartbeating_and_its_pods_stop_until_it_starts() {
     wait_gone(&api, "victim").await;
 }
 
+/// What the node lifecycle controller's MarkPodsNotReady writes.
+fn mark_not_ready() -> Patch<Value> {
+    Patch::Strategic(
+        json!({"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "NodeNotReady"}]}}),
+    )
+}
+
+#[tokio::test]
+async fn the_kubelet_posts_ready_again_over_a_ready_condition_someone_else_set_false() {
+    let sim = util::start().await;
+    let api = pods(&sim);
+    create(&api, pod("web", json!({"spec": {"nodeName": "node-1"}}))).await;
+    wait_ready(&api, "web").await;
+    api.patch_status("web", &PatchParams::default(), &mark_not_ready()).await.expect("marked not ready");
+    wait_ready(&api, "web").await;
+
+    // On a stopped node nothing answers until it starts again.
+    sim.controls().stop_node("node-1").expect("node-1 stopped");
+    api.patch_status("web", &PatchParams::default(), &mark_not_ready()).await.expect("marked not ready");
+    let marked = as_json(&api.get("web").await.expect("read"));
+    assert_eq!(condition(&marked, "Ready").as_deref(), Some("False"), "{}", summary(&marked));
+    sim.controls().start_node("node-1").expect("node-1 started");
+    wait_ready(&api, "web").await;
+
+    // A pod whose containers are not ready stays not Ready.
+    create(&api, pod("never", json!({"metadata": {"annotations": {"kube-sim.io/ready": "never"}}}))).await;
+    let running = wait_pod(&api, "never", "Running", |p| phase(p) == "Running").await;
+    assert_eq!(condition(&running, "Ready").as_deref(), Some("False"), "{running}");
+}
+
 #[tokio::test]
 async fn a_graceful_deletion_finishes_after_the_capped_grace_period() {
     let sim = util::start().await;
