@@ -18,20 +18,18 @@
 //! happens" is checked after monitor passes the daemon reports, never after
 //! a sleep.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::TryStreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::{Api, ApiResource, DynamicObject, ListParams};
-use kube::runtime::watcher;
+use kube::api::{Api, ApiResource, ListParams};
 use kube_sim::SimConfig;
 use kube_sim::kubelet::KubeletConfig;
 use serde::de::DeserializeOwned;
 use tokio::process::Command;
 
 mod common;
+use common::recorder::{Recorder, assert_foreground};
 use common::{Env, kubectl_ok, run_ok, start, start_with, wait_until};
 
 const NS: &str = "default";
@@ -117,119 +115,6 @@ async fn chain(env: &Env, deployment: &str) -> (Vec<String>, Vec<String>) {
         owned::<ReplicaSet>(env, &[deployment.to_owned()]).await.iter().map(uid_of).collect();
     let pods = owned::<Pod>(env, &replica_sets).await.iter().map(uid_of).collect();
     (replica_sets, pods)
-}
-
-/// One state a watch reported.
-#[derive(Debug, Clone)]
-struct Seen {
-    /// The resourceVersion of this state.
-    rv: u64,
-    /// This is the object's deletion.
-    deleted: bool,
-    object: DynamicObject,
-}
-
-impl Seen {
-    fn uid(&self) -> &str {
-        self.object.metadata.uid.as_deref().unwrap_or_default()
-    }
-
-    fn typed<K: DeserializeOwned>(&self) -> K {
-        serde_json::to_value(&self.object).and_then(serde_json::from_value).expect("a valid object")
-    }
-}
-
-/// Every state the watches of some resource types (every namespace) report,
-/// in the order each watch reports them.
-struct Recorder {
-    seen: Arc<Mutex<Vec<Seen>>>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Recorder {
-    /// Starts watching `resources`; returns once each has listed.
-    async fn start(env: &Env, resources: &[ApiResource]) -> Self {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let mut tasks = Vec::new();
-        for resource in resources {
-            let api: Api<DynamicObject> = Api::all_with(env.client.clone(), resource);
-            let (out, (listed_tx, listed_rx)) = (seen.clone(), tokio::sync::oneshot::channel());
-            tasks.push(tokio::spawn(async move {
-                let stream = watcher(api, watcher::Config::default());
-                futures::pin_mut!(stream);
-                let mut listed = Some(listed_tx);
-                while let Ok(Some(event)) = stream.try_next().await {
-                    let (object, deleted) = match event {
-                        watcher::Event::InitApply(o) | watcher::Event::Apply(o) => (o, false),
-                        watcher::Event::Delete(o) => (o, true),
-                        watcher::Event::InitDone => {
-                            if let Some(tx) = listed.take() {
-                                let _ = tx.send(());
-                            }
-                            continue;
-                        }
-                        watcher::Event::Init => continue,
-                    };
-                    let rv = object.metadata.resource_version.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0);
-                    out.lock().expect("lock").push(Seen { rv, deleted, object });
-                }
-            }));
-            listed_rx.await.expect("the watch lists");
-        }
-        Recorder { seen, tasks }
-    }
-
-    /// The states of the object `uid` seen so far, deletion included.
-    fn states(&self, uid: &str) -> Vec<Seen> {
-        self.seen.lock().expect("lock").iter().filter(|s| s.uid() == uid).cloned().collect()
-    }
-
-    /// The version `uid` was deleted at.
-    fn deleted_at(&self, uid: &str) -> Option<u64> {
-        self.states(uid).iter().find(|s| s.deleted).map(|s| s.rv)
-    }
-
-    /// Waits until the watches reported the deletion of every one of `uids`
-    /// (they may lag the reads of the test).
-    async fn deletions(&self, env: &Env, uids: &[String]) {
-        wait_until(&env.sim, "the watches to report the deletions", || async {
-            let missing = uids.iter().filter(|u| self.deleted_at(u).is_none()).count();
-            if missing == 0 { Ok(()) } else { Err(format!("{missing} deletions not reported yet")) }
-        })
-        .await;
-    }
-
-    /// Every state of the objects named `name` (any uid).
-    fn named<K: DeserializeOwned>(&self, name: &str) -> Vec<(u64, K)> {
-        let seen = self.seen.lock().expect("lock");
-        seen.iter().filter(|s| s.object.metadata.name.as_deref() == Some(name)).map(|s| (s.rv, s.typed())).collect()
-    }
-}
-
-impl Drop for Recorder {
-    fn drop(&mut self) {
-        self.tasks.iter().for_each(|t| t.abort());
-    }
-}
-
-/// Asserts the foreground contract: `owner` was held with a
-/// deletionTimestamp and `foregroundDeletion` before the first of
-/// `dependents` went, and went only after every one of them.
-fn assert_foreground(recorder: &Recorder, owner: &str, dependents: &[String]) {
-    let owner_gone = recorder.deleted_at(owner).expect("the owner's deletion was seen");
-    let mut first_gone = u64::MAX;
-    for d in dependents {
-        let at = recorder.deleted_at(d).unwrap_or_else(|| panic!("the deletion of dependent {d} was seen"));
-        assert!(at < owner_gone, "dependent {d} went at {at}, after its owner {owner} (at {owner_gone})");
-        first_gone = first_gone.min(at);
-    }
-    let held = recorder.states(owner).iter().any(|s| {
-        let m = &s.object.metadata;
-        s.rv < first_gone
-            && m.deletion_timestamp.is_some()
-            && m.finalizers.iter().flatten().any(|f| f == "foregroundDeletion")
-    });
-    assert!(held, "{owner} was never seen held by foregroundDeletion before its dependents went");
 }
 
 fn node_name(pod: &Pod) -> &str {
@@ -505,7 +390,7 @@ async fn with_every_node_dead_nothing_is_tainted_no_execute_or_evicted() {
     for node in nodes(&env).await {
         assert_eq!(taints(&node), [format!("{UNREACHABLE}:NoSchedule")], "{:?}", node.metadata.name);
     }
-    let seen = recorder.seen.lock().expect("lock").clone();
+    let seen = recorder.all();
     for s in &seen {
         // Nodes are the objects outside namespaces.
         if s.object.metadata.namespace.is_none() {

@@ -12,19 +12,17 @@
 //! and its dependents' as parameters, so other owner chains reuse them.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 
-use futures::TryStreamExt;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Pod};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
-use kube::runtime::watcher;
 use kube_sim::controls::CustomResource;
 use kube_sim::faults::{FaultRule, FaultSpec};
 use serde_json::json;
 use tokio::process::Command;
 
 mod common;
+use common::recorder::{Recorder, assert_foreground};
 use common::{Env, start, wait_until};
 
 const NS: &str = "default";
@@ -103,81 +101,9 @@ async fn gone(env: &Env, resource: &ApiResource, name: &str) {
     .await;
 }
 
-/// One state a watch reported.
-#[derive(Debug, Clone)]
-struct Seen {
-    /// The object's uid.
-    uid: String,
-    /// The resourceVersion of this state (kube-sim's versions are global,
-    /// as etcd's revisions: they order states across types).
-    rv: u64,
-    /// Its finalizers and whether it had a deletionTimestamp; `None`: this
-    /// is its deletion.
-    state: Option<(Vec<String>, bool)>,
-}
-
-/// Records every state the watches of `resources` in [`NS`] see; returns
-/// once each has listed.
-async fn record(env: &Env, resources: &[ApiResource]) -> (Arc<Mutex<Vec<Seen>>>, Vec<tokio::task::JoinHandle<()>>) {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let mut tasks = Vec::new();
-    for resource in resources {
-        let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), NS, resource);
-        let (out, (listed_tx, listed_rx)) = (seen.clone(), tokio::sync::oneshot::channel());
-        tasks.push(tokio::spawn(async move {
-            let stream = watcher(api, watcher::Config::default());
-            futures::pin_mut!(stream);
-            let mut listed = Some(listed_tx);
-            while let Ok(Some(event)) = stream.try_next().await {
-                let (obj, deleted) = match event {
-                    watcher::Event::InitApply(o) | watcher::Event::Apply(o) => (o, false),
-                    watcher::Event::Delete(o) => (o, true),
-                    watcher::Event::InitDone => {
-                        if let Some(tx) = listed.take() {
-                            let _ = tx.send(());
-                        }
-                        continue;
-                    }
-                    watcher::Event::Init => continue,
-                };
-                let m = obj.metadata;
-                out.lock().expect("lock").push(Seen {
-                    uid: m.uid.unwrap_or_default(),
-                    rv: m.resource_version.and_then(|rv| rv.parse().ok()).unwrap_or(0),
-                    state: (!deleted).then(|| (m.finalizers.unwrap_or_default(), m.deletion_timestamp.is_some())),
-                });
-            }
-        }));
-        listed_rx.await.expect("the watch lists");
-    }
-    (seen, tasks)
-}
-
-/// The resourceVersion at which `uid` was deleted, as recorded.
-fn deleted_at(seen: &[Seen], uid: &str) -> Option<u64> {
-    seen.iter().find(|s| s.uid == uid && s.state.is_none()).map(|s| s.rv)
-}
-
-/// Asserts the foreground contract on `seen`: `owner` was held with
-/// `foregroundDeletion` and a deletionTimestamp while its dependents
-/// existed, and went only after every one of `dependents` had gone.
-fn assert_foreground(seen: &[Seen], owner: &str, dependents: &[String]) {
-    let owner_gone = deleted_at(seen, owner).expect("the owner's deletion was seen");
-    let first_dependent_gone = dependents
-        .iter()
-        .map(|d| {
-            let at = deleted_at(seen, d).unwrap_or_else(|| panic!("the deletion of dependent {d} was seen"));
-            assert!(at < owner_gone, "dependent {d} went at {at}, after its owner (at {owner_gone})");
-            at
-        })
-        .min()
-        .expect("dependents");
-    let held = seen.iter().any(|s| {
-        s.uid == owner
-            && s.rv < first_dependent_gone
-            && s.state.as_ref().is_some_and(|(f, deleting)| *deleting && f.iter().any(|f| f == "foregroundDeletion"))
-    });
-    assert!(held, "the owner was never seen held by foregroundDeletion before its dependents went: {seen:?}");
+/// APIs of `resources` in [`NS`].
+fn in_namespace(env: &Env, resources: &[ApiResource]) -> Vec<Api<DynamicObject>> {
+    resources.iter().map(|r| Api::namespaced_with(env.client.clone(), NS, r)).collect()
 }
 
 fn widgets() -> CustomResource {
@@ -283,19 +209,14 @@ async fn cascade_foreground_removes_the_pods_before_the_rs() {
     let uid = replica_set_with_pods(&env, "web", 3).await;
     let pod_uids: Vec<String> =
         dependents(&env, &pods(), &uid).await.into_iter().filter_map(|p| p.metadata.uid).collect();
-    let (seen, watches) = record(&env, &[replica_sets(), pods()]).await;
+    let recorder = Recorder::watch(in_namespace(&env, &[replica_sets(), pods()])).await;
     kubectl_delete(&env, "rs", "web", "foreground").await;
     gone(&env, &replica_sets(), "web").await;
     dependents_gone(&env, &pods(), &uid).await;
     // The watches may lag the reads above: wait for them to report it all.
-    wait_until(&env.sim, "the watches to report the deletions", || async {
-        let seen = seen.lock().expect("lock");
-        let missing = std::iter::once(&uid).chain(&pod_uids).filter(|u| deleted_at(&seen, u).is_none()).count();
-        if missing == 0 { Ok(()) } else { Err(format!("{missing} deletions not reported yet")) }
-    })
-    .await;
-    assert_foreground(&seen.lock().expect("lock"), &uid, &pod_uids);
-    watches.iter().for_each(|w| w.abort());
+    let everything: Vec<String> = std::iter::once(uid.clone()).chain(pod_uids.iter().cloned()).collect();
+    recorder.deletions(&env, &everything).await;
+    assert_foreground(&recorder, &uid, &pod_uids);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -349,17 +270,11 @@ async fn a_custom_resource_owner_held_by_foreground_waits_for_its_config_maps() 
         "name": "w", "uid": uid, "blockOwnerDeletion": true}]}});
     api.patch("cm", &Default::default(), &kube::api::Patch::Merge(patch)).await.expect("patched");
     let cm_uid = config_map(&env, "cm").await.and_then(|c| c.metadata.uid).expect("uid");
-    let (seen, watches) = record(&env, &[widget_resource(), config_maps()]).await;
+    let recorder = Recorder::watch(in_namespace(&env, &[widget_resource(), config_maps()])).await;
     kubectl_delete(&env, "widgets", "w", "foreground").await;
     gone(&env, &widget_resource(), "w").await;
-    wait_until(&env.sim, "the watches to report the deletions", || async {
-        let seen = seen.lock().expect("lock");
-        let missing = [&uid, &cm_uid].into_iter().filter(|u| deleted_at(&seen, u).is_none()).count();
-        if missing == 0 { Ok(()) } else { Err(format!("{missing} deletions not reported yet")) }
-    })
-    .await;
-    assert_foreground(&seen.lock().expect("lock"), &uid, &[cm_uid]);
-    watches.iter().for_each(|w| w.abort());
+    recorder.deletions(&env, &[uid.clone(), cm_uid.clone()]).await;
+    assert_foreground(&recorder, &uid, &[cm_uid]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

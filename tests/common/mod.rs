@@ -12,6 +12,8 @@ use std::time::Duration;
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
+pub mod recorder;
+
 /// Generous deadline for any condition.
 const DEADLINE: Duration = Duration::from_secs(90);
 
