@@ -536,12 +536,20 @@ async fn all_pods_run(env: &Env, name: &str, image: &str, replicas: usize) {
 }
 
 /// Waits until the ReplicaSets of `name` have the given (revision,
-/// spec.replicas) pairs, by revision.
+/// spec.replicas) pairs, by revision, and each has as many pods as it
+/// wants (upstream e2e's `waitForReplicaSetDesiredReplicas`: a ReplicaSet
+/// scaled down while its own creates are still in flight deletes only once
+/// they are observed, so a user acting before then can see more pods than
+/// `replicas + maxSurge` for a moment, on upstream too).
 async fn sizes_are(env: &Env, name: &str, want: &[(&str, i32)]) {
     wait_until(&env.sim, &format!("ReplicaSets of {name} at {want:?}"), || async move {
         let sets = replica_sets(env, name).await;
         let seen: Vec<(&str, i32)> = sets.iter().map(|rs| (revision(rs), spec_replicas(rs))).collect();
-        if seen == want { Ok(()) } else { Err(format!("{:?}", summary(&sets))) }
+        let settled = sets.iter().all(|rs| {
+            let status = rs.status.clone().unwrap_or_default();
+            status.replicas == spec_replicas(rs) && status.observed_generation == rs.metadata.generation
+        });
+        if seen == want && settled { Ok(()) } else { Err(format!("{:?}", summary(&sets))) }
     })
     .await;
 }
