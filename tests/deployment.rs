@@ -536,12 +536,20 @@ async fn all_pods_run(env: &Env, name: &str, image: &str, replicas: usize) {
 }
 
 /// Waits until the ReplicaSets of `name` have the given (revision,
-/// spec.replicas) pairs, by revision.
+/// spec.replicas) pairs, by revision, and each has as many pods as it
+/// wants (upstream e2e's `waitForReplicaSetDesiredReplicas`: a ReplicaSet
+/// scaled down while its own creates are still in flight deletes only once
+/// they are observed, so a user acting before then can see more pods than
+/// `replicas + maxSurge` for a moment, on upstream too).
 async fn sizes_are(env: &Env, name: &str, want: &[(&str, i32)]) {
     wait_until(&env.sim, &format!("ReplicaSets of {name} at {want:?}"), || async move {
         let sets = replica_sets(env, name).await;
         let seen: Vec<(&str, i32)> = sets.iter().map(|rs| (revision(rs), spec_replicas(rs))).collect();
-        if seen == want { Ok(()) } else { Err(format!("{:?}", summary(&sets))) }
+        let settled = sets.iter().all(|rs| {
+            let status = rs.status.clone().unwrap_or_default();
+            status.replicas == spec_replicas(rs) && status.observed_generation == rs.metadata.generation
+        });
+        if seen == want && settled { Ok(()) } else { Err(format!("{:?}", summary(&sets))) }
     })
     .await;
 }
@@ -832,6 +840,10 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
     }))
     .expect("a Deployment");
     let d = deployments.create(&PostParams::default(), &d).await.expect("Deployment created");
+    // The premise: kcm-rs would name this template's ReplicaSet otherwise,
+    // so only recognising the template (not the name) passes.
+    let stored = d.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+    assert_ne!(kcm_controllers::deployment::compute_hash(&stored, None), UPSTREAM_HASH);
     let owner = json!([{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
         "uid": d.metadata.uid, "controller": true, "blockOwnerDeletion": true}]);
     // Revision 1 (an older template, scaled to 0; its hash is only a label
