@@ -429,8 +429,11 @@ impl Executor {
         let mut last = String::new();
         for attempt in 0..2 {
             if attempt > 0 {
+                // The API server takes metadata from a status write too: send
+                // the fresh object, so that nothing another writer changed
+                // meanwhile (annotations, ownerReferences) is undone.
                 match api.get(name).await {
-                    Ok(fresh) => body.metadata.resource_version = fresh.metadata.resource_version,
+                    Ok(fresh) => body = ReplicaSet { status: Some(status.clone()), ..fresh },
                     Err(error) => return Outcome::Failed(error_message(&error)),
                 }
             }
@@ -509,7 +512,7 @@ fn error_message(error: &kube::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::apps::v1::ReplicaSetSpec;
+    use k8s_openapi::api::apps::v1::{ReplicaSetSpec, ReplicaSetStatus};
     use k8s_openapi::api::core::v1::{Container, Namespace, PodSpec, PodTemplateSpec};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
     use kube_sim::{Sim, SimConfig};
@@ -667,6 +670,30 @@ mod tests {
             Executed::ClaimFailed(message) => assert!(message.contains("has just been deleted"), "{message}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A status write that conflicts is retried on the fresh object: what
+    /// another writer changed meanwhile (here an annotation) is kept.
+    #[tokio::test]
+    async fn a_conflicting_status_write_is_retried_without_undoing_other_writes() {
+        let (_sim, executor, client) = start().await;
+        let api: Api<ReplicaSet> = Api::namespaced(client, "default");
+        let cached =
+            api.create(&PostParams::default(), &replica_set("default", "rs", "v1", None)).await.expect("create");
+        let patch = serde_json::json!({"metadata": {"annotations": {"deployment.kubernetes.io/revision": "2"}}});
+        api.patch("rs", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(patch)).await.expect("annotated");
+        let status = ReplicaSetStatus { replicas: 0, observed_generation: Some(1), ..Default::default() };
+        let mut plan = Plan::new();
+        plan.push(Action::UpdateReplicaSetStatus {
+            namespace: "default".into(),
+            name: "rs".into(),
+            resource_version: cached.metadata.resource_version.clone(),
+            status: Box::new(status),
+        });
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        let now = api.get("rs").await.expect("get");
+        assert_eq!(now.status.and_then(|s| s.observed_generation), Some(1));
+        assert_eq!(now.metadata.annotations.unwrap_or_default()["deployment.kubernetes.io/revision"], "2");
     }
 
     /// Two updates of one object in a plan: the second is sent at the
