@@ -11,7 +11,6 @@
 //! The figures go into the README's benchmark section.
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -20,6 +19,8 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube_sim::kubelet::KubeletConfig;
 use kube_sim::{Sim, SimConfig};
 use serde_json::json;
+
+mod common;
 
 /// Deployments created.
 const DEPLOYMENTS: usize = 1_000;
@@ -95,15 +96,6 @@ fn conflicts(sim: &Sim) -> u64 {
     stats.iter().filter(|l| WRITES.contains(&l.verb.as_str()) && l.code == 409).map(|l| l.count).sum()
 }
 
-fn resident_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kib| kib / 1024.0)
-}
-
 /// A Deployment whose rollout to `image` is complete: observed, every
 /// replica updated and available, no old pod left.
 fn complete(d: &Deployment, image: &str) -> bool {
@@ -120,7 +112,7 @@ fn complete(d: &Deployment, image: &str) -> bool {
 /// sampling kcm-rs's memory into `peak_mib`.
 async fn wait_complete(api: &Api<Deployment>, image: &str, pid: u32, start: Instant, peak_mib: &mut f64) {
     loop {
-        *peak_mib = peak_mib.max(resident_mib(pid));
+        *peak_mib = peak_mib.max(common::resident_mib(pid));
         let list = api.list(&ListParams::default()).await.expect("listed");
         let done = list.items.iter().filter(|d| complete(d, image)).count();
         if done == DEPLOYMENTS {
@@ -141,22 +133,9 @@ async fn main() {
     })
     .await
     .expect("kube-sim starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
-    let mut daemon = tokio::process::Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .args([
-            "--kube-api-qps=0",
-            "--leader-elect=false",
-            "--secure-port=0",
-            "--controllers=deployment-controller,replicaset-controller",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kcm-rs starts");
+    let (_dir, kubeconfig) = common::kubeconfig(&sim);
+    let mut daemon =
+        common::kcm_rs(&kubeconfig, &["--kube-api-qps=0", "--controllers=deployment-controller,replicaset-controller"]);
     let pid = daemon.id().expect("running");
     let api: Api<Deployment> = Api::namespaced(sim.client().expect("client"), "default");
     let mut peak_mib = 0.0f64;

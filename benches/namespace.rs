@@ -9,7 +9,6 @@
 //!
 //! The figures go into the README's benchmark section.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -18,6 +17,8 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube_sim::{Sim, SimConfig};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+
+mod common;
 
 /// Namespaces deleted.
 const NAMESPACES: usize = 100;
@@ -55,9 +56,7 @@ async fn populate(client: kube::Client, i: usize) {
 #[tokio::main]
 async fn main() {
     let sim = Sim::start(SimConfig { history: 200_000, ..SimConfig::default() }).await.expect("kube-sim starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
+    let (_dir, kubeconfig) = common::kubeconfig(&sim);
     let client = sim.client().expect("client");
     futures::stream::iter(0..NAMESPACES)
         .map(|i| populate(client.clone(), i))
@@ -65,14 +64,7 @@ async fn main() {
         .collect::<Vec<_>>()
         .await;
 
-    let mut daemon = tokio::process::Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .args(["--leader-elect=false", "--secure-port=0", "--controllers=namespace-controller"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kcm-rs starts");
+    let mut daemon = common::kcm_rs(&kubeconfig, &["--controllers=namespace-controller"]);
     let namespaces: Api<Namespace> = Api::all(client.clone());
     // Let kcm-rs start and sync before the clock starts.
     tokio::time::sleep(Duration::from_secs(2)).await;

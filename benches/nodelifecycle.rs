@@ -15,7 +15,6 @@
 //! The figures go into the README's benchmark section.
 
 use std::hint::black_box;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
@@ -25,6 +24,8 @@ use kcm_controllers::node::monitor::{Config, Monitor};
 use kube::api::{Api, ListParams};
 use kube_sim::kubelet::KubeletConfig;
 use kube_sim::{Sim, SimConfig};
+
+mod common;
 
 /// Nodes of the core benchmark.
 const CORE_NODES: usize = 5_000;
@@ -104,12 +105,7 @@ fn writes(sim: &Sim) -> u64 {
 
 /// Resident MiB and CPU seconds (user + system) of `pid`.
 fn usage(pid: u32) -> (f64, f64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let rss = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kib| kib / 1024.0);
+    let rss = common::resident_mib(pid);
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let fields: Vec<&str> =
         stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
@@ -134,25 +130,17 @@ async fn end_to_end() {
     })
     .await
     .expect("kube-sim starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
-    let mut daemon = tokio::process::Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .args([
+    let (_dir, kubeconfig) = common::kubeconfig(&sim);
+    let mut daemon = common::kcm_rs(
+        &kubeconfig,
+        &[
             "--kube-api-qps=0",
-            "--leader-elect=false",
-            "--secure-port=0",
             "--controllers=nodelifecycle",
             "--node-monitor-period=1s",
             "--node-monitor-grace-period=6s",
             "--node-eviction-rate=1000",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kcm-rs starts");
+        ],
+    );
     let pid = daemon.id().expect("running");
     let client = sim.client().expect("client");
     let events: Api<Event> = Api::all(client.clone());

@@ -8,7 +8,6 @@
 //!
 //! The figures go into the README's benchmark section.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -17,6 +16,8 @@ use kube::api::{Api, ListParams, PostParams};
 use kube_sim::kubelet::KubeletConfig;
 use kube_sim::{Sim, SimConfig};
 use serde_json::json;
+
+mod common;
 
 /// ReplicaSets created.
 const REPLICA_SETS: usize = 1_000;
@@ -48,15 +49,6 @@ fn writes(sim: &Sim) -> u64 {
     sim.controls().stats().iter().filter(|l| WRITES.contains(&l.verb.as_str())).map(|l| l.count).sum()
 }
 
-fn resident_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kib| kib / 1024.0)
-}
-
 #[tokio::main]
 async fn main() {
     let sim = Sim::start(SimConfig {
@@ -67,17 +59,8 @@ async fn main() {
     })
     .await
     .expect("kube-sim starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
-    let mut daemon = tokio::process::Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .args(["--kube-api-qps=0", "--leader-elect=false", "--secure-port=0", "--controllers=replicaset-controller"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kcm-rs starts");
+    let (_dir, kubeconfig) = common::kubeconfig(&sim);
+    let mut daemon = common::kcm_rs(&kubeconfig, &["--kube-api-qps=0", "--controllers=replicaset-controller"]);
     let pid = daemon.id().expect("running");
 
     let api: Api<ReplicaSet> = Api::namespaced(sim.client().expect("client"), "default");
@@ -94,7 +77,7 @@ async fn main() {
     let created = start.elapsed();
     let mut peak_mib = 0.0f64;
     loop {
-        peak_mib = peak_mib.max(resident_mib(pid));
+        peak_mib = peak_mib.max(common::resident_mib(pid));
         let list = api.list(&ListParams::default()).await.expect("listed");
         let ready =
             list.items.iter().filter(|rs| rs.status.as_ref().and_then(|s| s.ready_replicas) == Some(REPLICAS)).count();

@@ -10,7 +10,6 @@
 //!
 //! The figures go into the README's benchmark section.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -18,6 +17,8 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube_sim::{Sim, SimConfig};
 use serde_json::json;
+
+mod common;
 
 /// Pods on the tainted node.
 const PODS: usize = 300;
@@ -30,9 +31,7 @@ fn requests(sim: &Sim) -> u64 {
 
 async fn run(client_flags: &[&str]) {
     let sim = Sim::start(SimConfig { history: 200_000, ..SimConfig::default() }).await.expect("kube-sim starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
+    let (_dir, kubeconfig) = common::kubeconfig(&sim);
     let client = sim.client().expect("client");
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     futures::stream::iter(0..PODS)
@@ -49,15 +48,8 @@ async fn run(client_flags: &[&str]) {
         .collect::<Vec<_>>()
         .await;
 
-    let mut daemon = tokio::process::Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .args(["--leader-elect=false", "--secure-port=0", "--controllers=taint-eviction-controller"])
-        .args(client_flags)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kcm-rs starts");
+    let mut daemon =
+        common::kcm_rs(&kubeconfig, &[&["--controllers=taint-eviction-controller"][..], client_flags].concat());
     // Let kcm-rs start and sync before the clock starts.
     tokio::time::sleep(Duration::from_secs(2)).await;
 
