@@ -11,7 +11,7 @@ use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
 mod common;
-use common::{free_port, sim_with_kubeconfig, wait_until};
+use common::{free_port, https_get, sim_with_kubeconfig, wait_until};
 
 /// How long a stopped daemon may take to exit.
 const EXIT_DEADLINE: Duration = Duration::from_secs(30);
@@ -28,14 +28,7 @@ impl Daemon {
     }
 
     async fn get(&self, path: &str) -> (u16, String) {
-        let out = Command::new("curl")
-            .args(["-sk", "-o", "-", "-w", "\n%{http_code}", &format!("https://127.0.0.1:{}{path}", self.port)])
-            .output()
-            .await
-            .expect("curl runs");
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
-        (code.trim().parse().unwrap_or(0), body.to_owned())
+        https_get(self.port, path).await
     }
 
     fn signal(&self, signal: &str) {

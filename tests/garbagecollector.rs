@@ -23,7 +23,7 @@ use tokio::process::Command;
 
 mod common;
 use common::recorder::{Recorder, assert_foreground};
-use common::{Env, start, wait_until};
+use common::{Env, start, wait_until, widgets};
 
 const NS: &str = "default";
 
@@ -104,18 +104,6 @@ async fn gone(env: &Env, resource: &ApiResource, name: &str) {
 /// APIs of `resources` in [`NS`].
 fn in_namespace(env: &Env, resources: &[ApiResource]) -> Vec<Api<DynamicObject>> {
     resources.iter().map(|r| Api::namespaced_with(env.client.clone(), NS, r)).collect()
-}
-
-fn widgets() -> CustomResource {
-    CustomResource {
-        group: "example.com".into(),
-        version: "v1".into(),
-        plural: "widgets".into(),
-        kind: "Widget".into(),
-        namespaced: true,
-        short_names: vec![],
-        verbs: None,
-    }
 }
 
 fn widget_resource() -> ApiResource {

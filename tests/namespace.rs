@@ -13,27 +13,14 @@ use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
-use kube_sim::controls::CustomResource;
 use kube_sim::faults::{FaultRule, FaultSpec};
 use serde_json::{Value, json};
 use tokio::process::Command;
 
 mod common;
-use common::{Env, start, wait_until};
+use common::{Env, start, wait_until, widgets};
 
 // === utils ===
-
-fn widgets() -> CustomResource {
-    CustomResource {
-        group: "example.com".into(),
-        version: "v1".into(),
-        plural: "widgets".into(),
-        kind: "Widget".into(),
-        namespaced: true,
-        short_names: Vec::new(),
-        verbs: None,
-    }
-}
 
 /// Every namespaced type the test creates, as (apiVersion, plural, kind).
 const TYPES: &[(&str, &str, &str)] = &[

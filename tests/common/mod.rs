@@ -65,17 +65,36 @@ pub struct Env {
 }
 
 impl Env {
-    /// `GET https://127.0.0.1:<port><path>` on the daemon (self-signed
-    /// certificate): the status code and body (code 0 if unreachable).
+    /// `GET https://127.0.0.1:<port><path>` on the daemon: see [`https_get`].
     pub async fn scrape(&self, path: &str) -> (u16, String) {
-        let out = Command::new("curl")
-            .args(["-sk", "-o", "-", "-w", "\n%{http_code}", &format!("https://127.0.0.1:{}{path}", self.port)])
-            .output()
-            .await
-            .expect("curl runs");
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
-        (code.trim().parse().unwrap_or(0), body.to_owned())
+        https_get(self.port, path).await
+    }
+}
+
+/// `GET https://127.0.0.1:<port><path>` on a daemon (self-signed
+/// certificate): the status code and body (code 0 if unreachable).
+pub async fn https_get(port: u16, path: &str) -> (u16, String) {
+    let out = Command::new("curl")
+        .args(["-sk", "-o", "-", "-w", "\n%{http_code}", &format!("https://127.0.0.1:{port}{path}")])
+        .output()
+        .await
+        .expect("curl runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), body.to_owned())
+}
+
+/// A namespaced custom resource type `widgets.example.com/v1` to register
+/// at run time.
+pub fn widgets() -> kube_sim::controls::CustomResource {
+    kube_sim::controls::CustomResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        plural: "widgets".into(),
+        kind: "Widget".into(),
+        namespaced: true,
+        short_names: Vec::new(),
+        verbs: None,
     }
 }
 
