@@ -73,6 +73,8 @@ struct Record {
     deletes: usize,
     /// Whether `update(obj, obj)` (a resync) is expected.
     resync_allowed: bool,
+    /// Counts the adds, updates and deletes delivered, for waiting on them.
+    delivered: tokio::sync::watch::Sender<u64>,
 }
 
 impl Recorder {
@@ -89,12 +91,18 @@ impl Recorder {
     fn live(&self) -> BTreeMap<String, String> {
         self.lock().live.clone()
     }
+
+    /// How many adds, updates and deletes were delivered so far, as it grows.
+    fn deliveries(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.lock().delivered.subscribe()
+    }
 }
 
 impl<K: Resource + Send + Sync + 'static> EventHandler<K> for Recorder {
     fn on_add(&self, obj: &Arc<K>) {
         let mut r = self.lock();
         r.adds += 1;
+        r.delivered.send_modify(|n| *n += 1);
         let key = key_of(&**obj);
         if let Some(prev) = r.live.insert(key.clone(), rv(&**obj)) {
             r.violations.push(format!("add of {key}@{} while live at {prev}", rv(&**obj)));
@@ -117,6 +125,7 @@ impl<K: Resource + Send + Sync + 'static> EventHandler<K> for Recorder {
             return;
         }
         r.updates += 1;
+        r.delivered.send_modify(|n| *n += 1);
         if last.as_deref() != Some(old_rv.as_str()) {
             r.violations.push(format!("update of {key} from {old_rv}, last delivered {last:?}"));
         }
@@ -129,6 +138,7 @@ impl<K: Resource + Send + Sync + 'static> EventHandler<K> for Recorder {
     fn on_delete(&self, last_known: &Arc<K>) {
         let mut r = self.lock();
         r.deletes += 1;
+        r.delivered.send_modify(|n| *n += 1);
         let key = key_of(&**last_known);
         if r.live.remove(&key).is_none() {
             r.violations.push(format!("delete of {key}, not live"));
@@ -363,14 +373,24 @@ async fn no_change_is_lost_or_duplicated_under_faults() {
     sim.controls()
         .set_faults(FaultSpec { rules: vec![FaultRule { error_rate: 0.2, ..FaultRule::default() }] })
         .unwrap();
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-
-    // The writer: random creates, updates and deletes over 2 x 25 names.
+    // The writer: random creates, updates and deletes over 2 x 25 names,
+    // at least WRITES of them, and the chaos, at least ROUNDS blows, each
+    // once CHAOS_EVERY writes were made since the last one and the handler
+    // was delivered something since (the informer's watch or relist
+    // resumed): paced by the informer, not the clock. The blows, in turn:
+    // watches dropped (resumed from their last version); history compacted
+    // then watches dropped (the watch resumes from a version now gone:
+    // 410, relist, paginated, cut between pages by the next compaction or a
+    // failure); watches dropped; connections reset.
+    const WRITES: u32 = 1_000;
+    const ROUNDS: u32 = 12;
+    const CHAOS_EVERY: u32 = 20;
     let writer = {
-        let (client, stop) = (client.clone(), stop.clone());
+        let (client, controls, mut delivered) = (client.clone(), sim.controls().clone(), recorder.deliveries());
         tokio::spawn(async move {
-            let mut writes = 0u32;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let (mut writes, mut rounds, mut since) = (0u32, 0u32, 0u32);
+            let mut mark = *delivered.borrow_and_update();
+            while writes < WRITES || rounds < ROUNDS {
                 let (ns, i, op) = {
                     let mut rng = rand::rng();
                     (namespaces[rng.random_range(0..2)], rng.random_range(0..25), rng.random_range(0..10))
@@ -378,6 +398,7 @@ async fn no_change_is_lost_or_duplicated_under_faults() {
                 let api = Api::<ConfigMap>::namespaced(client.clone(), ns);
                 let name = format!("cm-{i}");
                 writes += 1;
+                since += 1;
                 // Failures (injected 500s, conflicts, not found) are part of the game.
                 let _ = match op {
                     0..=2 => {
@@ -397,37 +418,23 @@ async fn no_change_is_lost_or_duplicated_under_faults() {
                         .map(|_| ()),
                     _ => api.delete(&name, &DeleteParams::default()).await.map(|_| ()),
                 };
-                tokio::time::sleep(Duration::from_millis(2)).await;
+                let now = *delivered.borrow_and_update();
+                if since >= CHAOS_EVERY && now > mark {
+                    match rounds % 4 {
+                        1 => {
+                            controls.compact();
+                            controls.drop_watches();
+                        }
+                        3 => controls.restart(),
+                        _ => controls.drop_watches(),
+                    }
+                    (rounds, since, mark) = (rounds + 1, 0, now);
+                }
             }
             writes
         })
     };
-    // The chaos: watches dropped often (resumed from their last version);
-    // every second, history compacted then watches dropped (the watch
-    // resumes from a version now gone: 410, relist, paginated, cut between
-    // pages by the next compaction or a failure), or connections reset.
-    let chaos = {
-        let (controls, stop) = (sim.controls().clone(), stop.clone());
-        tokio::spawn(async move {
-            let mut round = 0u32;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                round += 1;
-                match round % 10 {
-                    0 | 5 => {
-                        controls.compact();
-                        controls.drop_watches();
-                    }
-                    7 => controls.restart(),
-                    _ => controls.drop_watches(),
-                }
-            }
-        })
-    };
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let writes = writer.await.unwrap();
-    chaos.await.unwrap();
     let watches = request_count(&sim, "watch", "configmaps");
     sim.controls().clear_faults();
 
