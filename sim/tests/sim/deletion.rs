@@ -43,11 +43,11 @@ fn namespace(name: &str) -> Namespace {
 }
 
 /// Waits until `name` is gone from `api`.
-async fn wait_gone<K>(api: &Api<K>, name: &str)
+async fn wait_gone<K>(sim: &kube_sim::Sim, api: &Api<K>, name: &str)
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    util::wait_for(&format!("{name} to be gone"), || async move {
+    util::wait_for(sim, &format!("{name} to be gone"), || async move {
         match api.get_opt(name).await {
             Ok(None) => Ok(()),
             Ok(Some(o)) => Err(format!("still there: {:?}", o.meta())),
@@ -57,8 +57,8 @@ where
     .await;
 }
 
-async fn wait_running(api: &Api<Pod>, name: &str) {
-    util::wait_for(&format!("{name} to run"), || async move {
+async fn wait_running(sim: &kube_sim::Sim, api: &Api<Pod>, name: &str) {
+    util::wait_for(sim, &format!("{name} to run"), || async move {
         let pod = api.get(name).await.map_err(|e| e.to_string())?;
         let phase = pod.status.and_then(|s| s.phase).unwrap_or_default();
         if phase == "Running" { Ok(()) } else { Err(phase) }
@@ -85,7 +85,7 @@ async fn deleting_a_pod_bound_to_a_node_is_graceful_until_the_kubelet_finishes_i
     let sim = util::start().await;
     let pods: Api<Pod> = Api::default_namespaced(sim.client().expect("client"));
     pods.create(&PostParams::default(), &bound_pod("web", "node-1")).await.expect("created");
-    wait_running(&pods, "web").await;
+    wait_running(&sim, &pods, "web").await;
     // With the node stopped its kubelet cannot finish the deletion, so the
     // marked state stays observable.
     sim.controls().stop_node("node-1").expect("node-1 exists");
@@ -105,7 +105,7 @@ async fn deleting_a_pod_bound_to_a_node_is_graceful_until_the_kubelet_finishes_i
     assert_eq!(shorter.metadata.deletion_grace_period_seconds, Some(5));
 
     sim.controls().start_node("node-1").expect("node-1 exists");
-    wait_gone(&pods, "web").await;
+    wait_gone(&sim, &pods, "web").await;
 }
 
 #[tokio::test]
@@ -114,7 +114,7 @@ async fn watchers_see_a_graceful_delete_as_modified_then_deleted() {
     let client = sim.client().expect("client");
     let pods: Api<Pod> = Api::default_namespaced(client.clone());
     pods.create(&PostParams::default(), &bound_pod("web", "node-1")).await.expect("created");
-    wait_running(&pods, "web").await;
+    wait_running(&sim, &pods, "web").await;
     let list = get(&client, "/api/v1/namespaces/default/pods").await.json();
     let from = list["metadata"]["resourceVersion"].as_str().expect("list version").to_owned();
     let path = format!("/api/v1/namespaces/default/pods?watch=true&resourceVersion={from}");
@@ -139,7 +139,7 @@ async fn delete_with_grace_period_zero_is_immediate() {
     let sim = util::start().await;
     let pods: Api<Pod> = Api::default_namespaced(sim.client().expect("client"));
     pods.create(&PostParams::default(), &bound_pod("web", "node-1")).await.expect("created");
-    wait_running(&pods, "web").await;
+    wait_running(&sim, &pods, "web").await;
     sim.controls().stop_node("node-1").expect("node-1 exists");
     pods.delete("web", &DeleteParams { grace_period_seconds: Some(0), ..Default::default() }).await.expect("deleted");
     assert!(pods.get_opt("web").await.expect("get").is_none(), "gone at once, with no kubelet involved");
@@ -218,7 +218,7 @@ async fn propagation_policies_set_the_garbage_collector_finalizers() {
         // Removing the finalizer, as the garbage collector does, finishes it.
         let patch = Patch::Merge(json!({"metadata": {"finalizers": null}}));
         api.patch(name, &PatchParams::default(), &patch).await.expect("finalizer removed");
-        wait_gone(&api, name).await;
+        wait_gone(&sim, &api, name).await;
     }
     api.create(&PostParams::default(), &deployment("background")).await.expect("created");
     api.delete("background", &DeleteParams::background()).await.expect("deleted");

@@ -86,8 +86,14 @@ fn summary(pod: &Value) -> String {
 }
 
 /// Waits until pod `name` satisfies `ok`, returning it.
-async fn wait_pod(api: &kube::Api<Pod>, name: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
-    wait_for(&format!("pod {name} {what}"), || async {
+async fn wait_pod(
+    sim: &kube_sim::Sim,
+    api: &kube::Api<Pod>,
+    name: &str,
+    what: &str,
+    ok: impl Fn(&Value) -> bool,
+) -> Value {
+    wait_for(sim, &format!("pod {name} {what}"), || async {
         let pod = api.get(name).await.map_err(|e| e.to_string())?;
         let pod = as_json(&pod);
         if ok(&pod) { Ok(pod) } else { Err(summary(&pod)) }
@@ -95,13 +101,13 @@ async fn wait_pod(api: &kube::Api<Pod>, name: &str, what: &str, ok: impl Fn(&Val
     .await
 }
 
-async fn wait_ready(api: &kube::Api<Pod>, name: &str) -> Value {
-    wait_pod(api, name, "Ready", |p| condition(p, "Ready").as_deref() == Some("True")).await
+async fn wait_ready(sim: &kube_sim::Sim, api: &kube::Api<Pod>, name: &str) -> Value {
+    wait_pod(sim, api, name, "Ready", |p| condition(p, "Ready").as_deref() == Some("True")).await
 }
 
 /// Waits until pod `name` is gone (404).
-async fn wait_gone(api: &kube::Api<Pod>, name: &str) {
-    wait_for(&format!("pod {name} gone"), || async {
+async fn wait_gone(sim: &kube_sim::Sim, api: &kube::Api<Pod>, name: &str) {
+    wait_for(sim, &format!("pod {name} gone"), || async {
         match api.get_opt(name).await {
             Ok(None) => Ok(()),
             Ok(Some(p)) => Err(summary(&as_json(&p))),
@@ -130,7 +136,7 @@ async fn renew_times(sim: &kube_sim::Sim) -> BTreeMap<String, String> {
 
 /// Waits until `node`'s Lease is renewed past `since`; returns the new time.
 async fn wait_renewed(sim: &kube_sim::Sim, node: &str, since: &str) -> String {
-    wait_for(&format!("lease {node} renewed after {since}"), || async {
+    wait_for(sim, &format!("lease {node} renewed after {since}"), || async {
         let times = renew_times(sim).await;
         match times.get(node) {
             Some(t) if t.as_str() > since => Ok(t.clone()),
@@ -163,7 +169,7 @@ async fn three_ready_nodes_each_hold_a_lease_that_is_renewed() {
         let node = as_json(node);
         assert_eq!(condition(&node, "Ready").as_deref(), Some("True"), "{node}");
     }
-    let first = wait_for("a Lease per node", || async {
+    let first = wait_for(&sim, "a Lease per node", || async {
         let times = renew_times(&sim).await;
         let complete = ["node-1", "node-2", "node-3"].iter().all(|n| times.get(*n).is_some_and(|t| !t.is_empty()));
         if complete { Ok(times) } else { Err(format!("{times:?}")) }
@@ -184,7 +190,7 @@ async fn a_pod_is_bound_to_a_node_and_becomes_running_and_ready() {
     let api = pods(&sim);
     let created = as_json(&create(&api, pod("web", json!({}))).await);
     assert_eq!(phase(&created), "Pending");
-    let pod = wait_ready(&api, "web").await;
+    let pod = wait_ready(&sim, &api, "web").await;
     assert!(["node-1", "node-2", "node-3"].contains(&node_name(&pod)), "{pod}");
     assert_eq!(phase(&pod), "Running");
     for kind in ["PodScheduled", "Initialized", "ContainersReady", "Ready"] {
@@ -208,7 +214,7 @@ async fn a_pod_created_with_a_node_name_runs_on_that_node() {
     let sim = util::start().await;
     let api = pods(&sim);
     create(&api, pod("pinned", json!({"spec": {"nodeName": "node-3"}}))).await;
-    let pod = wait_ready(&api, "pinned").await;
+    let pod = wait_ready(&sim, &api, "pinned").await;
     assert_eq!(node_name(&pod), "node-3");
     assert_eq!(phase(&pod), "Running");
     assert_eq!(pod["status"]["hostIP"], "10.0.0.3", "{pod}");
@@ -223,7 +229,7 @@ async fn pods_spread_evenly_over_the_nodes() {
     for i in 0..9 {
         create(&api, pod(&format!("p{i}"), json!({}))).await;
     }
-    let placement = wait_for("nine pods bound", || async {
+    let placement = wait_for(&sim, "nine pods bound", || async {
         let list = api.list(&ListParams::default()).await.map_err(|e| e.to_string())?;
         let mut per_node: BTreeMap<String, usize> = BTreeMap::new();
         for p in &list.items {
@@ -249,7 +255,7 @@ async fn a_pod_whose_node_selector_matches_no_node_waits_until_one_appears() {
     create(&api, pod("plain", json!({}))).await;
     // The plain pod, created after, is scheduled and started: the scheduler
     // has had its chance at the first one.
-    wait_ready(&api, "plain").await;
+    wait_ready(&sim, &api, "plain").await;
     let waiting = as_json(&api.get("gpu-job").await.expect("pod read"));
     assert_eq!(node_name(&waiting), "", "{waiting}");
     assert_eq!(phase(&waiting), "Pending");
@@ -261,10 +267,10 @@ async fn a_pod_whose_node_selector_matches_no_node_waits_until_one_appears() {
     }))
     .expect("a valid node");
     nodes(&sim).create(&PostParams::default(), &node).await.expect("node created");
-    let bound = wait_ready(&api, "gpu-job").await;
+    let bound = wait_ready(&sim, &api, "gpu-job").await;
     assert_eq!(node_name(&bound), "gpu-1");
     // The new node heartbeats like the others.
-    wait_for("a Lease for gpu-1", || async {
+    wait_for(&sim, "a Lease for gpu-1", || async {
         let times = renew_times(&sim).await;
         if times.contains_key("gpu-1") { Ok(()) } else { Err(format!("{times:?}")) }
     })
@@ -285,10 +291,10 @@ async fn a_no_schedule_taint_keeps_pods_that_do_not_tolerate_it_away() {
         "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoSchedule"}],
     }});
     create(&api, pod("db", tolerant)).await;
-    let db = wait_ready(&api, "db").await;
+    let db = wait_ready(&sim, &api, "db").await;
     assert_eq!(node_name(&db), "node-1");
     for i in 0..6 {
-        let p = wait_pod(&api, &format!("p{i}"), "bound", |p| !node_name(p).is_empty()).await;
+        let p = wait_pod(&sim, &api, &format!("p{i}"), "bound", |p| !node_name(p).is_empty()).await;
         assert_ne!(node_name(&p), "node-1", "{}", summary(&p));
     }
 }
@@ -299,8 +305,8 @@ async fn a_pod_annotated_ready_never_runs_but_is_never_ready() {
     let api = pods(&sim);
     create(&api, pod("stuck", json!({"metadata": {"annotations": {"kube-sim.io/ready": "never"}}}))).await;
     create(&api, pod("fine", json!({}))).await;
-    wait_ready(&api, "fine").await;
-    let stuck = wait_pod(&api, "stuck", "Running", |p| phase(p) == "Running").await;
+    wait_ready(&sim, &api, "fine").await;
+    let stuck = wait_pod(&sim, &api, "stuck", "Running", |p| phase(p) == "Running").await;
     assert_eq!(condition(&stuck, "Ready").as_deref(), Some("False"), "{stuck}");
     assert_eq!(condition(&stuck, "ContainersReady").as_deref(), Some("False"), "{stuck}");
     let container = &stuck["status"]["containerStatuses"][0];
@@ -314,8 +320,8 @@ async fn a_pod_with_a_long_start_delay_stays_creating_while_others_start() {
     let api = pods(&sim);
     create(&api, pod("slow", json!({"metadata": {"annotations": {"kube-sim.io/start-delay": "1h"}}}))).await;
     create(&api, pod("fast", json!({}))).await;
-    wait_ready(&api, "fast").await;
-    let slow = wait_pod(&api, "slow", "bound", |p| !node_name(p).is_empty()).await;
+    wait_ready(&sim, &api, "fast").await;
+    let slow = wait_pod(&sim, &api, "slow", "bound", |p| !node_name(p).is_empty()).await;
     assert_eq!(phase(&slow), "Pending", "{slow}");
     assert_eq!(condition(&slow, "Ready").as_deref(), Some("False"), "{slow}");
     assert_eq!(slow["status"]["containerStatuses"][0]["state"]["waiting"]["reason"], "ContainerCreating", "{slow}");
@@ -326,7 +332,7 @@ async fn a_pod_annotated_fail_after_fails() {
     let sim = util::start().await;
     let api = pods(&sim);
     create(&api, pod("doomed", json!({"metadata": {"annotations": {"kube-sim.io/fail-after": "10ms"}}}))).await;
-    let failed = wait_pod(&api, "doomed", "Failed", |p| phase(p) == "Failed").await;
+    let failed = wait_pod(&sim, &api, "doomed", "Failed", |p| phase(p) == "Failed").await;
     assert_eq!(condition(&failed, "Ready").as_deref(), Some("False"), "{failed}");
     let terminated = &failed["status"]["containerStatuses"][0]["state"]["terminated"];
     assert_eq!(terminated["exitCode"], 1, "{failed}");
@@ -369,8 +375,8 @@ async fn a_pod_made_from_a_template_follows_the_template_annotations() {
     let name = created.metadata.name.clone().expect("generated name");
     assert!(name.starts_with("web-5d4f8c7b9-"), "{name}");
     create(&api, pod("plain", json!({}))).await;
-    wait_ready(&api, "plain").await;
-    let running = wait_pod(&api, &name, "Running", |p| phase(p) == "Running").await;
+    wait_ready(&sim, &api, "plain").await;
+    let running = wait_pod(&sim, &api, &name, "Running", |p| phase(p) == "Running").await;
     assert_eq!(condition(&running, "Ready").as_deref(), Some("False"), "{running}");
     assert_eq!(running["metadata"]["annotations"]["kube-sim.io/ready"], "never");
     assert_eq!(running["metadata"]["ownerReferences"][0]["name"], "web-5d4f8c7b9");
@@ -382,7 +388,7 @@ async fn a_stopped_node_stops_heartbeating_and_its_pods_stop_until_it_starts() {
     let api = pods(&sim);
     // A pod running on node-2 before it stops, to delete while it is stopped.
     create(&api, pod("victim", json!({"spec": {"nodeName": "node-2"}}))).await;
-    wait_ready(&api, "victim").await;
+    wait_ready(&sim, &api, "victim").await;
 
     sim.controls().stop_node("node-2").expect("node-2 stopped");
     // Let any heartbeat round already under way finish: two renewals of
@@ -397,9 +403,9 @@ async fn a_stopped_node_stops_heartbeating_and_its_pods_stop_until_it_starts() {
     api.delete("victim", &DeleteParams::default()).await.expect("victim deleted");
     // Meanwhile a healthy node carries on: a pod starts, a deletion finishes.
     create(&api, pod("elsewhere", json!({"spec": {"nodeName": "node-1"}}))).await;
-    wait_ready(&api, "elsewhere").await;
+    wait_ready(&sim, &api, "elsewhere").await;
     api.delete("elsewhere", &DeleteParams::default()).await.expect("elsewhere deleted");
-    wait_gone(&api, "elsewhere").await;
+    wait_gone(&sim, &api, "elsewhere").await;
     wait_renewed(&sim, "node-1", &t).await;
 
     assert_eq!(renew_times(&sim).await["node-2"], lease_at_stop, "a stopped node's Lease is not renewed");
@@ -412,13 +418,13 @@ async fn a_stopped_node_stops_heartbeating_and_its_pods_stop_until_it_starts() {
 
     sim.controls().start_node("node-2").expect("node-2 started");
     wait_renewed(&sim, "node-2", &lease_at_stop).await;
-    wait_for("node-2 heartbeat", || async {
+    wait_for(&sim, "node-2 heartbeat", || async {
         let now = heartbeat(&sim, "node-2").await;
         if now > heartbeat_at_stop { Ok(()) } else { Err(now) }
     })
     .await;
-    wait_ready(&api, "pinned").await;
-    wait_gone(&api, "victim").await;
+    wait_ready(&sim, &api, "pinned").await;
+    wait_gone(&sim, &api, "victim").await;
 }
 
 /// What the node lifecycle controller's MarkPodsNotReady writes.
@@ -433,9 +439,9 @@ async fn the_kubelet_posts_ready_again_over_a_ready_condition_someone_else_set_f
     let sim = util::start().await;
     let api = pods(&sim);
     create(&api, pod("web", json!({"spec": {"nodeName": "node-1"}}))).await;
-    wait_ready(&api, "web").await;
+    wait_ready(&sim, &api, "web").await;
     api.patch_status("web", &PatchParams::default(), &mark_not_ready()).await.expect("marked not ready");
-    wait_ready(&api, "web").await;
+    wait_ready(&sim, &api, "web").await;
 
     // On a stopped node nothing answers until it starts again.
     sim.controls().stop_node("node-1").expect("node-1 stopped");
@@ -443,11 +449,11 @@ async fn the_kubelet_posts_ready_again_over_a_ready_condition_someone_else_set_f
     let marked = as_json(&api.get("web").await.expect("read"));
     assert_eq!(condition(&marked, "Ready").as_deref(), Some("False"), "{}", summary(&marked));
     sim.controls().start_node("node-1").expect("node-1 started");
-    wait_ready(&api, "web").await;
+    wait_ready(&sim, &api, "web").await;
 
     // A pod whose containers are not ready stays not Ready.
     create(&api, pod("never", json!({"metadata": {"annotations": {"kube-sim.io/ready": "never"}}}))).await;
-    let running = wait_pod(&api, "never", "Running", |p| phase(p) == "Running").await;
+    let running = wait_pod(&sim, &api, "never", "Running", |p| phase(p) == "Running").await;
     assert_eq!(condition(&running, "Ready").as_deref(), Some("False"), "{running}");
 }
 
@@ -456,13 +462,13 @@ async fn a_graceful_deletion_finishes_after_the_capped_grace_period() {
     let sim = util::start().await;
     let api = pods(&sim);
     create(&api, pod("web", json!({}))).await;
-    wait_ready(&api, "web").await;
+    wait_ready(&sim, &api, "web").await;
     let deleting = api.delete("web", &DeleteParams::default()).await.expect("deleted");
     let deleting = deleting.left().expect("a bound pod is deleted gracefully, not at once");
     let deleting = as_json(&deleting);
     assert!(deleting["metadata"]["deletionTimestamp"].is_string(), "{deleting}");
     assert_eq!(deleting["metadata"]["deletionGracePeriodSeconds"], 30);
-    wait_gone(&api, "web").await;
+    wait_gone(&sim, &api, "web").await;
 }
 
 #[tokio::test]
@@ -471,19 +477,19 @@ async fn a_finalizer_holds_a_gracefully_deleted_pod_until_it_is_removed() {
     let api = pods(&sim);
     create(&api, pod("held", json!({"metadata": {"finalizers": ["example.com/hold"]}}))).await;
     create(&api, pod("free", json!({}))).await;
-    wait_ready(&api, "held").await;
-    wait_ready(&api, "free").await;
+    wait_ready(&sim, &api, "held").await;
+    wait_ready(&sim, &api, "free").await;
     api.delete("held", &DeleteParams::default()).await.expect("held deleted");
     api.delete("free", &DeleteParams::default()).await.expect("free deleted");
     // The kubelet finishes its part (grace period 0), but the finalizer holds
     // the object.
-    wait_pod(&api, "held", "finished by the kubelet", |p| p["metadata"]["deletionGracePeriodSeconds"] == 0).await;
-    wait_gone(&api, "free").await;
+    wait_pod(&sim, &api, "held", "finished by the kubelet", |p| p["metadata"]["deletionGracePeriodSeconds"] == 0).await;
+    wait_gone(&sim, &api, "free").await;
     let held = as_json(&api.get("held").await.expect("still there"));
     assert_eq!(held["metadata"]["finalizers"], json!(["example.com/hold"]));
     let release = json!({"metadata": {"finalizers": null}});
     api.patch("held", &PatchParams::default(), &Patch::Merge(&release)).await.expect("finalizer removed");
-    wait_gone(&api, "held").await;
+    wait_gone(&sim, &api, "held").await;
 }
 
 #[tokio::test]

@@ -11,6 +11,9 @@ use tokio::process::Command;
 /// Generous deadline for conditions that should hold within milliseconds.
 pub const DEADLINE: Duration = Duration::from_secs(20);
 
+/// Longest [`wait_for`] waits for a change before it asks again.
+const RECHECK: Duration = Duration::from_millis(200);
+
 /// A simulator with fast pod start-up and heartbeats, for tests.
 pub async fn start() -> Sim {
     start_with(SimConfig {
@@ -29,13 +32,20 @@ pub async fn start_with(config: SimConfig) -> Sim {
     Sim::start(config).await.expect("kube-sim starts")
 }
 
-/// Polls `probe` until it returns `Some`, failing with `what` and the last
-/// state seen (from `probe`'s `Err`) after [`DEADLINE`].
-pub async fn wait_for<T, F, Fut>(what: &str, mut probe: F) -> T
+/// Runs `probe` until it returns `Ok`, failing with `what` and the last
+/// state seen (from `probe`'s `Err`) after [`DEADLINE`]. The probe runs
+/// again at every change `sim` stores, and at the latest every [`RECHECK`]
+/// for what follows a change with a delay (a reconnecting client, a
+/// heartbeat).
+pub async fn wait_for<T, F, Fut>(sim: &Sim, what: &str, mut probe: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, String>>,
 {
+    let api = sim.controls().api();
+    let store = &api.store;
+    let key = kube_sim::api::Api::type_key(&api.registry.builtin(kube_sim::resources::Builtin::Namespace));
+    let (_, mut changes) = store.watch(&key, Some(store.current_rv())).expect("the current version is resumable");
     let start = tokio::time::Instant::now();
     let mut last = String::new();
     while start.elapsed() < DEADLINE {
@@ -43,7 +53,8 @@ where
             Ok(v) => return v,
             Err(seen) => last = seen,
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Any change (or a closed or lagging feed) is a reason to look again.
+        let _ = tokio::time::timeout(RECHECK, changes.recv()).await;
     }
     panic!("timed out waiting for {what}; last seen: {last}");
 }
