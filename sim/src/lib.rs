@@ -238,6 +238,12 @@ impl Sim {
         format!("http://{}", self.addr)
     }
 
+    /// Every change the simulator stores from now on, of every type: what a
+    /// test waiting on a condition wakes up on.
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<Arc<store::Change>> {
+        self.controls.api().store.subscribe()
+    }
+
     /// The runtime controls.
     pub fn controls(&self) -> &Controls {
         &self.controls

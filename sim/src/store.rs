@@ -301,6 +301,12 @@ impl Store {
         Ok((start, self.changes.subscribe()))
     }
 
+    /// Every change made from now on, of every type (what tests waiting on
+    /// a condition wake up on).
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
+        self.changes.subscribe()
+    }
+
     /// Whether a watch may still resume from `rv`.
     pub fn resumable(&self, rv: u64) -> bool {
         rv >= self.lock().oldest_resumable

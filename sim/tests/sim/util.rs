@@ -42,10 +42,7 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, String>>,
 {
-    let api = sim.controls().api();
-    let store = &api.store;
-    let key = kube_sim::api::Api::type_key(&api.registry.builtin(kube_sim::resources::Builtin::Namespace));
-    let (_, mut changes) = store.watch(&key, Some(store.current_rv())).expect("the current version is resumable");
+    let mut changes = sim.changes();
     let start = tokio::time::Instant::now();
     let mut last = String::new();
     while start.elapsed() < DEADLINE {
