@@ -63,7 +63,7 @@ pub const EVENT_COMPONENT: &str = "taint-eviction-controller";
 
 /// The user-agent suffix of the controller's own client: upstream builds it
 /// as `node-controller`, whose cluster role it uses.
-pub const CLIENT_NAME: &str = "node-controller";
+pub const CLIENT_NAME: &str = super::nodelifecycle::CLIENT_NAME;
 
 /// The node queue's name (the `name` label of the `workqueue_*` metrics).
 pub const NODE_QUEUE_NAME: &str = "noexec_taint_node";
