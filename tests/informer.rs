@@ -370,25 +370,30 @@ async fn no_change_is_lost_or_duplicated_under_faults() {
     assert!(factory.wait_for_cache_sync("chaos", &[&informer, &registration]).await);
     let lists_before = request_count(&sim, "list", "configmaps");
 
-    sim.controls()
-        .set_faults(FaultSpec { rules: vec![FaultRule { error_rate: 0.2, ..FaultRule::default() }] })
-        .unwrap();
+    let failing = FaultRule { error_rate: 0.2, ..FaultRule::default() };
+    sim.controls().set_faults(FaultSpec { rules: vec![failing.clone()] }).unwrap();
     // The writer: random creates, updates and deletes over 2 x 25 names,
     // at least WRITES of them, and the chaos, at least ROUNDS blows, each
     // once CHAOS_EVERY writes were made since the last one and the handler
     // was delivered something since (the informer's watch or relist
     // resumed): paced by the informer, not the clock. The blows, in turn:
-    // watches dropped (resumed from their last version); history compacted
-    // then watches dropped (the watch resumes from a version now gone:
-    // 410, relist, paginated, cut between pages by the next compaction or a
-    // failure); watches dropped; connections reset.
+    // watches dropped (resumed from their last version); watches dropped
+    // and held off (every watch request fails) until a write has moved past
+    // the informer's version and history is compacted behind it (the watch
+    // then resumes from a version now gone: 410, relist, paginated, cut
+    // between pages by the next compaction or a failure); watches dropped;
+    // connections reset.
     const WRITES: u32 = 1_000;
-    const ROUNDS: u32 = 12;
+    const ROUNDS: u32 = 8;
     const CHAOS_EVERY: u32 = 20;
     let writer = {
         let (client, controls, mut delivered) = (client.clone(), sim.controls().clone(), recorder.deliveries());
+        let hold_watches = FaultSpec {
+            rules: vec![FaultRule { verb: Some("watch".into()), error_rate: 1.0, ..FaultRule::default() }, failing],
+        };
         tokio::spawn(async move {
             let (mut writes, mut rounds, mut since) = (0u32, 0u32, 0u32);
+            let mut compact_after_write = false;
             let mut mark = *delivered.borrow_and_update();
             while writes < WRITES || rounds < ROUNDS {
                 let (ns, i, op) = {
@@ -400,7 +405,7 @@ async fn no_change_is_lost_or_duplicated_under_faults() {
                 writes += 1;
                 since += 1;
                 // Failures (injected 500s, conflicts, not found) are part of the game.
-                let _ = match op {
+                let written = match op {
                     0..=2 => {
                         let cm = ConfigMap {
                             metadata: ObjectMeta { name: Some(name.clone()), ..ObjectMeta::default() },
@@ -418,12 +423,18 @@ async fn no_change_is_lost_or_duplicated_under_faults() {
                         .map(|_| ()),
                     _ => api.delete(&name, &DeleteParams::default()).await.map(|_| ()),
                 };
+                if compact_after_write && written.is_ok() {
+                    controls.compact();
+                    controls.set_faults(FaultSpec { rules: hold_watches.rules[1..].to_vec() }).unwrap();
+                    compact_after_write = false;
+                }
                 let now = *delivered.borrow_and_update();
-                if since >= CHAOS_EVERY && now > mark {
+                if since >= CHAOS_EVERY && now > mark && !compact_after_write {
                     match rounds % 4 {
                         1 => {
-                            controls.compact();
+                            controls.set_faults(hold_watches.clone()).unwrap();
                             controls.drop_watches();
+                            compact_after_write = true;
                         }
                         3 => controls.restart(),
                         _ => controls.drop_watches(),
