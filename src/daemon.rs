@@ -31,7 +31,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use prometheus::Registry;
 use tokio::sync::watch;
 
-use crate::client::{self, ClientConfig};
+use kcm_runtime::client::{self, ClientConfig};
 use crate::config::{Config, Controller, SimSettings};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
@@ -39,13 +39,13 @@ use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
 use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
-use crate::events::{EventRecorder, EventType};
-use crate::informer::SharedInformerFactory;
-use crate::leader::{self, LeaderElectionConfig, LeaderElector, LeaderMetrics, Outcome, StopSignal};
-use crate::manager::SyncMetrics;
-use crate::server::{self, Checks, Endpoints, TlsSource};
+use kcm_runtime::events::{EventRecorder, EventType};
+use kcm_runtime::informer::SharedInformerFactory;
+use kcm_runtime::leader::{self, LeaderElectionConfig, LeaderElector, LeaderMetrics, Outcome, StopSignal};
+use kcm_runtime::runner::SyncMetrics;
+use kcm_runtime::server::{self, Checks, Endpoints, TlsSource};
 use crate::sim;
-use crate::workqueue::{self, QueueMetrics};
+use kcm_runtime::workqueue::{self, QueueMetrics};
 
 /// Why the daemon could not run. Each module's error, wrapped once here.
 #[derive(Debug, thiserror::Error)]

@@ -429,7 +429,7 @@ fn calls_by_kcm_rs(sim: &Sim) -> BTreeSet<Call> {
     sim.controls()
         .stats()
         .into_iter()
-        .filter(|l| l.user_agent.starts_with(kcm_rs::client::USER_AGENT) && !l.resource.starts_with('/'))
+        .filter(|l| l.user_agent.starts_with(kcm_runtime::client::USER_AGENT) && !l.resource.starts_with('/'))
         .map(|l| Call {
             client: l.user_agent.clone(),
             verb: l.verb,
@@ -811,7 +811,7 @@ async fn rbac_grants_exactly_the_calls_the_daemon_makes() {
             group: (*group).to_owned(),
             resource: (*resource).to_owned(),
             namespace: String::new(),
-            client: kcm_rs::client::USER_AGENT.to_owned(),
+            client: kcm_runtime::client::USER_AGENT.to_owned(),
         };
         assert!(rules.iter().any(|r| !r.is_wildcard() && r.matches(&call)), "{call} is not granted ({why})");
     }

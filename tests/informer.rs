@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kcm_rs::informer::{EventHandler, FactoryConfig, SharedInformerFactory, Store, key_of};
+use kcm_runtime::informer::{EventHandler, FactoryConfig, SharedInformerFactory, Store, key_of};
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Client, Resource, ResourceExt};
 use kube_sim::faults::{FaultRule, FaultSpec};

@@ -28,6 +28,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use kcm_runtime::client::ClientSettings;
+
 mod controllers;
 mod flags;
 mod go_values;
@@ -76,21 +78,6 @@ pub struct Config {
     pub logging: LoggingSettings,
     /// `--sim`: run against an embedded kube-sim with this many nodes.
     pub sim: Option<SimSettings>,
-}
-
-/// Where the API server is and how hard to talk to it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClientSettings {
-    /// `--kubeconfig`.
-    pub kubeconfig: Option<PathBuf>,
-    /// `--master`: overrides the kubeconfig's server.
-    pub master: Option<String>,
-    /// `--kube-api-qps`; `<= 0` disables the client-side limiter.
-    pub qps: f32,
-    /// `--kube-api-burst`.
-    pub burst: u32,
-    /// `--kube-api-content-type`, recorded only: kcm-rs always uses JSON.
-    pub content_type: String,
 }
 
 /// Node lifecycle controller settings (upstream's NodeLifecycleControllerConfiguration

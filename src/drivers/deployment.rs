@@ -31,10 +31,10 @@ use kcm_controllers::deployment::{self as core, Options, Snapshot};
 use kube::Client;
 
 use super::execute::{Executed, Executor, NoBookkeeping};
-use crate::events::EventRecorder;
-use crate::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
-use crate::manager::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
-use crate::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::events::EventRecorder;
+use kcm_runtime::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
+use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
 pub const CONTROLLER_NAME: &str = "deployment-controller";
@@ -150,7 +150,7 @@ impl Reconcile for Syncer {
 impl Syncer {
     /// One sync of the Deployment `key`, per the executor contract of
     /// `kcm_controllers::deployment`.
-    async fn sync_deployment(&self, key: &str) -> Result<Next, manager::SyncError> {
+    async fn sync_deployment(&self, key: &str) -> Result<Next, runner::SyncError> {
         let Some(d) = self.deployments.get(key) else {
             tracing::debug!(%key, "Deployment has been deleted");
             return Ok(Next::Done);

@@ -28,8 +28,8 @@ use kube::{Api, Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::events::EventRecorder;
-use crate::informer::Store;
+use kcm_runtime::events::{EventRecorder, EventType};
+use kcm_runtime::informer::Store;
 
 /// What a controller remembers about its writes in flight (the ReplicaSet
 /// controller's expectations). Keys are controller queue keys
@@ -447,7 +447,20 @@ impl Executor {
 
     /// Records `event` through the recorder.
     pub fn record(&self, event: &Event) {
-        self.recorder.event(&object_reference(&event.regarding), event.type_, &event.reason, event.message.clone());
+        self.recorder.event(
+            &object_reference(&event.regarding),
+            event_type(event.type_),
+            &event.reason,
+            event.message.clone(),
+        );
+    }
+}
+
+/// The recorder's spelling of a plan's event type.
+pub fn event_type(type_: kcm_controllers::plan::EventType) -> EventType {
+    match type_ {
+        kcm_controllers::plan::EventType::Normal => EventType::Normal,
+        kcm_controllers::plan::EventType::Warning => EventType::Warning,
     }
 }
 

@@ -34,9 +34,9 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 
-use crate::informer::{HasSynced, SharedInformerFactory};
-use crate::manager::{self, PoolConfig, Reconcile, SyncMetrics};
-use crate::workqueue::WorkQueue;
+use kcm_runtime::informer::{HasSynced, SharedInformerFactory};
+use kcm_runtime::runner::{self, PoolConfig, Reconcile, SyncMetrics};
+use kcm_runtime::workqueue::WorkQueue;
 
 /// Waits until every cache in `synced` has synced, then runs the worker
 /// pool `config` over `queue` until `stop` completes, and drains it. If
@@ -61,5 +61,5 @@ pub(crate) async fn run_when_synced<S: Reconcile>(
         return;
     }
     tracing::info!(controller = config.controller, workers = config.workers, "starting workers");
-    manager::run(queue, syncer, config, metrics, stop).await;
+    runner::run(queue, syncer, config, metrics, stop).await;
 }

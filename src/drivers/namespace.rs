@@ -26,9 +26,9 @@ use kcm_controllers::namespace::{self as core, DeletionReport, Gvr, NextStep, Po
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube::{Client, ResourceExt};
 
-use crate::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
-use crate::manager::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
-use crate::workqueue::{QueueMetrics, WorkQueue, namespace_controller_rate_limiter};
+use kcm_runtime::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
+use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, namespace_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field, user-agent suffix.
 pub const CONTROLLER_NAME: &str = "namespace-controller";
@@ -163,7 +163,7 @@ impl Reconcile for Syncer {
         Box::pin(async move {
             match self.delete(key).await {
                 Ok(next) => Ok(next),
-                Err(e) => Err(Box::new(e) as manager::SyncError),
+                Err(e) => Err(Box::new(e) as runner::SyncError),
             }
         })
     }

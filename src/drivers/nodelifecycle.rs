@@ -48,12 +48,12 @@ use tokio::time::Instant;
 
 use super::tainteviction::register_pod_node_name_index;
 use crate::config::NodeLifecycleSettings;
-use crate::events::{EventRecorder, EventType};
-use crate::informer::{
+use kcm_runtime::events::{EventRecorder, EventType};
+use kcm_runtime::informer::{
     self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
-use crate::manager::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
-use crate::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
 pub const CONTROLLER_NAME: &str = "node-lifecycle-controller";
@@ -291,14 +291,14 @@ impl NodeLifecycleController {
             max_retries: None,
             drain_timeout: DRAIN_TIMEOUT,
         };
-        let nodes = manager::run(
+        let nodes = runner::run(
             self.node_queue.clone(),
             Arc::new(NodeSyncer(self.inner.clone())),
             pool(NODE_WORKERS),
             metrics.clone(),
             stop.clone(),
         );
-        let pods = manager::run(
+        let pods = runner::run(
             self.pod_queue.clone(),
             Arc::new(PodSyncer(self.inner.clone())),
             pool(POD_WORKERS),
@@ -398,7 +398,7 @@ impl Reconcile for PodSyncer {
                 PodStep::Nothing => Ok(Next::Done),
                 PodStep::NodeNotCached => Err(format!("node {node_name} of pod {key} is not in the cache").into()),
                 PodStep::MarkNotReady => {
-                    self.0.mark_pod_not_ready(&pod, &node_name).await.map_err(|e| Box::new(e) as manager::SyncError)?;
+                    self.0.mark_pod_not_ready(&pod, &node_name).await.map_err(|e| Box::new(e) as runner::SyncError)?;
                     Ok(Next::Done)
                 }
             }

@@ -29,10 +29,10 @@ use kcm_controllers::replicaset::{self as core, Expectations, Options, Snapshot}
 use kube::Client;
 
 use super::execute::{Bookkeeping, Executed, Executor};
-use crate::events::EventRecorder;
-use crate::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
-use crate::manager::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
-use crate::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::events::EventRecorder;
+use kcm_runtime::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
+use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
 pub const CONTROLLER_NAME: &str = "replicaset-controller";
@@ -156,7 +156,7 @@ impl Reconcile for Syncer {
 impl Syncer {
     /// One sync of the ReplicaSet `key`, per the executor contract of
     /// `kcm_controllers::replicaset`.
-    async fn sync_replica_set(&self, key: &str) -> Result<Next, manager::SyncError> {
+    async fn sync_replica_set(&self, key: &str) -> Result<Next, runner::SyncError> {
         let Some(rs) = self.replica_sets.get(key) else {
             tracing::debug!(%key, "ReplicaSet has been deleted");
             self.expectations.lock().delete(key);

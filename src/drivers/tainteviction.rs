@@ -48,12 +48,12 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use prometheus::{Histogram, HistogramOpts, IntCounter, Opts, Registry};
 use serde_json::json;
 
-use crate::events::{EventRecorder, EventType};
-use crate::informer::{
+use kcm_runtime::events::{EventRecorder, EventType};
+use kcm_runtime::informer::{
     self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, object_key,
 };
-use crate::manager::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
-use crate::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
 pub const CONTROLLER_NAME: &str = "taint-eviction-controller";
@@ -246,21 +246,21 @@ impl TaintEvictionController {
         };
         let evictor = &self.evictor;
         tokio::join!(
-            manager::run(
+            runner::run(
                 self.node_queue.clone(),
                 Arc::new(Judge { evictor: evictor.clone(), on: Evictor::node_changed }),
                 config.clone(),
                 metrics.clone(),
                 stop.clone()
             ),
-            manager::run(
+            runner::run(
                 self.pod_queue.clone(),
                 Arc::new(Judge { evictor: evictor.clone(), on: Evictor::pod_changed }),
                 config.clone(),
                 metrics.clone(),
                 stop.clone()
             ),
-            manager::run(self.deletion_queue.clone(), Arc::new(DeletionSync(evictor.clone())), config, metrics, stop),
+            runner::run(self.deletion_queue.clone(), Arc::new(DeletionSync(evictor.clone())), config, metrics, stop),
         );
     }
 }
@@ -447,7 +447,7 @@ impl Evictor {
     }
 
     /// Carries out the deletion of `key` if it is (still) scheduled and due.
-    async fn fire(&self, key: &str) -> Result<Next, manager::SyncError> {
+    async fn fire(&self, key: &str) -> Result<Next, runner::SyncError> {
         let now = Timestamp::now();
         let (namespace, name) = split(key);
         let target = {

@@ -39,10 +39,10 @@ use kube::Client;
 use prometheus::{IntCounter, IntGauge, Registry};
 use tokio::sync::{Notify, watch};
 
-use crate::events::{EventRecorder, EventType};
-use crate::informer::{HasSynced, SharedInformerFactory, SyncSignal};
-use crate::manager::{self, PoolConfig, SyncMetrics};
-use crate::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::events::{EventRecorder, EventType};
+use kcm_runtime::informer::{HasSynced, SharedInformerFactory, SyncSignal};
+use kcm_runtime::runner::{self, PoolConfig, SyncMetrics};
+use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 pub use monitors::{RESOURCE_SYNC_PERIOD, ignored};
 
@@ -259,8 +259,8 @@ impl GarbageCollector {
         let orphaner = Arc::new(workers::AttemptToOrphan::new(self.shared.clone(), self.client.clone()));
         futures::join!(
             monitors.run(stop.clone()),
-            manager::run(self.shared.attempt_to_delete.clone(), deleter, config.clone(), metrics.clone(), stop.clone()),
-            manager::run(self.shared.attempt_to_orphan.clone(), orphaner, config, metrics, stop.clone()),
+            runner::run(self.shared.attempt_to_delete.clone(), deleter, config.clone(), metrics.clone(), stop.clone()),
+            runner::run(self.shared.attempt_to_orphan.clone(), orphaner, config, metrics, stop.clone()),
         );
     }
 

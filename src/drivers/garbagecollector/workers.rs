@@ -20,7 +20,7 @@ use kube::api::{Api, DeleteParams, DynamicObject, PartialObjectMeta, Patch, Patc
 use serde_json::Value;
 
 use super::Shared;
-use crate::manager::{Next, Reconcile, SyncError, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
 
 /// Upstream retries a finalizer removal this many times on conflict
 /// (`retry.DefaultBackoff.Steps`).

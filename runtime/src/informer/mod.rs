@@ -22,7 +22,7 @@
 //! # async fn demo(client: kube::Client) {
 //! use std::sync::Arc;
 //! use k8s_openapi::api::core::v1::Pod;
-//! use kcm_rs::informer::{EventHandler, SharedInformerFactory};
+//! use kcm_runtime::informer::{EventHandler, SharedInformerFactory};
 //!
 //! struct Enqueue;
 //! impl EventHandler<Pod> for Enqueue {

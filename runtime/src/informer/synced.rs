@@ -22,7 +22,8 @@ impl fmt::Debug for SyncSignal {
 }
 
 impl SyncSignal {
-    pub(crate) fn new(rx: watch::Receiver<bool>) -> Self {
+    /// A signal that reads `true` once whoever holds the sender has synced.
+    pub fn new(rx: watch::Receiver<bool>) -> Self {
         SyncSignal(rx)
     }
 

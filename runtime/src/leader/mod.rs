@@ -33,7 +33,7 @@
 //! # The daemon's side of the contract
 //!
 //! ```no_run
-//! # use kcm_rs::leader::*;
+//! # use kcm_runtime::leader::*;
 //! # async fn demo(client: kube::Client, registry: prometheus::Registry) -> Result<(), Error> {
 //! let config = LeaderElectionConfig::new(default_identity());
 //! let metrics = LeaderMetrics::register(&registry)?;

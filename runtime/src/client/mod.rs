@@ -35,7 +35,6 @@ use http::{HeaderName, HeaderValue};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use prometheus::Registry;
 
-use crate::config::ClientSettings;
 
 mod limiter;
 mod metrics;
@@ -44,6 +43,24 @@ mod tests;
 
 pub use limiter::{ClientRateLimit, ClientRateLimitLayer, TokenBucket};
 pub use metrics::{RequestMetrics, RequestMetricsLayer, RestClientMetrics};
+
+/// Where the API server is and how hard to talk to it (kube-controller-manager's
+/// `--kubeconfig`, `--master`, `--kube-api-qps`, `--kube-api-burst`,
+/// `--kube-api-content-type`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientSettings {
+    /// `--kubeconfig`.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--master`: overrides the kubeconfig's server.
+    pub master: Option<String>,
+    /// `--kube-api-qps`; `<= 0` disables the client-side limiter.
+    pub qps: f32,
+    /// `--kube-api-burst`.
+    pub burst: u32,
+    /// `--kube-api-content-type`, recorded only: kcm-rs always uses JSON.
+    pub content_type: String,
+}
+
 
 /// Result of building a client.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

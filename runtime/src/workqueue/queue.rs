@@ -32,7 +32,7 @@ use super::rate_limiter::RateLimiter;
 /// [`add_rate_limited`](Self::add_rate_limited) (on a retryable failure):
 ///
 /// ```
-/// # use kcm_rs::workqueue::{WorkQueue, default_controller_rate_limiter};
+/// # use kcm_runtime::workqueue::{WorkQueue, default_controller_rate_limiter};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let queue = WorkQueue::new("deployment", default_controller_rate_limiter(), None);

@@ -108,6 +108,27 @@ pub fn dropped_events_counter() -> prometheus::Result<prometheus::IntCounter> {
 
 // === EventType ===
 
-/// The type of an Event (`Normal`, `Warning`): the controllers' plans and
-/// the recorder share one definition.
-pub use kcm_controllers::plan::EventType;
+/// `Normal` or `Warning`, as `core/v1` Event `type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventType {
+    /// Routine.
+    Normal,
+    /// Something needs attention.
+    Warning,
+}
+
+impl EventType {
+    /// The spelling the API uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
