@@ -30,6 +30,7 @@
 //! - `revision`: revision numbers and the annotations copied to
 //!   ReplicaSets;
 //! - `conditions`: Deployment condition types, reasons and helpers;
+//! - `counts`: replica counts summed over ReplicaSets;
 //! - `status`: the status the ReplicaSets imply (`calculateStatus`);
 //! - `progress`: the Progressing condition and the deadline requeue
 //!   (`syncRolloutStatus`, `requeueStuckDeployment`, the paused
@@ -59,6 +60,7 @@
 //! [`Action::CreateReplicaSet`]: crate::plan::Action::CreateReplicaSet
 
 mod conditions;
+mod counts;
 mod fenceposts;
 mod hash;
 mod progress;

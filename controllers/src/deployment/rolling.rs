@@ -3,10 +3,10 @@
 //! maxUnavailable, unhealthy old replicas first.
 
 use super::Error;
+use super::counts::{available_count, total};
 use super::fenceposts::new_rs_new_replicas;
 use super::max_unavailable;
 use super::replicas;
-use super::status::{available_count, total};
 use super::sync::{Planner, Rs};
 use crate::replicaset::replicas as rs_replicas;
 

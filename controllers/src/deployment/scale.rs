@@ -5,9 +5,9 @@
 
 use std::cmp::Ordering;
 
+use super::counts::total;
 use super::fenceposts::max_replicas;
 use super::revision::{desired_replicas_annotation, max_replicas_annotation};
-use super::status::total;
 use super::sync::{Planner, Rs, by_creation};
 use super::{replicas, strategy_type};
 use crate::replicaset::replicas as rs_replicas;

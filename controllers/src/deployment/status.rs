@@ -1,6 +1,6 @@
 //! The Deployment status the ReplicaSets imply (upstream `sync.go`
-//! `calculateStatus`, `deployment_util.go` replica counts and
-//! `DeploymentComplete`), and when a status needs writing.
+//! `calculateStatus`, `deployment_util.go` `DeploymentComplete`), and when
+//! a status needs writing.
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet};
@@ -8,54 +8,8 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStat
 use super::conditions::{
     AVAILABLE, MINIMUM_REPLICAS_AVAILABLE, MINIMUM_REPLICAS_UNAVAILABLE, new_condition, set_condition,
 };
+use super::counts::{actual_count, available_count, ready_count, spec_count, terminating_count};
 use super::{max_unavailable, replicas};
-use crate::replicaset::replicas as rs_replicas;
-
-fn status_of(rs: &ReplicaSet) -> (i32, i32, i32) {
-    let s = rs.status.as_ref();
-    (
-        s.map_or(0, |s| s.replicas),
-        s.and_then(|s| s.ready_replicas).unwrap_or(0),
-        s.and_then(|s| s.available_replicas).unwrap_or(0),
-    )
-}
-
-/// A sum of replica counts that saturates instead of overflowing (absurd
-/// but valid counts near `i32::MAX` must not panic the sync).
-pub(super) fn total(counts: impl IntoIterator<Item = i32>) -> i32 {
-    counts.into_iter().fold(0, i32::saturating_add)
-}
-
-/// Σ `status.availableReplicas` (upstream
-/// `GetAvailableReplicaCountForReplicaSets`).
-pub(super) fn available_count(rss: &[&ReplicaSet]) -> i32 {
-    total(rss.iter().map(|rs| status_of(rs).2))
-}
-
-/// Σ `status.replicas` (upstream `GetActualReplicaCountForReplicaSets`).
-pub(super) fn actual_count(rss: &[&ReplicaSet]) -> i32 {
-    total(rss.iter().map(|rs| status_of(rs).0))
-}
-
-/// Σ `spec.replicas` (upstream `GetReplicaCountForReplicaSets`).
-pub(super) fn spec_count(rss: &[&ReplicaSet]) -> i32 {
-    total(rss.iter().map(|rs| rs_replicas(rs)))
-}
-
-/// Σ `status.terminatingReplicas`, or `None` when an observed ReplicaSet
-/// does not report it (upstream `GetTerminatingReplicaCountForReplicaSets`).
-fn terminating_count(rss: &[&ReplicaSet]) -> Option<i32> {
-    let mut total = 0;
-    for rs in rss {
-        let status = rs.status.as_ref();
-        match status.and_then(|s| s.terminating_replicas) {
-            Some(n) => total += n,
-            None if status.and_then(|s| s.observed_generation).unwrap_or(0) == 0 => {}
-            None => return None,
-        }
-    }
-    Some(total)
-}
 
 /// The status the ReplicaSets imply (upstream `calculateStatus`), with the
 /// Available condition; other conditions are carried over.
@@ -74,8 +28,8 @@ pub(super) fn calculate_status(
     let mut status = DeploymentStatus {
         observed_generation: d.metadata.generation,
         replicas: Some(actual_count(all)),
-        updated_replicas: Some(new_rs.map_or(0, |rs| status_of(rs).0)),
-        ready_replicas: Some(total(all.iter().map(|rs| status_of(rs).1))),
+        updated_replicas: Some(new_rs.map_or(0, |rs| actual_count(&[rs]))),
+        ready_replicas: Some(ready_count(all)),
         available_replicas: Some(available),
         unavailable_replicas: Some(spec_count(all).saturating_sub(available).max(0)),
         collision_count: current.collision_count,
