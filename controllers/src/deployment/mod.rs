@@ -31,13 +31,20 @@
 //!   ReplicaSets;
 //! - `conditions`: Deployment condition types, reasons and helpers;
 //! - `counts`: replica counts summed over ReplicaSets;
-//! - `status`: the status the ReplicaSets imply (`calculateStatus`);
+//! - `status`: the status the ReplicaSets imply (`calculateStatus`) and
+//!   its write;
 //! - `progress`: the Progressing condition and the deadline requeue
 //!   (`syncRolloutStatus`, `requeueStuckDeployment`, the paused
 //!   conditions);
-//! - `sync`: the dispatcher, the ReplicaSet bookkeeping shared by every
-//!   path (find or create the new ReplicaSet, scale one, clean up history);
-//! - `rolling`, `recreate`, `scale` (proportional), `rollback`: one path each.
+//! - `planner`: the state of one sync, the claim on the ReplicaSets and the
+//!   lookups every path shares;
+//! - `new_replica_set`: find or create the new ReplicaSet, sync revisions,
+//!   what to write after a failed create;
+//! - `scale`: scale one ReplicaSet, the scaling event, proportional
+//!   scaling;
+//! - `cleanup`: history cleanup;
+//! - `rolling`, `recreate`, `rollback`: one path each;
+//! - `sync`: the dispatcher.
 //!
 //! # What the executor does with the plan
 //! - Runs the steps in order and stops at the first failed one; the driver
@@ -59,10 +66,13 @@
 //! [`Plan`]: crate::plan::Plan
 //! [`Action::CreateReplicaSet`]: crate::plan::Action::CreateReplicaSet
 
+mod cleanup;
 mod conditions;
 mod counts;
 mod fenceposts;
 mod hash;
+mod new_replica_set;
+mod planner;
 mod progress;
 mod recreate;
 mod revision;
@@ -87,11 +97,12 @@ pub use self::conditions::{
 };
 pub use self::fenceposts::{max_replicas, max_surge, max_unavailable, resolve_fenceposts, scaled_value};
 pub use self::hash::{compute_hash, equal_ignore_hash, is_same_replica_set};
+pub use self::new_replica_set::{CreateFailure, after_create_failure};
 pub use self::revision::{
     DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
     ROLLBACK_TO_ANNOTATION,
 };
-pub use self::sync::{CreateFailure, after_create_failure, sync};
+pub use self::sync::sync;
 use crate::plan::ObjectRef;
 
 /// The label that tells a Deployment's ReplicaSets (and their pods) apart

@@ -1,6 +1,8 @@
 //! Rollout progress (upstream `progress.go` `syncRolloutStatus` and
 //! `requeueStuckDeployment`, `sync.go` `checkPausedConditions`, and
-//! `deployment_util.go` `DeploymentProgressing`/`DeploymentTimedOut`).
+//! `deployment_util.go` `DeploymentProgressing`/`DeploymentTimedOut`): the
+//! status with the Progressing condition, and its write or the requeue at
+//! the deadline.
 
 use std::time::Duration;
 
@@ -11,6 +13,7 @@ use super::conditions::{
     NEW_RS_AVAILABLE_REASON, PAUSED_DEPLOY_REASON, PROGRESSING, REPLICA_FAILURE, RESUMED_DEPLOY_REASON,
     RS_UPDATED_REASON, TIMED_OUT_REASON, get_condition, new_condition, remove_condition, set_condition,
 };
+use super::planner::{Planner, Rs};
 use super::progress_deadline;
 use super::status::{calculate_status, deployment_complete, n, same_status};
 
@@ -154,6 +157,22 @@ pub(super) fn paused_condition(d: &Deployment, now: Timestamp) -> Option<Deploym
     };
     set_condition(&mut status, condition);
     Some(status)
+}
+
+impl Planner<'_> {
+    /// Writes the status with the progress conditions if it changed, else
+    /// asks for a requeue at the progress deadline (upstream
+    /// `syncRolloutStatus`).
+    pub(super) fn sync_rollout_status(&mut self, new: Option<Rs>, old: &[Rs]) {
+        let all = self.refs(new, old);
+        let (status, requeue) =
+            rollout_status(&self.d, &all, new.map(|i| &self.rss[i]), self.options.terminating_replicas, self.now);
+        if same_status(&self.d.status.clone().unwrap_or_default(), &status) {
+            self.plan.requeue_after = requeue;
+        } else {
+            self.update_status(status);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::Error;
 use super::counts::actual_count;
+use super::planner::{Planner, Rs};
 use super::replicas;
-use super::sync::{Planner, Rs};
 use crate::common::controller_ref::controller_of;
 use crate::common::pod::is_pod_terminal;
 

@@ -5,8 +5,8 @@
 //! the old ReplicaSet is found as the new one and its revision bumped.
 
 use super::equal_ignore_hash;
+use super::planner::{Planner, event};
 use super::revision::{ROLLBACK_TO_ANNOTATION, last_revision, revision, rollback_to, set_deployment_annotations_to};
-use super::sync::{Planner, event};
 use super::{Error, POD_TEMPLATE_HASH_LABEL, ROLLBACK_DONE, ROLLBACK_REVISION_NOT_FOUND, ROLLBACK_TEMPLATE_UNCHANGED};
 use crate::plan::{Action, EventType};
 

@@ -6,8 +6,8 @@ use super::Error;
 use super::counts::{available_count, total};
 use super::fenceposts::new_rs_new_replicas;
 use super::max_unavailable;
+use super::planner::{Planner, Rs};
 use super::replicas;
-use super::sync::{Planner, Rs};
 use crate::replicaset::replicas as rs_replicas;
 
 impl Planner<'_> {

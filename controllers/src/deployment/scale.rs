@@ -1,15 +1,21 @@
-//! Proportional scaling (upstream `sync.go` `scale` and `GetProportion`):
-//! when `spec.replicas` changes mid-rollout (or while paused), the change is
-//! spread over the active ReplicaSets in proportion to their size, so the
-//! rollout's shape is kept.
+//! Scaling (upstream `sync.go`): one ReplicaSet with its replicas
+//! annotations and event (`scaleReplicaSetAndRecordEvent`,
+//! `scaleReplicaSet`), the scaling event (`isScalingEvent`), and
+//! proportional scaling (`scale` and `GetProportion`): when `spec.replicas`
+//! changes mid-rollout (or while paused), the change is spread over the
+//! active ReplicaSets in proportion to their size, so the rollout's shape
+//! is kept.
 
 use std::cmp::Ordering;
 
 use super::counts::total;
 use super::fenceposts::max_replicas;
-use super::revision::{desired_replicas_annotation, max_replicas_annotation};
-use super::sync::{Planner, Rs, by_creation};
-use super::{replicas, strategy_type};
+use super::planner::{Planner, Rs, by_creation, event};
+use super::revision::{
+    desired_replicas_annotation, max_replicas_annotation, replicas_annotations_need_update, set_replicas_annotations,
+};
+use super::{Error, SCALING_REPLICA_SET, replicas, strategy_type};
+use crate::plan::{Action, EventType};
 use crate::replicaset::replicas as rs_replicas;
 
 impl Planner<'_> {
@@ -130,5 +136,51 @@ impl Planner<'_> {
         }
         let size = f64::from(spec) * f64::from(target) / f64::from(annotated);
         (size.round() as i32).saturating_sub(spec)
+    }
+}
+
+// === impl Planner: one ReplicaSet ===
+
+impl Planner<'_> {
+    /// Scales `rs` to `new_scale` if it differs (upstream
+    /// `scaleReplicaSetAndRecordEvent`); returns whether it scaled.
+    pub(super) fn scale_and_record(&mut self, rs: Rs, new_scale: i32) -> bool {
+        let current = rs_replicas(&self.rss[rs]);
+        if current == new_scale {
+            return false;
+        }
+        let op = if current < new_scale { "up" } else { "down" };
+        self.scale_replica_set(rs, new_scale, op)
+    }
+
+    /// Sets `spec.replicas` and the replicas annotations if either differs
+    /// (upstream `scaleReplicaSet`), with a `ScalingReplicaSet` event when
+    /// the size changed; returns whether it did.
+    pub(super) fn scale_replica_set(&mut self, rs: Rs, new_scale: i32, op: &str) -> bool {
+        let desired = replicas(&self.d);
+        let max = max_replicas(&self.d);
+        let old_scale = rs_replicas(&self.rss[rs]);
+        let size_changed = old_scale != new_scale;
+        if !size_changed && !replicas_annotations_need_update(&self.rss[rs], desired, max) {
+            return false;
+        }
+        let target = &mut self.rss[rs];
+        target.spec.get_or_insert_default().replicas = Some(new_scale);
+        set_replicas_annotations(target, desired, max);
+        self.plan.push(Action::UpdateReplicaSet { replica_set: Box::new(target.clone()) });
+        if size_changed {
+            let msg = format!("Scaled {op} replica set {} from {old_scale} to {new_scale}", self.name(rs));
+            self.plan.push(Action::Event(event(&self.d, EventType::Normal, SCALING_REPLICA_SET, msg)));
+        }
+        size_changed
+    }
+
+    /// Whether an active ReplicaSet was sized for another `spec.replicas`
+    /// (upstream `isScalingEvent`).
+    pub(super) fn is_scaling_event(&mut self) -> Result<bool, Error> {
+        let (new, old) = self.get_all_replica_sets_and_sync_revision(false)?;
+        let all: Vec<Rs> = old.into_iter().chain(new).collect();
+        let desired = replicas(&self.d);
+        Ok(self.active(&all).iter().any(|&i| desired_replicas_annotation(&self.rss[i]).is_some_and(|v| v != desired)))
     }
 }

@@ -1,6 +1,7 @@
 //! The Deployment status the ReplicaSets imply (upstream `sync.go`
-//! `calculateStatus`, `deployment_util.go` `DeploymentComplete`), and when
-//! a status needs writing.
+//! `calculateStatus`, `deployment_util.go` `DeploymentComplete`), when a
+//! status needs writing, and the write without progress logic
+//! (`syncDeploymentStatus`).
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet};
@@ -9,6 +10,7 @@ use super::conditions::{
     AVAILABLE, MINIMUM_REPLICAS_AVAILABLE, MINIMUM_REPLICAS_UNAVAILABLE, new_condition, set_condition,
 };
 use super::counts::{actual_count, available_count, ready_count, spec_count, terminating_count};
+use super::planner::{Planner, Rs};
 use super::{max_unavailable, replicas};
 
 /// The status the ReplicaSets imply (upstream `calculateStatus`), with the
@@ -92,6 +94,24 @@ fn normalize(s: &DeploymentStatus) -> DeploymentStatus {
                 .map(|c| DeploymentCondition { reason: text(&c.reason), message: text(&c.message), ..c.clone() })
                 .collect()
         }),
+    }
+}
+
+impl Planner<'_> {
+    /// Writes the status the ReplicaSets imply if it changed (upstream
+    /// `syncDeploymentStatus`: no progress logic).
+    pub(super) fn sync_deployment_status(&mut self, new: Option<Rs>, old: &[Rs]) {
+        let all = self.refs(new, old);
+        let status =
+            calculate_status(&self.d, &all, new.map(|i| &self.rss[i]), self.options.terminating_replicas, self.now);
+        if !same_status(&self.d.status.clone().unwrap_or_default(), &status) {
+            self.update_status(status);
+        }
+    }
+
+    /// Upstream `DeploymentComplete(d, &d.Status)`: on the stored status.
+    pub(super) fn stored_status_complete(&self) -> bool {
+        deployment_complete(&self.d, &self.d.status.clone().unwrap_or_default())
     }
 }
 

@@ -386,6 +386,6 @@ fn cond(t: &str, s: &str, r: &str) -> (String, String, String) {
 
 /// A planner over `d` and `rss` (indices in input order), for testing one
 /// step of a sync.
-pub(super) fn planner(d: Deployment, rss: Vec<ReplicaSet>, options: &Options) -> sync::Planner<'_> {
-    sync::Planner { d, rss, pods: Vec::new(), now: ts(NOW), options, plan: Plan::new() }
+pub(super) fn planner(d: Deployment, rss: Vec<ReplicaSet>, options: &Options) -> planner::Planner<'_> {
+    planner::Planner { d, rss, pods: Vec::new(), now: ts(NOW), options, plan: Plan::new() }
 }
