@@ -1,3 +1,7 @@
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+
 use super::*;
 
 // === utils ===
