@@ -255,3 +255,235 @@ fn uid_of(kind: &str, meta: &ObjectMeta) -> Result<Uid> {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+
+    use super::*;
+    use crate::garbagecollector::testing::{POD, RS, ident, owner};
+    use crate::garbagecollector::{FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN, REASON_OWNER_REF_INVALID_NAMESPACE};
+
+    // === utils ===
+
+    const NODE: (&str, &str) = ("v1", "Node");
+
+    fn meta(ns: &str, name: &str, owners: Vec<OwnerReference>) -> ObjectMeta {
+        ObjectMeta {
+            namespace: (!ns.is_empty()).then(|| ns.to_owned()),
+            name: Some(name.into()),
+            uid: Some(format!("uid-{name}")),
+            resource_version: Some("7".into()),
+            owner_references: (!owners.is_empty()).then_some(owners),
+            ..ObjectMeta::default()
+        }
+    }
+
+    fn deleting(mut m: ObjectMeta, finalizer: &str) -> ObjectMeta {
+        m.deletion_timestamp = Some(Time(jiff::Timestamp::from_second(1).unwrap()));
+        m.finalizers = Some(vec![finalizer.to_owned()]);
+        m
+    }
+
+    fn del(name: &str) -> Effect {
+        Effect::AttemptToDelete(format!("uid-{name}"))
+    }
+
+    fn observe(graph: &mut Graph, kind: (&str, &str), m: ObjectMeta) -> Vec<Effect> {
+        graph.observe(kind.0, kind.1, &m).expect("has a uid")
+    }
+
+    fn set(effects: Vec<Effect>) -> HashSet<String> {
+        effects.into_iter().map(|e| format!("{e:?}")).collect()
+    }
+
+    // === graph ===
+
+    #[test]
+    fn a_dependent_of_an_unseen_owner_creates_a_virtual_owner_queued_for_verification() {
+        let mut g = Graph::new();
+        let fx = observe(&mut g, POD, meta("ns", "p", vec![owner(RS, "rs", true)]));
+        assert_eq!(fx, [del("rs")]);
+        let rs = g.node("uid-rs").unwrap();
+        assert!(!rs.observed);
+        assert_eq!(rs.identity, ident(RS, "ns", "rs"));
+        assert_eq!(rs.dependents.len(), 1);
+        assert!(rs.dependents[0].blocks_owner);
+        // Observing the owner makes it real and queues nothing.
+        assert_eq!(observe(&mut g, RS, meta("ns", "rs", vec![])), []);
+        assert!(g.node("uid-rs").unwrap().observed);
+        assert_eq!(g.len(), 2);
+    }
+
+    #[test]
+    fn an_observed_owner_deleted_queues_its_dependents_and_is_recorded_absent() {
+        let mut g = Graph::new();
+        observe(&mut g, RS, meta("ns", "rs", vec![]));
+        assert_eq!(observe(&mut g, POD, meta("ns", "a", vec![owner(RS, "rs", true)])), []);
+        observe(&mut g, POD, meta("ns", "b", vec![owner(RS, "rs", true)]));
+        let fx = g.observe_delete(RS.0, RS.1, &meta("ns", "rs", vec![])).unwrap();
+        assert_eq!(set(fx), set(vec![del("a"), del("b")]));
+        assert!(!g.contains("uid-rs"));
+        assert!(g.absent_owners().contains(&ident(RS, "ns", "rs")));
+        // The dependents keep their references: nothing else changed.
+        assert_eq!(g.node("uid-a").unwrap().owners.len(), 1);
+    }
+
+    #[test]
+    fn a_deleted_dependent_requeues_an_owner_deleting_its_dependents() {
+        let mut g = Graph::new();
+        observe(&mut g, RS, meta("ns", "rs", vec![]));
+        observe(&mut g, POD, meta("ns", "a", vec![owner(RS, "rs", true)]));
+        observe(&mut g, RS, deleting(meta("ns", "rs", vec![]), FINALIZER_DELETE_DEPENDENTS));
+        let fx = g.observe_delete(POD.0, POD.1, &meta("ns", "a", vec![owner(RS, "rs", true)])).unwrap();
+        assert_eq!(fx, [del("rs")]);
+        assert!(g.node("uid-rs").unwrap().dependents.is_empty());
+    }
+
+    #[test]
+    fn deletion_transitions_queue_as_upstream() {
+        // (finalizer, expected effects when the owner starts being deleted)
+        let cases = [
+            (FINALIZER_ORPHAN, vec![Effect::AttemptToOrphan("uid-rs".into())]),
+            (FINALIZER_DELETE_DEPENDENTS, vec![del("a"), del("rs")]),
+            ("example.com/other", vec![]),
+        ];
+        for (finalizer, want) in cases {
+            let mut g = Graph::new();
+            observe(&mut g, RS, meta("ns", "rs", vec![]));
+            observe(&mut g, POD, meta("ns", "a", vec![owner(RS, "rs", true)]));
+            let fx = observe(&mut g, RS, deleting(meta("ns", "rs", vec![]), finalizer));
+            assert_eq!(fx, want, "{finalizer}");
+            assert_eq!(g.node("uid-rs").unwrap().deleting_dependents, finalizer == FINALIZER_DELETE_DEPENDENTS);
+            // The same state observed again is no new transition.
+            assert_eq!(observe(&mut g, RS, deleting(meta("ns", "rs", vec![]), finalizer)), [], "{finalizer}");
+        }
+    }
+
+    #[test]
+    fn an_object_first_seen_being_deleted_with_a_finalizer_transitions_at_once() {
+        let mut g = Graph::new();
+        let fx = observe(&mut g, RS, deleting(meta("ns", "rs", vec![]), FINALIZER_ORPHAN));
+        assert_eq!(fx, [Effect::AttemptToOrphan("uid-rs".into())]);
+    }
+
+    #[test]
+    fn removing_or_unblocking_a_blocking_reference_requeues_the_owner() {
+        let blocking = owner(RS, "rs", true);
+        let unblocked = OwnerReference { block_owner_deletion: Some(false), ..blocking.clone() };
+        // (new references of the dependent, expected effects)
+        let cases = [(vec![], vec![del("rs")]), (vec![unblocked], vec![del("rs")]), (vec![blocking.clone()], vec![])];
+        for (after, want) in cases {
+            let mut g = Graph::new();
+            observe(&mut g, RS, meta("ns", "rs", vec![]));
+            observe(&mut g, POD, meta("ns", "a", vec![blocking.clone()]));
+            let fx = observe(&mut g, POD, meta("ns", "a", after.clone()));
+            assert_eq!(fx, want, "{after:?}");
+            assert_eq!(g.node("uid-rs").unwrap().dependents.len(), after.len());
+        }
+    }
+
+    #[test]
+    fn a_reference_to_an_observed_owner_in_another_namespace_is_reported_and_verified() {
+        let mut g = Graph::new();
+        observe(&mut g, RS, meta("other", "rs", vec![]));
+        let fx = observe(&mut g, POD, meta("ns", "a", vec![owner(RS, "rs", true)]));
+        assert_eq!(
+            fx,
+            [
+                Effect::Warning {
+                    regarding: ident(POD, "ns", "a"),
+                    reason: REASON_OWNER_REF_INVALID_NAMESPACE,
+                    message: "ownerRef [apps/v1/ReplicaSet, namespace: ns, name: rs, uid: uid-rs] does not exist in \
+                          namespace \"ns\""
+                        .into(),
+                },
+                del("a"),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_owner_observed_after_a_dependent_in_another_namespace_reports_it() {
+        let mut g = Graph::new();
+        observe(&mut g, POD, meta("ns", "a", vec![owner(RS, "rs", true)]));
+        let fx = observe(&mut g, RS, meta("other", "rs", vec![]));
+        assert_eq!(fx.len(), 2, "{fx:?}");
+        assert!(matches!(&fx[0], Effect::Warning { reason: REASON_OWNER_REF_INVALID_NAMESPACE, .. }));
+        assert_eq!(fx[1], del("a"));
+    }
+
+    #[test]
+    fn namespaced_dependents_of_cluster_scoped_owners_are_valid_once_the_owner_is_observed() {
+        let mut g = Graph::new();
+        observe(&mut g, NODE, meta("", "n1", vec![]));
+        assert_eq!(observe(&mut g, POD, meta("ns", "a", vec![owner(NODE, "n1", false)])), []);
+        // A virtual cluster-scoped owner first named from a namespace: a second
+        // namespaced dependent is verified (upstream #98040).
+        let mut g = Graph::new();
+        observe(&mut g, POD, meta("ns", "a", vec![owner(NODE, "n1", false)]));
+        assert_eq!(observe(&mut g, POD, meta("other", "b", vec![owner(NODE, "n1", false)])), [del("b")]);
+    }
+
+    #[test]
+    fn references_with_other_coordinates_than_the_owner_are_verified() {
+        let mut g = Graph::new();
+        observe(&mut g, RS, meta("ns", "rs", vec![]));
+        let wrong_name = OwnerReference { name: "other".into(), ..owner(RS, "rs", true) };
+        assert_eq!(observe(&mut g, POD, meta("ns", "a", vec![wrong_name])), [del("a")]);
+    }
+
+    #[test]
+    fn a_virtual_delete_removes_a_virtual_owner_and_queues_its_dependents() {
+        let mut g = Graph::new();
+        observe(&mut g, POD, meta("ns", "a", vec![owner(RS, "rs", true)]));
+        let fx = g.virtual_delete(&ident(RS, "ns", "rs"));
+        assert_eq!(fx, [del("a")]);
+        assert!(!g.contains("uid-rs"));
+        assert!(g.absent_owners().contains(&ident(RS, "ns", "rs")));
+    }
+
+    #[test]
+    fn a_virtual_delete_keeps_a_virtual_owner_other_dependents_name_differently() {
+        let mut g = Graph::new();
+        observe(&mut g, POD, meta("ns", "a", vec![owner(RS, "rs", true)]));
+        let as_deployment = OwnerReference { kind: "Deployment".into(), ..owner(RS, "rs", true) };
+        observe(&mut g, POD, meta("ns", "b", vec![as_deployment]));
+        let fx = g.virtual_delete(&ident(RS, "ns", "rs"));
+        assert_eq!(fx, [del("a"), Effect::AttemptToDeleteRateLimited("uid-rs".into())]);
+        // The node now carries the other identity, to be verified in turn.
+        assert_eq!(g.node("uid-rs").unwrap().identity.kind, "Deployment");
+    }
+
+    #[test]
+    fn a_virtual_delete_never_removes_an_observed_node() {
+        let mut g = Graph::new();
+        observe(&mut g, RS, meta("ns", "rs", vec![]));
+        observe(&mut g, POD, meta("ns", "a", vec![owner(RS, "rs", true)]));
+        let stale = Identity { name: "old-name".into(), ..ident(RS, "ns", "rs") };
+        assert_eq!(g.virtual_delete(&stale), []);
+        assert!(g.contains("uid-rs"));
+    }
+
+    #[test]
+    fn a_relist_removes_the_observed_nodes_of_its_type_it_did_not_name() {
+        let mut g = Graph::new();
+        observe(&mut g, RS, meta("ns", "rs", vec![]));
+        observe(&mut g, RS, meta("ns", "kept", vec![]));
+        observe(&mut g, POD, meta("ns", "a", vec![owner(RS, "rs", true)]));
+        let listed = HashSet::from(["uid-kept".to_owned()]);
+        assert_eq!(g.remove_unlisted(RS.0, RS.1, &listed), [del("a")]);
+        assert!(!g.contains("uid-rs") && g.contains("uid-kept") && g.contains("uid-a"));
+    }
+
+    #[test]
+    fn objects_without_a_uid_are_refused() {
+        let mut g = Graph::new();
+        let mut m = meta("ns", "a", vec![]);
+        m.uid = None;
+        assert!(g.observe(POD.0, POD.1, &m).is_err());
+        assert!(g.is_empty());
+    }
+}
