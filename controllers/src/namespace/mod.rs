@@ -45,4 +45,4 @@ pub const DELETION_GRACE_PERIOD: Duration = Duration::from_secs(5);
 pub const FINALIZER_ESTIMATE_SECONDS: u64 = 15;
 
 #[cfg(test)]
-mod tests;
+mod testing;

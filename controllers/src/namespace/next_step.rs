@@ -49,3 +49,15 @@ pub fn finalized(finalizers: &[String]) -> Vec<String> {
     out.dedup();
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::namespace::testing::strings;
+
+    #[test]
+    fn finalizing_removes_only_kubernetes() {
+        assert_eq!(finalized(&strings(&["kubernetes", "b", "a", "b"])), strings(&["a", "b"]));
+        assert_eq!(finalized(&strings(&["kubernetes"])), Vec::<String>::new());
+    }
+}

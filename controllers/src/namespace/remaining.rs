@@ -135,3 +135,59 @@ impl DeletionReport {
         errors
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::namespace::testing::{gvr, ts};
+
+    // === utils ===
+
+    fn pod(phase: &str, grace: Option<i64>) -> PodGrace {
+        PodGrace { phase: Some(phase.into()), grace_seconds: grace }
+    }
+
+    // === tests ===
+
+    #[test]
+    fn estimate_is_the_longest_grace_of_live_pods_until_it_has_passed() {
+        let deleted = ts("2026-01-01T00:00:00Z");
+        let pods = [pod("Running", Some(30)), pod("Pending", Some(10)), pod("Succeeded", Some(600))];
+        let cases = [
+            ("2026-01-01T00:00:12Z", 30),
+            ("2026-01-01T00:00:29Z", 30),
+            ("2026-01-01T00:00:30Z", 0),
+            ("2026-01-01T00:05:00Z", 0),
+        ];
+        for (now, want) in cases {
+            assert_eq!(estimate_graceful_termination(&pods, Some(deleted), ts(now)), want, "at {now}");
+        }
+        assert_eq!(estimate_graceful_termination(&[pod("Failed", Some(30))], Some(deleted), deleted), 0);
+        assert_eq!(estimate_graceful_termination(&[pod("Running", None)], Some(deleted), deleted), 0);
+        assert_eq!(estimate_graceful_termination(&[], None, deleted), 0);
+    }
+
+    #[test]
+    fn leftovers_wait_on_the_estimate_then_on_finalizers_else_fail() {
+        let pods = gvr("", "pods");
+        assert_eq!(remaining_outcome("ns", &pods, &[], 30), Ok(Remaining::default()));
+        let two = [vec![], vec![]];
+        assert_eq!(
+            remaining_outcome("ns", &pods, &two, 30),
+            Ok(Remaining { estimate: 30, count: 2, ..Default::default() })
+        );
+        let held = [vec!["example.com/x".to_owned()], vec![]];
+        assert_eq!(
+            remaining_outcome("ns", &gvr("example.com", "widgets"), &held, 0),
+            Ok(Remaining {
+                estimate: FINALIZER_ESTIMATE_SECONDS,
+                count: 2,
+                finalizers: BTreeMap::from([("example.com/x".to_owned(), 1)]),
+            })
+        );
+        assert_eq!(
+            remaining_outcome("ns", &gvr("apps", "deployments"), &[vec![]], 0),
+            Err("unexpected items still remain in namespace: ns for gvr: apps/v1, Resource=deployments".to_owned())
+        );
+    }
+}

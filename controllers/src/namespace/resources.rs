@@ -66,3 +66,35 @@ pub fn deletable(name: &str, namespaced: bool, verbs: &[String]) -> bool {
 pub fn supports_delete_collection(verbs: &[String]) -> bool {
     ["list", "deletecollection"].iter().all(|needed| verbs.iter().any(|v| v == needed))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::namespace::testing::strings;
+
+    #[test]
+    fn group_versions_parse_as_go_does() {
+        type Parsed = Result<(&'static str, &'static str), &'static str>;
+        let cases: &[(&str, Parsed)] = &[
+            ("v1", Ok(("", "v1"))),
+            ("apps/v1", Ok(("apps", "v1"))),
+            ("a/b/c", Err("unexpected GroupVersion string: a/b/c")),
+        ];
+        for (input, want) in cases {
+            let got = parse_group_version(input);
+            let want = want.map(|(g, v)| (g.to_owned(), v.to_owned())).map_err(str::to_owned);
+            assert_eq!(got, want, "{input}");
+        }
+    }
+
+    #[test]
+    fn only_namespaced_top_level_deletable_types_are_content() {
+        let verbs = strings(&["get", "list", "delete", "deletecollection"]);
+        assert!(deletable("pods", true, &verbs));
+        assert!(!deletable("pods/status", true, &verbs));
+        assert!(!deletable("nodes", false, &verbs));
+        assert!(!deletable("bindings", true, &strings(&["create"])));
+        assert!(supports_delete_collection(&verbs));
+        assert!(!supports_delete_collection(&strings(&["list", "delete"])));
+    }
+}
