@@ -22,8 +22,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::*;
-use crate::plan::{Action, OwnerRefPatch, Plan};
-use crate::testing::{PodBuilder, ts};
+use crate::plan::{Action, Plan};
+use crate::testing::{PodBuilder, describe_plan, ts};
 
 mod revisions;
 mod rollout;
@@ -278,9 +278,9 @@ impl World {
         let snapshot = Snapshot { deployment: &self.d, replica_sets: &self.rss, pods: &self.pods, now: self.now };
         sync(&snapshot, &Options::default()).unwrap()
     }
-    /// The plan, one line per action (see [`describe`]).
+    /// The plan, one line per action (see [`describe_plan`]).
     pub(super) fn lines(&self) -> Vec<String> {
-        describe(&self.plan())
+        describe_plan(&self.plan())
     }
     /// Only the ReplicaSet writes and events (no status lines).
     pub(super) fn writes(&self) -> Vec<String> {
@@ -311,55 +311,6 @@ impl World {
 /// The hash-named ReplicaSet name for `image` with no collisions.
 pub(super) fn hashed(image: &str) -> String {
     format!("d-{}", compute_hash(&template(image), None))
-}
-
-/// One line per action: `create <name> <replicas>`, `update <name>
-/// <replicas>`, `delete <name>`, `event <reason>: <message>`, `status
-/// <replicas>/<updated>/<ready>/<available>/<unavailable> [<type>=<reason>]`,
-/// `update deployment`, `adopt <name>`, `release <name>`, `recheck`.
-pub(super) fn describe(plan: &Plan) -> Vec<String> {
-    plan.actions()
-        .map(|a| match a {
-            Action::CreateReplicaSet { replica_set, .. } => format!(
-                "create {} {}",
-                replica_set.metadata.name.as_deref().unwrap_or(""),
-                replica_set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(-1)
-            ),
-            Action::UpdateReplicaSet { replica_set } => format!(
-                "update {} {}",
-                replica_set.metadata.name.as_deref().unwrap_or(""),
-                replica_set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(-1)
-            ),
-            Action::DeleteReplicaSet { name, .. } => format!("delete {name}"),
-            Action::Event(e) => format!("event {}: {}", e.reason, e.message),
-            Action::UpdateDeploymentStatus { deployment } => {
-                let s = deployment.status.clone().unwrap_or_default();
-                let n = |v: Option<i32>| v.unwrap_or(0);
-                let conds: Vec<String> = s
-                    .conditions
-                    .iter()
-                    .flatten()
-                    .map(|c| format!(" {}={}", c.type_, c.reason.as_deref().unwrap_or("")))
-                    .collect();
-                format!(
-                    "status {}/{}/{}/{}/{}{}",
-                    n(s.replicas),
-                    n(s.updated_replicas),
-                    n(s.ready_replicas),
-                    n(s.available_replicas),
-                    n(s.unavailable_replicas),
-                    conds.concat()
-                )
-            }
-            Action::UpdateDeployment { .. } => "update deployment".into(),
-            Action::RecheckOwner { .. } => "recheck".into(),
-            Action::PatchReplicaSetOwnerRefs { name, patch: OwnerRefPatch::Adopt(_), .. } => format!("adopt {name}"),
-            Action::PatchReplicaSetOwnerRefs { name, patch: OwnerRefPatch::Release { .. }, .. } => {
-                format!("release {name}")
-            }
-            other => format!("{other:?}"),
-        })
-        .collect()
 }
 
 /// The ReplicaSet object a plan creates.

@@ -16,7 +16,7 @@ fn template_rollback_reuses_the_old_replica_set() {
         ],
     );
     let plan = w.plan();
-    let lines = describe(&plan);
+    let lines = describe_plan(&plan);
     assert!(!lines.iter().any(|l| l.starts_with("create")), "{lines:?}");
     let Some(Action::UpdateReplicaSet { replica_set }) = plan.actions().next() else { panic!("{lines:?}") };
     let a = replica_set.metadata.annotations.as_ref().unwrap();
@@ -156,7 +156,7 @@ fn cleanup_deployment_table() {
         vec![RsB::new("deleting", 0).deleting().build(), RsB::new("unobserved", 0).image("x").generation(2).build()];
     let mut p = planner(DeploymentBuilder::new(1).history(0).build(), rss, &options);
     p.cleanup(&[0, 1]);
-    assert!(p.plan.is_empty(), "{:?}", describe(&p.plan));
+    assert!(p.plan.is_empty(), "{:?}", describe_plan(&p.plan));
     // No limit (unset or MaxInt32): nothing is cleaned.
     let mut d = DeploymentBuilder::new(1).build();
     d.spec.as_mut().unwrap().revision_history_limit = None;
@@ -244,7 +244,7 @@ fn already_exists_check() {
 fn create_error_sets_the_condition() {
     let d = DeploymentBuilder::new(1).build();
     let failure = CreateFailure::Error { replica_set: "d-x".into(), message: "quota".into() };
-    let lines = describe(&after_create_failure(&d, &failure, ts(NOW)));
+    let lines = describe_plan(&after_create_failure(&d, &failure, ts(NOW)));
     assert_eq!(
         lines,
         [

@@ -198,7 +198,7 @@ fn steady_state_is_quiet() {
     let plan = w.plan();
     let d2 = w.last_deployment().unwrap();
     let w2 = World { d: d2, rss: w.rss.clone(), pods: vec![], now: ts(NOW + 5) };
-    assert!(w2.plan().is_empty(), "{:?} after {:?}", w2.lines(), describe(&plan));
+    assert!(w2.plan().is_empty(), "{:?} after {:?}", w2.lines(), describe_plan(&plan));
 }
 
 /// Counts near `i32::MAX` (valid, if absurd) plan without overflowing,

@@ -73,7 +73,7 @@ fn proportional_scaling_table() {
         for (i, (s, _)) in olds.iter().enumerate() {
             got.push(size(&format!("old{i}")).unwrap_or(*s));
         }
-        assert_eq!(got, want, "{name}: {:?}", describe(&plan));
+        assert_eq!(got, want, "{name}: {:?}", describe_plan(&plan));
     }
 }
 
