@@ -116,7 +116,7 @@ pub fn new_rs_new_replicas(d: &Deployment, all: &[&ReplicaSet], new_rs: &Replica
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deployment::tests::{DeploymentBuilder, rs};
+    use crate::deployment::testing::{DeploymentBuilder, rs};
 
     fn pct(s: &str) -> IntOrString {
         IntOrString::String(s.into())

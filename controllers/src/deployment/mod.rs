@@ -82,7 +82,7 @@ mod scale;
 mod status;
 mod sync;
 #[cfg(test)]
-mod tests;
+mod testing;
 
 use std::sync::Arc;
 

@@ -188,3 +188,132 @@ impl Planner<'_> {
         Ok(self.rss.len() - 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::DeploymentStatus;
+
+    use super::*;
+    use crate::deployment::testing::{DeploymentBuilder, NOW, RsB, World, created, planner, template};
+    use crate::deployment::{Options, REVISION_HISTORY_ANNOTATION};
+    use crate::testing::{describe_plan, ts};
+
+    /// Scenario 21: template set back to an old revision: that RS is reused
+    /// (revision 3, history "1"), no create.
+    #[test]
+    fn template_rollback_reuses_the_old_replica_set() {
+        let w = World::new(
+            DeploymentBuilder::new(3).image("v1"),
+            [
+                RsB::new("rs1", 0).revision("1").sized(3, 4),
+                RsB::new("rs2", 3).image("v2").revision("2").sized(3, 4).created(5),
+            ],
+        );
+        let plan = w.plan();
+        let lines = describe_plan(&plan);
+        assert!(!lines.iter().any(|l| l.starts_with("create")), "{lines:?}");
+        let Some(Action::UpdateReplicaSet { replica_set }) = plan.actions().next() else { panic!("{lines:?}") };
+        let a = replica_set.metadata.annotations.as_ref().unwrap();
+        assert_eq!(replica_set.metadata.name.as_deref(), Some("rs1"));
+        assert_eq!((a[REVISION_ANNOTATION].as_str(), a[REVISION_HISTORY_ANNOTATION].as_str()), ("3", "1"));
+        // The next sync (annotations written) sets the Deployment's revision
+        // and scales rs1 up under the rolling rules.
+        let w = World::new(
+            DeploymentBuilder::new(3).image("v1"),
+            [
+                RsB::new("rs1", 0).revision("3").annotation(REVISION_HISTORY_ANNOTATION, "1").sized(3, 4),
+                RsB::new("rs2", 3).image("v2").revision("2").sized(3, 4).created(5),
+            ],
+        );
+        let lines = w.lines();
+        assert!(lines.contains(&"update rs1 1".to_string()), "{lines:?}");
+        assert_eq!(w.last_deployment().unwrap().metadata.annotations.unwrap()[REVISION_ANNOTATION], "3");
+    }
+
+    /// Scenario 24: revisions {1, 4, x}: the new RS gets 5.
+    #[test]
+    fn new_revision_is_one_above_the_max() {
+        let w = World::new(
+            DeploymentBuilder::new(1),
+            [
+                RsB::new("a", 0).revision("1"),
+                RsB::new("b", 0).image("b").revision("4"),
+                RsB::new("c", 1).image("c").revision("x"),
+            ],
+        );
+        let rs = created(&w.plan());
+        assert_eq!(rs.metadata.annotations.unwrap()[REVISION_ANNOTATION], "5");
+        assert_eq!(w.last_deployment().unwrap().metadata.annotations.unwrap()[REVISION_ANNOTATION], "5");
+    }
+
+    /// Upstream `TestFindNewReplicaSet`: the oldest ReplicaSet with the
+    /// template (ignoring the hash label) is the new one; ties by name.
+    #[test]
+    fn find_new_replica_set() {
+        let mut with_hash = RsB::new("b-hashed", 1).image("v2").created(5).build();
+        with_hash
+            .spec
+            .as_mut()
+            .unwrap()
+            .template
+            .as_mut()
+            .unwrap()
+            .metadata
+            .as_mut()
+            .unwrap()
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert(POD_TEMPLATE_HASH_LABEL.into(), "upstream".into());
+        let cases = [
+            ("older wins", vec![RsB::new("z", 1).image("v2").created(1).build(), with_hash.clone()], Some("z")),
+            ("hash label ignored", vec![with_hash.clone(), RsB::new("old", 1).build()], Some("b-hashed")),
+            (
+                "same time: by name",
+                vec![RsB::new("b", 1).image("v2").created(1).build(), RsB::new("a", 1).image("v2").created(1).build()],
+                Some("a"),
+            ),
+            ("none", vec![RsB::new("old", 1).build()], None),
+        ];
+        let options = Options::default();
+        for (name, rss, want) in cases {
+            let mut p = planner(DeploymentBuilder::new(1).build(), rss, &options);
+            let (new, _) = p.get_all_replica_sets_and_sync_revision(false).unwrap();
+            assert_eq!(new.map(|i| p.name(i)).as_deref(), want, "{name}");
+        }
+    }
+
+    /// Scenario 27: a collision bumps collisionCount nil → 1 → 2, and the next
+    /// sync hashes with it.
+    #[test]
+    fn collision_bumps_the_count() {
+        let d = DeploymentBuilder::new(1).build();
+        let plan = after_create_failure(&d, &CreateFailure::Collision, ts(NOW));
+        let Some(Action::UpdateDeploymentStatus { deployment }) = plan.actions().next() else { panic!() };
+        assert_eq!(deployment.status.as_ref().unwrap().collision_count, Some(1));
+        let bumped = DeploymentBuilder::new(1).status(DeploymentStatus {
+            collision_count: Some(1),
+            observed_generation: Some(1),
+            ..Default::default()
+        });
+        let w = World::new(bumped, []);
+        let want = format!("d-{}", compute_hash(&template("v2"), Some(1)));
+        assert_eq!(created(&w.plan()).metadata.name, Some(want));
+    }
+
+    /// Other create errors: Progressing False ReplicaSetCreateError and a
+    /// Warning.
+    #[test]
+    fn create_error_sets_the_condition() {
+        let d = DeploymentBuilder::new(1).build();
+        let failure = CreateFailure::Error { replica_set: "d-x".into(), message: "quota".into() };
+        let lines = describe_plan(&after_create_failure(&d, &failure, ts(NOW)));
+        assert_eq!(
+            lines,
+            [
+                format!("status 0/0/0/0/0 {PROGRESSING}={RS_CREATE_ERROR_REASON}"),
+                "event ReplicaSetCreateError: Failed to create new replica set \"d-x\": quota".into()
+            ]
+        );
+    }
+}

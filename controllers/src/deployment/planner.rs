@@ -150,3 +150,40 @@ impl Planner<'_> {
         self.push_status();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deployment::testing::{DeploymentBuilder, RsB, World, cond, conditions};
+    use crate::deployment::{FOUND_NEW_RS_REASON, PROGRESSING};
+
+    /// Scenario 34: an orphan with the current template is adopted (after the
+    /// re-check) and used as the new RS: FoundNewReplicaSet.
+    #[test]
+    fn orphan_is_adopted_as_the_new_replica_set() {
+        let w = World::new(DeploymentBuilder::new(2), [RsB::new("mine", 2).image("v2").orphan()]);
+        let lines = w.lines();
+        assert_eq!(lines[..2], ["recheck", "adopt mine"]);
+        assert!(!lines.iter().any(|l| l.starts_with("create")), "{lines:?}");
+        let s = w.last_status().unwrap();
+        assert!(conditions(&s).iter().any(|c| c.0 == PROGRESSING), "{s:?}");
+        let first_status = w.plan().actions().find_map(|a| match a {
+            Action::UpdateDeploymentStatus { deployment } => deployment.status.clone(),
+            _ => None,
+        });
+        assert!(conditions(&first_status.unwrap()).contains(&cond(PROGRESSING, "True", FOUND_NEW_RS_REASON)));
+        // Deleting orphans and other owners' ReplicaSets are left alone.
+        let w = World::new(DeploymentBuilder::new(2), [RsB::new("x", 2).image("v2").orphan().deleting()]);
+        assert!(!w.lines().iter().any(|l| l.starts_with("adopt")));
+    }
+
+    /// Scenario 35: an owned RS relabelled away is released.
+    #[test]
+    fn non_matching_owned_replica_set_is_released() {
+        let w = World::new(
+            DeploymentBuilder::new(1),
+            [RsB::new("gone", 1).labels(&[("app", "other")]), RsB::new("cur", 1).image("v2")],
+        );
+        assert_eq!(w.lines()[0], "release gone");
+    }
+}

@@ -63,3 +63,51 @@ impl Planner<'_> {
         self.plan.push(Action::UpdateDeployment { deployment: Box::new(self.d.clone()) });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deployment::testing::{DeploymentBuilder, RsB, World, template};
+
+    /// Scenario 22: the deprecated rollback annotation.
+    #[test]
+    fn deprecated_rollback_annotation() {
+        let rss = || {
+            [
+                RsB::new("r1", 0).image("i1").revision("1"),
+                RsB::new("r2", 0).image("i2").revision("2").created(1),
+                RsB::new("r3", 3).image("v2").revision("3").created(2),
+            ]
+        };
+        let w = World::new(DeploymentBuilder::new(3).annotation(ROLLBACK_TO_ANNOTATION, "0"), rss());
+        assert_eq!(
+            w.writes(),
+            ["update deployment", "event DeploymentRollback: Rolled back deployment \"d\" to revision 2"]
+        );
+        let d = w.last_deployment().unwrap();
+        assert_eq!(d.spec.unwrap().template, template("i2"));
+        assert!(!d.metadata.annotations.unwrap().contains_key(ROLLBACK_TO_ANNOTATION));
+
+        let w = World::new(DeploymentBuilder::new(3).annotation(ROLLBACK_TO_ANNOTATION, "7"), rss());
+        assert_eq!(
+            w.writes(),
+            [
+                "event DeploymentRollbackRevisionNotFound: Unable to find the revision to rollback to.",
+                "update deployment"
+            ]
+        );
+        assert_eq!(w.last_deployment().unwrap().spec.unwrap().template, template("v2"));
+
+        let w = World::new(DeploymentBuilder::new(3).annotation(ROLLBACK_TO_ANNOTATION, "3"), rss());
+        assert_eq!(
+            w.writes(),
+            [
+                "event DeploymentRollbackTemplateUnchanged: The rollback revision contains the same template as current deployment \"d\"",
+                "update deployment"
+            ]
+        );
+
+        let w = World::new(DeploymentBuilder::new(3).annotation(ROLLBACK_TO_ANNOTATION, "bogus"), rss());
+        assert!(!w.writes().contains(&"update deployment".to_string()), "unparsable: ignored");
+    }
+}

@@ -121,6 +121,8 @@ mod tests {
 
     use super::*;
     use crate::deployment::PROGRESSING;
+    use crate::deployment::conditions::get_condition;
+    use crate::deployment::testing::{DeploymentBuilder, NOW, RsB, rs};
     use crate::testing::ts;
 
     fn progressing(message: Option<&str>, reason: Option<&str>) -> DeploymentCondition {
@@ -157,5 +159,45 @@ mod tests {
         assert!(same_status(&computed, &stored));
         assert!(!same_status(&computed, &DeploymentStatus { replicas: Some(1), ..stored.clone() }));
         assert!(!same_status(&computed, &DeploymentStatus { collision_count: Some(0), ..stored }));
+    }
+
+    /// Scenario 33: status arithmetic.
+    #[test]
+    fn status_counts() {
+        let d = DeploymentBuilder::new(10).build();
+        let new = RsB::new("new", 5).image("v2").available(3, 3).build();
+        let old = rs("old", 8);
+        let s = crate::deployment::status::calculate_status(&d, &[&old, &new], Some(&new), false, ts(NOW));
+        let n = |v: Option<i32>| v.unwrap_or(0);
+        assert_eq!(
+            (
+                n(s.replicas),
+                n(s.updated_replicas),
+                n(s.ready_replicas),
+                n(s.available_replicas),
+                n(s.unavailable_replicas)
+            ),
+            (11, 3, 11, 11, 2)
+        );
+        assert_eq!(s.observed_generation, Some(1));
+    }
+
+    /// Scenario 30: Available True iff available ≥ replicas − maxUnavailable.
+    #[test]
+    fn available_condition_table() {
+        let cases = [
+            (DeploymentBuilder::new(10), 8, "True"),
+            (DeploymentBuilder::new(10), 7, "False"),
+            (DeploymentBuilder::new(10).recreate(), 9, "False"),
+            (DeploymentBuilder::new(0), 0, "True"),
+        ];
+        for (d, available, want) in cases {
+            let d = d.build();
+            let rs =
+                RsB::new("new", crate::deployment::replicas(&d)).image("v2").available(available, available).build();
+            let status = crate::deployment::status::calculate_status(&d, &[&rs], Some(&rs), false, ts(NOW));
+            let got = get_condition(&status, AVAILABLE).unwrap().status.clone();
+            assert_eq!(got, want, "{d:?} {available}");
+        }
     }
 }
