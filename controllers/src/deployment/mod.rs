@@ -103,6 +103,7 @@ pub use self::revision::{
     ROLLBACK_TO_ANNOTATION,
 };
 pub use self::sync::sync;
+use crate::common::object;
 use crate::plan::ObjectRef;
 
 /// The label that tells a Deployment's ReplicaSets (and their pods) apart
@@ -160,18 +161,12 @@ pub enum Error {
 
 /// The queue key of a Deployment, `namespace/name`.
 pub fn key(d: &Deployment) -> String {
-    format!("{}/{}", d.metadata.namespace.as_deref().unwrap_or(""), d.metadata.name.as_deref().unwrap_or(""))
+    object::key(&d.metadata)
 }
 
 /// The Deployment as events and preconditions name it.
 pub fn object_ref(d: &Deployment) -> ObjectRef {
-    ObjectRef {
-        api_version: "apps/v1".to_owned(),
-        kind: "Deployment".to_owned(),
-        namespace: d.metadata.namespace.clone(),
-        name: d.metadata.name.clone().unwrap_or_default(),
-        uid: d.metadata.uid.clone().unwrap_or_default(),
-    }
+    object::object_ref("apps/v1", "Deployment", &d.metadata)
 }
 
 /// `spec.replicas`, defaulting to 1 as the API does.
