@@ -180,10 +180,7 @@ impl Graph {
                 // Some dependents name this uid with other coordinates: the
                 // node stays for them.
                 remove = false;
-                if !matching.is_empty() {
-                    self.absent.add(deleted.clone());
-                    fx.extend(matching.iter().map(|d| Effect::AttemptToDelete(d.to_string())));
-                }
+                self.verify_matching(deleted, &matching, &mut fx);
                 if current == *deleted
                     && let Some(alternate) = self.alternate_identity(&nonmatching, deleted)
                 {
@@ -199,15 +196,21 @@ impl Graph {
             // An observed object is not removed on another identity's
             // account; dependents naming that identity are checked.
             remove = false;
-            if !matching.is_empty() {
-                self.absent.add(deleted.clone());
-                fx.extend(matching.iter().map(|d| Effect::AttemptToDelete(d.to_string())));
-            }
+            self.verify_matching(deleted, &matching, &mut fx);
         }
         if remove {
             self.remove(&uid, deleted.clone(), &mut fx);
         }
         fx
+    }
+
+    /// `deleted` is absent for the dependents whose references match it:
+    /// it is recorded absent and they are checked.
+    fn verify_matching(&mut self, deleted: &Identity, matching: &[Uid], fx: &mut Vec<Effect>) {
+        if !matching.is_empty() {
+            self.absent.add(deleted.clone());
+            fx.extend(matching.iter().map(|d| Effect::AttemptToDelete(d.to_string())));
+        }
     }
 
     /// Removes a node: its dependents are checked, owners deleting their

@@ -79,14 +79,8 @@ impl Graph {
     pub(super) fn invalid_namespace(&self, dependent: &Uid, owner: &Uid) -> Option<Effect> {
         let node = self.nodes.get(dependent)?;
         let reference = node.owners.iter().find(|o| o.uid == *owner)?;
-        let namespace = self.syms.name(node.namespace).to_owned();
-        let invalid = Identity {
-            api_version: self.syms.name(reference.api_version).to_owned(),
-            kind: self.syms.name(reference.kind).to_owned(),
-            namespace: namespace.clone(),
-            name: reference.name.to_string(),
-            uid: reference.uid.to_string(),
-        };
+        let namespace = self.syms.name(node.namespace);
+        let invalid = self.owner_identity(reference, namespace);
         Some(Effect::Warning {
             regarding: self.identity(dependent, node),
             reason: REASON_OWNER_REF_INVALID_NAMESPACE,
@@ -140,13 +134,8 @@ impl Graph {
                 if self.matches(reference, absent) && (cluster_scoped || absent.namespace == dep_namespace) {
                     continue;
                 }
-                let mut candidate = Identity {
-                    api_version: self.syms.name(reference.api_version).to_owned(),
-                    kind: self.syms.name(reference.kind).to_owned(),
-                    namespace: dep_namespace.to_owned(),
-                    name: reference.name.to_string(),
-                    uid: absent.uid.clone(),
-                };
+                // The reference's uid is absent's (a Uid prints back as given).
+                let mut candidate = self.owner_identity(reference, dep_namespace);
                 if cluster_scoped && candidate.api_version == absent.api_version && candidate.kind == absent.kind {
                     candidate.namespace.clear();
                 }

@@ -213,6 +213,17 @@ impl Graph {
             && reference.uid.to_string() == identity.uid
     }
 
+    /// The coordinates `reference` gives its owner, in `namespace`.
+    pub(super) fn owner_identity(&self, reference: &Owner, namespace: &str) -> Identity {
+        Identity {
+            api_version: self.syms.name(reference.api_version).to_owned(),
+            kind: self.syms.name(reference.kind).to_owned(),
+            namespace: namespace.to_owned(),
+            name: reference.name.to_string(),
+            uid: reference.uid.to_string(),
+        }
+    }
+
     pub(super) fn identity(&self, uid: &Uid, node: &Node) -> Identity {
         Identity {
             api_version: self.syms.name(node.api_version).to_owned(),
