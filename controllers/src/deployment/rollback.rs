@@ -19,22 +19,19 @@ impl Planner<'_> {
         if target == 0 {
             target = last_revision(all.iter().map(|&i| &self.rss[i]));
             if target == 0 {
-                self.warn(ROLLBACK_REVISION_NOT_FOUND, "Unable to find last revision.".into());
-                self.clear_rollback_to();
+                self.abandon(ROLLBACK_REVISION_NOT_FOUND, "Unable to find last revision.".into());
                 return Ok(());
             }
         }
         let Some(rs) = all.iter().copied().find(|&i| revision(&self.rss[i]).is_ok_and(|v| v == target)) else {
-            self.warn(ROLLBACK_REVISION_NOT_FOUND, "Unable to find the revision to rollback to.".into());
-            self.clear_rollback_to();
+            self.abandon(ROLLBACK_REVISION_NOT_FOUND, "Unable to find the revision to rollback to.".into());
             return Ok(());
         };
         let mut template = self.rss[rs].spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
         if equal_ignore_hash(&self.template(), &template) {
             let name = self.d.metadata.name.clone().unwrap_or_default();
             let msg = format!("The rollback revision contains the same template as current deployment \"{name}\"");
-            self.warn(ROLLBACK_TEMPLATE_UNCHANGED, msg);
-            self.clear_rollback_to();
+            self.abandon(ROLLBACK_TEMPLATE_UNCHANGED, msg);
             return Ok(());
         }
         if let Some(labels) = template.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
@@ -50,8 +47,12 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn warn(&mut self, reason: &str, message: String) {
+    /// The rollback cannot be done: a Warning, then the annotation is
+    /// cleared (upstream `emitRollbackWarningEvent` and
+    /// `updateDeploymentAndClearRollbackTo`).
+    fn abandon(&mut self, reason: &str, message: String) {
         self.plan.push(Action::Event(event(&self.d, EventType::Warning, reason, message)));
+        self.clear_rollback_to();
     }
 
     /// Removes the annotation and writes the Deployment (upstream
