@@ -15,8 +15,20 @@ pub fn ts(secs: i64) -> Timestamp {
     Timestamp::from_second(secs).unwrap()
 }
 
-fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+/// A label map from pairs.
+pub fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// The pod template with this image, labels `app=web`.
+pub fn template(image: &str) -> PodTemplateSpec {
+    PodTemplateSpec {
+        metadata: Some(ObjectMeta { labels: Some(labels(&[("app", "web")])), ..Default::default() }),
+        spec: Some(PodSpec {
+            containers: vec![Container { name: "c".into(), image: Some(image.into()), ..Default::default() }],
+            ..Default::default()
+        }),
+    }
 }
 
 /// Builds pods in namespace `ns` with labels `app=web` unless told otherwise.
@@ -139,17 +151,7 @@ impl RsBuilder {
                 replicas: Some(replicas),
                 min_ready_seconds: None,
                 selector: LabelSelector { match_labels: Some(labels(&[("app", "web")])), ..Default::default() },
-                template: Some(PodTemplateSpec {
-                    metadata: Some(ObjectMeta { labels: Some(labels(&[("app", "web")])), ..Default::default() }),
-                    spec: Some(PodSpec {
-                        containers: vec![Container {
-                            name: "c".into(),
-                            image: Some("nginx".into()),
-                            ..Default::default()
-                        }],
-                        ..Default::default()
-                    }),
-                }),
+                template: Some(template("nginx")),
             }),
             status: Some(ReplicaSetStatus { replicas: 0, observed_generation: Some(1), ..Default::default() }),
         })

@@ -5,7 +5,6 @@
 //! file whose code they test, and build their Deployments, ReplicaSets and
 //! syncs with these.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -13,32 +12,18 @@ use k8s_openapi::api::apps::v1::{
     Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSet,
     ReplicaSetCondition, ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment,
 };
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::planner::Planner;
 use super::*;
 use crate::plan::{Action, Plan};
-use crate::testing::{PodBuilder, describe_plan, ts};
+pub use crate::testing::template;
+use crate::testing::{PodBuilder, describe_plan, labels, ts};
 
 pub const NOW: i64 = 1_000_000;
 pub const D_UID: &str = "d-uid";
-
-fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
-/// The pod template with this image, labels `app=web`.
-pub fn template(image: &str) -> PodTemplateSpec {
-    PodTemplateSpec {
-        metadata: Some(ObjectMeta { labels: Some(labels(&[("app", "web")])), ..Default::default() }),
-        spec: Some(PodSpec {
-            containers: vec![Container { name: "c".into(), image: Some(image.into()), ..Default::default() }],
-            ..Default::default()
-        }),
-    }
-}
 
 /// Deployment `ns/d` (uid `d-uid`, generation 1, observed), selector
 /// `app=web`, image `v2`, RollingUpdate 25%/25%, history 10, deadline 600.
