@@ -8,13 +8,27 @@ use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec, ReplicaSetStatus};
 use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodCondition, PodSpec, PodStatus, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 
+use crate::plan::{Action, OwnerRefPatch, Plan, Step};
+
 /// `secs` seconds after the epoch.
 pub fn ts(secs: i64) -> Timestamp {
     Timestamp::from_second(secs).unwrap()
 }
 
-fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+/// A label map from pairs.
+pub fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// The pod template with this image, labels `app=web`.
+pub fn template(image: &str) -> PodTemplateSpec {
+    PodTemplateSpec {
+        metadata: Some(ObjectMeta { labels: Some(labels(&[("app", "web")])), ..Default::default() }),
+        spec: Some(PodSpec {
+            containers: vec![Container { name: "c".into(), image: Some(image.into()), ..Default::default() }],
+            ..Default::default()
+        }),
+    }
 }
 
 /// Builds pods in namespace `ns` with labels `app=web` unless told otherwise.
@@ -137,17 +151,7 @@ impl RsBuilder {
                 replicas: Some(replicas),
                 min_ready_seconds: None,
                 selector: LabelSelector { match_labels: Some(labels(&[("app", "web")])), ..Default::default() },
-                template: Some(PodTemplateSpec {
-                    metadata: Some(ObjectMeta { labels: Some(labels(&[("app", "web")])), ..Default::default() }),
-                    spec: Some(PodSpec {
-                        containers: vec![Container {
-                            name: "c".into(),
-                            image: Some("nginx".into()),
-                            ..Default::default()
-                        }],
-                        ..Default::default()
-                    }),
-                }),
+                template: Some(template("nginx")),
             }),
             status: Some(ReplicaSetStatus { replicas: 0, observed_generation: Some(1), ..Default::default() }),
         })
@@ -183,4 +187,97 @@ impl RsBuilder {
     pub fn build(self) -> ReplicaSet {
         self.0
     }
+}
+
+// === plans ===
+
+/// One line per action of `plan` (see [`describe`]).
+pub fn describe_plan(plan: &Plan) -> Vec<String> {
+    plan.actions().map(describe).collect()
+}
+
+/// One line for a step: `create x<n>` when it creates pods, `delete
+/// <name>,<name>` when it deletes pods, else its actions' lines (see
+/// [`describe`]) joined by spaces.
+pub fn describe_step(step: &Step) -> String {
+    let creates = step.actions.iter().filter(|a| matches!(a, Action::CreatePod { .. })).count();
+    if creates > 0 {
+        return format!("create x{creates}");
+    }
+    let deletes: Vec<&str> = step
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::DeletePod { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !deletes.is_empty() {
+        return format!("delete {}", deletes.join(","));
+    }
+    step.actions.iter().map(describe).collect::<Vec<_>>().join(" ")
+}
+
+/// One line for an action, as the table tests compare plans:
+/// - `recheck`, `expect +<n>`, `expect -<key>,<key>`;
+/// - pods: `create pod`, `delete <name>`, `adopt <name>`, `release <name>`;
+/// - ReplicaSets: `create <name> <replicas>`, `update <name> <replicas>`,
+///   `delete <name>`, `adopt <name>`, `release <name>`, and its status
+///   `status <replicas>/<fullyLabeled>/<ready>/<available> gen=<observed>
+///   [<type>=<reason>]`;
+/// - Deployments: `update deployment`, and its status `status
+///   <replicas>/<updated>/<ready>/<available>/<unavailable>
+///   [<type>=<reason>]`;
+/// - `event <reason>: <message>`.
+pub fn describe(action: &Action) -> String {
+    let n = |v: Option<i32>| v.unwrap_or(0);
+    let replica_set = |verb: &str, rs: &ReplicaSet| {
+        let replicas = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(-1);
+        format!("{verb} {} {replicas}", rs.metadata.name.as_deref().unwrap_or(""))
+    };
+    match action {
+        Action::RecheckOwner { .. } => "recheck".into(),
+        Action::ExpectCreations { count, .. } => format!("expect +{count}"),
+        Action::ExpectDeletions { pod_keys, .. } => format!("expect -{}", pod_keys.join(",")),
+        Action::CreatePod { .. } => "create pod".into(),
+        Action::DeletePod { name, .. } | Action::DeleteReplicaSet { name, .. } => format!("delete {name}"),
+        Action::PatchPodOwnerRefs { name, patch, .. } | Action::PatchReplicaSetOwnerRefs { name, patch, .. } => {
+            match patch {
+                OwnerRefPatch::Adopt(_) => format!("adopt {name}"),
+                OwnerRefPatch::Release { .. } => format!("release {name}"),
+            }
+        }
+        Action::UpdateReplicaSetStatus { status: s, .. } => {
+            let conditions = reasons(s.conditions.iter().flatten().map(|c| (&c.type_, &c.reason)));
+            format!(
+                "status {}/{}/{}/{} gen={}{conditions}",
+                s.replicas,
+                n(s.fully_labeled_replicas),
+                n(s.ready_replicas),
+                n(s.available_replicas),
+                s.observed_generation.unwrap_or(0),
+            )
+        }
+        Action::CreateReplicaSet { replica_set: rs, .. } => replica_set("create", rs),
+        Action::UpdateReplicaSet { replica_set: rs } => replica_set("update", rs),
+        Action::UpdateDeploymentStatus { deployment } => {
+            let s = deployment.status.clone().unwrap_or_default();
+            let conditions = reasons(s.conditions.iter().flatten().map(|c| (&c.type_, &c.reason)));
+            format!(
+                "status {}/{}/{}/{}/{}{conditions}",
+                n(s.replicas),
+                n(s.updated_replicas),
+                n(s.ready_replicas),
+                n(s.available_replicas),
+                n(s.unavailable_replicas),
+            )
+        }
+        Action::UpdateDeployment { .. } => "update deployment".into(),
+        Action::Event(e) => format!("event {}: {}", e.reason, e.message),
+    }
+}
+
+/// ` <type>=<reason>` for each condition.
+fn reasons<'a>(conditions: impl Iterator<Item = (&'a String, &'a Option<String>)>) -> String {
+    conditions.map(|(type_, reason)| format!(" {type_}={}", reason.as_deref().unwrap_or(""))).collect()
 }

@@ -6,9 +6,11 @@
 //!   (adopt/release, `controller_ref_manager.go`);
 //! - `pod`: active, ready and available pods (`pkg/api/v1/pod/util.go`);
 //! - `ranking`: which pods to delete first (`ActivePodsWithRanks`);
-//! - `pod_control`: the pod built from a template, and pod write events.
+//! - `pod_control`: the pod built from a template, and pod write events;
+//! - `object`: an object's queue key and [`ObjectRef`](crate::plan::ObjectRef).
 
 pub mod controller_ref;
+pub(crate) mod object;
 pub mod pod;
 pub mod pod_control;
 pub mod ranking;

@@ -10,6 +10,7 @@
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::counts::spec_count;
 use super::{Error, replicas, strategy_type};
 use crate::replicaset::replicas as rs_replicas;
 
@@ -99,7 +100,7 @@ pub fn new_rs_new_replicas(d: &Deployment, all: &[&ReplicaSet], new_rs: &Replica
             let params = d.spec.as_ref().and_then(|s| s.strategy.as_ref()).and_then(|s| s.rolling_update.as_ref());
             let zero = IntOrString::Int(0);
             let surge = scaled_value(params.and_then(|p| p.max_surge.as_ref()).unwrap_or(&zero), replicas(d), true)?;
-            let current = super::status::total(all.iter().map(|rs| rs_replicas(rs)));
+            let current = spec_count(all);
             let max_total = replicas(d).saturating_add(surge);
             let new_spec = rs_replicas(new_rs);
             if current >= max_total {
@@ -115,7 +116,7 @@ pub fn new_rs_new_replicas(d: &Deployment, all: &[&ReplicaSet], new_rs: &Replica
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deployment::tests::{DeploymentBuilder, rs};
+    use crate::deployment::testing::{DeploymentBuilder, rs};
 
     fn pct(s: &str) -> IntOrString {
         IntOrString::String(s.into())

@@ -146,6 +146,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     use super::*;
+    use crate::deployment::testing::{DeploymentBuilder, RsB, World, created};
 
     fn template(image: &str, labels: &[(&str, &str)]) -> PodTemplateSpec {
         PodTemplateSpec {
@@ -201,5 +202,21 @@ mod tests {
         assert!(equal_ignore_hash(&a, &c), "nil and empty are equal");
         assert!(!equal_ignore_hash(&a, &template("nginx:2", &[("app", "web")])));
         assert!(!equal_ignore_hash(&a, &template("nginx", &[("app", "web"), ("x", "y")])));
+    }
+
+    /// Scenario 28 (the executor's check): an existing RS with our controller
+    /// and template is ours; anything else collides.
+    #[test]
+    fn already_exists_check() {
+        let w = World::new(DeploymentBuilder::new(1), []);
+        let planned = created(&w.plan());
+        let mut same = planned.clone();
+        same.metadata.uid = Some("x".into());
+        assert!(is_same_replica_set(&same, &planned));
+        let mut other_owner = planned.clone();
+        other_owner.metadata.owner_references = None;
+        assert!(!is_same_replica_set(&other_owner, &planned));
+        let other_template = RsB::new("x", 1).image("v9").build();
+        assert!(!is_same_replica_set(&other_template, &planned));
     }
 }

@@ -30,13 +30,21 @@
 //! - `revision`: revision numbers and the annotations copied to
 //!   ReplicaSets;
 //! - `conditions`: Deployment condition types, reasons and helpers;
-//! - `status`: the status the ReplicaSets imply (`calculateStatus`);
+//! - `counts`: replica counts summed over ReplicaSets;
+//! - `status`: the status the ReplicaSets imply (`calculateStatus`) and
+//!   its write;
 //! - `progress`: the Progressing condition and the deadline requeue
 //!   (`syncRolloutStatus`, `requeueStuckDeployment`, the paused
 //!   conditions);
-//! - `sync`: the dispatcher, the ReplicaSet bookkeeping shared by every
-//!   path (find or create the new ReplicaSet, scale one, clean up history);
-//! - `rolling`, `recreate`, `scale` (proportional), `rollback`: one path each.
+//! - `planner`: the state of one sync, the claim on the ReplicaSets and the
+//!   lookups every path shares;
+//! - `new_replica_set`: find or create the new ReplicaSet, sync revisions,
+//!   what to write after a failed create;
+//! - `scale`: scale one ReplicaSet, the scaling event, proportional
+//!   scaling;
+//! - `cleanup`: history cleanup;
+//! - `rolling`, `recreate`, `rollback`: one path each;
+//! - `sync`: the dispatcher.
 //!
 //! # What the executor does with the plan
 //! - Runs the steps in order and stops at the first failed one; the driver
@@ -58,9 +66,13 @@
 //! [`Plan`]: crate::plan::Plan
 //! [`Action::CreateReplicaSet`]: crate::plan::Action::CreateReplicaSet
 
+mod cleanup;
 mod conditions;
+mod counts;
 mod fenceposts;
 mod hash;
+mod new_replica_set;
+mod planner;
 mod progress;
 mod recreate;
 mod revision;
@@ -70,7 +82,7 @@ mod scale;
 mod status;
 mod sync;
 #[cfg(test)]
-mod tests;
+mod testing;
 
 use std::sync::Arc;
 
@@ -85,11 +97,13 @@ pub use self::conditions::{
 };
 pub use self::fenceposts::{max_replicas, max_surge, max_unavailable, resolve_fenceposts, scaled_value};
 pub use self::hash::{compute_hash, equal_ignore_hash, is_same_replica_set};
+pub use self::new_replica_set::{CreateFailure, after_create_failure};
 pub use self::revision::{
     DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
     ROLLBACK_TO_ANNOTATION,
 };
-pub use self::sync::{CreateFailure, after_create_failure, sync};
+pub use self::sync::sync;
+use crate::common::object;
 use crate::plan::ObjectRef;
 
 /// The label that tells a Deployment's ReplicaSets (and their pods) apart
@@ -147,18 +161,12 @@ pub enum Error {
 
 /// The queue key of a Deployment, `namespace/name`.
 pub fn key(d: &Deployment) -> String {
-    format!("{}/{}", d.metadata.namespace.as_deref().unwrap_or(""), d.metadata.name.as_deref().unwrap_or(""))
+    object::key(&d.metadata)
 }
 
 /// The Deployment as events and preconditions name it.
 pub fn object_ref(d: &Deployment) -> ObjectRef {
-    ObjectRef {
-        api_version: "apps/v1".to_owned(),
-        kind: "Deployment".to_owned(),
-        namespace: d.metadata.namespace.clone(),
-        name: d.metadata.name.clone().unwrap_or_default(),
-        uid: d.metadata.uid.clone().unwrap_or_default(),
-    }
+    object::object_ref("apps/v1", "Deployment", &d.metadata)
 }
 
 /// `spec.replicas`, defaulting to 1 as the API does.

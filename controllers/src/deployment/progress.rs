@@ -1,6 +1,8 @@
 //! Rollout progress (upstream `progress.go` `syncRolloutStatus` and
 //! `requeueStuckDeployment`, `sync.go` `checkPausedConditions`, and
-//! `deployment_util.go` `DeploymentProgressing`/`DeploymentTimedOut`).
+//! `deployment_util.go` `DeploymentProgressing`/`DeploymentTimedOut`): the
+//! status with the Progressing condition, and its write or the requeue at
+//! the deadline.
 
 use std::time::Duration;
 
@@ -11,6 +13,7 @@ use super::conditions::{
     NEW_RS_AVAILABLE_REASON, PAUSED_DEPLOY_REASON, PROGRESSING, REPLICA_FAILURE, RESUMED_DEPLOY_REASON,
     RS_UPDATED_REASON, TIMED_OUT_REASON, get_condition, new_condition, remove_condition, set_condition,
 };
+use super::planner::{Planner, Rs};
 use super::progress_deadline;
 use super::status::{calculate_status, deployment_complete, n, same_status};
 
@@ -156,13 +159,31 @@ pub(super) fn paused_condition(d: &Deployment, now: Timestamp) -> Option<Deploym
     Some(status)
 }
 
+impl Planner<'_> {
+    /// Writes the status with the progress conditions if it changed, else
+    /// asks for a requeue at the progress deadline (upstream
+    /// `syncRolloutStatus`).
+    pub(super) fn sync_rollout_status(&mut self, new: Option<Rs>, old: &[Rs]) {
+        let all = self.refs(new, old);
+        let (status, requeue) =
+            rollout_status(&self.d, &all, new.map(|i| &self.rss[i]), self.options.terminating_replicas, self.now);
+        if same_status(&self.d.status.clone().unwrap_or_default(), &status) {
+            self.plan.requeue_after = requeue;
+        } else {
+            self.update_status(status);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::{DeploymentSpec, DeploymentStrategy, ReplicaSetStatus};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
     use super::*;
-    use crate::deployment::tests::rs;
+    use crate::deployment::testing::{DeploymentBuilder, NOW, RsB, World, cond, conditions, hashed, rs};
+    use crate::deployment::{AVAILABLE, MINIMUM_REPLICAS_AVAILABLE, REVISION_ANNOTATION};
+    use crate::plan::Action;
 
     /// 2017-02-15T18:49:00Z, upstream's `testTime`.
     fn test_time() -> Timestamp {
@@ -423,5 +444,115 @@ mod tests {
         assert!(!deployment_timed_out(&d60, &with(progressing("True", NEW_RS_AVAILABLE_REASON)), at(600)));
         assert!(deployment_timed_out(&d60, &with(progressing("False", TIMED_OUT_REASON)), at(0)));
         assert!(!deployment_timed_out(&current(None, 1, (1, 1, 1), vec![]), &with(progressing("True", "")), at(600)));
+    }
+
+    /// Scenario 29: complete: NewReplicaSetAvailable with the RS's name, no
+    /// requeue; a later drop in availability keeps it.
+    #[test]
+    fn completion_and_its_guard() {
+        let new = hashed("v2");
+        let rss = || [RsB::new(&new, 10).image("v2").revision("1").sized(10, 13)];
+        let w =
+            World::new(DeploymentBuilder::new(10).condition(PROGRESSING, "True", RS_UPDATED_REASON, NOW - 10), rss());
+        let s = w.last_status().unwrap();
+        let p = s.conditions.iter().flatten().find(|c| c.type_ == PROGRESSING).unwrap();
+        assert_eq!(p.reason.as_deref(), Some(NEW_RS_AVAILABLE_REASON));
+        assert_eq!(p.message.as_deref(), Some(format!("ReplicaSet \"{new}\" has successfully progressed.").as_str()));
+        assert_eq!(w.plan().requeue_after, None);
+
+        let complete = DeploymentStatus {
+            observed_generation: Some(1),
+            replicas: Some(10),
+            updated_replicas: Some(10),
+            ready_replicas: Some(10),
+            available_replicas: Some(10),
+            unavailable_replicas: Some(0),
+            ..Default::default()
+        };
+        let w = World::new(
+            DeploymentBuilder::new(10)
+                .status(complete)
+                .condition(AVAILABLE, "True", MINIMUM_REPLICAS_AVAILABLE, NOW - 100)
+                .condition(PROGRESSING, "True", NEW_RS_AVAILABLE_REASON, NOW - 100)
+                .annotation(REVISION_ANNOTATION, "1"),
+            [RsB::new(&new, 10).image("v2").revision("1").sized(10, 13).available(10, 5)],
+        );
+        let s = w.last_status().unwrap();
+        assert!(conditions(&s).contains(&cond(PROGRESSING, "True", NEW_RS_AVAILABLE_REASON)), "{s:?}");
+    }
+
+    /// Scenario 5 (deadline): no progress for 600 s: ProgressDeadlineExceeded;
+    /// before it, an unchanged status requeues one second after the deadline.
+    #[test]
+    fn progress_deadline() {
+        let new = hashed("v2");
+        let stuck = DeploymentStatus {
+            observed_generation: Some(1),
+            replicas: Some(13),
+            updated_replicas: Some(5),
+            ready_replicas: Some(8),
+            available_replicas: Some(8),
+            unavailable_replicas: Some(5),
+            ..Default::default()
+        };
+        let world = |now: i64| {
+            World::new(
+                DeploymentBuilder::new(10)
+                    .status(stuck.clone())
+                    .condition(AVAILABLE, "True", MINIMUM_REPLICAS_AVAILABLE, NOW - 1000)
+                    .condition(PROGRESSING, "True", RS_UPDATED_REASON, NOW)
+                    .annotation(REVISION_ANNOTATION, "2"),
+                [
+                    RsB::new("old", 8).revision("1").sized(10, 13),
+                    RsB::new(&new, 5).image("v2").revision("2").sized(10, 13).created(5).available(5, 0),
+                ],
+            )
+            .at(now)
+        };
+        let w = world(NOW + 30);
+        assert_eq!(w.lines(), Vec::<String>::new());
+        assert_eq!(w.plan().requeue_after, Some(std::time::Duration::from_secs(571)));
+        let w = world(NOW + 600);
+        assert!(w.lines().is_empty(), "not strictly after yet: {:?}", w.lines());
+        let w = world(NOW + 601);
+        let s = w.last_status().unwrap();
+        let p = s.conditions.iter().flatten().find(|c| c.type_ == PROGRESSING).unwrap();
+        assert_eq!((p.status.as_str(), p.reason.as_deref()), ("False", Some(TIMED_OUT_REASON)));
+        assert_eq!(p.message.as_deref(), Some(format!("ReplicaSet \"{new}\" has timed out progressing.").as_str()));
+    }
+
+    /// Scenario 31: without a deadline there is no Progressing condition, and
+    /// pausing writes none.
+    #[test]
+    fn no_deadline_no_progressing() {
+        let w = World::new(
+            DeploymentBuilder::new(10).deadline(None).paused(),
+            [RsB::new("old", 10).revision("1").sized(10, 13)],
+        );
+        assert!(w.plan().actions().all(|a| match a {
+            Action::UpdateDeploymentStatus { deployment } =>
+                !conditions(deployment.status.as_ref().unwrap()).iter().any(|c| c.0 == PROGRESSING),
+            _ => true,
+        }));
+        for pds in [None, Some(i32::MAX)] {
+            let w = World::new(
+                DeploymentBuilder::new(10).deadline(pds).condition(PROGRESSING, "True", RS_UPDATED_REASON, NOW - 5),
+                [RsB::new("old", 10).revision("1").sized(10, 13)],
+            );
+            let s = w.last_status().unwrap();
+            assert!(!conditions(&s).iter().any(|c| c.0 == PROGRESSING), "{pds:?}: {s:?}");
+        }
+    }
+
+    /// Scenario 32: ReplicaFailure mirrored from the new RS.
+    #[test]
+    fn replica_failure_is_mirrored() {
+        let new = hashed("v2");
+        let w = World::new(
+            DeploymentBuilder::new(3),
+            [RsB::new(&new, 3).image("v2").revision("1").sized(3, 4).available(1, 1).failure("FailedCreate", "quota")],
+        );
+        let s = w.last_status().unwrap();
+        assert!(conditions(&s).contains(&cond(REPLICA_FAILURE, "True", "FailedCreate")), "{s:?}");
     }
 }

@@ -5,9 +5,9 @@
 use k8s_openapi::api::core::v1::Pod;
 
 use super::Error;
+use super::counts::actual_count;
+use super::planner::{Planner, Rs};
 use super::replicas;
-use super::status::actual_count;
-use super::sync::{Planner, Rs};
 use crate::common::controller_ref::controller_of;
 use crate::common::pod::is_pod_terminal;
 
@@ -56,8 +56,8 @@ impl Planner<'_> {
 mod tests {
     use super::*;
     use crate::deployment::Options;
-    use crate::deployment::tests::{DeploymentBuilder, RsB, planner};
-    use crate::testing::PodBuilder;
+    use crate::deployment::testing::{DeploymentBuilder, NOW, RsB, World, hashed, planner};
+    use crate::testing::{PodBuilder, ts};
 
     /// Upstream `TestOldPodsRunning`: (old ReplicaSets' status replicas,
     /// phases of their pods ("" unset), expected). ReplicaSet `new` has a
@@ -99,5 +99,45 @@ mod tests {
             let old: Vec<Rs> = (0..new).collect();
             assert_eq!(p.old_pods_running(Some(new), &old), want, "{name}");
         }
+    }
+
+    /// Scenario 19: Recreate scales old to 0 first, no new RS.
+    #[test]
+    fn recreate_scales_old_down_first() {
+        let w = World::new(DeploymentBuilder::new(3).recreate(), [RsB::new("old", 3).revision("1")]);
+        assert_eq!(w.writes(), ["update old 0", "event ScalingReplicaSet: Scaled down replica set old from 3 to 0"]);
+    }
+
+    /// Scenarios 19–20: Recreate waits while old pods run (terminating,
+    /// Unknown, or reported by status); Failed pods do not block.
+    #[test]
+    fn recreate_waits_for_old_pods() {
+        let d = || DeploymentBuilder::new(3).recreate();
+        let old = || RsB::new("old", 0).revision("1").available(0, 0);
+        let pod = |name: &str| PodBuilder::new(name).owned_by("uid-old");
+        let cases = [
+            ("running", vec![pod("p").phase("Running")], true),
+            ("terminating", vec![pod("p").phase("Running").deleting(ts(NOW - 1))], true),
+            ("unknown", vec![pod("p").phase("Unknown")], true),
+            ("pending", vec![pod("p").phase("Pending")], true),
+            ("failed", vec![pod("p").phase("Failed")], false),
+            ("succeeded", vec![pod("p").phase("Succeeded")], false),
+            ("none", vec![], false),
+        ];
+        for (name, pods, waits) in cases {
+            let w = World::new(d(), [old()]).pods(pods);
+            let creates = w.lines().iter().any(|l| l.starts_with("create"));
+            assert_eq!(creates, !waits, "{name}: {:?}", w.lines());
+        }
+        let w = World::new(d(), [RsB::new("old", 0).revision("1").available(1, 0)]);
+        assert!(!w.lines().iter().any(|l| l.starts_with("create")), "status.replicas > 0 blocks");
+        let w = World::new(d(), [old()]);
+        assert_eq!(
+            w.writes()[..2],
+            [
+                format!("create {} 3", hashed("v2")),
+                format!("event ScalingReplicaSet: Scaled up replica set {} from 0 to 3", hashed("v2"))
+            ]
+        );
     }
 }

@@ -229,7 +229,7 @@ pub(super) fn set_deployment_annotations_to(d: &mut Deployment, rs: &ReplicaSet)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deployment::tests::{DeploymentBuilder, rs};
+    use crate::deployment::testing::{DeploymentBuilder, rs};
 
     fn with_revision(name: &str, rev: &str) -> ReplicaSet {
         let mut r = rs(name, 0);

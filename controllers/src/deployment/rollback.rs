@@ -5,8 +5,8 @@
 //! the old ReplicaSet is found as the new one and its revision bumped.
 
 use super::equal_ignore_hash;
+use super::planner::{Planner, event};
 use super::revision::{ROLLBACK_TO_ANNOTATION, last_revision, revision, rollback_to, set_deployment_annotations_to};
-use super::sync::{Planner, event};
 use super::{Error, POD_TEMPLATE_HASH_LABEL, ROLLBACK_DONE, ROLLBACK_REVISION_NOT_FOUND, ROLLBACK_TEMPLATE_UNCHANGED};
 use crate::plan::{Action, EventType};
 
@@ -19,22 +19,19 @@ impl Planner<'_> {
         if target == 0 {
             target = last_revision(all.iter().map(|&i| &self.rss[i]));
             if target == 0 {
-                self.warn(ROLLBACK_REVISION_NOT_FOUND, "Unable to find last revision.".into());
-                self.clear_rollback_to();
+                self.abandon(ROLLBACK_REVISION_NOT_FOUND, "Unable to find last revision.".into());
                 return Ok(());
             }
         }
         let Some(rs) = all.iter().copied().find(|&i| revision(&self.rss[i]).is_ok_and(|v| v == target)) else {
-            self.warn(ROLLBACK_REVISION_NOT_FOUND, "Unable to find the revision to rollback to.".into());
-            self.clear_rollback_to();
+            self.abandon(ROLLBACK_REVISION_NOT_FOUND, "Unable to find the revision to rollback to.".into());
             return Ok(());
         };
         let mut template = self.rss[rs].spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
         if equal_ignore_hash(&self.template(), &template) {
             let name = self.d.metadata.name.clone().unwrap_or_default();
             let msg = format!("The rollback revision contains the same template as current deployment \"{name}\"");
-            self.warn(ROLLBACK_TEMPLATE_UNCHANGED, msg);
-            self.clear_rollback_to();
+            self.abandon(ROLLBACK_TEMPLATE_UNCHANGED, msg);
             return Ok(());
         }
         if let Some(labels) = template.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
@@ -50,8 +47,12 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn warn(&mut self, reason: &str, message: String) {
+    /// The rollback cannot be done: a Warning, then the annotation is
+    /// cleared (upstream `emitRollbackWarningEvent` and
+    /// `updateDeploymentAndClearRollbackTo`).
+    fn abandon(&mut self, reason: &str, message: String) {
         self.plan.push(Action::Event(event(&self.d, EventType::Warning, reason, message)));
+        self.clear_rollback_to();
     }
 
     /// Removes the annotation and writes the Deployment (upstream
@@ -61,5 +62,53 @@ impl Planner<'_> {
             a.remove(ROLLBACK_TO_ANNOTATION);
         }
         self.plan.push(Action::UpdateDeployment { deployment: Box::new(self.d.clone()) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deployment::testing::{DeploymentBuilder, RsB, World, template};
+
+    /// Scenario 22: the deprecated rollback annotation.
+    #[test]
+    fn deprecated_rollback_annotation() {
+        let rss = || {
+            [
+                RsB::new("r1", 0).image("i1").revision("1"),
+                RsB::new("r2", 0).image("i2").revision("2").created(1),
+                RsB::new("r3", 3).image("v2").revision("3").created(2),
+            ]
+        };
+        let w = World::new(DeploymentBuilder::new(3).annotation(ROLLBACK_TO_ANNOTATION, "0"), rss());
+        assert_eq!(
+            w.writes(),
+            ["update deployment", "event DeploymentRollback: Rolled back deployment \"d\" to revision 2"]
+        );
+        let d = w.last_deployment().unwrap();
+        assert_eq!(d.spec.unwrap().template, template("i2"));
+        assert!(!d.metadata.annotations.unwrap().contains_key(ROLLBACK_TO_ANNOTATION));
+
+        let w = World::new(DeploymentBuilder::new(3).annotation(ROLLBACK_TO_ANNOTATION, "7"), rss());
+        assert_eq!(
+            w.writes(),
+            [
+                "event DeploymentRollbackRevisionNotFound: Unable to find the revision to rollback to.",
+                "update deployment"
+            ]
+        );
+        assert_eq!(w.last_deployment().unwrap().spec.unwrap().template, template("v2"));
+
+        let w = World::new(DeploymentBuilder::new(3).annotation(ROLLBACK_TO_ANNOTATION, "3"), rss());
+        assert_eq!(
+            w.writes(),
+            [
+                "event DeploymentRollbackTemplateUnchanged: The rollback revision contains the same template as current deployment \"d\"",
+                "update deployment"
+            ]
+        );
+
+        let w = World::new(DeploymentBuilder::new(3).annotation(ROLLBACK_TO_ANNOTATION, "bogus"), rss());
+        assert!(!w.writes().contains(&"update deployment".to_string()), "unparsable: ignored");
     }
 }

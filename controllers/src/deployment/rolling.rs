@@ -3,11 +3,11 @@
 //! maxUnavailable, unhealthy old replicas first.
 
 use super::Error;
+use super::counts::{available_count, total};
 use super::fenceposts::new_rs_new_replicas;
 use super::max_unavailable;
+use super::planner::{Planner, Rs};
 use super::replicas;
-use super::status::{available_count, total};
-use super::sync::{Planner, Rs};
 use crate::replicaset::replicas as rs_replicas;
 
 impl Planner<'_> {
@@ -137,8 +137,13 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
     use super::*;
-    use crate::deployment::Options;
-    use crate::deployment::tests::{DeploymentBuilder, RsB, planner};
+    use crate::deployment::testing::{
+        D_UID, DeploymentBuilder, RsB, World, cond, conditions, created, hashed, planner,
+    };
+    use crate::deployment::{
+        AVAILABLE, DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, MINIMUM_REPLICAS_AVAILABLE, NEW_RS_REASON,
+        Options, POD_TEMPLATE_HASH_LABEL, PROGRESSING, REVISION_ANNOTATION,
+    };
     use crate::plan::Action;
 
     /// The sizes the plan sets, by ReplicaSet name, in order.
@@ -244,5 +249,153 @@ mod tests {
             assert_eq!(scaled > 0, want.is_some(), "{:?}", (replicas, unavailable, available, old));
             assert_eq!(updates(&p), want.map(|n| ("old".to_string(), n)).into_iter().collect::<Vec<_>>());
         }
+    }
+
+    /// Scenario 3: the rollout starts: new RS at 3 (surge), old 10 → 8.
+    #[test]
+    fn rollout_start_creates_within_surge_and_scales_old_within_availability() {
+        let w = World::new(DeploymentBuilder::new(10), [RsB::new("old", 10).revision("1").sized(10, 13)]);
+        let new = hashed("v2");
+        assert_eq!(
+            w.writes(),
+            [
+                format!("create {new} 3"),
+                format!("event ScalingReplicaSet: Scaled up replica set {new} from 0 to 3"),
+                "update old 8".into(),
+                "event ScalingReplicaSet: Scaled down replica set old from 10 to 8".into(),
+            ]
+        );
+        let plan = w.plan();
+        let rs = created(&plan);
+        let a = rs.metadata.annotations.clone().unwrap();
+        assert_eq!(a[REVISION_ANNOTATION], "2");
+        assert_eq!(a[DESIRED_REPLICAS_ANNOTATION], "10");
+        assert_eq!(a[MAX_REPLICAS_ANNOTATION], "13");
+        let hash = new.trim_start_matches("d-");
+        assert_eq!(rs.metadata.labels.as_ref().unwrap()[POD_TEMPLATE_HASH_LABEL], hash);
+        let spec = rs.spec.as_ref().unwrap();
+        assert_eq!(spec.selector.match_labels.as_ref().unwrap()[POD_TEMPLATE_HASH_LABEL], hash);
+        assert_eq!(
+            spec.template.as_ref().unwrap().metadata.as_ref().unwrap().labels.as_ref().unwrap()
+                [POD_TEMPLATE_HASH_LABEL],
+            hash
+        );
+        assert_eq!(rs.metadata.owner_references.as_ref().unwrap()[0].uid, D_UID);
+        let d = w.last_deployment().unwrap();
+        assert_eq!(d.metadata.annotations.unwrap()[REVISION_ANNOTATION], "2");
+        let first_status = plan.actions().find_map(|a| match a {
+            Action::UpdateDeploymentStatus { deployment } => deployment.status.clone(),
+            _ => None,
+        });
+        assert!(conditions(&first_status.unwrap()).contains(&cond(PROGRESSING, "True", NEW_RS_REASON)));
+    }
+
+    /// Scenario 4: continuing: new 3 → 5 once its pods are available; then
+    /// old 8 → 5.
+    #[test]
+    fn rollout_continues_in_two_syncs() {
+        let new = hashed("v2");
+        let w = World::new(
+            DeploymentBuilder::new(10),
+            [
+                RsB::new("old", 8).revision("1").sized(10, 13),
+                RsB::new(&new, 3).image("v2").revision("2").sized(10, 13).created(10),
+            ],
+        );
+        assert_eq!(
+            w.writes()[..2],
+            [format!("update {new} 5"), format!("event ScalingReplicaSet: Scaled up replica set {new} from 3 to 5")]
+        );
+        let w = World::new(
+            DeploymentBuilder::new(10),
+            [
+                RsB::new("old", 8).revision("1").sized(10, 13),
+                RsB::new(&new, 5).image("v2").revision("2").sized(10, 13).created(10).available(3, 3),
+            ],
+        );
+        assert_eq!(
+            w.writes()[..2],
+            ["update old 5", "event ScalingReplicaSet: Scaled down replica set old from 8 to 5"]
+        );
+    }
+
+    /// Scenario 5: new pods never become Ready: the state settles at new 5,
+    /// old 8, and nothing more is scaled.
+    #[test]
+    fn stuck_rollout_settles() {
+        let new = hashed("v2");
+        let w = World::new(
+            DeploymentBuilder::new(10),
+            [
+                RsB::new("old", 8).revision("1").sized(10, 13),
+                RsB::new(&new, 5).image("v2").revision("2").sized(10, 13).created(10).available(5, 0),
+            ],
+        );
+        assert!(w.writes().iter().all(|l| !l.starts_with("update") && !l.starts_with("create")), "{:?}", w.writes());
+        let status = w.last_status().unwrap();
+        assert!(conditions(&status).contains(&cond(AVAILABLE, "True", MINIMUM_REPLICAS_AVAILABLE)));
+    }
+
+    /// Scenario 6 (upstream `TestReconcileOldReplicaSets` shape): unhealthy old
+    /// replicas go first; 13 − 8 − 3 = 2.
+    #[test]
+    fn unhealthy_old_replicas_are_cleaned_first() {
+        let new = hashed("v2");
+        let w = World::new(
+            DeploymentBuilder::new(10).surge(3),
+            [
+                RsB::new("old", 10).revision("1").sized(10, 13).available(10, 6),
+                RsB::new(&new, 3).image("v2").revision("2").sized(10, 13).created(10).available(3, 0),
+            ],
+        );
+        assert_eq!(w.writes(), ["update old 8", "event ScalingReplicaSet: Scaled down replica set old from 10 to 8"]);
+    }
+
+    /// Scenario 7/8: both fenceposts resolve to 0 surge: the new RS is created
+    /// at 0 (no event) and the old one goes 1 → 0 in the same sync.
+    #[test]
+    fn zero_surge_creates_empty_then_scales_old() {
+        let w = World::new(
+            DeploymentBuilder::new(1).fenceposts(IntOrString::Int(0), IntOrString::String("10%".into())),
+            [RsB::new("old", 1).revision("1").sized(1, 1)],
+        );
+        let new = hashed("v2");
+        assert_eq!(
+            w.writes(),
+            [
+                format!("create {new} 0"),
+                "update old 0".into(),
+                "event ScalingReplicaSet: Scaled down replica set old from 1 to 0".into()
+            ]
+        );
+    }
+
+    /// Scenario 7, next sync: with the old ReplicaSet at 0, the new one goes
+    /// 0 → 1.
+    #[test]
+    fn zero_surge_second_sync_scales_new_up() {
+        let new = hashed("v2");
+        let w = World::new(
+            DeploymentBuilder::new(1).fenceposts(IntOrString::Int(0), IntOrString::String("10%".into())),
+            [
+                RsB::new("old", 0).revision("1").sized(1, 1),
+                RsB::new(&new, 0).image("v2").revision("2").sized(1, 1).created(5),
+            ],
+        );
+        assert_eq!(
+            w.writes(),
+            [format!("update {new} 1"), format!("event ScalingReplicaSet: Scaled up replica set {new} from 0 to 1")]
+        );
+    }
+
+    /// The new ReplicaSet above replicas is scaled down to them.
+    #[test]
+    fn new_replica_set_above_replicas_is_scaled_down() {
+        let new = hashed("v2");
+        let w = World::new(DeploymentBuilder::new(3), [RsB::new(&new, 5).image("v2").revision("1").sized(3, 4)]);
+        assert_eq!(
+            w.writes()[..2],
+            [format!("update {new} 3"), format!("event ScalingReplicaSet: Scaled down replica set {new} from 5 to 3")]
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The Deployment status the ReplicaSets imply (upstream `sync.go`
-//! `calculateStatus`, `deployment_util.go` replica counts and
-//! `DeploymentComplete`), and when a status needs writing.
+//! `calculateStatus`, `deployment_util.go` `DeploymentComplete`), when a
+//! status needs writing, and the write without progress logic
+//! (`syncDeploymentStatus`).
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet};
@@ -8,54 +9,9 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStat
 use super::conditions::{
     AVAILABLE, MINIMUM_REPLICAS_AVAILABLE, MINIMUM_REPLICAS_UNAVAILABLE, new_condition, set_condition,
 };
+use super::counts::{actual_count, available_count, ready_count, spec_count, terminating_count};
+use super::planner::{Planner, Rs};
 use super::{max_unavailable, replicas};
-use crate::replicaset::replicas as rs_replicas;
-
-fn status_of(rs: &ReplicaSet) -> (i32, i32, i32) {
-    let s = rs.status.as_ref();
-    (
-        s.map_or(0, |s| s.replicas),
-        s.and_then(|s| s.ready_replicas).unwrap_or(0),
-        s.and_then(|s| s.available_replicas).unwrap_or(0),
-    )
-}
-
-/// A sum of replica counts that saturates instead of overflowing (absurd
-/// but valid counts near `i32::MAX` must not panic the sync).
-pub(super) fn total(counts: impl IntoIterator<Item = i32>) -> i32 {
-    counts.into_iter().fold(0, i32::saturating_add)
-}
-
-/// Σ `status.availableReplicas` (upstream
-/// `GetAvailableReplicaCountForReplicaSets`).
-pub(super) fn available_count(rss: &[&ReplicaSet]) -> i32 {
-    total(rss.iter().map(|rs| status_of(rs).2))
-}
-
-/// Σ `status.replicas` (upstream `GetActualReplicaCountForReplicaSets`).
-pub(super) fn actual_count(rss: &[&ReplicaSet]) -> i32 {
-    total(rss.iter().map(|rs| status_of(rs).0))
-}
-
-/// Σ `spec.replicas` (upstream `GetReplicaCountForReplicaSets`).
-pub(super) fn spec_count(rss: &[&ReplicaSet]) -> i32 {
-    total(rss.iter().map(|rs| rs_replicas(rs)))
-}
-
-/// Σ `status.terminatingReplicas`, or `None` when an observed ReplicaSet
-/// does not report it (upstream `GetTerminatingReplicaCountForReplicaSets`).
-fn terminating_count(rss: &[&ReplicaSet]) -> Option<i32> {
-    let mut total = 0;
-    for rs in rss {
-        let status = rs.status.as_ref();
-        match status.and_then(|s| s.terminating_replicas) {
-            Some(n) => total += n,
-            None if status.and_then(|s| s.observed_generation).unwrap_or(0) == 0 => {}
-            None => return None,
-        }
-    }
-    Some(total)
-}
 
 /// The status the ReplicaSets imply (upstream `calculateStatus`), with the
 /// Available condition; other conditions are carried over.
@@ -74,8 +30,8 @@ pub(super) fn calculate_status(
     let mut status = DeploymentStatus {
         observed_generation: d.metadata.generation,
         replicas: Some(actual_count(all)),
-        updated_replicas: Some(new_rs.map_or(0, |rs| status_of(rs).0)),
-        ready_replicas: Some(total(all.iter().map(|rs| status_of(rs).1))),
+        updated_replicas: Some(new_rs.map_or(0, |rs| actual_count(&[rs]))),
+        ready_replicas: Some(ready_count(all)),
         available_replicas: Some(available),
         unavailable_replicas: Some(spec_count(all).saturating_sub(available).max(0)),
         collision_count: current.collision_count,
@@ -141,12 +97,32 @@ fn normalize(s: &DeploymentStatus) -> DeploymentStatus {
     }
 }
 
+impl Planner<'_> {
+    /// Writes the status the ReplicaSets imply if it changed (upstream
+    /// `syncDeploymentStatus`: no progress logic).
+    pub(super) fn sync_deployment_status(&mut self, new: Option<Rs>, old: &[Rs]) {
+        let all = self.refs(new, old);
+        let status =
+            calculate_status(&self.d, &all, new.map(|i| &self.rss[i]), self.options.terminating_replicas, self.now);
+        if !same_status(&self.d.status.clone().unwrap_or_default(), &status) {
+            self.update_status(status);
+        }
+    }
+
+    /// Upstream `DeploymentComplete(d, &d.Status)`: on the stored status.
+    pub(super) fn stored_status_complete(&self) -> bool {
+        deployment_complete(&self.d, &self.d.status.clone().unwrap_or_default())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use super::*;
     use crate::deployment::PROGRESSING;
+    use crate::deployment::conditions::get_condition;
+    use crate::deployment::testing::{DeploymentBuilder, NOW, RsB, rs};
     use crate::testing::ts;
 
     fn progressing(message: Option<&str>, reason: Option<&str>) -> DeploymentCondition {
@@ -183,5 +159,45 @@ mod tests {
         assert!(same_status(&computed, &stored));
         assert!(!same_status(&computed, &DeploymentStatus { replicas: Some(1), ..stored.clone() }));
         assert!(!same_status(&computed, &DeploymentStatus { collision_count: Some(0), ..stored }));
+    }
+
+    /// Scenario 33: status arithmetic.
+    #[test]
+    fn status_counts() {
+        let d = DeploymentBuilder::new(10).build();
+        let new = RsB::new("new", 5).image("v2").available(3, 3).build();
+        let old = rs("old", 8);
+        let s = crate::deployment::status::calculate_status(&d, &[&old, &new], Some(&new), false, ts(NOW));
+        let n = |v: Option<i32>| v.unwrap_or(0);
+        assert_eq!(
+            (
+                n(s.replicas),
+                n(s.updated_replicas),
+                n(s.ready_replicas),
+                n(s.available_replicas),
+                n(s.unavailable_replicas)
+            ),
+            (11, 3, 11, 11, 2)
+        );
+        assert_eq!(s.observed_generation, Some(1));
+    }
+
+    /// Scenario 30: Available True iff available ≥ replicas − maxUnavailable.
+    #[test]
+    fn available_condition_table() {
+        let cases = [
+            (DeploymentBuilder::new(10), 8, "True"),
+            (DeploymentBuilder::new(10), 7, "False"),
+            (DeploymentBuilder::new(10).recreate(), 9, "False"),
+            (DeploymentBuilder::new(0), 0, "True"),
+        ];
+        for (d, available, want) in cases {
+            let d = d.build();
+            let rs =
+                RsB::new("new", crate::deployment::replicas(&d)).image("v2").available(available, available).build();
+            let status = crate::deployment::status::calculate_status(&d, &[&rs], Some(&rs), false, ts(NOW));
+            let got = get_condition(&status, AVAILABLE).unwrap().status.clone();
+            assert_eq!(got, want, "{d:?} {available}");
+        }
     }
 }

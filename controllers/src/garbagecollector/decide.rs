@@ -273,3 +273,220 @@ pub fn remove_finalizer_merge(live: &Live, finalizer: &str) -> Option<Value> {
     let kept: Vec<&String> = live.finalizers.iter().filter(|f| *f != finalizer).collect();
     Some(json!({"metadata": {"finalizers": kept, "resourceVersion": live.resource_version}}))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::garbagecollector::FINALIZER_ORPHAN;
+    use crate::garbagecollector::graph::DependentView;
+    use crate::garbagecollector::testing::{POD, RS, ident, owner};
+
+    // === utils ===
+
+    fn view(deps: Vec<DependentView>) -> NodeView {
+        NodeView {
+            identity: ident(POD, "ns", "item"),
+            observed: true,
+            being_deleted: false,
+            deleting_dependents: false,
+            owners: vec![],
+            dependents: deps,
+        }
+    }
+
+    fn dep(name: &str, blocks: bool, deleting_dependents: bool) -> DependentView {
+        DependentView { identity: ident(POD, "ns", name), deleting_dependents, blocks_owner: blocks }
+    }
+
+    fn live(owners: Vec<OwnerReference>, finalizers: &[&str]) -> Fetched {
+        Fetched::Found(Live {
+            uid: "uid-item".into(),
+            resource_version: Some("7".into()),
+            owner_references: owners,
+            finalizers: finalizers.iter().map(|f| f.to_string()).collect(),
+            being_deleted: false,
+        })
+    }
+
+    fn lookups(pairs: &[(&str, Lookup)]) -> HashMap<String, Lookup> {
+        pairs.iter().map(|(n, l)| (format!("uid-{n}"), *l)).collect()
+    }
+
+    const SOLID: Lookup = Lookup::Found { deleting_dependents: false };
+    const WAITING: Lookup = Lookup::Found { deleting_dependents: true };
+
+    fn delete(propagation: Propagation, owners: Vec<OwnerReference>, unblock_first: bool) -> Decision {
+        Decision::Delete { propagation, resource_version: Some("7".into()), owner_references: owners, unblock_first }
+    }
+
+    /// (case, item, fetched, lookups, decision)
+    type Case = (&'static str, NodeView, Fetched, HashMap<String, Lookup>, Decision);
+
+    #[test]
+    fn attempt_to_delete_follows_upstream() {
+        let a = owner(RS, "a", true);
+        let b = owner(RS, "b", false);
+        let uids = |names: &[&str]| names.iter().map(|n| format!("uid-{n}")).collect::<Vec<_>>();
+        let being_deleted = NodeView { being_deleted: true, ..view(vec![]) };
+        let with_deps = view(vec![dep("d", true, false)]);
+        let with_cycle = view(vec![dep("d", true, true)]);
+        let cases: Vec<Case> = vec![
+            (
+                "being deleted: wait for it to go",
+                being_deleted,
+                Fetched::NotYet,
+                lookups(&[]),
+                Decision::Nothing("being deleted"),
+            ),
+            ("first read it live", view(vec![]), Fetched::NotYet, lookups(&[]), Decision::Fetch),
+            ("gone: virtual delete", view(vec![]), Fetched::Absent, lookups(&[]), Decision::VirtualDelete),
+            (
+                "replaced (other uid): virtual delete",
+                view(vec![]),
+                Fetched::Found(Live { uid: "uid-new".into(), ..Live::default() }),
+                lookups(&[]),
+                Decision::VirtualDelete,
+            ),
+            ("no owner", view(vec![]), live(vec![], &[]), lookups(&[]), Decision::Nothing("no owner")),
+            (
+                "owners unknown: look them up",
+                view(vec![]),
+                live(vec![a.clone(), b.clone()], &[]),
+                lookups(&[("a", SOLID)]),
+                Decision::LookUp(vec![b.clone()]),
+            ),
+            (
+                "owner present (e.g. not yet watched): keep",
+                view(vec![]),
+                live(vec![a.clone()], &[]),
+                lookups(&[("a", SOLID)]),
+                Decision::Nothing("at least one owner exists"),
+            ),
+            (
+                "owner absent: background delete",
+                view(vec![]),
+                live(vec![a.clone()], &[]),
+                lookups(&[("a", Lookup::Absent)]),
+                delete(Propagation::Background, vec![a.clone()], false),
+            ),
+            (
+                "one owner left: drop the dangling reference only",
+                view(vec![]),
+                live(vec![a.clone(), b.clone()], &[]),
+                lookups(&[("a", Lookup::Absent), ("b", SOLID)]),
+                Decision::RemoveOwnerReferences(uids(&["a"])),
+            ),
+            (
+                "solid and waiting owner: drop the waiting reference",
+                view(vec![]),
+                live(vec![a.clone(), b.clone()], &[]),
+                lookups(&[("a", WAITING), ("b", SOLID)]),
+                Decision::RemoveOwnerReferences(uids(&["a"])),
+            ),
+            (
+                "all owners gone: delete",
+                view(vec![]),
+                live(vec![a.clone(), b.clone()], &[]),
+                lookups(&[("a", Lookup::Absent), ("b", Lookup::Absent)]),
+                delete(Propagation::Background, vec![a.clone(), b.clone()], false),
+            ),
+            (
+                "owner waiting, item without dependents: background",
+                view(vec![]),
+                live(vec![a.clone()], &[]),
+                lookups(&[("a", WAITING)]),
+                delete(Propagation::Background, vec![a.clone()], false),
+            ),
+            (
+                "owner waiting, item with dependents: foreground",
+                with_deps,
+                live(vec![a.clone()], &[]),
+                lookups(&[("a", WAITING)]),
+                delete(Propagation::Foreground, vec![a.clone()], false),
+            ),
+            (
+                "owner and a dependent waiting: unblock, then foreground",
+                with_cycle,
+                live(vec![a.clone()], &[]),
+                lookups(&[("a", WAITING)]),
+                delete(Propagation::Foreground, vec![a.clone()], true),
+            ),
+            (
+                "orphan finalizer on the item is honoured",
+                view(vec![]),
+                live(vec![a.clone()], &[FINALIZER_ORPHAN]),
+                lookups(&[("a", Lookup::Absent)]),
+                delete(Propagation::Orphan, vec![a.clone()], false),
+            ),
+            (
+                "foreground finalizer on the item is honoured",
+                view(vec![]),
+                live(vec![a.clone()], &[FINALIZER_DELETE_DEPENDENTS]),
+                lookups(&[("a", Lookup::Absent)]),
+                delete(Propagation::Foreground, vec![a.clone()], false),
+            ),
+            (
+                "cluster-scoped item, namespaced owner: invalid",
+                view(vec![]),
+                live(vec![a.clone()], &[]),
+                lookups(&[("a", Lookup::NamespacedOwnerOfClusterScoped)]),
+                Decision::Invalid("cluster-scoped objects cannot refer to namespaced owners"),
+            ),
+        ];
+        for (case, item, fetched, lookups, want) in cases {
+            assert_eq!(attempt_to_delete(&item, &fetched, &lookups), want, "{case}");
+        }
+    }
+
+    #[test]
+    fn an_item_deleting_its_dependents_waits_for_the_blocking_ones() {
+        let deleting = |deps| NodeView { being_deleted: true, deleting_dependents: true, ..view(deps) };
+        let found = live(vec![], &[FINALIZER_DELETE_DEPENDENTS]);
+        // (dependents, decision)
+        let cases = [
+            (vec![], Decision::RemoveFinalizer(FINALIZER_DELETE_DEPENDENTS)),
+            (vec![dep("x", false, false)], Decision::RemoveFinalizer(FINALIZER_DELETE_DEPENDENTS)),
+            (vec![dep("x", true, false), dep("y", false, false)], Decision::AttemptDependents(vec!["uid-x".into()])),
+            (vec![dep("x", true, true)], Decision::Nothing("every blocking dependent is deleting its own dependents")),
+        ];
+        for (deps, want) in cases {
+            let item = deleting(deps.clone());
+            assert_eq!(attempt_to_delete(&item, &found, &HashMap::new()), want, "{deps:?}");
+        }
+    }
+
+    #[test]
+    fn patch_bodies_are_upstream_s() {
+        let a = owner(RS, "a", true);
+        let b = owner(RS, "b", false);
+        let l = Live {
+            uid: "uid-item".into(),
+            resource_version: Some("7".into()),
+            owner_references: vec![a.clone(), b.clone()],
+            finalizers: vec![FINALIZER_ORPHAN.into(), "x".into()],
+            being_deleted: true,
+        };
+        assert_eq!(
+            delete_owner_refs_strategic("uid-item", &["uid-a".into()]),
+            json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": "uid-a"}], "uid": "uid-item"}})
+        );
+        assert_eq!(
+            delete_owner_refs_merge(&l, &["uid-a".into()]),
+            json!({"metadata": {"ownerReferences": [b], "resourceVersion": "7"}})
+        );
+        let unblocked = OwnerReference { block_owner_deletion: Some(false), ..a.clone() };
+        assert_eq!(
+            unblock_owner_refs_strategic("uid-item", &l.owner_references),
+            json!({"metadata": {"ownerReferences": [unblocked.clone()], "uid": "uid-item"}})
+        );
+        assert_eq!(
+            unblock_owner_refs_merge(&l),
+            json!({"metadata": {"ownerReferences": [unblocked, b], "resourceVersion": "7"}})
+        );
+        assert_eq!(
+            remove_finalizer_merge(&l, FINALIZER_ORPHAN),
+            Some(json!({"metadata": {"finalizers": ["x"], "resourceVersion": "7"}}))
+        );
+        assert_eq!(remove_finalizer_merge(&l, FINALIZER_DELETE_DEPENDENTS), None);
+    }
+}

@@ -109,4 +109,4 @@ impl Deletion {
 }
 
 #[cfg(test)]
-mod tests;
+mod testing;

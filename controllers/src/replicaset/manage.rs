@@ -16,6 +16,7 @@ use k8s_openapi::api::core::v1::Pod;
 use super::expectations::Record;
 use super::status::replicas;
 use crate::common::controller_ref::new_controller_ref;
+use crate::common::object;
 use crate::common::pod_control::pod_from_template;
 use crate::common::ranking::{colocation_ranks, sort_for_deletion};
 use crate::plan::{Action, ObjectRef, Plan};
@@ -45,9 +46,7 @@ pub(super) struct Input<'a> {
 /// Appends to `plan` the creations or deletions that bring the ReplicaSet to
 /// `spec.replicas`, counting what is already in flight.
 pub(super) fn manage_replicas(input: &Input<'_>, plan: &mut Plan) {
-    let pod_key = |p: &Pod| {
-        format!("{}/{}", p.metadata.namespace.as_deref().unwrap_or(""), p.metadata.name.as_deref().unwrap_or(""))
-    };
+    let pod_key = |p: &Pod| object::key(&p.metadata);
     // Pods whose deletion we issued and the cache has not caught up with are
     // as good as gone; pods we created and the cache has not shown yet are as
     // good as there (see the design note in the module above).

@@ -83,6 +83,7 @@ pub use self::status::{
     FAILED_CREATE, FAILED_DELETE, REPLICA_FAILURE, calculate_status, needs_update, replicas, requeue_after,
 };
 pub use self::sync::{after_manage_error, sync};
+use crate::common::object;
 use crate::plan::ObjectRef;
 
 /// Most pods one sync creates or deletes (upstream `BurstReplicas`).
@@ -126,16 +127,10 @@ pub struct Snapshot<'a> {
 
 /// The queue key of a ReplicaSet, `namespace/name`.
 pub fn key(rs: &ReplicaSet) -> String {
-    format!("{}/{}", rs.metadata.namespace.as_deref().unwrap_or(""), rs.metadata.name.as_deref().unwrap_or(""))
+    object::key(&rs.metadata)
 }
 
 /// The ReplicaSet as events and preconditions name it.
 pub fn object_ref(rs: &ReplicaSet) -> ObjectRef {
-    ObjectRef {
-        api_version: "apps/v1".to_owned(),
-        kind: "ReplicaSet".to_owned(),
-        namespace: rs.metadata.namespace.clone(),
-        name: rs.metadata.name.clone().unwrap_or_default(),
-        uid: rs.metadata.uid.clone().unwrap_or_default(),
-    }
+    object::object_ref("apps/v1", "ReplicaSet", &rs.metadata)
 }

@@ -158,9 +158,8 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use super::*;
-    use crate::plan::Step;
     use crate::replicaset::{Expectations, FAILED_CREATE, REPLICA_FAILURE};
-    use crate::testing::{PodBuilder, RsBuilder, ts};
+    use crate::testing::{PodBuilder, RsBuilder, describe_step, ts};
 
     // === utils ===
 
@@ -208,69 +207,15 @@ mod tests {
         fn plan(&self) -> Plan {
             sync(&self.snapshot(), &self.options)
         }
-        /// The plan, one line per step (see [`describe`]).
+        /// The plan, one line per step (see [`describe_step`]).
         fn steps(&self) -> Vec<String> {
-            self.plan().steps.iter().map(describe).collect()
+            self.plan().steps.iter().map(describe_step).collect()
         }
     }
 
     /// A pod owned by the ReplicaSet under test, Running and Ready for an hour.
     fn owned(name: &str) -> PodBuilder {
         PodBuilder::new(name).owned_by(RS_UID).node("n1").ready_since(ts(NOW - 3600))
-    }
-
-    /// One line per step: `expect +3`, `create x2`, `delete a,b`,
-    /// `adopt a`, `release a`, `recheck`, `status 1/1/1/1 gen=1 [cond]`
-    /// (replicas/fullyLabeled/ready/available).
-    fn describe(step: &Step) -> String {
-        let creates = step.actions.iter().filter(|a| matches!(a, Action::CreatePod { .. })).count();
-        if creates > 0 {
-            return format!("create x{creates}");
-        }
-        let deletes: Vec<&str> = step
-            .actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::DeletePod { name, .. } => Some(name.as_str()),
-                _ => None,
-            })
-            .collect();
-        if !deletes.is_empty() {
-            return format!("delete {}", deletes.join(","));
-        }
-        let parts: Vec<String> = step
-            .actions
-            .iter()
-            .map(|a| match a {
-                Action::RecheckOwner { .. } => "recheck".to_string(),
-                Action::ExpectCreations { count, .. } => format!("expect +{count}"),
-                Action::ExpectDeletions { pod_keys, .. } => format!("expect -{}", pod_keys.join(",")),
-                Action::PatchPodOwnerRefs { name, patch: OwnerRefPatch::Adopt(_), .. } => format!("adopt {name}"),
-                Action::PatchPodOwnerRefs { name, patch: OwnerRefPatch::Release { .. }, .. } => {
-                    format!("release {name}")
-                }
-                Action::UpdateReplicaSetStatus { status: s, .. } => {
-                    let n = |v: Option<i32>| v.unwrap_or(0);
-                    let conds: Vec<String> = s
-                        .conditions
-                        .iter()
-                        .flatten()
-                        .map(|c| format!(" {}={}", c.type_, c.reason.as_deref().unwrap_or("")))
-                        .collect();
-                    format!(
-                        "status {}/{}/{}/{} gen={}{}",
-                        s.replicas,
-                        n(s.fully_labeled_replicas),
-                        n(s.ready_replicas),
-                        n(s.available_replicas),
-                        s.observed_generation.unwrap_or(0),
-                        conds.concat()
-                    )
-                }
-                other => format!("{other:?}"),
-            })
-            .collect();
-        parts.join(" ")
     }
 
     fn rs_status(replicas: i32, ready: i32, available: i32) -> ReplicaSetStatus {
@@ -341,7 +286,7 @@ mod tests {
         let w = World::new(RsBuilder::new(10));
         let plan = w.plan();
         let failed_step = 2; // steps: expect, create x1, create x2, ...
-        assert_eq!(describe(&plan.steps[failed_step]), "create x2");
+        assert_eq!(describe_step(&plan.steps[failed_step]), "create x2");
         let skipped = 1 + plan.creations_after(failed_step);
         assert_eq!(skipped, 8);
 
@@ -356,7 +301,7 @@ mod tests {
 
         let rest = after_manage_error(&w.snapshot(), &w.options, "pods \"web-x\" is forbidden: exceeded quota");
         assert_eq!(
-            rest.steps.iter().map(describe).collect::<Vec<_>>(),
+            rest.steps.iter().map(describe_step).collect::<Vec<_>>(),
             ["status 0/0/0/0 gen=1 ReplicaFailure=FailedCreate"]
         );
         let Some(Action::UpdateReplicaSetStatus { status, .. }) = rest.actions().next() else { panic!() };
@@ -545,7 +490,7 @@ mod tests {
         let mut w = World::new(RsBuilder::new(1).min_ready_seconds(10))
             .pods([PodBuilder::new("a").owned_by(RS_UID).ready_since(ts(t0))]);
         let plan = w.plan();
-        assert_eq!(plan.steps.iter().map(describe).collect::<Vec<_>>(), ["status 1/1/1/0 gen=1"]);
+        assert_eq!(plan.steps.iter().map(describe_step).collect::<Vec<_>>(), ["status 1/1/1/0 gen=1"]);
         assert_eq!(plan.requeue_after, Some(Duration::from_secs(7)));
 
         w.rs.status = Some(rs_status(1, 1, 0));
@@ -556,7 +501,7 @@ mod tests {
 
         w.now = ts(t0 + 11);
         let plan = w.plan();
-        assert_eq!(plan.steps.iter().map(describe).collect::<Vec<_>>(), ["status 1/1/1/1 gen=1"]);
+        assert_eq!(plan.steps.iter().map(describe_step).collect::<Vec<_>>(), ["status 1/1/1/1 gen=1"]);
         assert_eq!(plan.requeue_after, None);
     }
 

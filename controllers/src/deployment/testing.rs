@@ -1,15 +1,10 @@
-//! Table tests of whole syncs: the reference scenarios
-//! (`/work/shared/reference/deployment-replicaset.md` §3) and upstream's
-//! `sync_test.go`, `rolling_test.go`, `recreate_test.go`,
-//! `progress_test.go`, with their numbers. The fixtures are here; the
-//! scenarios are grouped by phase:
-//! - `rollout`: RollingUpdate and Recreate steps, steady state, overflow;
-//! - `scaling`: scaling events, proportional scaling, paused Deployments;
-//! - `revisions`: revisions, rollback, history cleanup, the new
-//!   ReplicaSet's name and collisions;
-//! - `status`: status, conditions, progress deadline, claims.
+//! Fixtures shared by the Deployment controller's table tests: the
+//! reference scenarios (`/work/shared/reference/deployment-replicaset.md`
+//! §3) and upstream's `sync_test.go`, `rolling_test.go`,
+//! `recreate_test.go` and `progress_test.go` cases sit at the bottom of the
+//! file whose code they test, and build their Deployments, ReplicaSets and
+//! syncs with these.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -17,46 +12,26 @@ use k8s_openapi::api::apps::v1::{
     Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSet,
     ReplicaSetCondition, ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment,
 };
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::planner::Planner;
 use super::*;
-use crate::plan::{Action, OwnerRefPatch, Plan};
-use crate::testing::{PodBuilder, ts};
+use crate::plan::{Action, Plan};
+pub use crate::testing::template;
+use crate::testing::{PodBuilder, describe_plan, labels, ts};
 
-mod revisions;
-mod rollout;
-mod scaling;
-mod status;
-
-// === utils ===
-
-pub(super) const NOW: i64 = 1_000_000;
-pub(super) const D_UID: &str = "d-uid";
-
-fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
-/// The pod template with this image, labels `app=web`.
-pub(super) fn template(image: &str) -> PodTemplateSpec {
-    PodTemplateSpec {
-        metadata: Some(ObjectMeta { labels: Some(labels(&[("app", "web")])), ..Default::default() }),
-        spec: Some(PodSpec {
-            containers: vec![Container { name: "c".into(), image: Some(image.into()), ..Default::default() }],
-            ..Default::default()
-        }),
-    }
-}
+pub const NOW: i64 = 1_000_000;
+pub const D_UID: &str = "d-uid";
 
 /// Deployment `ns/d` (uid `d-uid`, generation 1, observed), selector
 /// `app=web`, image `v2`, RollingUpdate 25%/25%, history 10, deadline 600.
 #[derive(Clone)]
-pub(super) struct DeploymentBuilder(Deployment);
+pub struct DeploymentBuilder(Deployment);
 
 impl DeploymentBuilder {
-    pub(super) fn new(replicas: i32) -> Self {
+    pub fn new(replicas: i32) -> Self {
         Self(Deployment {
             metadata: ObjectMeta {
                 name: Some("d".into()),
@@ -84,7 +59,7 @@ impl DeploymentBuilder {
             status: Some(DeploymentStatus { observed_generation: Some(1), ..Default::default() }),
         })
     }
-    pub(super) fn fenceposts(mut self, surge: IntOrString, unavailable: IntOrString) -> Self {
+    pub fn fenceposts(mut self, surge: IntOrString, unavailable: IntOrString) -> Self {
         let s = self.0.spec.as_mut().unwrap();
         s.strategy = Some(DeploymentStrategy {
             type_: Some("RollingUpdate".into()),
@@ -95,41 +70,41 @@ impl DeploymentBuilder {
         });
         self
     }
-    pub(super) fn surge(self, surge: i32) -> Self {
+    pub fn surge(self, surge: i32) -> Self {
         let unavailable = self.0.spec.as_ref().unwrap().strategy.as_ref().unwrap().rolling_update.as_ref().unwrap();
         let unavailable = unavailable.max_unavailable.clone().unwrap();
         self.fenceposts(IntOrString::Int(surge), unavailable)
     }
-    pub(super) fn recreate(mut self) -> Self {
+    pub fn recreate(mut self) -> Self {
         self.0.spec.as_mut().unwrap().strategy =
             Some(DeploymentStrategy { type_: Some("Recreate".into()), rolling_update: None });
         self
     }
-    pub(super) fn image(mut self, image: &str) -> Self {
+    pub fn image(mut self, image: &str) -> Self {
         self.0.spec.as_mut().unwrap().template = template(image);
         self
     }
-    pub(super) fn annotation(mut self, k: &str, v: &str) -> Self {
+    pub fn annotation(mut self, k: &str, v: &str) -> Self {
         self.0.metadata.annotations.get_or_insert_default().insert(k.into(), v.into());
         self
     }
-    pub(super) fn paused(mut self) -> Self {
+    pub fn paused(mut self) -> Self {
         self.0.spec.as_mut().unwrap().paused = Some(true);
         self
     }
-    pub(super) fn history(mut self, limit: i32) -> Self {
+    pub fn history(mut self, limit: i32) -> Self {
         self.0.spec.as_mut().unwrap().revision_history_limit = Some(limit);
         self
     }
-    pub(super) fn deadline(mut self, pds: Option<i32>) -> Self {
+    pub fn deadline(mut self, pds: Option<i32>) -> Self {
         self.0.spec.as_mut().unwrap().progress_deadline_seconds = pds;
         self
     }
-    pub(super) fn status(mut self, status: DeploymentStatus) -> Self {
+    pub fn status(mut self, status: DeploymentStatus) -> Self {
         self.0.status = Some(status);
         self
     }
-    pub(super) fn condition(mut self, type_: &str, status: &str, reason: &str, updated: i64) -> Self {
+    pub fn condition(mut self, type_: &str, status: &str, reason: &str, updated: i64) -> Self {
         let st = self.0.status.get_or_insert_default();
         st.conditions.get_or_insert_default().push(DeploymentCondition {
             type_: type_.into(),
@@ -141,22 +116,22 @@ impl DeploymentBuilder {
         });
         self
     }
-    pub(super) fn build(self) -> Deployment {
+    pub fn build(self) -> Deployment {
         self.0
     }
 }
 
 /// ReplicaSet `name` controlled by `d`, image `v1`, created at `ts(0)`,
 /// `replicas` all available.
-pub(super) fn rs(name: &str, replicas: i32) -> ReplicaSet {
+pub fn rs(name: &str, replicas: i32) -> ReplicaSet {
     RsB::new(name, replicas).build()
 }
 
 #[derive(Clone)]
-pub(super) struct RsB(ReplicaSet);
+pub struct RsB(ReplicaSet);
 
 impl RsB {
-    pub(super) fn new(name: &str, replicas: i32) -> Self {
+    pub fn new(name: &str, replicas: i32) -> Self {
         Self(ReplicaSet {
             metadata: ObjectMeta {
                 name: Some(name.into()),
@@ -191,50 +166,50 @@ impl RsB {
             }),
         })
     }
-    pub(super) fn image(mut self, image: &str) -> Self {
+    pub fn image(mut self, image: &str) -> Self {
         self.0.spec.as_mut().unwrap().template = Some(template(image));
         self
     }
-    pub(super) fn revision(self, rev: &str) -> Self {
+    pub fn revision(self, rev: &str) -> Self {
         self.annotation(REVISION_ANNOTATION, rev)
     }
-    pub(super) fn annotation(mut self, k: &str, v: &str) -> Self {
+    pub fn annotation(mut self, k: &str, v: &str) -> Self {
         self.0.metadata.annotations.get_or_insert_default().insert(k.into(), v.into());
         self
     }
     /// desired-replicas and max-replicas annotations.
-    pub(super) fn sized(self, desired: i32, max: i32) -> Self {
+    pub fn sized(self, desired: i32, max: i32) -> Self {
         self.annotation(DESIRED_REPLICAS_ANNOTATION, &desired.to_string())
             .annotation(MAX_REPLICAS_ANNOTATION, &max.to_string())
     }
-    pub(super) fn created(mut self, secs: i64) -> Self {
+    pub fn created(mut self, secs: i64) -> Self {
         self.0.metadata.creation_timestamp = Some(Time(ts(secs)));
         self
     }
-    pub(super) fn available(mut self, replicas: i32, available: i32) -> Self {
+    pub fn available(mut self, replicas: i32, available: i32) -> Self {
         let s = self.0.status.get_or_insert_default();
         s.replicas = replicas;
         s.ready_replicas = Some(available);
         s.available_replicas = Some(available);
         self
     }
-    pub(super) fn orphan(mut self) -> Self {
+    pub fn orphan(mut self) -> Self {
         self.0.metadata.owner_references = None;
         self
     }
-    pub(super) fn labels(mut self, pairs: &[(&str, &str)]) -> Self {
+    pub fn labels(mut self, pairs: &[(&str, &str)]) -> Self {
         self.0.metadata.labels = Some(labels(pairs));
         self
     }
-    pub(super) fn generation(mut self, generation: i64) -> Self {
+    pub fn generation(mut self, generation: i64) -> Self {
         self.0.metadata.generation = Some(generation);
         self
     }
-    pub(super) fn deleting(mut self) -> Self {
+    pub fn deleting(mut self) -> Self {
         self.0.metadata.deletion_timestamp = Some(Time(ts(NOW - 1)));
         self
     }
-    pub(super) fn failure(mut self, reason: &str, message: &str) -> Self {
+    pub fn failure(mut self, reason: &str, message: &str) -> Self {
         self.0.status.get_or_insert_default().conditions = Some(vec![ReplicaSetCondition {
             type_: REPLICA_FAILURE.into(),
             status: "True".into(),
@@ -244,21 +219,21 @@ impl RsB {
         }]);
         self
     }
-    pub(super) fn build(self) -> ReplicaSet {
+    pub fn build(self) -> ReplicaSet {
         self.0
     }
 }
 
 /// A sync's inputs.
-pub(super) struct World {
-    pub(super) d: Deployment,
-    pub(super) rss: Vec<Arc<ReplicaSet>>,
-    pub(super) pods: Vec<Arc<Pod>>,
-    pub(super) now: Timestamp,
+pub struct World {
+    pub d: Deployment,
+    pub rss: Vec<Arc<ReplicaSet>>,
+    pub pods: Vec<Arc<Pod>>,
+    pub now: Timestamp,
 }
 
 impl World {
-    pub(super) fn new(d: DeploymentBuilder, rss: impl IntoIterator<Item = RsB>) -> Self {
+    pub fn new(d: DeploymentBuilder, rss: impl IntoIterator<Item = RsB>) -> Self {
         Self {
             d: d.build(),
             rss: rss.into_iter().map(|r| Arc::new(r.build())).collect(),
@@ -266,28 +241,28 @@ impl World {
             now: ts(NOW),
         }
     }
-    pub(super) fn pods(mut self, pods: impl IntoIterator<Item = PodBuilder>) -> Self {
+    pub fn pods(mut self, pods: impl IntoIterator<Item = PodBuilder>) -> Self {
         self.pods.extend(pods.into_iter().map(PodBuilder::arc));
         self
     }
-    pub(super) fn at(mut self, secs: i64) -> Self {
+    pub fn at(mut self, secs: i64) -> Self {
         self.now = ts(secs);
         self
     }
-    pub(super) fn plan(&self) -> Plan {
+    pub fn plan(&self) -> Plan {
         let snapshot = Snapshot { deployment: &self.d, replica_sets: &self.rss, pods: &self.pods, now: self.now };
         sync(&snapshot, &Options::default()).unwrap()
     }
-    /// The plan, one line per action (see [`describe`]).
-    pub(super) fn lines(&self) -> Vec<String> {
-        describe(&self.plan())
+    /// The plan, one line per action (see [`describe_plan`]).
+    pub fn lines(&self) -> Vec<String> {
+        describe_plan(&self.plan())
     }
     /// Only the ReplicaSet writes and events (no status lines).
-    pub(super) fn writes(&self) -> Vec<String> {
+    pub fn writes(&self) -> Vec<String> {
         self.lines().into_iter().filter(|l| !l.starts_with("status")).collect()
     }
     /// The last status the plan writes.
-    pub(super) fn last_status(&self) -> Option<DeploymentStatus> {
+    pub fn last_status(&self) -> Option<DeploymentStatus> {
         let plan = self.plan();
         let found = plan.actions().filter_map(|a| match a {
             Action::UpdateDeploymentStatus { deployment } => deployment.status.clone(),
@@ -296,7 +271,7 @@ impl World {
         found.last()
     }
     /// The last Deployment object the plan writes.
-    pub(super) fn last_deployment(&self) -> Option<Deployment> {
+    pub fn last_deployment(&self) -> Option<Deployment> {
         let plan = self.plan();
         let found = plan.actions().filter_map(|a| match a {
             Action::UpdateDeploymentStatus { deployment } | Action::UpdateDeployment { deployment } => {
@@ -309,61 +284,12 @@ impl World {
 }
 
 /// The hash-named ReplicaSet name for `image` with no collisions.
-pub(super) fn hashed(image: &str) -> String {
+pub fn hashed(image: &str) -> String {
     format!("d-{}", compute_hash(&template(image), None))
 }
 
-/// One line per action: `create <name> <replicas>`, `update <name>
-/// <replicas>`, `delete <name>`, `event <reason>: <message>`, `status
-/// <replicas>/<updated>/<ready>/<available>/<unavailable> [<type>=<reason>]`,
-/// `update deployment`, `adopt <name>`, `release <name>`, `recheck`.
-pub(super) fn describe(plan: &Plan) -> Vec<String> {
-    plan.actions()
-        .map(|a| match a {
-            Action::CreateReplicaSet { replica_set, .. } => format!(
-                "create {} {}",
-                replica_set.metadata.name.as_deref().unwrap_or(""),
-                replica_set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(-1)
-            ),
-            Action::UpdateReplicaSet { replica_set } => format!(
-                "update {} {}",
-                replica_set.metadata.name.as_deref().unwrap_or(""),
-                replica_set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(-1)
-            ),
-            Action::DeleteReplicaSet { name, .. } => format!("delete {name}"),
-            Action::Event(e) => format!("event {}: {}", e.reason, e.message),
-            Action::UpdateDeploymentStatus { deployment } => {
-                let s = deployment.status.clone().unwrap_or_default();
-                let n = |v: Option<i32>| v.unwrap_or(0);
-                let conds: Vec<String> = s
-                    .conditions
-                    .iter()
-                    .flatten()
-                    .map(|c| format!(" {}={}", c.type_, c.reason.as_deref().unwrap_or("")))
-                    .collect();
-                format!(
-                    "status {}/{}/{}/{}/{}{}",
-                    n(s.replicas),
-                    n(s.updated_replicas),
-                    n(s.ready_replicas),
-                    n(s.available_replicas),
-                    n(s.unavailable_replicas),
-                    conds.concat()
-                )
-            }
-            Action::UpdateDeployment { .. } => "update deployment".into(),
-            Action::RecheckOwner { .. } => "recheck".into(),
-            Action::PatchReplicaSetOwnerRefs { name, patch: OwnerRefPatch::Adopt(_), .. } => format!("adopt {name}"),
-            Action::PatchReplicaSetOwnerRefs { name, patch: OwnerRefPatch::Release { .. }, .. } => {
-                format!("release {name}")
-            }
-            other => format!("{other:?}"),
-        })
-        .collect()
-}
-
 /// The ReplicaSet object a plan creates.
-fn created(plan: &Plan) -> ReplicaSet {
+pub fn created(plan: &Plan) -> ReplicaSet {
     plan.actions()
         .find_map(|a| match a {
             Action::CreateReplicaSet { replica_set, .. } => Some((**replica_set).clone()),
@@ -372,7 +298,7 @@ fn created(plan: &Plan) -> ReplicaSet {
         .expect("a create")
 }
 
-fn conditions(s: &DeploymentStatus) -> Vec<(String, String, String)> {
+pub fn conditions(s: &DeploymentStatus) -> Vec<(String, String, String)> {
     s.conditions
         .iter()
         .flatten()
@@ -380,12 +306,12 @@ fn conditions(s: &DeploymentStatus) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn cond(t: &str, s: &str, r: &str) -> (String, String, String) {
+pub fn cond(t: &str, s: &str, r: &str) -> (String, String, String) {
     (t.into(), s.into(), r.into())
 }
 
 /// A planner over `d` and `rss` (indices in input order), for testing one
 /// step of a sync.
-pub(super) fn planner(d: Deployment, rss: Vec<ReplicaSet>, options: &Options) -> sync::Planner<'_> {
-    sync::Planner { d, rss, pods: Vec::new(), now: ts(NOW), options, plan: Plan::new() }
+pub fn planner(d: Deployment, rss: Vec<ReplicaSet>, options: &Options) -> Planner<'_> {
+    Planner { d, rss, pods: Vec::new(), now: ts(NOW), options, plan: Plan::new() }
 }
