@@ -28,24 +28,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use k8s_openapi::api::core::v1::ObjectReference;
-use prometheus::Registry;
-use tokio::sync::watch;
-
 use kcm_runtime::client::{self, ClientConfig};
-use crate::config::{Config, Controller, SimSettings};
-use crate::drivers::deployment::{self, DeploymentController};
-use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
-use crate::drivers::namespace::{self, NamespaceController};
-use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
-use crate::drivers::replicaset::{self, ReplicaSetController};
-use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
+use kcm_runtime::controller::{self, RunContext};
 use kcm_runtime::events::{EventRecorder, EventType};
-use kcm_runtime::informer::SharedInformerFactory;
+use kcm_runtime::informer::{HasSynced, SharedInformerFactory};
 use kcm_runtime::leader::{self, LeaderElectionConfig, LeaderElector, LeaderMetrics, Outcome, StopSignal};
 use kcm_runtime::runner::SyncMetrics;
 use kcm_runtime::server::{self, Checks, Endpoints, TlsSource};
-use crate::sim;
 use kcm_runtime::workqueue::{self, QueueMetrics};
+use prometheus::Registry;
+use tokio::sync::watch;
+
+use crate::config::{Config, SimSettings};
+use crate::controllers::{Context, TABLE};
+use crate::sim;
 
 /// Why the daemon could not run. Each module's error, wrapped once here.
 #[derive(Debug, thiserror::Error)]
@@ -106,38 +102,10 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         "informer-sync",
         Arc::new(move || if synced.load(Ordering::Relaxed) { Ok(()) } else { Err("caches not synced yet".into()) }),
     );
-    let namespace_client = client::build(
-        &client_config.scaled(namespace::QPS_FACTOR, namespace::BURST_FACTOR),
-        &registry,
-        Some(namespace::CONTROLLER_NAME),
-    )?;
-    let taint_eviction_client = client::build(&client_config, &registry, Some(tainteviction::CLIENT_NAME))?;
-    // Upstream registers these only when the controller is enabled.
-    let taint_eviction_metrics = config
-        .controllers
-        .iter()
-        .any(|c| c == Controller::TaintEviction)
-        .then(|| EvictionMetrics::register(&registry))
-        .transpose()?;
-    // Upstream registers the node_collector_* metrics only when the
-    // node lifecycle controller is enabled.
-    let node_lifecycle_metrics = config
-        .controllers
-        .iter()
-        .any(|c| c == Controller::NodeLifecycle)
-        .then(|| NodeLifecycleMetrics::register(&registry))
-        .transpose()?;
-    let gc_client = client::build(&client_config, &registry, Some(garbagecollector::CLIENT_NAME))?;
-    let node_lifecycle_client = client::build(&client_config, &registry, Some(nodelifecycle::CLIENT_NAME))?;
     let runtime = Runtime {
         client: client.clone(),
-        namespace_client,
-        gc_client,
-        gc_metrics: GcMetrics::register(&registry)?,
-        node_lifecycle_client,
-        node_lifecycle_metrics,
-        taint_eviction_client,
-        taint_eviction_metrics,
+        client_config: client_config.clone(),
+        registry: registry.clone(),
         queue_metrics: QueueMetrics::register(&registry)?,
         sync_metrics: SyncMetrics::register(&registry)?,
         healthz: healthz.clone(),
@@ -217,29 +185,10 @@ async fn stopped(mut stop: StopSignal) {
 struct Runtime {
     /// The controllers' client (rate-limited, metered).
     client: kube::Client,
-    /// The namespace controller's own client (QPS ×20, burst ×100 of the
-    /// flags, as upstream), so emptying a large namespace neither starves
-    /// the other controllers' writes nor takes minutes.
-    namespace_client: kube::Client,
-    /// The taint-eviction-controller's own client (upstream's
-    /// `node-controller` client): its own QPS budget, so a node's worth of
-    /// evictions does not wait behind the other controllers' writes.
-    taint_eviction_client: kube::Client,
-    /// `taint_eviction_controller_*` metrics, when that controller is
-    /// selected.
-    taint_eviction_metrics: Option<EvictionMetrics>,
-    /// The node lifecycle controller's own client (upstream's
-    /// `node-controller` client, with its own QPS budget): status and taint
-    /// writes during an outage do not wait behind other controllers.
-    node_lifecycle_client: kube::Client,
-    /// `node_collector_*` metrics, when the node lifecycle controller is
-    /// selected.
-    node_lifecycle_metrics: Option<NodeLifecycleMetrics>,
-    /// The garbage collector's own client (upstream's
-    /// `generic-garbage-collector`), reading and writing any type.
-    gc_client: kube::Client,
-    /// The garbage collector's graph size and resource sync errors.
-    gc_metrics: GcMetrics,
+    /// What the controllers that have a client of their own build it from.
+    client_config: ClientConfig,
+    /// Where the controllers register their metrics.
+    registry: Registry,
     /// `workqueue_*` metrics, labelled by queue name.
     queue_metrics: QueueMetrics,
     /// `kcm_controller_sync*` metrics.
@@ -252,103 +201,55 @@ struct Runtime {
 }
 
 /// What runs while this process leads (or without leader election): the
-/// selected controllers, until `stop`; then their workers
-/// drain and the informers stop.
+/// selected controllers of the table, in its order, until `stop`; then
+/// their workers drain and the informers stop. A controller that cannot be
+/// built is logged and the others run (upstream does the same for a
+/// controller whose start-up fails).
 async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
-    let running: Vec<Controller> = config.controllers.iter().collect();
+    let rows: Vec<_> = TABLE.iter().filter(|row| config.controllers.contains(row.name)).collect();
     tracing::info!(
-        controllers = ?running.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+        controllers = ?rows.iter().map(|row| row.name).collect::<Vec<_>>(),
         skipped = ?config.controllers.skipped(),
         "leading: starting controllers"
     );
-    let stop = futures::FutureExt::shared(stop);
+    let stop = controller::stop_on(stop);
     let factory = SharedInformerFactory::new(runtime.client.clone());
-    let mut controllers = tokio::task::JoinSet::new();
+    let cx = Context {
+        config,
+        factory: &factory,
+        client: &runtime.client,
+        client_config: &runtime.client_config,
+        registry: &runtime.registry,
+        queue_metrics: &runtime.queue_metrics,
+    };
     runtime.caches_synced.store(false, Ordering::Relaxed);
-    for controller in &running {
+    let mut controllers = tokio::task::JoinSet::new();
+    let mut started = Vec::new();
+    for row in rows {
         // A started controller answers: upstream's per-controller ping.
-        runtime.healthz.add(controller.name(), Arc::new(|| Ok(())));
-    }
-    if running.contains(&Controller::Deployment) {
-        let recorder = EventRecorder::new(runtime.client.clone(), deployment::EVENT_COMPONENT);
-        let controller =
-            DeploymentController::new(&factory, runtime.client.clone(), recorder, Some(&runtime.queue_metrics));
-        let (factory, workers, metrics, stop) =
-            (factory.clone(), config.concurrent_deployment_syncs, runtime.sync_metrics.clone(), stop.clone());
-        controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
-    }
-    if running.contains(&Controller::ReplicaSet) {
-        let recorder = EventRecorder::new(runtime.client.clone(), replicaset::EVENT_COMPONENT);
-        let controller =
-            ReplicaSetController::new(&factory, runtime.client.clone(), recorder, Some(&runtime.queue_metrics));
-        let (factory, workers, metrics, stop) =
-            (factory.clone(), config.concurrent_replicaset_syncs, runtime.sync_metrics.clone(), stop.clone());
-        controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
-    }
-    if running.contains(&Controller::Namespace) {
-        let controller = NamespaceController::new(
-            &factory,
-            runtime.namespace_client.clone(),
-            config.namespace_sync_period,
-            Some(&runtime.queue_metrics),
-        );
-        let (factory, workers, metrics, stop) =
-            (factory.clone(), config.concurrent_namespace_syncs, runtime.sync_metrics.clone(), stop.clone());
-        controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
-    }
-    if running.contains(&Controller::TaintEviction) {
-        let client = runtime.taint_eviction_client.clone();
-        let recorder = EventRecorder::new(client.clone(), tainteviction::EVENT_COMPONENT);
-        let metrics = runtime.taint_eviction_metrics.clone();
-        match TaintEvictionController::new(&factory, client, recorder, metrics, Some(&runtime.queue_metrics)) {
-            Ok(controller) => {
-                let (factory, metrics, stop) = (factory.clone(), runtime.sync_metrics.clone(), stop.clone());
-                controllers.spawn(async move { controller.run(&factory, metrics, stop).await });
+        runtime.healthz.add(row.name, Arc::new(|| Ok(())));
+        let controller = match (row.start)(&cx) {
+            Ok(controller) => controller,
+            Err(error) => {
+                tracing::error!(%error, controller = row.name, "cannot start");
+                continue;
             }
-            Err(error) => tracing::error!(%error, controller = tainteviction::CONTROLLER_NAME, "cannot start"),
-        }
+        };
+        started.extend(controller.started());
+        let run = RunContext {
+            name: row.name,
+            factory: factory.clone(),
+            workers: (row.workers)(config),
+            metrics: runtime.sync_metrics.clone(),
+            stop: stop.clone(),
+        };
+        controllers.spawn(controller.run(run));
     }
-    if running.contains(&Controller::NodeLifecycle) {
-        let client = runtime.node_lifecycle_client.clone();
-        let recorder = EventRecorder::new(client.clone(), nodelifecycle::EVENT_COMPONENT);
-        match NodeLifecycleController::new(
-            &factory,
-            client,
-            recorder,
-            nodelifecycle::Settings::from(&config.node_lifecycle),
-            runtime.node_lifecycle_metrics.clone(),
-            Some(&runtime.queue_metrics),
-        ) {
-            Ok(controller) => {
-                let (factory, metrics, stop) = (factory.clone(), runtime.sync_metrics.clone(), stop.clone());
-                controllers.spawn(async move { controller.run(&factory, metrics, stop).await });
-            }
-            Err(error) => tracing::error!(%error, controller = nodelifecycle::CONTROLLER_NAME, "cannot start"),
-        }
-    }
-    // Last: the collector shares the informers the others asked for.
-    let gc_started = running.contains(&Controller::GarbageCollector).then(|| {
-        let recorder = EventRecorder::new(runtime.client.clone(), garbagecollector::EVENT_COMPONENT);
-        let controller = GarbageCollector::new(
-            runtime.gc_client.clone(),
-            recorder,
-            Some(&runtime.queue_metrics),
-            runtime.gc_metrics.clone(),
-        );
-        let started = controller.started();
-        let (factory, workers, metrics, stop) =
-            (factory.clone(), config.concurrent_gc_syncs, runtime.sync_metrics.clone(), stop.clone());
-        controllers.spawn(async move { controller.run(&factory, workers, metrics, stop).await });
-        started
-    });
     factory.start();
     let ready = async {
         let caches = factory.wait_for_all_caches_sync("kcm-rs").await;
-        let collector = match &gc_started {
-            Some(started) => factory.wait_for_cache_sync(garbagecollector::CONTROLLER_NAME, &[started]).await,
-            None => true,
-        };
-        caches && collector
+        let signals: Vec<&(dyn HasSynced + Sync)> = started.iter().map(|s| s as &(dyn HasSynced + Sync)).collect();
+        caches && factory.wait_for_cache_sync("kcm-rs", &signals).await
     };
     tokio::select! {
         synced = ready => runtime.caches_synced.store(synced, Ordering::Relaxed),

@@ -7,6 +7,7 @@
 //! logic in `kcm-controllers`.
 
 pub mod config;
+pub mod controllers;
 pub mod daemon;
 pub mod drivers;
 pub mod sim;

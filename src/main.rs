@@ -4,10 +4,12 @@
 use std::process::ExitCode;
 
 use kcm_rs::config::{Flags, LogFormat};
+use kcm_rs::controllers;
 use kcm_rs::daemon::{self, Exit};
 
 fn main() -> anyhow::Result<ExitCode> {
-    let config = Flags::from_env_args().into_config()?;
+    let implemented = controllers::implemented();
+    let config = Flags::from_env_args(&implemented).into_config(&implemented)?;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(config.logging.level.as_str().to_lowercase()));
     let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);

@@ -15,7 +15,8 @@ use clap::error::ErrorKind;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
-use kcm_rs::config::{Controller, Flags};
+use kcm_rs::config::Flags;
+use kcm_rs::controllers;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
 use kube_sim::controls::CustomResource;
 use kube_sim::faults::{FaultRule, FaultSpec};
@@ -474,12 +475,12 @@ async fn every_flag_written_in_deploy_the_readme_and_the_docs_is_accepted_by_the
     let mut refused = Vec::new();
     for (source, line) in &commands {
         let argv = std::iter::once("kcm-rs".to_owned()).chain(line.iter().cloned());
-        let parsed = match Flags::try_from_args(argv) {
+        let parsed = match Flags::try_from_args(argv, &controllers::implemented()) {
             // `--help` and `--version` parse: clap answers them.
             Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => Ok(()),
-            parsed => {
-                parsed.map_err(|e| e.to_string()).and_then(|f| f.into_config().map(|_| ()).map_err(|e| e.to_string()))
-            }
+            parsed => parsed
+                .map_err(|e| e.to_string())
+                .and_then(|f| f.into_config(&controllers::implemented()).map(|_| ()).map_err(|e| e.to_string())),
         };
         if let Err(e) = parsed {
             refused.push(format!("{source}: kcm-rs refuses {line:?}: {}", e.trim_end()));
@@ -490,7 +491,7 @@ async fn every_flag_written_in_deploy_the_readme_and_the_docs_is_accepted_by_the
     // The Deployment runs every controller kcm-rs implements, by its
     // canonical name.
     let ours: BTreeSet<&str> = flag(&args, "controllers").expect("--controllers").split(',').collect();
-    let implemented: BTreeSet<&str> = Controller::ALL.iter().map(|c| c.name()).collect();
+    let implemented: BTreeSet<&str> = controllers::implemented().into_iter().collect();
     assert_eq!(ours, implemented, "deploy/deployment.yaml's --controllers and the controllers kcm-rs implements");
 
     // What kcm-rs runs is exactly what the kind cluster's

@@ -12,6 +12,9 @@
 //!   handlers;
 //! - [`workqueue`]: client-go's workqueue contract (stingy, fair,
 //!   delaying, rate-limited) with upstream's `workqueue_*` metrics;
+//! - [`controller`]: the one shape every controller has to the daemon
+//!   ([`controller::Controller`], run with a [`controller::RunContext`]:
+//!   wait for caches, then the worker pools, until stop);
 //! - [`runner`]: a controller's worker pool (wait for caches, sync,
 //!   forget/backoff/max retries, panics caught, drain);
 //! - [`leader`]: Lease leader election as client-go's state machine;
@@ -21,6 +24,7 @@
 //! - [`server`]: `/metrics`, `/healthz`, `/livez`, `/readyz` over HTTPS.
 
 pub mod client;
+pub mod controller;
 pub mod events;
 pub mod informer;
 pub mod leader;

@@ -1,11 +1,11 @@
 //! kube-controller-manager's controllers: the upstream table [`CONTROLLERS`]
-//! (names, aliases, whether `*` starts each, whether kcm-rs implements it),
-//! the [`Controller`]s kcm-rs runs, and [`ControllerSet::resolve`], which
-//! resolves a `--controllers` list as upstream does. The `--controllers` help
-//! text is built from this table in `flags.rs`.
+//! (names, aliases, whether `*` starts each) and [`ControllerSet::resolve`],
+//! which resolves a `--controllers` list as upstream does, given the names
+//! of the controllers kcm-rs implements (the daemon's controller table,
+//! `crate::controllers`, knows them; configuration does not). The
+//! `--controllers` help text is built from this table in `flags.rs`.
 
 use std::collections::BTreeSet;
-use std::fmt;
 
 use super::{Error, Result};
 
@@ -30,17 +30,10 @@ pub struct ControllerDescriptor {
     pub aliases: &'static [&'static str],
     /// Whether upstream's `*` enables it.
     pub upstream_default: UpstreamDefault,
-    /// Whether kcm-rs implements it.
-    pub implemented: bool,
 }
 
-const fn c(
-    name: &'static str,
-    aliases: &'static [&'static str],
-    d: UpstreamDefault,
-    ours: bool,
-) -> ControllerDescriptor {
-    ControllerDescriptor { name, aliases, upstream_default: d, implemented: ours }
+const fn c(name: &'static str, aliases: &'static [&'static str], d: UpstreamDefault) -> ControllerDescriptor {
+    ControllerDescriptor { name, aliases, upstream_default: d }
 }
 
 use UpstreamDefault::{Gated, Off, On};
@@ -48,55 +41,55 @@ use UpstreamDefault::{Gated, Off, On};
 /// Every kube-controller-manager controller (v1.33), in upstream's help order
 /// (sorted by canonical name).
 pub const CONTROLLERS: &[ControllerDescriptor] = &[
-    c("bootstrap-signer-controller", &["bootstrapsigner"], Off, false),
-    c("certificatesigningrequest-approving-controller", &["csrapproving"], On, false),
-    c("certificatesigningrequest-cleaner-controller", &["csrcleaner"], On, false),
-    c("certificatesigningrequest-signing-controller", &["csrsigning"], On, false),
-    c("cloud-node-lifecycle-controller", &["cloud-node-lifecycle"], On, false),
-    c("clusterrole-aggregation-controller", &["clusterrole-aggregation"], On, false),
-    c("cronjob-controller", &["cronjob"], On, false),
-    c("daemonset-controller", &["daemonset"], On, false),
-    c("deployment-controller", &["deployment"], On, true),
-    c("device-taint-eviction-controller", &[], Gated("DRADeviceTaints"), false),
-    c("disruption-controller", &["disruption"], On, false),
-    c("endpoints-controller", &["endpoint"], On, false),
-    c("endpointslice-controller", &["endpointslice"], On, false),
-    c("endpointslice-mirroring-controller", &["endpointslicemirroring"], On, false),
-    c("ephemeral-volume-controller", &["ephemeral-volume"], On, false),
-    c("garbage-collector-controller", &["garbagecollector"], On, true),
-    c("horizontal-pod-autoscaler-controller", &["horizontalpodautoscaling"], On, false),
-    c("job-controller", &["job"], On, false),
-    c("kube-apiserver-serving-clustertrustbundle-publisher-controller", &[], Gated("ClusterTrustBundle"), false),
-    c("legacy-serviceaccount-token-cleaner-controller", &["legacy-service-account-token-cleaner"], On, false),
-    c("namespace-controller", &["namespace"], On, true),
-    c("node-ipam-controller", &["nodeipam"], On, false),
-    c("node-lifecycle-controller", &["nodelifecycle"], On, true),
-    c("node-route-controller", &["route"], On, false),
-    c("persistentvolume-attach-detach-controller", &["attachdetach"], On, false),
-    c("persistentvolume-binder-controller", &["persistentvolume-binder"], On, false),
-    c("persistentvolume-expander-controller", &["persistentvolume-expander"], On, false),
-    c("persistentvolume-protection-controller", &["pv-protection"], On, false),
-    c("persistentvolumeclaim-protection-controller", &["pvc-protection"], On, false),
-    c("pod-garbage-collector-controller", &["podgc"], On, false),
-    c("replicaset-controller", &["replicaset"], On, true),
-    c("replicationcontroller-controller", &["replicationcontroller"], On, false),
-    c("resourceclaim-controller", &["resource-claim-controller"], Gated("DynamicResourceAllocation"), false),
-    c("resourcequota-controller", &["resourcequota"], On, false),
-    c("root-ca-certificate-publisher-controller", &["root-ca-cert-publisher"], On, false),
-    c("selinux-warning-controller", &[], Off, false),
-    c("service-cidr-controller", &[], On, false),
-    c("service-lb-controller", &["service"], On, false),
-    c("serviceaccount-controller", &["serviceaccount"], On, false),
-    c("serviceaccount-token-controller", &["serviceaccount-token"], On, false),
-    c("statefulset-controller", &["statefulset"], On, false),
-    c("storage-version-migrator-controller", &[], Gated("StorageVersionMigrator"), false),
-    c("storageversion-garbage-collector-controller", &["storage-version-gc"], Gated("StorageVersionAPI"), false),
-    c("taint-eviction-controller", &[], On, true),
-    c("token-cleaner-controller", &["tokencleaner"], Off, false),
-    c("ttl-after-finished-controller", &["ttl-after-finished"], On, false),
-    c("ttl-controller", &["ttl"], On, false),
-    c("validatingadmissionpolicy-status-controller", &["validatingadmissionpolicy-status"], On, false),
-    c("volumeattributesclass-protection-controller", &[], Gated("VolumeAttributesClass"), false),
+    c("bootstrap-signer-controller", &["bootstrapsigner"], Off),
+    c("certificatesigningrequest-approving-controller", &["csrapproving"], On),
+    c("certificatesigningrequest-cleaner-controller", &["csrcleaner"], On),
+    c("certificatesigningrequest-signing-controller", &["csrsigning"], On),
+    c("cloud-node-lifecycle-controller", &["cloud-node-lifecycle"], On),
+    c("clusterrole-aggregation-controller", &["clusterrole-aggregation"], On),
+    c("cronjob-controller", &["cronjob"], On),
+    c("daemonset-controller", &["daemonset"], On),
+    c("deployment-controller", &["deployment"], On),
+    c("device-taint-eviction-controller", &[], Gated("DRADeviceTaints")),
+    c("disruption-controller", &["disruption"], On),
+    c("endpoints-controller", &["endpoint"], On),
+    c("endpointslice-controller", &["endpointslice"], On),
+    c("endpointslice-mirroring-controller", &["endpointslicemirroring"], On),
+    c("ephemeral-volume-controller", &["ephemeral-volume"], On),
+    c("garbage-collector-controller", &["garbagecollector"], On),
+    c("horizontal-pod-autoscaler-controller", &["horizontalpodautoscaling"], On),
+    c("job-controller", &["job"], On),
+    c("kube-apiserver-serving-clustertrustbundle-publisher-controller", &[], Gated("ClusterTrustBundle")),
+    c("legacy-serviceaccount-token-cleaner-controller", &["legacy-service-account-token-cleaner"], On),
+    c("namespace-controller", &["namespace"], On),
+    c("node-ipam-controller", &["nodeipam"], On),
+    c("node-lifecycle-controller", &["nodelifecycle"], On),
+    c("node-route-controller", &["route"], On),
+    c("persistentvolume-attach-detach-controller", &["attachdetach"], On),
+    c("persistentvolume-binder-controller", &["persistentvolume-binder"], On),
+    c("persistentvolume-expander-controller", &["persistentvolume-expander"], On),
+    c("persistentvolume-protection-controller", &["pv-protection"], On),
+    c("persistentvolumeclaim-protection-controller", &["pvc-protection"], On),
+    c("pod-garbage-collector-controller", &["podgc"], On),
+    c("replicaset-controller", &["replicaset"], On),
+    c("replicationcontroller-controller", &["replicationcontroller"], On),
+    c("resourceclaim-controller", &["resource-claim-controller"], Gated("DynamicResourceAllocation")),
+    c("resourcequota-controller", &["resourcequota"], On),
+    c("root-ca-certificate-publisher-controller", &["root-ca-cert-publisher"], On),
+    c("selinux-warning-controller", &[], Off),
+    c("service-cidr-controller", &[], On),
+    c("service-lb-controller", &["service"], On),
+    c("serviceaccount-controller", &["serviceaccount"], On),
+    c("serviceaccount-token-controller", &["serviceaccount-token"], On),
+    c("statefulset-controller", &["statefulset"], On),
+    c("storage-version-migrator-controller", &[], Gated("StorageVersionMigrator")),
+    c("storageversion-garbage-collector-controller", &["storage-version-gc"], Gated("StorageVersionAPI")),
+    c("taint-eviction-controller", &[], On),
+    c("token-cleaner-controller", &["tokencleaner"], Off),
+    c("ttl-after-finished-controller", &["ttl-after-finished"], On),
+    c("ttl-controller", &["ttl"], On),
+    c("validatingadmissionpolicy-status-controller", &["validatingadmissionpolicy-status"], On),
+    c("volumeattributesclass-protection-controller", &[], Gated("VolumeAttributesClass")),
 ];
 
 /// Canonical name for `name` (itself, or the controller an alias stands for);
@@ -105,63 +98,11 @@ pub fn canonical_controller_name(name: &str) -> Option<&'static str> {
     CONTROLLERS.iter().find(|c| c.name == name || c.aliases.contains(&name)).map(|c| c.name)
 }
 
-/// A controller kcm-rs runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Controller {
-    /// `deployment-controller`.
-    Deployment,
-    /// `replicaset-controller`.
-    ReplicaSet,
-    /// `namespace-controller`.
-    Namespace,
-    /// `node-lifecycle-controller`.
-    NodeLifecycle,
-    /// `taint-eviction-controller`.
-    TaintEviction,
-    /// `garbage-collector-controller`.
-    GarbageCollector,
-}
-
-impl Controller {
-    /// Every controller kcm-rs implements.
-    pub const ALL: [Controller; 6] = [
-        Controller::Deployment,
-        Controller::ReplicaSet,
-        Controller::Namespace,
-        Controller::NodeLifecycle,
-        Controller::TaintEviction,
-        Controller::GarbageCollector,
-    ];
-
-    /// Upstream's canonical name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Controller::Deployment => "deployment-controller",
-            Controller::ReplicaSet => "replicaset-controller",
-            Controller::Namespace => "namespace-controller",
-            Controller::NodeLifecycle => "node-lifecycle-controller",
-            Controller::TaintEviction => "taint-eviction-controller",
-            Controller::GarbageCollector => "garbage-collector-controller",
-        }
-    }
-
-    /// The controller with this canonical name.
-    pub fn from_name(name: &str) -> Option<Controller> {
-        Controller::ALL.into_iter().find(|c| c.name() == name)
-    }
-}
-
-impl fmt::Display for Controller {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// The controllers to run, resolved from `--controllers` (and
 /// `--enable-garbage-collector`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControllerSet {
-    enabled: BTreeSet<Controller>,
+    enabled: BTreeSet<&'static str>,
     skipped: Vec<&'static str>,
 }
 
@@ -180,7 +121,7 @@ impl ControllerSet {
     /// [`Error::UnknownController`] for a name no upstream controller has (the
     /// first such entry), [`Error::UnimplementedControllers`] naming every
     /// explicitly enabled controller kcm-rs lacks.
-    pub fn resolve<S: AsRef<str>>(entries: &[S]) -> Result<ControllerSet> {
+    pub fn resolve<S: AsRef<str>>(entries: &[S], implemented: &[&'static str]) -> Result<ControllerSet> {
         let mut canonical: Vec<(bool, &'static str)> = Vec::new();
         let mut star = false;
         for entry in entries.iter().map(AsRef::as_ref).filter(|e| !e.is_empty()) {
@@ -207,29 +148,27 @@ impl ControllerSet {
             if !on {
                 continue;
             }
-            match (desc.implemented, explicit) {
+            match (implemented.contains(&desc.name), explicit) {
                 (true, _) => {
-                    if let Some(c) = Controller::from_name(desc.name) {
-                        enabled.insert(c);
-                    }
+                    enabled.insert(desc.name);
                 }
                 (false, Some(true)) => unimplemented.push(desc.name),
                 (false, _) => skipped.push(desc.name),
             }
         }
         if !unimplemented.is_empty() {
-            return Err(Error::UnimplementedControllers(unimplemented));
+            return Err(Error::UnimplementedControllers { enabled: unimplemented, implemented: implemented.to_vec() });
         }
         Ok(ControllerSet { enabled, skipped })
     }
 
-    /// Whether `controller` runs.
-    pub fn contains(&self, controller: Controller) -> bool {
-        self.enabled.contains(&controller)
+    /// Whether the controller of this canonical name runs.
+    pub fn contains(&self, name: &str) -> bool {
+        self.enabled.contains(name)
     }
 
-    /// The controllers that run, in a stable order.
-    pub fn iter(&self) -> impl Iterator<Item = Controller> + '_ {
+    /// The canonical names of the controllers that run, sorted.
+    pub fn iter(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.enabled.iter().copied()
     }
 
@@ -239,7 +178,7 @@ impl ControllerSet {
         &self.skipped
     }
 
-    pub(super) fn remove(&mut self, controller: Controller) {
-        self.enabled.remove(&controller);
+    pub(super) fn remove(&mut self, name: &str) {
+        self.enabled.remove(name);
     }
 }

@@ -266,10 +266,13 @@ impl Flags {
     /// every upstream controller, and a hidden argument for each upstream flag
     /// kcm-rs refuses (so that its value, if any, is consumed and the refusal
     /// names the flag rather than a stray value).
-    pub fn command() -> clap::Command {
+    /// `implemented` names the controllers kcm-rs runs (the daemon's
+    /// controller table), for the `--controllers` help.
+    pub fn command(implemented: &[&str]) -> clap::Command {
+        let help = controllers_help(implemented);
         let mut cmd = <Flags as CommandFactory>::command()
             .mut_args(restore_final_period)
-            .mut_arg("controllers", |arg| arg.help(controllers_help()).long_help(controllers_help()));
+            .mut_arg("controllers", |arg| arg.help(help.clone()).long_help(help));
         for flag in UNIMPLEMENTED_UPSTREAM_FLAGS {
             let arg = Arg::new(flag.name).long(flag.name).hide(true).action(ArgAction::Append);
             let arg = match flag.kind {
@@ -287,8 +290,8 @@ impl Flags {
 
     /// Parses the process's arguments, printing help, version or an error
     /// and exiting as clap does.
-    pub fn from_env_args() -> Flags {
-        Flags::try_from_args(std::env::args_os()).unwrap_or_else(|e| e.exit())
+    pub fn from_env_args(implemented: &[&str]) -> Flags {
+        Flags::try_from_args(std::env::args_os(), implemented).unwrap_or_else(|e| e.exit())
     }
 
     /// Parses `args` (the first item is the program name).
@@ -297,12 +300,12 @@ impl Flags {
     ///
     /// clap's error for malformed or unknown flags, and for any
     /// [`UNIMPLEMENTED_UPSTREAM_FLAGS`] present.
-    pub fn try_from_args<I, T>(args: I) -> Result<Flags, clap::Error>
+    pub fn try_from_args<I, T>(args: I, implemented: &[&str]) -> Result<Flags, clap::Error>
     where
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        let mut cmd = Flags::command();
+        let mut cmd = Flags::command(implemented);
         let matches = cmd.try_get_matches_from_mut(args)?;
         let refused: Vec<&str> =
             UNIMPLEMENTED_UPSTREAM_FLAGS.iter().filter(|f| matches.contains_id(f.name)).map(|f| f.name).collect();
@@ -325,8 +328,8 @@ impl Flags {
     ///
     /// [`Error`](super::Error) when the flags are individually well-formed but do not make a
     /// runnable configuration together.
-    pub fn into_config(self) -> Result<Config> {
-        Config::from_flags(self)
+    pub fn into_config(self, implemented: &[&'static str]) -> Result<Config> {
+        Config::from_flags(self, implemented)
     }
 }
 
@@ -354,11 +357,11 @@ fn restore_final_period(arg: Arg) -> Arg {
 
 /// Help text of `--controllers`: upstream's sentence plus its two lists, then
 /// which of them kcm-rs runs.
-fn controllers_help() -> String {
+fn controllers_help(implemented: &[&str]) -> String {
     let all: Vec<&str> = CONTROLLERS.iter().map(|c| c.name).collect();
     let off: Vec<&str> =
         CONTROLLERS.iter().filter(|c| c.upstream_default == UpstreamDefault::Off).map(|c| c.name).collect();
-    let ours: Vec<&str> = CONTROLLERS.iter().filter(|c| c.implemented).map(|c| c.name).collect();
+    let ours: Vec<&str> = CONTROLLERS.iter().filter(|c| implemented.contains(&c.name)).map(|c| c.name).collect();
     format!(
         "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller \
          named 'foo', '-foo' disables the controller named 'foo'.\nAll controllers: {}\nDisabled-by-default \

@@ -37,12 +37,14 @@ mod refused;
 #[cfg(test)]
 mod tests;
 
-pub use controllers::{
-    CONTROLLERS, Controller, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name,
-};
+pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name};
 pub use flags::Flags;
 pub use go_values::{GoDuration, format_go_duration, parse_go_bool, parse_go_duration};
 pub use refused::{FlagKind, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamFlag};
+
+/// The garbage collector's canonical name, which `--enable-garbage-collector`
+/// switches off.
+const GARBAGE_COLLECTOR: &str = "garbage-collector-controller";
 
 /// Result of deriving a [`Config`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -162,12 +164,17 @@ pub enum Error {
     #[error(
         "--controllers enables {}, which kcm-rs does not implement (kcm-rs implements {}); remove {} from \
          --controllers or run kube-controller-manager for {}",
-        .0.join(", "),
-        Controller::ALL.map(Controller::name).join(", "),
-        if .0.len() == 1 { "it" } else { "them" },
-        if .0.len() == 1 { "it" } else { "them" }
+        enabled.join(", "),
+        implemented.join(", "),
+        if enabled.len() == 1 { "it" } else { "them" },
+        if enabled.len() == 1 { "it" } else { "them" }
     )]
-    UnimplementedControllers(Vec<&'static str>),
+    UnimplementedControllers {
+        /// The controllers enabled by name that kcm-rs lacks.
+        enabled: Vec<&'static str>,
+        /// The controllers kcm-rs implements.
+        implemented: Vec<&'static str>,
+    },
     /// `--leader-elect-resource-lock` is not `leases` (upstream's message).
     #[error("resourceLock value must be \"leases\"")]
     ResourceLock(String),
@@ -229,11 +236,11 @@ impl Config {
     /// # Errors
     ///
     /// See [`Error`].
-    pub fn from_flags(flags: Flags) -> Result<Config> {
-        let mut controllers = ControllerSet::resolve(&flags.controllers)?;
+    pub fn from_flags(flags: Flags, implemented: &[&'static str]) -> Result<Config> {
+        let mut controllers = ControllerSet::resolve(&flags.controllers, implemented)?;
         if !flags.enable_garbage_collector {
             // Upstream's garbage collector start-up returns "not started" when the flag is off.
-            controllers.remove(Controller::GarbageCollector);
+            controllers.remove(GARBAGE_COLLECTOR);
         }
 
         let workers = |flag: &'static str, value: i32| -> Result<usize> {

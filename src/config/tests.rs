@@ -6,19 +6,20 @@ use clap::CommandFactory;
 
 use super::UpstreamDefault::On;
 use super::*;
+use crate::controllers::implemented;
 
 // === utils ===
 
 fn flags(args: &[&str]) -> Result<Flags, clap::Error> {
-    Flags::try_from_args(std::iter::once("kcm-rs").chain(args.iter().copied()))
+    Flags::try_from_args(std::iter::once("kcm-rs").chain(args.iter().copied()), &implemented())
 }
 
 fn config(args: &[&str]) -> Result<Config> {
-    flags(args).expect("flags parse").into_config()
+    flags(args).expect("flags parse").into_config(&implemented())
 }
 
 fn controllers(list: &str) -> Result<Vec<&'static str>> {
-    ControllerSet::resolve(&list.split(',').collect::<Vec<_>>()).map(|s| s.iter().map(Controller::name).collect())
+    ControllerSet::resolve(&list.split(',').collect::<Vec<_>>(), &implemented()).map(|s| s.iter().collect())
 }
 
 const OURS: [&str; 6] = [
@@ -67,7 +68,7 @@ const UPSTREAM_DEFAULTS: &[(&str, &str)] = &[
 
 #[test]
 fn defaults_are_upstreams() {
-    let cmd = Flags::command();
+    let cmd = Flags::command(&implemented());
     for (name, want) in UPSTREAM_DEFAULTS {
         let arg = cmd.get_arguments().find(|a| a.get_long() == Some(name)).unwrap_or_else(|| panic!("--{name}"));
         let got: Vec<_> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
@@ -117,7 +118,7 @@ fn defaults_are_upstreams() {
     }
 
     let c = config(&[]).unwrap();
-    assert_eq!(c.controllers.iter().map(Controller::name).collect::<Vec<_>>().len(), 6);
+    assert_eq!(c.controllers.iter().collect::<Vec<_>>().len(), 6);
     let le = c.leader_election.expect("leader election on by default");
     assert_eq!(
         (le.lease_duration, le.renew_deadline, le.retry_period),
@@ -133,7 +134,7 @@ fn defaults_are_upstreams() {
 #[test]
 fn controllers_resolve_as_upstream() {
     let mut ours_sorted = OURS.to_vec();
-    ours_sorted.sort_by_key(|n| Controller::from_name(n));
+    ours_sorted.sort_unstable();
     let without = |name: &str| ours_sorted.iter().copied().filter(|n| *n != name).collect::<Vec<_>>();
 
     assert_eq!(controllers("*").unwrap(), ours_sorted);
@@ -148,11 +149,11 @@ fn controllers_resolve_as_upstream() {
     // Without `*`, only what is listed.
     assert_eq!(
         controllers("garbagecollector,taint-eviction-controller").unwrap(),
-        ["taint-eviction-controller", "garbage-collector-controller"]
+        ["garbage-collector-controller", "taint-eviction-controller"]
     );
     // Disabling an unimplemented controller is fine; `*` skips those it would start upstream.
     assert_eq!(controllers("*,-job,-csrsigning").unwrap(), ours_sorted);
-    let set = ControllerSet::resolve(&["*"]).unwrap();
+    let set = ControllerSet::resolve(&["*"], &implemented()).unwrap();
     assert!(set.skipped().contains(&"job-controller"));
     assert!(!set.skipped().contains(&"bootstrap-signer-controller"), "off by default upstream");
     assert!(!set.skipped().contains(&"resourceclaim-controller"), "feature-gated off upstream");
@@ -173,24 +174,26 @@ fn explicitly_enabling_an_unimplemented_controller_is_an_error_naming_it() {
     let err = controllers("*,job,csrsigning,deployment").unwrap_err();
     assert_eq!(
         err,
-        Error::UnimplementedControllers(vec!["certificatesigningrequest-signing-controller", "job-controller"])
+        Error::UnimplementedControllers {
+            enabled: vec!["certificatesigningrequest-signing-controller", "job-controller"],
+            implemented: implemented(),
+        }
     );
     let msg = err.to_string();
     assert!(msg.contains("certificatesigningrequest-signing-controller, job-controller"), "{msg}");
     assert!(msg.contains("kcm-rs does not implement"), "{msg}");
     // Off-by-default and gated controllers too.
-    assert!(matches!(controllers("bootstrapsigner"), Err(Error::UnimplementedControllers(_))));
+    assert!(matches!(controllers("bootstrapsigner"), Err(Error::UnimplementedControllers { .. })));
     // A disable earlier in the list wins over the later enable.
     assert!(controllers("-job,job,*").is_ok());
 }
 
 #[test]
 fn every_implemented_controller_is_in_the_upstream_table() {
-    for c in Controller::ALL {
-        let d = CONTROLLERS.iter().find(|d| d.name == c.name()).unwrap_or_else(|| panic!("{c}"));
-        assert!(d.implemented && d.upstream_default == On, "{c}");
+    for c in implemented() {
+        let d = CONTROLLERS.iter().find(|d| d.name == c).unwrap_or_else(|| panic!("{c}"));
+        assert!(d.upstream_default == On, "{c}");
     }
-    assert_eq!(CONTROLLERS.iter().filter(|d| d.implemented).count(), Controller::ALL.len());
     let mut names: Vec<_> = CONTROLLERS.iter().map(|d| d.name).collect();
     let sorted = {
         let mut s = names.clone();
@@ -205,8 +208,8 @@ fn every_implemented_controller_is_in_the_upstream_table() {
 #[test]
 fn enable_garbage_collector_false_drops_the_gc() {
     let c = config(&["--enable-garbage-collector=false"]).unwrap();
-    assert!(!c.controllers.contains(Controller::GarbageCollector));
-    assert!(c.controllers.contains(Controller::Deployment));
+    assert!(!c.controllers.contains("garbage-collector-controller"));
+    assert!(c.controllers.contains("deployment-controller"));
 }
 
 #[test]
@@ -302,7 +305,7 @@ fn unimplemented_table_does_not_shadow_implemented_flags() {
         assert!(!ours.contains(&flag.name), "--{} is both implemented and refused", flag.name);
     }
     // clap would panic on duplicates; building the full command proves there are none.
-    Flags::command().debug_assert();
+    Flags::command(&implemented()).debug_assert();
 }
 
 #[test]
@@ -366,7 +369,7 @@ fn sim_and_client_settings() {
 
 #[test]
 fn help_reads_like_upstreams() {
-    let help = Flags::command().render_long_help().to_string();
+    let help = Flags::command(&implemented()).render_long_help().to_string();
     for needle in [
         "--leader-elect-lease-duration <duration>",
         "The duration that non-leader candidates will wait after observing a leadership renewal",

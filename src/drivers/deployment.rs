@@ -31,9 +31,13 @@ use kcm_controllers::deployment::{self as core, Options, Snapshot};
 use kube::Client;
 
 use super::execute::{Executed, Executor, NoBookkeeping};
+use futures::future::BoxFuture;
+use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
-use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use kcm_runtime::informer::{
+    EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
+};
+use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
@@ -44,6 +48,9 @@ pub const QUEUE_NAME: &str = "deployment";
 
 /// The `source.component` of the controller's Events.
 pub const EVENT_COMPONENT: &str = "deployment-controller";
+
+/// How the workers retry and drain.
+const RETRIES: Retries = Retries { max_retries: Some(MAX_RETRIES), drain_timeout: DRAIN_TIMEOUT };
 
 /// Failed syncs of one key before it is dropped (upstream `maxRetries`).
 pub const MAX_RETRIES: u32 = 15;
@@ -116,26 +123,15 @@ impl DeploymentController {
         });
         Self { queue, deployments, replica_sets, pods, registrations, syncer }
     }
+}
 
-    /// Waits for the caches, then runs `workers` workers until `stop`
-    /// completes, and drains them. Returns at once (without syncing) if
-    /// `stop` completes or the factory shuts down before the caches sync.
-    pub async fn run(
-        self,
-        factory: &SharedInformerFactory,
-        workers: usize,
-        metrics: SyncMetrics,
-        stop: impl Future<Output = ()> + Send,
-    ) {
-        let mut synced: Vec<&(dyn HasSynced + Sync)> = vec![&self.deployments, &self.replica_sets, &self.pods];
-        synced.extend(self.registrations.iter().map(|r| r as &(dyn HasSynced + Sync)));
-        let config = PoolConfig {
-            controller: CONTROLLER_NAME,
-            workers,
-            max_retries: Some(MAX_RETRIES),
-            drain_timeout: DRAIN_TIMEOUT,
-        };
-        super::run_when_synced(factory, &synced, self.queue.clone(), self.syncer.clone(), config, metrics, stop).await;
+impl Controller for DeploymentController {
+    fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let mut synced: Vec<&(dyn HasSynced + Sync)> = vec![&self.deployments, &self.replica_sets, &self.pods];
+            synced.extend(self.registrations.iter().map(|r| r as &(dyn HasSynced + Sync)));
+            cx.run_when_synced(&synced, self.queue.clone(), self.syncer.clone(), RETRIES).await;
+        })
     }
 }
 
@@ -168,10 +164,6 @@ impl Syncer {
             }
         };
         match self.executor.run(&plan, &NoBookkeeping).await {
-            Executed::Done(after) => Ok(after.map_or(Next::Done, Next::After)),
-            Executed::Stale => Ok(Next::After(Duration::ZERO)),
-            Executed::Halted => Ok(Next::Done),
-            Executed::ClaimFailed(error) | Executed::Failed(error) | Executed::ManageFailed(error) => Err(error.into()),
             Executed::CreateReplicaSetFailed(failure) => {
                 let d = self.deployments.get(key).unwrap_or(d);
                 let plan = core::after_create_failure(&d, &failure, Timestamp::now());
@@ -180,6 +172,7 @@ impl Syncer {
                 }
                 Err(failure.to_string().into())
             }
+            executed => executed.into_next(),
         }
     }
 }

@@ -30,6 +30,7 @@ use serde::de::DeserializeOwned;
 
 use kcm_runtime::events::{EventRecorder, EventType};
 use kcm_runtime::informer::Store;
+use kcm_runtime::runner::{Next, SyncError};
 
 /// What a controller remembers about its writes in flight (the ReplicaSet
 /// controller's expectations). Keys are controller queue keys
@@ -83,6 +84,25 @@ pub enum Executed {
     /// stopped there, and there is nothing to retry (upstream forgets the
     /// key on a `NamespaceTerminating` cause).
     Halted,
+}
+
+impl Executed {
+    /// The worker's next step for a plan that ran so, when the controller
+    /// has nothing of its own to do about it: success honours the plan's
+    /// requeue, a stale snapshot syncs again at once, a halted plan waits
+    /// for a change, and a failure is retried with backoff.
+    ///
+    /// # Errors
+    /// The first failed step's error, for the worker's backoff.
+    pub fn into_next(self) -> Result<Next, SyncError> {
+        match self {
+            Executed::Done(after) => Ok(after.map_or(Next::Done, Next::After)),
+            Executed::Stale => Ok(Next::After(Duration::ZERO)),
+            Executed::Halted => Ok(Next::Done),
+            Executed::ClaimFailed(error) | Executed::ManageFailed(error) | Executed::Failed(error) => Err(error.into()),
+            Executed::CreateReplicaSetFailed(failure) => Err(failure.to_string().into()),
+        }
+    }
 }
 
 /// The outcome of one action.

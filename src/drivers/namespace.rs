@@ -26,8 +26,10 @@ use kcm_controllers::namespace::{self as core, DeletionReport, Gvr, NextStep, Po
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube::{Client, ResourceExt};
 
+use futures::future::BoxFuture;
+use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
-use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, namespace_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field, user-agent suffix.
@@ -112,19 +114,15 @@ impl NamespaceController {
         let registration = namespaces.add_handler(NamespaceHandler { queue: queue.clone() }, resync);
         Self { queue, namespaces, registration, syncer: Arc::new(Syncer { client }) }
     }
+}
 
-    /// Waits for the cache, then runs `workers` workers until `stop`.
-    pub async fn run(
-        self,
-        factory: &SharedInformerFactory,
-        workers: usize,
-        metrics: SyncMetrics,
-        stop: impl Future<Output = ()> + Send,
-    ) {
-        let synced: Vec<&(dyn HasSynced + Sync)> = vec![&self.namespaces, &self.registration];
-        let config =
-            PoolConfig { controller: CONTROLLER_NAME, workers, max_retries: None, drain_timeout: DRAIN_TIMEOUT };
-        super::run_when_synced(factory, &synced, self.queue.clone(), self.syncer.clone(), config, metrics, stop).await;
+impl Controller for NamespaceController {
+    fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let synced: Vec<&(dyn HasSynced + Sync)> = vec![&self.namespaces, &self.registration];
+            let retries = Retries { max_retries: None, drain_timeout: DRAIN_TIMEOUT };
+            cx.run_when_synced(&synced, self.queue.clone(), self.syncer.clone(), retries).await;
+        })
     }
 }
 

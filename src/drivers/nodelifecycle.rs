@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -48,11 +48,13 @@ use tokio::time::Instant;
 
 use super::tainteviction::register_pod_node_name_index;
 use crate::config::NodeLifecycleSettings;
+use futures::future::BoxFuture;
+use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::{EventRecorder, EventType};
 use kcm_runtime::informer::{
     self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
-use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
@@ -80,6 +82,9 @@ pub const POD_WORKERS: usize = 4;
 
 /// How long stopping waits for work in flight.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the workers retry (forever, as upstream's) and drain.
+const RETRIES: Retries = Retries { max_retries: None, drain_timeout: DRAIN_TIMEOUT };
 
 /// Tries of a node status write, each on a fresh read of the node
 /// (upstream `NodeHealthUpdateRetry`).
@@ -263,56 +268,28 @@ impl NodeLifecycleController {
         });
         Ok(Self { node_queue, pod_queue, nodes, pods, leases, registrations, inner })
     }
+}
 
-    /// Waits for the caches, then runs the workers and both passes until
-    /// `stop`.
-    pub async fn run(
-        self,
-        factory: &SharedInformerFactory,
-        metrics: SyncMetrics,
-        stop: impl Future<Output = ()> + Send,
-    ) {
-        let stop = stop.shared();
-        let mut synced: Vec<&(dyn HasSynced + Sync)> = vec![&self.nodes, &self.pods, &self.leases];
-        synced.extend(self.registrations.iter().map(|r| r as &(dyn HasSynced + Sync)));
-        let ready = tokio::select! {
-            ready = factory.wait_for_cache_sync(CONTROLLER_NAME, &synced) => ready,
-            () = stop.clone() => false,
-        };
-        if !ready {
-            self.node_queue.shut_down();
-            self.pod_queue.shut_down();
-            return;
-        }
-        tracing::info!(controller = CONTROLLER_NAME, "starting workers and the monitor");
-        let pool = |workers| PoolConfig {
-            controller: CONTROLLER_NAME,
-            workers,
-            max_retries: None,
-            drain_timeout: DRAIN_TIMEOUT,
-        };
-        let nodes = runner::run(
-            self.node_queue.clone(),
-            Arc::new(NodeSyncer(self.inner.clone())),
-            pool(NODE_WORKERS),
-            metrics.clone(),
-            stop.clone(),
-        );
-        let pods = runner::run(
-            self.pod_queue.clone(),
-            Arc::new(PodSyncer(self.inner.clone())),
-            pool(POD_WORKERS),
-            metrics,
-            stop.clone(),
-        );
-        let passes = async {
-            tokio::select! {
-                () = self.inner.monitor_loop() => {}
-                () = self.inner.tainting_loop() => {}
-                () = stop.clone() => {}
+impl Controller for NodeLifecycleController {
+    fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let mut synced: Vec<&(dyn HasSynced + Sync)> = vec![&self.nodes, &self.pods, &self.leases];
+            synced.extend(self.registrations.iter().map(|r| r as &(dyn HasSynced + Sync)));
+            if !cx.wait_for_caches(&synced, &[&self.node_queue, &self.pod_queue]).await {
+                return;
             }
-        };
-        futures::join!(nodes, pods, passes);
+            let nodes =
+                cx.pool(self.node_queue.clone(), Arc::new(NodeSyncer(self.inner.clone())), NODE_WORKERS, RETRIES);
+            let pods = cx.pool(self.pod_queue.clone(), Arc::new(PodSyncer(self.inner.clone())), POD_WORKERS, RETRIES);
+            let passes = async {
+                tokio::select! {
+                    () = self.inner.monitor_loop() => {}
+                    () = self.inner.tainting_loop() => {}
+                    () = cx.stop.clone() => {}
+                }
+            };
+            futures::join!(nodes, pods, passes);
+        })
     }
 }
 
@@ -398,7 +375,7 @@ impl Reconcile for PodSyncer {
                 PodStep::Nothing => Ok(Next::Done),
                 PodStep::NodeNotCached => Err(format!("node {node_name} of pod {key} is not in the cache").into()),
                 PodStep::MarkNotReady => {
-                    self.0.mark_pod_not_ready(&pod, &node_name).await.map_err(|e| Box::new(e) as runner::SyncError)?;
+                    self.0.mark_pod_not_ready(&pod, &node_name).await.map_err(|e| Box::new(e) as SyncError)?;
                     Ok(Next::Done)
                 }
             }

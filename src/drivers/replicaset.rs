@@ -29,9 +29,13 @@ use kcm_controllers::replicaset::{self as core, Expectations, Options, Snapshot}
 use kube::Client;
 
 use super::execute::{Bookkeeping, Executed, Executor};
+use futures::future::BoxFuture;
+use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
-use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use kcm_runtime::informer::{
+    EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
+};
+use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
@@ -42,6 +46,9 @@ pub const QUEUE_NAME: &str = "replicaset";
 
 /// The `source.component` of the controller's Events.
 pub const EVENT_COMPONENT: &str = "replicaset-controller";
+
+/// How the workers retry and drain.
+const RETRIES: Retries = Retries { max_retries: Some(MAX_RETRIES), drain_timeout: DRAIN_TIMEOUT };
 
 /// Failed syncs of one key before it is dropped (upstream
 /// `maxRetries = 15`: 5 ms · 2^15 ≈ 82 s of backoff in total).
@@ -122,26 +129,15 @@ impl ReplicaSetController {
         });
         Self { queue, pods, replica_sets, registrations: vec![rs_registration, pod_registration], syncer }
     }
+}
 
-    /// Waits for the caches, then runs `workers` workers until `stop`
-    /// completes, and drains them. Returns at once (without syncing) if
-    /// `stop` completes or the factory shuts down before the caches sync.
-    pub async fn run(
-        self,
-        factory: &SharedInformerFactory,
-        workers: usize,
-        metrics: SyncMetrics,
-        stop: impl Future<Output = ()> + Send,
-    ) {
-        let synced: Vec<&(dyn HasSynced + Sync)> =
-            vec![&self.pods, &self.replica_sets, &self.registrations[0], &self.registrations[1]];
-        let config = PoolConfig {
-            controller: CONTROLLER_NAME,
-            workers,
-            max_retries: Some(MAX_RETRIES),
-            drain_timeout: DRAIN_TIMEOUT,
-        };
-        super::run_when_synced(factory, &synced, self.queue.clone(), self.syncer.clone(), config, metrics, stop).await;
+impl Controller for ReplicaSetController {
+    fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let synced: Vec<&(dyn HasSynced + Sync)> =
+                vec![&self.pods, &self.replica_sets, &self.registrations[0], &self.registrations[1]];
+            cx.run_when_synced(&synced, self.queue.clone(), self.syncer.clone(), RETRIES).await;
+        })
     }
 }
 
@@ -164,11 +160,6 @@ impl Syncer {
         };
         let plan = self.plan(&rs, |snapshot| core::sync(snapshot, &self.options));
         match self.executor.run(&plan, &self.expectations).await {
-            Executed::Done(after) => Ok(after.map_or(Next::Done, Next::After)),
-            Executed::Stale => Ok(Next::After(Duration::ZERO)),
-            Executed::Halted => Ok(Next::Done),
-            Executed::CreateReplicaSetFailed(failure) => Err(failure.to_string().into()),
-            Executed::ClaimFailed(error) | Executed::Failed(error) => Err(error.into()),
             Executed::ManageFailed(error) => {
                 let rs = self.replica_sets.get(key).unwrap_or(rs);
                 let plan = self.plan(&rs, |snapshot| core::after_manage_error(snapshot, &self.options, &error));
@@ -177,6 +168,7 @@ impl Syncer {
                 }
                 Err(error.into())
             }
+            executed => executed.into_next(),
         }
     }
 

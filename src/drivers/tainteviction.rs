@@ -38,7 +38,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use futures::FutureExt;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod, Taint};
 use kcm_controllers::node::POD_NODE_NAME_INDEX;
@@ -48,11 +47,13 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use prometheus::{Histogram, HistogramOpts, IntCounter, Opts, Registry};
 use serde_json::json;
 
+use futures::future::BoxFuture;
+use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::{EventRecorder, EventType};
 use kcm_runtime::informer::{
     self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, object_key,
 };
-use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncFuture, SyncMetrics};
+use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
@@ -76,6 +77,9 @@ pub const WORKERS: usize = 8;
 
 /// How long stopping waits for work in flight.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the workers retry (forever, as upstream's) and drain.
+const RETRIES: Retries = Retries { max_retries: None, drain_timeout: DRAIN_TIMEOUT };
 
 /// Upstream's buckets of the deletion latency histogram (5 ms to 4 min).
 const DELETION_BUCKETS: [f64; 12] = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10.0, 30.0, 60.0, 120.0, 180.0, 240.0];
@@ -213,55 +217,25 @@ impl TaintEvictionController {
         });
         Ok(Self { node_queue, pod_queue, deletion_queue, pods, nodes, registrations, evictor })
     }
+}
 
-    /// Waits for the caches, then runs the node, pod and deletion workers
-    /// until `stop` completes, and drains them. Returns at once (without
-    /// syncing) if `stop` completes or the factory shuts down before the
-    /// caches sync.
-    pub async fn run(
-        self,
-        factory: &SharedInformerFactory,
-        metrics: SyncMetrics,
-        stop: impl Future<Output = ()> + Send,
-    ) {
-        let stop = stop.shared();
-        let synced: Vec<&(dyn HasSynced + Sync)> =
-            vec![&self.pods, &self.nodes, &self.registrations[0], &self.registrations[1]];
-        let ready = tokio::select! {
-            ready = factory.wait_for_cache_sync(CONTROLLER_NAME, &synced) => ready,
-            () = stop.clone() => false,
-        };
-        if !ready {
-            for queue in [&self.node_queue, &self.pod_queue, &self.deletion_queue] {
-                queue.shut_down();
+impl Controller for TaintEvictionController {
+    fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let synced: Vec<&(dyn HasSynced + Sync)> =
+                vec![&self.pods, &self.nodes, &self.registrations[0], &self.registrations[1]];
+            let queues = [&self.node_queue, &self.pod_queue, &self.deletion_queue];
+            if !cx.wait_for_caches(&synced, &queues).await {
+                return;
             }
-            return;
-        }
-        tracing::info!(controller = CONTROLLER_NAME, workers = WORKERS, "starting workers");
-        let config = PoolConfig {
-            controller: CONTROLLER_NAME,
-            workers: WORKERS,
-            max_retries: None,
-            drain_timeout: DRAIN_TIMEOUT,
-        };
-        let evictor = &self.evictor;
-        tokio::join!(
-            runner::run(
-                self.node_queue.clone(),
-                Arc::new(Judge { evictor: evictor.clone(), on: Evictor::node_changed }),
-                config.clone(),
-                metrics.clone(),
-                stop.clone()
-            ),
-            runner::run(
-                self.pod_queue.clone(),
-                Arc::new(Judge { evictor: evictor.clone(), on: Evictor::pod_changed }),
-                config.clone(),
-                metrics.clone(),
-                stop.clone()
-            ),
-            runner::run(self.deletion_queue.clone(), Arc::new(DeletionSync(evictor.clone())), config, metrics, stop),
-        );
+            let evictor = &self.evictor;
+            let judge = |on| Arc::new(Judge { evictor: evictor.clone(), on });
+            tokio::join!(
+                cx.pool(self.node_queue.clone(), judge(Evictor::node_changed), cx.workers, RETRIES),
+                cx.pool(self.pod_queue.clone(), judge(Evictor::pod_changed), cx.workers, RETRIES),
+                cx.pool(self.deletion_queue.clone(), Arc::new(DeletionSync(evictor.clone())), cx.workers, RETRIES),
+            );
+        })
     }
 }
 
@@ -447,7 +421,7 @@ impl Evictor {
     }
 
     /// Carries out the deletion of `key` if it is (still) scheduled and due.
-    async fn fire(&self, key: &str) -> Result<Next, runner::SyncError> {
+    async fn fire(&self, key: &str) -> Result<Next, SyncError> {
         let now = Timestamp::now();
         let (namespace, name) = split(key);
         let target = {

@@ -35,7 +35,6 @@ use http::{HeaderName, HeaderValue};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use prometheus::Registry;
 
-
 mod limiter;
 mod metrics;
 #[cfg(test)]
@@ -60,7 +59,6 @@ pub struct ClientSettings {
     /// `--kube-api-content-type`, recorded only: kcm-rs always uses JSON.
     pub content_type: String,
 }
-
 
 /// Result of building a client.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

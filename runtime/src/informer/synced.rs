@@ -51,3 +51,9 @@ pub trait HasSynced {
         self.sync_signal().is_synced()
     }
 }
+
+impl HasSynced for SyncSignal {
+    fn sync_signal(&self) -> SyncSignal {
+        self.clone()
+    }
+}

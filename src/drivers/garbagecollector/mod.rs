@@ -31,7 +31,6 @@ mod workers;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-use futures::FutureExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kcm_controllers::garbagecollector::Identity;
 use kcm_controllers::garbagecollector::graph::{Effect, Graph};
@@ -39,9 +38,10 @@ use kube::Client;
 use prometheus::{IntCounter, IntGauge, Registry};
 use tokio::sync::{Notify, watch};
 
+use futures::future::BoxFuture;
+use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::{EventRecorder, EventType};
-use kcm_runtime::informer::{HasSynced, SharedInformerFactory, SyncSignal};
-use kcm_runtime::runner::{self, PoolConfig, SyncMetrics};
+use kcm_runtime::informer::SyncSignal;
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 pub use monitors::{RESOURCE_SYNC_PERIOD, ignored};
@@ -65,6 +65,9 @@ pub const ATTEMPT_TO_ORPHAN_QUEUE: &str = "garbage_collector_attempt_to_orphan";
 
 /// How long stopping waits for syncs in flight.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the workers retry (forever, as upstream's) and drain.
+const RETRIES: Retries = Retries { max_retries: None, drain_timeout: DRAIN_TIMEOUT };
 
 /// How long the workers wait for the first feeds to list everything before
 /// starting anyway (a type that cannot be listed must not stop the
@@ -220,69 +223,55 @@ impl GarbageCollector {
         Self { shared, client, started: watch::channel(false).0 }
     }
 
-    /// Discovers the resource types, feeds the graph (sharing `factory`'s
-    /// informers where they exist), and runs `workers` workers on each
-    /// queue until `stop` (upstream `--concurrent-gc-syncs`).
-    pub async fn run(
-        self,
-        factory: &SharedInformerFactory,
-        workers: usize,
-        metrics: SyncMetrics,
-        stop: impl Future<Output = ()> + Send,
-    ) {
-        let stop = stop.shared();
-        let mut monitors = monitors::Monitors::new(self.shared.clone(), self.client.clone(), factory.clone());
-        let first = tokio::select! {
-            synced = monitors.start() => synced,
-            () = stop.clone() => None,
-        };
-        let Some(synced) = first else {
-            self.shut_down();
-            return;
-        };
-        tokio::select! {
-            all = wait_all(synced) => {
-                if !all {
-                    tracing::warn!(controller = CONTROLLER_NAME, "starting before every resource type has listed");
-                }
-            }
-            () = stop.clone() => {
-                self.shut_down();
-                return;
-            }
-        }
-        self.started.send_replace(true);
-        tracing::info!(controller = CONTROLLER_NAME, workers, "starting workers");
-        let config =
-            PoolConfig { controller: CONTROLLER_NAME, workers, max_retries: None, drain_timeout: DRAIN_TIMEOUT };
-        let deleter = Arc::new(workers::AttemptToDelete::new(self.shared.clone(), self.client.clone()));
-        let orphaner = Arc::new(workers::AttemptToOrphan::new(self.shared.clone(), self.client.clone()));
-        futures::join!(
-            monitors.run(stop.clone()),
-            runner::run(self.shared.attempt_to_delete.clone(), deleter, config.clone(), metrics.clone(), stop.clone()),
-            runner::run(self.shared.attempt_to_orphan.clone(), orphaner, config, metrics, stop.clone()),
-        );
-    }
-
-    /// Synced once the workers start.
-    pub fn started(&self) -> Started {
-        Started(SyncSignal::new(self.started.subscribe()))
-    }
-
     fn shut_down(&self) {
         self.shared.attempt_to_delete.shut_down();
         self.shared.attempt_to_orphan.shut_down();
     }
 }
 
-/// Whether the collector's workers have started (what the daemon's
-/// readiness waits for), usable after the collector moved into its task.
-#[derive(Debug, Clone)]
-pub struct Started(SyncSignal);
+impl Controller for GarbageCollector {
+    /// Synced once the workers start: every resource type's graph feed
+    /// has listed (or the initial sync timed out).
+    fn started(&self) -> Option<SyncSignal> {
+        Some(SyncSignal::new(self.started.subscribe()))
+    }
 
-impl HasSynced for Started {
-    fn sync_signal(&self) -> SyncSignal {
-        self.0.clone()
+    /// Discovers the resource types, feeds the graph (sharing the factory's
+    /// informers where they exist), and runs `cx.workers` workers on each
+    /// queue (upstream `--concurrent-gc-syncs`).
+    fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let stop = cx.stop.clone();
+            let mut monitors = monitors::Monitors::new(self.shared.clone(), self.client.clone(), cx.factory.clone());
+            let first = tokio::select! {
+                synced = monitors.start() => synced,
+                () = stop.clone() => None,
+            };
+            let Some(synced) = first else {
+                self.shut_down();
+                return;
+            };
+            tokio::select! {
+                all = wait_all(synced) => {
+                    if !all {
+                        tracing::warn!(controller = CONTROLLER_NAME, "starting before every resource type has listed");
+                    }
+                }
+                () = stop.clone() => {
+                    self.shut_down();
+                    return;
+                }
+            }
+            self.started.send_replace(true);
+            tracing::info!(controller = CONTROLLER_NAME, workers = cx.workers, "starting workers");
+            let deleter = Arc::new(workers::AttemptToDelete::new(self.shared.clone(), self.client.clone()));
+            let orphaner = Arc::new(workers::AttemptToOrphan::new(self.shared.clone(), self.client.clone()));
+            futures::join!(
+                monitors.run(stop.clone()),
+                cx.pool(self.shared.attempt_to_delete.clone(), deleter, cx.workers, RETRIES),
+                cx.pool(self.shared.attempt_to_orphan.clone(), orphaner, cx.workers, RETRIES),
+            );
+        })
     }
 }
 

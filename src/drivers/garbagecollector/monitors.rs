@@ -29,7 +29,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::Shared;
-use kcm_runtime::informer::{HandlerRegistration, HasSynced, MetadataHandler, ResourceId, SharedInformerFactory, SyncSignal};
+use kcm_runtime::informer::{
+    HandlerRegistration, HasSynced, MetadataHandler, ResourceId, SharedInformerFactory, SyncSignal,
+};
 
 /// How often the resource types are rediscovered (upstream: kcm calls
 /// `garbageCollector.Sync` with 30 s).

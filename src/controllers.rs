@@ -1,0 +1,162 @@
+//! The controller table: one [`Row`] per controller kcm-rs runs, carrying
+//! its upstream name, its worker count and its constructor. Leading is a
+//! loop over [`TABLE`]; `--controllers` is resolved against
+//! [`implemented`]. Adding a controller is a core in `kcm-controllers`, a
+//! driver in `drivers`, and one row here.
+//!
+//! A constructor builds the controller on the shared informers (its
+//! handlers, queues and metrics registered) with what [`Context`] hands it:
+//! the configuration, the shared controllers' client, or a client of its
+//! own named as upstream names it. Rows are in start order: the garbage
+//! collector comes last, so that it shares the informers the others asked
+//! for.
+
+use kcm_runtime::client::{self, ClientConfig};
+use kcm_runtime::controller::Controller;
+use kcm_runtime::events::EventRecorder;
+use kcm_runtime::informer::SharedInformerFactory;
+use kcm_runtime::workqueue::QueueMetrics;
+use prometheus::Registry;
+
+use crate::config::Config;
+use crate::drivers::deployment::{self, DeploymentController};
+use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
+use crate::drivers::namespace::{self, NamespaceController};
+use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
+use crate::drivers::replicaset::{self, ReplicaSetController};
+use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
+
+/// Why a controller could not be built.
+pub type StartError = Box<dyn std::error::Error + Send + Sync>;
+
+/// One controller kcm-rs runs.
+pub struct Row {
+    /// Upstream's canonical name (`cmd/kube-controller-manager/names`).
+    pub name: &'static str,
+    /// Workers per queue: its `--concurrent-*-syncs` flag, or upstream's
+    /// fixed count where there is no flag.
+    pub workers: fn(&Config) -> usize,
+    /// Builds it on the shared informers.
+    pub start: fn(&Context<'_>) -> Result<Box<dyn Controller>, StartError>,
+}
+
+/// What a constructor is handed.
+pub struct Context<'a> {
+    /// The daemon's configuration.
+    pub config: &'a Config,
+    /// The process's shared informers (handlers are registered before
+    /// they start).
+    pub factory: &'a SharedInformerFactory,
+    /// The client shared by the controllers that have no client of their
+    /// own.
+    pub client: &'a kube::Client,
+    /// What a controller's own client is built from.
+    pub client_config: &'a ClientConfig,
+    /// Where controller metrics are registered.
+    pub registry: &'a Registry,
+    /// `workqueue_*` metrics, labelled by queue name.
+    pub queue_metrics: &'a QueueMetrics,
+}
+
+impl Context<'_> {
+    /// A client of its own, with the flags' QPS and burst and `name` as its
+    /// user agent (upstream's `ClientOrDie(name)`).
+    fn own_client(&self, name: &str) -> Result<kube::Client, StartError> {
+        Ok(client::build(self.client_config, self.registry, Some(name))?)
+    }
+}
+
+/// Every controller kcm-rs runs, in start order.
+pub const TABLE: &[Row] = &[
+    Row {
+        name: deployment::CONTROLLER_NAME,
+        workers: |config| config.concurrent_deployment_syncs,
+        start: |cx| {
+            let recorder = EventRecorder::new(cx.client.clone(), deployment::EVENT_COMPONENT);
+            Ok(Box::new(DeploymentController::new(cx.factory, cx.client.clone(), recorder, Some(cx.queue_metrics))))
+        },
+    },
+    Row {
+        name: replicaset::CONTROLLER_NAME,
+        workers: |config| config.concurrent_replicaset_syncs,
+        start: |cx| {
+            let recorder = EventRecorder::new(cx.client.clone(), replicaset::EVENT_COMPONENT);
+            Ok(Box::new(ReplicaSetController::new(cx.factory, cx.client.clone(), recorder, Some(cx.queue_metrics))))
+        },
+    },
+    Row {
+        name: namespace::CONTROLLER_NAME,
+        workers: |config| config.concurrent_namespace_syncs,
+        start: |cx| {
+            // Upstream's namespace controller client: QPS ×20, burst ×100,
+            // so emptying a large namespace neither starves the others'
+            // writes nor takes minutes.
+            let scaled = cx.client_config.scaled(namespace::QPS_FACTOR, namespace::BURST_FACTOR);
+            let client = client::build(&scaled, cx.registry, Some(namespace::CONTROLLER_NAME))?;
+            let resync = cx.config.namespace_sync_period;
+            Ok(Box::new(NamespaceController::new(cx.factory, client, resync, Some(cx.queue_metrics))))
+        },
+    },
+    Row {
+        name: tainteviction::CONTROLLER_NAME,
+        workers: |_| tainteviction::WORKERS,
+        start: |cx| {
+            let client = cx.own_client(tainteviction::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), tainteviction::EVENT_COMPONENT);
+            let metrics = EvictionMetrics::register(cx.registry)?;
+            let queues = Some(cx.queue_metrics);
+            Ok(Box::new(TaintEvictionController::new(cx.factory, client, recorder, Some(metrics), queues)?))
+        },
+    },
+    Row {
+        name: nodelifecycle::CONTROLLER_NAME,
+        workers: |_| nodelifecycle::NODE_WORKERS,
+        start: |cx| {
+            let client = cx.own_client(nodelifecycle::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), nodelifecycle::EVENT_COMPONENT);
+            let settings = nodelifecycle::Settings::from(&cx.config.node_lifecycle);
+            let metrics = NodeLifecycleMetrics::register(cx.registry)?;
+            let queues = Some(cx.queue_metrics);
+            Ok(Box::new(NodeLifecycleController::new(cx.factory, client, recorder, settings, Some(metrics), queues)?))
+        },
+    },
+    Row {
+        name: garbagecollector::CONTROLLER_NAME,
+        workers: |config| config.concurrent_gc_syncs,
+        start: |cx| {
+            let client = cx.own_client(garbagecollector::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(cx.client.clone(), garbagecollector::EVENT_COMPONENT);
+            let metrics = GcMetrics::register(cx.registry)?;
+            Ok(Box::new(GarbageCollector::new(client, recorder, Some(cx.queue_metrics), metrics)))
+        },
+    },
+];
+
+/// The canonical names of the controllers kcm-rs implements, for
+/// `--controllers`.
+pub fn implemented() -> Vec<&'static str> {
+    TABLE.iter().map(|row| row.name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::canonical_controller_name;
+
+    #[test]
+    fn every_row_is_an_upstream_controller_by_its_canonical_name_once() {
+        let names = implemented();
+        for name in &names {
+            assert_eq!(canonical_controller_name(name), Some(*name), "{name} is not an upstream canonical name");
+        }
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "a controller has two rows: {names:?}");
+    }
+
+    #[test]
+    fn the_garbage_collector_starts_last_to_share_the_others_informers() {
+        assert_eq!(TABLE.last().map(|row| row.name), Some(garbagecollector::CONTROLLER_NAME));
+    }
+}
