@@ -11,7 +11,8 @@
 
 use serde_json::{Value, json};
 
-use crate::api::{Api, ApiError, ApiResult};
+use crate::api::Api;
+use crate::error::{ApiError, ApiResult};
 use crate::resources::{Builtin, ResourceType};
 
 /// Refuses a create in `namespace` unless it exists and is not terminating.

@@ -11,6 +11,7 @@
 //! # Layout
 //! - `resources`: the table of served types (adding a type is an entry);
 //! - `store`: objects as JSON bytes, versions, change history, watch fan-out;
+//! - `error`: refusals as `Status` objects (a leaf every layer may use);
 //! - `api/`: routing and the verbs; `selectors`, `patch`, `table`,
 //!   `openapi`, `defaults`, `validation`, `typed`, `protobuf`, `admission`:
 //!   the API server's rules, one concept each;
@@ -33,6 +34,7 @@ pub mod admission;
 pub mod api;
 pub mod controls;
 pub mod defaults;
+pub mod error;
 pub mod faults;
 pub mod kubelet;
 pub mod openapi;
@@ -56,7 +58,8 @@ use http_body_util::BodyExt;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::api::{Api, ApiConfig, ApiError};
+use crate::api::{Api, ApiConfig};
+use crate::error::ApiError;
 use crate::faults::{FaultSpec, StatLine};
 use crate::kubelet::{KubeletConfig, Nodes};
 use crate::resources::{Builtin, Registry};

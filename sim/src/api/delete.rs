@@ -21,7 +21,8 @@ use serde_json::{Value, json};
 
 use super::meta::{self, render};
 use super::write::should_delete_after_update;
-use super::{Api, ApiError, ApiResult, Request, Target, bytes_response, json_response};
+use super::{Api, Request, Target, bytes_response, json_response};
+use crate::error::{ApiError, ApiResult};
 use crate::resources::{Builtin, ResourceType};
 use crate::store::{StoreError, UpdateError};
 

@@ -4,7 +4,8 @@
 
 use serde_json::{Value, json};
 
-use super::{ApiError, ApiResult, KUBERNETES_VERSION};
+use super::KUBERNETES_VERSION;
+use crate::error::{ApiError, ApiResult};
 use crate::resources::{Registry, ResourceType, Subresource};
 
 /// `GET /version`.

@@ -6,14 +6,13 @@
 //! `read.rs` (get, list), `watch.rs`, `write.rs` (create, update, patch) or
 //! `delete.rs`. Discovery and OpenAPI documents are in `discovery.rs` and
 //! `crate::openapi`. Every answer that is not a success is an
-//! [`ApiError`], serialised as a `Status`.
+//! [`ApiError`](crate::error::ApiError), serialised as a `Status`.
 
 mod delete;
 mod discovery;
 mod meta;
 mod read;
 mod snapshots;
-pub mod status;
 mod watch;
 mod write;
 
@@ -27,6 +26,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::Value;
 
+use crate::error::{ApiError, ApiResult};
 use crate::faults::{Faults, RequestKind, Stats};
 use crate::openapi::OpenApi;
 use crate::resources::{Registry, ResourceType, Subresource};
@@ -34,7 +34,6 @@ use crate::selectors::{FieldSelector, LabelSelector, Selector};
 use crate::store::{Store, TypeKey};
 use crate::table::IncludeObject;
 pub use meta::{is_terminating, now_rfc3339};
-pub use status::{ApiError, ApiResult};
 
 /// The version kube-sim reports at `/version`, matching the k8s-openapi
 /// schemas it validates against.

@@ -16,7 +16,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::{Value, json};
 
 use super::meta::{self, render};
-use super::{Api, ApiError, ApiResult, Representation, Request, Target, bytes_response, json_response};
+use super::{Api, Representation, Request, Target, bytes_response, json_response};
+use crate::error::{ApiError, ApiResult};
 use crate::resources::Subresource;
 use crate::table;
 

@@ -28,7 +28,8 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::meta::render;
-use super::{Api, ApiError, ApiResult, Representation, Request, Target};
+use super::{Api, Representation, Request, Target};
+use crate::error::{ApiError, ApiResult};
 use crate::resources::ResourceType;
 use crate::selectors::Selector;
 use crate::store::{Change, ChangeKind, StoreError, Stored, WatchStart};

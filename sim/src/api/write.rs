@@ -11,8 +11,9 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::meta::{self, render};
-use super::{Api, ApiError, ApiResult, Request, Target, bytes_response, json_response};
+use super::{Api, Request, Target, bytes_response, json_response};
 use crate::admission;
+use crate::error::{ApiError, ApiResult};
 use crate::patch::{self, PatchError, PatchType};
 use crate::resources::{Builtin, ResourceType, Subresource};
 use crate::store::{StoreError, Stored, UpdateError};
