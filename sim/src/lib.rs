@@ -12,9 +12,12 @@
 //! - `resources`: the table of served types (adding a type is an entry);
 //! - `store`: objects as JSON bytes, versions, change history, watch fan-out;
 //! - `error`: refusals as `Status` objects (a leaf every layer may use);
-//! - `api/`: routing and the verbs; `selectors`, `patch`, `table`,
-//!   `openapi`, `defaults`, `validation`, `typed`, `protobuf`, `admission`:
-//!   the API server's rules, one concept each;
+//! - `object`: the common metadata fields of stored objects (a leaf);
+//! - `api/`: routing and the verbs; `strategy/`: what a write makes of an
+//!   object (server-owned metadata, subresources, generation, deletion);
+//!   `selectors`, `patch`, `table`, `openapi`, `defaults`, `validation`,
+//!   `typed`, `protobuf`, `admission`: the API server's rules, one concept
+//!   each;
 //! - `kubelet`: the kubelet and scheduler stand-in;
 //! - `faults`, `controls`: injected failures, request stats and the
 //!   `/sim/v1` control endpoints;
@@ -37,6 +40,7 @@ pub mod defaults;
 pub mod error;
 pub mod faults;
 pub mod kubelet;
+pub mod object;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;
@@ -44,6 +48,7 @@ pub mod resources;
 pub mod selectors;
 pub mod server;
 pub mod store;
+pub mod strategy;
 pub mod table;
 pub mod typed;
 pub mod validation;

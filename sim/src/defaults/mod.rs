@@ -5,20 +5,20 @@
 //! and `pkg/apis/apps/v1` (hand-written `SetDefaults_*` functions and the
 //! generated `zz_generated.defaults.go` that walks every pod spec), plus the
 //! few create-time mutations a plain `kubectl run` pod visibly gets from the
-//! default admission chain (Priority, ServiceAccount, DefaultTolerationSeconds)
-//! and the namespace registry strategy. Everything works on schemaless JSON,
-//! as the store keeps it, and every step is idempotent: applying twice is the
-//! same as applying once.
+//! default admission chain (Priority, ServiceAccount,
+//! DefaultTolerationSeconds). Everything works on schemaless JSON, as the
+//! store keeps it, and every step is idempotent: applying twice is the same
+//! as applying once.
 //!
 //! Fidelity matters because controllers hash what the server stores: the
 //! Deployment controller's `pod-template-hash` is computed over the
 //! *defaulted* pod template, so a missing default here yields a different
 //! ReplicaSet name than a real cluster would produce.
 //!
-//! Left to other modules: validation (the `validation` module), status
-//! written by registry strategies other than Namespace (Pod `phase:
-//! Pending`, `qosClass`), cluster IP allocation, name generation and quantity
-//! canonicalisation.
+//! Left to other modules: validation (the `validation` module), what the
+//! registry strategies write on create (the `strategy` module: Pod `phase:
+//! Pending` and `qosClass`, a namespace's `kubernetes` finalizer, name
+//! generation), cluster IP allocation and quantity canonicalisation.
 
 use serde_json::{Map, Value, json};
 
@@ -37,9 +37,6 @@ pub const TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
 
 /// The scheduler a pod is assigned to when it names none.
 pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
-
-/// The finalizer the namespace strategy puts on every new namespace.
-pub const NAMESPACE_FINALIZER: &str = "kubernetes";
 
 /// The label the API server sets on every namespace to its name.
 pub const LABEL_METADATA_NAME: &str = "kubernetes.io/metadata.name";
@@ -88,7 +85,8 @@ pub const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 ///   headless service without selector, and `ipFamilies` `[IPv4]`.
 /// - Endpoints: ports' `protocol` TCP.
 /// - Namespace: label `kubernetes.io/metadata.name` = name, `status.phase`
-///   Active (the `kubernetes` finalizer is [`namespace_on_create`]).
+///   Active (the `kubernetes` finalizer is the namespace strategy's, in
+///   `crate::strategy`).
 /// - Node: `status.allocatable` = `status.capacity` when absent.
 /// - Secret: `type` Opaque.
 /// - RoleBinding, ClusterRoleBinding: the `apiGroup` of User and Group
@@ -156,33 +154,6 @@ fn rbac_subject(subject: &mut Map<String, Value>) {
     if matches!(subject.get("kind").and_then(Value::as_str), Some("User" | "Group")) {
         default_str(subject, "apiGroup", "rbac.authorization.k8s.io");
     }
-}
-
-/// What the namespace registry strategy does on create only (never on
-/// update, where the finalizers may have been removed by `/finalize`):
-/// ensures `spec.finalizers` holds `kubernetes` and resets `status` to
-/// `{phase: Active}`.
-#[doc(alias = "PrepareForCreate")]
-pub fn namespace_on_create(object: &mut Value) {
-    let Some(ns) = object.as_object_mut() else {
-        return;
-    };
-    let spec = ns.entry("spec").or_insert_with(|| json!({}));
-    if spec.is_null() {
-        *spec = json!({});
-    }
-    if let Some(spec) = spec.as_object_mut() {
-        let finalizers = spec.entry("finalizers").or_insert_with(|| json!([]));
-        if finalizers.is_null() {
-            *finalizers = json!([]);
-        }
-        if let Some(list) = finalizers.as_array_mut()
-            && !list.iter().any(|f| f == NAMESPACE_FINALIZER)
-        {
-            list.push(json!(NAMESPACE_FINALIZER));
-        }
-    }
-    ns.insert("status".to_owned(), json!({ "phase": "Active" }));
 }
 
 /// The pull policy the server picks for `image`: Always when the tag is

@@ -302,12 +302,6 @@ fn namespace_node_secret() {
     assert_eq!(ns["metadata"]["labels"][LABEL_METADATA_NAME], "team-a");
     assert_eq!(ns["status"]["phase"], "Active");
     assert!(ns.get("spec").is_none(), "finalizers are create-only");
-    namespace_on_create(&mut ns);
-    namespace_on_create(&mut ns);
-    assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
-    let mut custom = json!({"spec": {"finalizers": ["example.com/x"]}});
-    namespace_on_create(&mut custom);
-    assert_eq!(custom["spec"]["finalizers"], json!(["example.com/x", "kubernetes"]));
 
     let node = defaulted(Builtin::Node, json!({"status": {"capacity": {"cpu": "4", "pods": "110"}}}));
     assert_eq!(node["status"]["allocatable"], json!({"cpu": "4", "pods": "110"}));

@@ -36,7 +36,8 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
-use crate::api::{Api, is_terminating};
+use crate::api::Api;
+use crate::object::{is_terminating, now_rfc3339};
 use crate::resources::Builtin;
 use crate::store::{Change, ChangeKind, TypeKey, WatchStart};
 
@@ -99,7 +100,7 @@ struct PodRef {
 }
 
 fn now() -> String {
-    crate::api::now_rfc3339()
+    now_rfc3339()
 }
 
 /// Starts the stand-in on `api`'s store; it runs until the store's change

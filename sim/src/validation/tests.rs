@@ -92,10 +92,6 @@ fn valid_objects_pass() {
     assert_eq!(lines(&validate_create(Builtin::Pod, &pod())), Vec::<String>::new());
     let recreate = with(deployment(), "/spec/strategy", json!({"type": "Recreate"}));
     assert!(validate_create(Builtin::Deployment, &recreate).is_empty());
-    let mut ns = json!({"metadata": {"name": "team-a"}});
-    crate::defaults::apply(Builtin::Namespace, &mut ns);
-    crate::admission::on_create(Builtin::Namespace, &mut ns);
-    assert!(validate_create(Builtin::Namespace, &ns).is_empty());
     let mut svc = json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"},
         "ports": [{"name": "http", "port": 80, "targetPort": "http"}, {"name": "metrics", "port": 9090}]}});
     crate::defaults::apply(Builtin::Service, &mut svc);
