@@ -11,6 +11,9 @@
 //! | `POST /sim/v1/restart` | every connection dropped, state kept |
 //! | `GET /sim/v1/stats` | request counts by client (user agent), verb, group, resource, namespace and code |
 //! | `POST /sim/v1/resources` | serve a new (custom) resource type ([`CustomResource`] JSON) |
+//!
+//! Each endpoint is a method of [`Controls`], the handle Rust callers get
+//! from `Sim::controls`.
 
 use std::sync::Arc;
 
@@ -22,9 +25,99 @@ use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::Controls;
-use crate::faults::FaultSpec;
-use crate::resources::{ResourceType, VERBS, all_verbs};
+use tokio::sync::watch;
+
+use crate::api::Api;
+use crate::faults::{FaultSpec, StatLine};
+use crate::kubelet::Nodes;
+use crate::resources::{Builtin, ResourceType, VERBS, all_verbs};
+
+/// The simulator's runtime controls: nodes, faults, history, connections.
+/// Cheap to clone.
+#[derive(Clone)]
+pub struct Controls {
+    api: Arc<Api>,
+    nodes: Nodes,
+    restarts: Arc<watch::Sender<u64>>,
+}
+
+impl Controls {
+    /// The controls of a simulator serving `api`, with its kubelet
+    /// stand-in's `nodes`, dropping connections when `restarts` is bumped.
+    pub(crate) fn new(api: Arc<Api>, nodes: Nodes, restarts: Arc<watch::Sender<u64>>) -> Self {
+        Controls { api, nodes, restarts }
+    }
+
+    fn node_exists(&self, name: &str) -> bool {
+        let key = Api::type_key(&self.api.registry.builtin(Builtin::Node));
+        self.api.store.get(&key, "", name).is_some()
+    }
+
+    /// Stops a node's heartbeats and the progress of its pods.
+    pub fn stop_node(&self, name: &str) -> Result<(), String> {
+        if !self.node_exists(name) {
+            return Err(format!("node {name:?} not found"));
+        }
+        self.nodes.stop(name);
+        Ok(())
+    }
+
+    /// Starts a stopped node again.
+    pub fn start_node(&self, name: &str) -> Result<(), String> {
+        if !self.node_exists(name) {
+            return Err(format!("node {name:?} not found"));
+        }
+        self.nodes.start(name);
+        Ok(())
+    }
+
+    /// Drops the change history: watches from older versions get 410.
+    pub fn compact(&self) {
+        self.api.store.compact();
+    }
+
+    /// Closes every open watch.
+    pub fn drop_watches(&self) {
+        self.api.drop_watches();
+    }
+
+    /// Sets the injected faults.
+    pub fn set_faults(&self, spec: FaultSpec) -> Result<(), String> {
+        self.api.faults.set(spec)
+    }
+
+    /// The injected faults in force.
+    pub fn faults(&self) -> FaultSpec {
+        self.api.faults.get()
+    }
+
+    /// Removes every injected fault.
+    pub fn clear_faults(&self) {
+        self.api.faults.clear();
+    }
+
+    /// Drops every connection, keeping all state, as an API server restart
+    /// looks to clients.
+    pub fn restart(&self) {
+        self.restarts.send_modify(|r| *r += 1);
+    }
+
+    /// Request counts so far.
+    pub fn stats(&self) -> Vec<StatLine> {
+        self.api.stats.snapshot()
+    }
+
+    /// Serves a new resource type.
+    pub fn register(&self, resource: &CustomResource) -> Result<(), String> {
+        self.api.register(resource.resource_type()?);
+        Ok(())
+    }
+
+    /// The API server state, for tests that inspect the store directly.
+    pub fn api(&self) -> &Arc<Api> {
+        &self.api
+    }
+}
 
 /// A resource type to serve from now on, as `POST /sim/v1/resources` takes
 /// it.

@@ -15,7 +15,7 @@ use std::time::Duration;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::api::ApiError;
+use crate::error::ApiError;
 
 /// One fault rule.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -11,9 +11,13 @@
 //! # Layout
 //! - `resources`: the table of served types (adding a type is an entry);
 //! - `store`: objects as JSON bytes, versions, change history, watch fan-out;
-//! - `api/`: routing and the verbs; `selectors`, `patch`, `table`,
-//!   `openapi`, `defaults`, `validation`, `typed`, `protobuf`, `admission`:
-//!   the API server's rules, one concept each;
+//! - `error`: refusals as `Status` objects (a leaf every layer may use);
+//! - `object`: the common metadata fields of stored objects (a leaf);
+//! - `api/`: routing and the verbs; `strategy/`: what a write makes of an
+//!   object (server-owned metadata, subresources, generation, deletion);
+//!   `selectors`, `patch`, `table`, `openapi`, `defaults`, `validation`,
+//!   `typed`, `protobuf`, `admission`: the API server's rules, one concept
+//!   each;
 //! - `kubelet`: the kubelet and scheduler stand-in;
 //! - `faults`, `controls`: injected failures, request stats and the
 //!   `/sim/v1` control endpoints;
@@ -33,8 +37,10 @@ pub mod admission;
 pub mod api;
 pub mod controls;
 pub mod defaults;
+pub mod error;
 pub mod faults;
 pub mod kubelet;
+pub mod object;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;
@@ -42,9 +48,12 @@ pub mod resources;
 pub mod selectors;
 pub mod server;
 pub mod store;
+pub mod strategy;
 pub mod table;
 pub mod typed;
 pub mod validation;
+
+pub use controls::Controls;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -56,10 +65,10 @@ use http_body_util::BodyExt;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::api::{Api, ApiConfig, ApiError};
-use crate::faults::{FaultSpec, StatLine};
-use crate::kubelet::{KubeletConfig, Nodes};
-use crate::resources::{Builtin, Registry};
+use crate::api::{Api, ApiConfig};
+use crate::error::ApiError;
+use crate::kubelet::KubeletConfig;
+use crate::resources::Registry;
 use crate::store::Store;
 
 /// Largest request body accepted.
@@ -115,87 +124,6 @@ pub enum Error {
     },
 }
 
-/// The simulator's runtime controls: nodes, faults, history, connections.
-/// Cheap to clone.
-#[derive(Clone)]
-pub struct Controls {
-    api: Arc<Api>,
-    nodes: Nodes,
-    restarts: Arc<watch::Sender<u64>>,
-}
-
-impl Controls {
-    fn node_exists(&self, name: &str) -> bool {
-        let key = Api::type_key(&self.api.registry.builtin(Builtin::Node));
-        self.api.store.get(&key, "", name).is_some()
-    }
-
-    /// Stops a node's heartbeats and the progress of its pods.
-    pub fn stop_node(&self, name: &str) -> Result<(), String> {
-        if !self.node_exists(name) {
-            return Err(format!("node {name:?} not found"));
-        }
-        self.nodes.stop(name);
-        Ok(())
-    }
-
-    /// Starts a stopped node again.
-    pub fn start_node(&self, name: &str) -> Result<(), String> {
-        if !self.node_exists(name) {
-            return Err(format!("node {name:?} not found"));
-        }
-        self.nodes.start(name);
-        Ok(())
-    }
-
-    /// Drops the change history: watches from older versions get 410.
-    pub fn compact(&self) {
-        self.api.store.compact();
-    }
-
-    /// Closes every open watch.
-    pub fn drop_watches(&self) {
-        self.api.drop_watches();
-    }
-
-    /// Sets the injected faults.
-    pub fn set_faults(&self, spec: FaultSpec) -> Result<(), String> {
-        self.api.faults.set(spec)
-    }
-
-    /// The injected faults in force.
-    pub fn faults(&self) -> FaultSpec {
-        self.api.faults.get()
-    }
-
-    /// Removes every injected fault.
-    pub fn clear_faults(&self) {
-        self.api.faults.clear();
-    }
-
-    /// Drops every connection, keeping all state, as an API server restart
-    /// looks to clients.
-    pub fn restart(&self) {
-        self.restarts.send_modify(|r| *r += 1);
-    }
-
-    /// Request counts so far.
-    pub fn stats(&self) -> Vec<StatLine> {
-        self.api.stats.snapshot()
-    }
-
-    /// Serves a new resource type.
-    pub fn register(&self, resource: &controls::CustomResource) -> Result<(), String> {
-        self.api.register(resource.resource_type()?);
-        Ok(())
-    }
-
-    /// The API server state, for tests that inspect the store directly.
-    pub fn api(&self) -> &Arc<Api> {
-        &self.api
-    }
-}
-
 /// A running simulator. Dropping it shuts it down.
 pub struct Sim {
     addr: SocketAddr,
@@ -218,7 +146,7 @@ impl Sim {
         let (nodes, _kubelet_task) = kubelet::spawn(api.clone(), config.kubelet.clone());
         let (restarts, restart_rx) = watch::channel(0u64);
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let controls = Controls { api: api.clone(), nodes, restarts: Arc::new(restarts) };
+        let controls = Controls::new(api.clone(), nodes, Arc::new(restarts));
         let kube_api = api.clone();
         let app = controls::routes(controls.clone()).fallback(move |req: HttpRequest| {
             let api = kube_api.clone();

@@ -1,16 +1,9 @@
-//! `delete` and `deletecollection`, with the API server's part of
-//! graceful deletion, finalizers and propagation policies.
-//!
-//! - Pods bound to a node are deleted gracefully: `deletionTimestamp` and
-//!   `deletionGracePeriodSeconds` are set and the kubelet (kube-sim's
-//!   stand-in) finishes the deletion; unbound or finished pods go at once.
-//! - `propagationPolicy=Orphan` adds the `orphan` finalizer and
-//!   `Foreground` adds `foregroundDeletion`; the garbage collector (not the
-//!   API server) acts on them. `Background` deletes at once.
-//! - An object with finalizers is only marked (`deletionTimestamp`); it goes
-//!   when its last finalizer is removed.
-//! - A namespace moves to phase Terminating and stays until its
-//!   `spec.finalizers` are emptied through `/finalize`.
+//! `delete` and `deletecollection`: `DeleteOptions` (from the body or the
+//! query), preconditions, the second delete of a terminating namespace, and
+//! the store writes. What a delete makes of the object (graceful deletion,
+//! propagation finalizers, namespace termination) is
+//! [`crate::strategy::mark_for_deletion`]'s; the garbage collector (not the
+//! API server) acts on the finalizers.
 
 use std::sync::Arc;
 
@@ -19,11 +12,15 @@ use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::meta::{self, render};
-use super::write::should_delete_after_update;
-use super::{Api, ApiError, ApiResult, Request, Target, bytes_response, json_response};
+use super::request::Request;
+use super::response::{bytes_response, json_response, list_kind, render};
+use super::route::Target;
+use super::state::Api;
+use crate::error::{ApiError, ApiResult};
+use crate::object;
 use crate::resources::{Builtin, ResourceType};
 use crate::store::{StoreError, UpdateError};
+use crate::strategy::mark_for_deletion;
 
 /// `DeleteOptions`, from the body or the query.
 #[derive(Debug, Default)]
@@ -109,7 +106,7 @@ pub fn delete_collection(api: &Arc<Api>, req: &Request, target: &Target) -> ApiR
         }
     }
     let list = json!({
-        "kind": meta::list_kind(&target.rt),
+        "kind": list_kind(&target.rt),
         "apiVersion": target.rt.api_version(),
         "metadata": {"resourceVersion": api.store.current_rv().to_string()},
         "items": deleted,
@@ -134,19 +131,19 @@ fn delete_one(api: &Arc<Api>, rt: &ResourceType, ns: &str, name: &str, options: 
         }
     }
     if let Some(rv) = &options.precondition_rv
-        && rv != meta::resource_version(&object)
+        && rv != object::resource_version(&object)
     {
         return Err(ApiError::conflict(
             rt,
             name,
             &format!(
                 "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                meta::resource_version(&object)
+                object::resource_version(&object)
             ),
         ));
     }
     let namespace_finalizing = rt.builtin == Some(Builtin::Namespace)
-        && meta::is_terminating(&object)
+        && object::is_terminating(&object)
         && object.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
     if namespace_finalizing {
         // A second delete of a terminating namespace (upstream namespace REST
@@ -158,7 +155,7 @@ fn delete_one(api: &Arc<Api>, rt: &ResourceType, ns: &str, name: &str, options: 
              Upon completion, this namespace will automatically be purged by the system.",
         ));
     }
-    let marked = mark_for_deletion(rt, &object, options);
+    let marked = mark_for_deletion(rt, &object, options.propagation.as_deref(), options.grace_period);
     if options.dry_run {
         return Ok(Bytes::from(marked.unwrap_or(object).to_string()));
     }
@@ -190,69 +187,4 @@ fn delete_one(api: &Arc<Api>, rt: &ResourceType, ns: &str, name: &str, options: 
             Ok(stored.bytes)
         }
     }
-}
-
-/// The marked state of an object this delete does not remove at once, or
-/// `None` when it goes now.
-fn mark_for_deletion(rt: &ResourceType, object: &Value, options: &DeleteOptions) -> Option<Value> {
-    let mut next = object.clone();
-    let mut finalizers = meta::finalizers(object);
-    match options.propagation.as_deref() {
-        Some("Orphan") => {
-            finalizers.retain(|f| f != "foregroundDeletion");
-            if !finalizers.iter().any(|f| f == "orphan") {
-                finalizers.push("orphan".into());
-            }
-        }
-        Some("Foreground") => {
-            finalizers.retain(|f| f != "orphan");
-            if !finalizers.iter().any(|f| f == "foregroundDeletion") {
-                finalizers.push("foregroundDeletion".into());
-            }
-        }
-        Some("Background") => finalizers.retain(|f| f != "orphan" && f != "foregroundDeletion"),
-        _ => {}
-    }
-    let grace = grace_period(rt, object, options);
-    let already = meta::is_terminating(object);
-    let md = meta::metadata_mut(&mut next);
-    if finalizers.is_empty() {
-        md.remove("finalizers");
-    } else {
-        md.insert("finalizers".into(), json!(finalizers));
-    }
-    let current_grace = object.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64);
-    // A second delete may shorten a grace period, never lengthen it.
-    let grace = current_grace.map_or(grace, |g| g.min(grace));
-    if !already || current_grace != Some(grace) {
-        let now = jiff::Timestamp::now();
-        let when = jiff::Timestamp::from_second(now.as_second() + grace).unwrap_or(now);
-        md.insert("deletionTimestamp".into(), json!(when.to_string()));
-        md.insert("deletionGracePeriodSeconds".into(), json!(grace));
-    }
-    if rt.builtin == Some(Builtin::Namespace) {
-        next["status"]["phase"] = json!("Terminating");
-    }
-    if should_delete_after_update(rt, &next) {
-        return None;
-    }
-    Some(next)
-}
-
-/// Seconds a delete waits for the kubelet: only pods on a node that are
-/// still running get a grace period.
-fn grace_period(rt: &ResourceType, object: &Value, options: &DeleteOptions) -> i64 {
-    if rt.builtin != Some(Builtin::Pod) {
-        return 0;
-    }
-    let bound = object.pointer("/spec/nodeName").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
-    let finished = matches!(object.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed"));
-    if !bound || finished {
-        return 0;
-    }
-    options
-        .grace_period
-        .or_else(|| object.pointer("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64))
-        .unwrap_or(30)
-        .max(0)
 }

@@ -4,8 +4,12 @@
 
 use serde_json::{Value, json};
 
-use super::{ApiError, ApiResult, KUBERNETES_VERSION};
+use crate::error::{ApiError, ApiResult};
 use crate::resources::{Registry, ResourceType, Subresource};
+
+/// The version kube-sim reports at `/version`, matching the k8s-openapi
+/// schemas it validates against.
+pub const KUBERNETES_VERSION: &str = "v1.33.0";
 
 /// `GET /version`.
 pub fn version() -> Value {

@@ -15,8 +15,12 @@ use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::{Value, json};
 
-use super::meta::{self, render};
-use super::{Api, ApiError, ApiResult, Representation, Request, Target, bytes_response, json_response};
+use super::request::{Representation, Request};
+use super::response::{bytes_response, json_response, list_kind, render};
+use super::route::Target;
+use super::scale::scale_of;
+use super::state::Api;
+use crate::error::{ApiError, ApiResult};
 use crate::resources::Subresource;
 use crate::table;
 
@@ -26,7 +30,7 @@ pub fn get(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Response
     let stored =
         api.store.get(&target.key(), target.ns(), name).ok_or_else(|| ApiError::not_found(&target.rt, name))?;
     if target.sub == Some(Subresource::Scale) {
-        return Ok(json_response(StatusCode::OK, &meta::scale_of(&stored.value())));
+        return Ok(json_response(StatusCode::OK, &scale_of(&stored.value())));
     }
     let repr = req.representation()?;
     Ok(bytes_response(StatusCode::OK, render(&target.rt, repr, &stored.bytes)))
@@ -129,7 +133,7 @@ pub fn list(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respons
             let (kind, api_version) = if repr == Representation::Metadata {
                 ("PartialObjectMetadataList".to_owned(), "meta.k8s.io/v1".to_owned())
             } else {
-                (meta::list_kind(&target.rt), target.rt.api_version())
+                (list_kind(&target.rt), target.rt.api_version())
             };
             let mut body =
                 BytesMut::with_capacity(selected.iter().map(|(_, s)| s.bytes.len() + 1).sum::<usize>() + 256);

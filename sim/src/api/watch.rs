@@ -27,8 +27,11 @@ use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
-use super::meta::render;
-use super::{Api, ApiError, ApiResult, Representation, Request, Target};
+use super::request::{Representation, Request};
+use super::response::render;
+use super::route::Target;
+use super::state::Api;
+use crate::error::{ApiError, ApiResult};
 use crate::resources::ResourceType;
 use crate::selectors::Selector;
 use crate::store::{Change, ChangeKind, StoreError, Stored, WatchStart};

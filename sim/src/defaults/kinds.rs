@@ -1,10 +1,13 @@
 //! Defaults of the object kinds other than pods: Deployment and ReplicaSet
 //! specs, Service (with the registry's IP family choice), Endpoints,
-//! Namespace and Node.
+//! Namespace, Node and RBAC binding subjects.
 
 use serde_json::{Map, Value, json};
 
-use super::{LABEL_METADATA_NAME, child, children, default_str, default_value};
+use super::fields::{child, children, default_str, default_value};
+
+/// The label the API server sets on every namespace to its name.
+pub const LABEL_METADATA_NAME: &str = "kubernetes.io/metadata.name";
 
 /// `SetDefaults_Deployment`.
 pub(super) fn deployment_spec(spec: &mut Map<String, Value>) {
@@ -128,5 +131,14 @@ pub(super) fn node(object: &mut Value) {
     let allocatable_unset = status.get("allocatable").is_none_or(Value::is_null);
     if allocatable_unset && let Some(capacity) = status.get("capacity").filter(|c| c.is_object()).cloned() {
         status.insert("allocatable".to_owned(), capacity);
+    }
+}
+
+/// `SetDefaults_Subject`: users and groups are in the RBAC API group. (A
+/// service account's group is the core group, "", which the API server
+/// leaves out when it writes the object: `apiGroup` is `omitempty`.)
+pub(super) fn rbac_subject(subject: &mut Map<String, Value>) {
+    if matches!(subject.get("kind").and_then(Value::as_str), Some("User" | "Group")) {
+        default_str(subject, "apiGroup", "rbac.authorization.k8s.io");
     }
 }

@@ -5,48 +5,37 @@
 //! and `pkg/apis/apps/v1` (hand-written `SetDefaults_*` functions and the
 //! generated `zz_generated.defaults.go` that walks every pod spec), plus the
 //! few create-time mutations a plain `kubectl run` pod visibly gets from the
-//! default admission chain (Priority, ServiceAccount, DefaultTolerationSeconds)
-//! and the namespace registry strategy. Everything works on schemaless JSON,
-//! as the store keeps it, and every step is idempotent: applying twice is the
-//! same as applying once.
+//! default admission chain (Priority, ServiceAccount,
+//! DefaultTolerationSeconds). Everything works on schemaless JSON, as the
+//! store keeps it, and every step is idempotent: applying twice is the same
+//! as applying once.
 //!
 //! Fidelity matters because controllers hash what the server stores: the
 //! Deployment controller's `pod-template-hash` is computed over the
 //! *defaulted* pod template, so a missing default here yields a different
 //! ReplicaSet name than a real cluster would produce.
 //!
-//! Left to other modules: validation (the `validation` module), status
-//! written by registry strategies other than Namespace (Pod `phase:
-//! Pending`, `qosClass`), cluster IP allocation, name generation and quantity
-//! canonicalisation.
+//! Left to other modules: validation (the `validation` module), what the
+//! registry strategies write on create (the `strategy` module: Pod `phase:
+//! Pending` and `qosClass`, a namespace's `kubernetes` finalizer, name
+//! generation), cluster IP allocation and quantity canonicalisation.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::resources::Builtin;
 
+mod fields;
+mod image;
 mod kinds;
 mod pod;
-#[cfg(test)]
-mod tests;
 
-use kinds::{deployment_spec, endpoints, namespace, node, service_spec};
+use fields::{child, children, default_str, default_value};
+use kinds::{deployment_spec, endpoints, namespace, node, rbac_subject, service_spec};
 use pod::{pod, pod_template};
 
-/// Termination message path every container gets.
-pub const TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
-
-/// The scheduler a pod is assigned to when it names none.
-pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
-
-/// The finalizer the namespace strategy puts on every new namespace.
-pub const NAMESPACE_FINALIZER: &str = "kubernetes";
-
-/// The label the API server sets on every namespace to its name.
-pub const LABEL_METADATA_NAME: &str = "kubernetes.io/metadata.name";
-
-/// Seconds the DefaultTolerationSeconds admission plugin lets a pod stay on a
-/// not-ready or unreachable node.
-pub const DEFAULT_TOLERATION_SECONDS: i64 = 300;
+pub use image::image_pull_policy;
+pub use kinds::LABEL_METADATA_NAME;
+pub use pod::{DEFAULT_SCHEDULER_NAME, DEFAULT_TOLERATION_SECONDS, TERMINATION_MESSAGE_PATH};
 
 /// Applies the API server's defaults for `kind` to `object`, in place.
 ///
@@ -88,7 +77,8 @@ pub const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 ///   headless service without selector, and `ipFamilies` `[IPv4]`.
 /// - Endpoints: ports' `protocol` TCP.
 /// - Namespace: label `kubernetes.io/metadata.name` = name, `status.phase`
-///   Active (the `kubernetes` finalizer is [`namespace_on_create`]).
+///   Active (the `kubernetes` finalizer is the namespace strategy's, in
+///   `crate::strategy`).
 /// - Node: `status.allocatable` = `status.capacity` when absent.
 /// - Secret: `type` Opaque.
 /// - RoleBinding, ClusterRoleBinding: the `apiGroup` of User and Group
@@ -149,129 +139,317 @@ pub fn apply(kind: Builtin, object: &mut Value) {
     }
 }
 
-/// `SetDefaults_Subject`: users and groups are in the RBAC API group. (A
-/// service account's group is the core group, "", which the API server
-/// leaves out when it writes the object: `apiGroup` is `omitempty`.)
-fn rbac_subject(subject: &mut Map<String, Value>) {
-    if matches!(subject.get("kind").and_then(Value::as_str), Some("User" | "Group")) {
-        default_str(subject, "apiGroup", "rbac.authorization.k8s.io");
-    }
-}
+#[cfg(test)]
+mod tests {
+    //! Tests of server-side defaulting: each kind's defaults, checked against
+    //! what a real API server stores, and idempotence.
 
-/// What the namespace registry strategy does on create only (never on
-/// update, where the finalizers may have been removed by `/finalize`):
-/// ensures `spec.finalizers` holds `kubernetes` and resets `status` to
-/// `{phase: Active}`.
-#[doc(alias = "PrepareForCreate")]
-pub fn namespace_on_create(object: &mut Value) {
-    let Some(ns) = object.as_object_mut() else {
-        return;
-    };
-    let spec = ns.entry("spec").or_insert_with(|| json!({}));
-    if spec.is_null() {
-        *spec = json!({});
+    use super::*;
+
+    // === utils ===
+
+    /// What `kubectl create deployment web --image=nginx` sends.
+    fn kubectl_create_deployment() -> Value {
+        json!({
+            "kind": "Deployment",
+            "apiVersion": "apps/v1",
+            "metadata": {"name": "web", "creationTimestamp": null, "labels": {"app": "web"}},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"creationTimestamp": null, "labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "nginx", "image": "nginx", "resources": {}}]}
+                },
+                "strategy": {}
+            },
+            "status": {}
+        })
     }
-    if let Some(spec) = spec.as_object_mut() {
-        let finalizers = spec.entry("finalizers").or_insert_with(|| json!([]));
-        if finalizers.is_null() {
-            *finalizers = json!([]);
+
+    /// What `kubectl run web --image=nginx` sends.
+    fn kubectl_run_pod() -> Value {
+        json!({
+            "kind": "Pod",
+            "apiVersion": "v1",
+            "metadata": {"name": "web", "creationTimestamp": null, "labels": {"run": "web"}},
+            "spec": {
+                "containers": [{"name": "web", "image": "nginx", "resources": {}}],
+                "dnsPolicy": "ClusterFirst",
+                "restartPolicy": "Always"
+            },
+            "status": {}
+        })
+    }
+
+    fn defaulted(kind: Builtin, mut object: Value) -> Value {
+        apply(kind, &mut object);
+        object
+    }
+
+    // === tests ===
+
+    #[test]
+    fn deployment_spec_equals_what_a_real_cluster_stores() {
+        // `kubectl get deploy web -o json` on a real cluster right after
+        // `kubectl create deployment web --image=nginx` (spec only; metadata
+        // and status are the store's and the controller's).
+        let stored_spec = json!({
+            "progressDeadlineSeconds": 600,
+            "replicas": 1,
+            "revisionHistoryLimit": 10,
+            "selector": {"matchLabels": {"app": "web"}},
+            "strategy": {
+                "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"},
+                "type": "RollingUpdate"
+            },
+            "template": {
+                "metadata": {"creationTimestamp": null, "labels": {"app": "web"}},
+                "spec": {
+                    "containers": [{
+                        "image": "nginx",
+                        "imagePullPolicy": "Always",
+                        "name": "nginx",
+                        "resources": {},
+                        "terminationMessagePath": "/dev/termination-log",
+                        "terminationMessagePolicy": "File"
+                    }],
+                    "dnsPolicy": "ClusterFirst",
+                    "restartPolicy": "Always",
+                    "schedulerName": "default-scheduler",
+                    "securityContext": {},
+                    "terminationGracePeriodSeconds": 30
+                }
+            }
+        });
+        let object = defaulted(Builtin::Deployment, kubectl_create_deployment());
+        assert_eq!(object["spec"], stored_spec);
+    }
+
+    #[test]
+    fn pod_spec_equals_what_a_real_cluster_shows_for_kubectl_run() {
+        // `kubectl get pod web -o json` after `kubectl run web --image=nginx`,
+        // without the scheduler's nodeName and the service account token
+        // volume (not emulated).
+        let shown_spec = json!({
+            "containers": [{
+                "image": "nginx",
+                "imagePullPolicy": "Always",
+                "name": "web",
+                "resources": {},
+                "terminationMessagePath": "/dev/termination-log",
+                "terminationMessagePolicy": "File"
+            }],
+            "dnsPolicy": "ClusterFirst",
+            "enableServiceLinks": true,
+            "preemptionPolicy": "PreemptLowerPriority",
+            "priority": 0,
+            "restartPolicy": "Always",
+            "schedulerName": "default-scheduler",
+            "securityContext": {},
+            "serviceAccount": "default",
+            "serviceAccountName": "default",
+            "terminationGracePeriodSeconds": 30,
+            "tolerations": [
+                {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready",
+                 "operator": "Exists", "tolerationSeconds": 300},
+                {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable",
+                 "operator": "Exists", "tolerationSeconds": 300}
+            ]
+        });
+        let object = defaulted(Builtin::Pod, kubectl_run_pod());
+        assert_eq!(object["spec"], shown_spec);
+    }
+
+    #[test]
+    fn defaulting_is_idempotent() {
+        let cases = [
+            (Builtin::Deployment, kubectl_create_deployment()),
+            (Builtin::Pod, kubectl_run_pod()),
+            (
+                Builtin::ReplicaSet,
+                json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "a:1",
+                "ports": [{"containerPort": 80}],
+                "livenessProbe": {"httpGet": {"port": 80}}}],
+                "volumes": [{"name": "v"}, {"name": "s", "secret": {"secretName": "s"}}]}}}}),
+            ),
+            (
+                Builtin::Pod,
+                json!({"spec": {"hostNetwork": true, "serviceAccount": "builder",
+                "tolerations": [{"operator": "Exists"}],
+                "containers": [{"name": "a", "image": "a@sha256:00",
+                "resources": {"limits": {"cpu": "1"}}, "ports": [{"containerPort": 8080}]}]}}),
+            ),
+            (
+                Builtin::Service,
+                json!({"spec": {"type": "LoadBalancer", "sessionAffinity": "ClientIP",
+                "ports": [{"port": 80}]}}),
+            ),
+            (Builtin::Namespace, json!({"metadata": {"name": "team-a"}})),
+            (Builtin::Node, json!({"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "4"}}})),
+            (Builtin::Secret, json!({"metadata": {"name": "s"}})),
+            (Builtin::Endpoints, json!({"subsets": [{"ports": [{"port": 80}]}]})),
+            (Builtin::PodTemplate, json!({"template": {"spec": {"containers": [{"name": "a"}]}}})),
+        ];
+        for (kind, object) in cases {
+            let once = defaulted(kind, object);
+            let twice = defaulted(kind, once.clone());
+            assert_eq!(once, twice, "{kind:?}");
         }
-        if let Some(list) = finalizers.as_array_mut()
-            && !list.iter().any(|f| f == NAMESPACE_FINALIZER)
-        {
-            list.push(json!(NAMESPACE_FINALIZER));
+    }
+
+    #[test]
+    fn deployment_keeps_what_the_user_set() {
+        let object = defaulted(
+            Builtin::Deployment,
+            json!({"spec": {"replicas": 0, "revisionHistoryLimit": 0,
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0}}}}),
+        );
+        assert_eq!(object["spec"]["replicas"], 0);
+        assert_eq!(object["spec"]["revisionHistoryLimit"], 0);
+        assert_eq!(object["spec"]["strategy"]["rollingUpdate"], json!({"maxSurge": 0, "maxUnavailable": "25%"}));
+    }
+
+    #[test]
+    fn recreate_strategy_gets_no_rolling_update() {
+        let object = defaulted(Builtin::Deployment, json!({"spec": {"strategy": {"type": "Recreate"}}}));
+        assert_eq!(object["spec"]["strategy"], json!({"type": "Recreate"}));
+    }
+
+    #[test]
+    fn templates_do_not_get_pod_only_defaults() {
+        let object = defaulted(
+            Builtin::ReplicaSet,
+            json!({"spec": {"template": {"spec": {
+        "containers": [{"name": "a", "image": "a", "resources": {"limits": {"cpu": "1"}}}]}}}}),
+        );
+        let spec = &object["spec"]["template"]["spec"];
+        assert_eq!(object["spec"]["replicas"], 1);
+        for field in ["enableServiceLinks", "priority", "tolerations", "serviceAccountName"] {
+            assert!(spec.get(field).is_none(), "{field}");
         }
+        assert!(spec["containers"][0]["resources"].get("requests").is_none());
     }
-    ns.insert("status".to_owned(), json!({ "phase": "Active" }));
-}
 
-/// The pull policy the server picks for `image`: Always when the tag is
-/// `latest` or no tag and no digest is given, IfNotPresent otherwise
-/// (including references the server cannot parse).
-pub fn image_pull_policy(image: &str) -> &'static str {
-    match image_tag(image) {
-        Some(tag) if tag == "latest" => "Always",
-        _ => "IfNotPresent",
+    #[test]
+    fn pod_only_defaults() {
+        let object = defaulted(
+            Builtin::Pod,
+            json!({"spec": {"hostNetwork": true, "priorityClassName": "system-node-critical",
+            "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                "effect": "NoExecute"}],
+            "containers": [{"name": "a", "image": "a",
+                "resources": {"limits": {"cpu": "1"}, "requests": {"memory": "1Gi"}},
+                "ports": [{"containerPort": 8080}]}]}}),
+        );
+        let spec = &object["spec"];
+        assert_eq!(spec["priority"], 2_000_001_000);
+        assert_eq!(spec["containers"][0]["resources"]["requests"], json!({"cpu": "1", "memory": "1Gi"}));
+        assert_eq!(spec["containers"][0]["ports"][0]["hostPort"], 8080);
+        assert_eq!(spec["containers"][0]["ports"][0]["protocol"], "TCP");
+        let tolerations = spec["tolerations"].as_array().map(Vec::len);
+        assert_eq!(tolerations, Some(2), "only unreachable is added");
     }
-}
 
-// === image references ===
+    #[test]
+    fn volumes_and_probes() {
+        let object = defaulted(
+            Builtin::PodTemplate,
+            json!({"template": {"spec": {
+            "volumes": [
+                {"name": "scratch"},
+                {"name": "cm", "configMap": {"name": "c"}},
+                {"name": "hp", "hostPath": {"path": "/x"}},
+                {"name": "p", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}}]}}
+            ],
+            "containers": [{"name": "a", "image": "a",
+                "env": [{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+                "readinessProbe": {"httpGet": {"port": 80}, "periodSeconds": 5},
+                "livenessProbe": {"grpc": {"port": 9000}}}]}}}),
+        );
+        let spec = &object["template"]["spec"];
+        assert_eq!(spec["volumes"][0]["emptyDir"], json!({}));
+        assert_eq!(spec["volumes"][1]["configMap"]["defaultMode"], 420);
+        assert_eq!(spec["volumes"][2]["hostPath"]["type"], "");
+        assert_eq!(
+            spec["volumes"][3]["projected"],
+            json!({"defaultMode": 420, "sources": [{"serviceAccountToken": {"path": "t", "expirationSeconds": 3600}}]})
+        );
+        let container = &spec["containers"][0];
+        assert_eq!(container["env"][0]["valueFrom"]["fieldRef"]["apiVersion"], "v1");
+        assert_eq!(
+            container["readinessProbe"],
+            json!({"httpGet": {"port": 80, "path": "/", "scheme": "HTTP"}, "periodSeconds": 5,
+            "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3})
+        );
+        assert_eq!(container["livenessProbe"]["grpc"]["service"], "");
+    }
 
-/// The tag the image reference resolves to, `latest` when it names neither a
-/// tag nor a digest, `None` when it has a digest and no tag or cannot be
-/// parsed (upstream `parsers.ParseImageName`).
-fn image_tag(image: &str) -> Option<String> {
-    if image.is_empty() || image.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return None;
+    #[test]
+    fn service_defaults() {
+        let object = defaulted(
+            Builtin::Service,
+            json!({"spec": {"selector": {"app": "web"}, "ports": [{"port": 80}, {"port": 443, "targetPort": "https"}]}}),
+        );
+        assert_eq!(
+            object["spec"],
+            json!({
+                "selector": {"app": "web"},
+                "ports": [
+                    {"port": 80, "protocol": "TCP", "targetPort": 80},
+                    {"port": 443, "protocol": "TCP", "targetPort": "https"}
+                ],
+                "sessionAffinity": "None",
+                "type": "ClusterIP",
+                "internalTrafficPolicy": "Cluster",
+                "ipFamilyPolicy": "SingleStack",
+                "ipFamilies": ["IPv4"]
+            })
+        );
+        let lb = defaulted(
+            Builtin::Service,
+            json!({"spec": {"type": "LoadBalancer", "sessionAffinity": "ClientIP", "ports": [{"port": 80}]}}),
+        );
+        assert_eq!(lb["spec"]["externalTrafficPolicy"], "Cluster");
+        assert_eq!(lb["spec"]["allocateLoadBalancerNodePorts"], true);
+        assert_eq!(lb["spec"]["sessionAffinityConfig"]["clientIP"]["timeoutSeconds"], 10800);
+        let headless = defaulted(Builtin::Service, json!({"spec": {"clusterIP": "None"}}));
+        assert_eq!(headless["spec"]["ipFamilyPolicy"], "RequireDualStack");
+        let external = defaulted(Builtin::Service, json!({"spec": {"type": "ExternalName", "externalName": "a.b"}}));
+        assert!(external["spec"].get("internalTrafficPolicy").is_none());
+        assert!(external["spec"].get("ipFamilyPolicy").is_none());
     }
-    let (name, digest) = match image.split_once('@') {
-        Some((name, digest)) => (name, Some(digest)),
-        None => (image, None),
-    };
-    let last_slash = name.rfind('/');
-    let (repository, tag) = match name.rfind(':') {
-        Some(colon) if last_slash.is_none_or(|slash| colon > slash) => (&name[..colon], Some(&name[colon + 1..])),
-        _ => (name, None),
-    };
-    // Docker reference grammar: the path (after an optional domain) is
-    // lower case; tags are word characters, '.' and '-', at most 128.
-    let path = match repository.split_once('/') {
-        Some((first, rest)) if first.contains(['.', ':']) || first == "localhost" => rest,
-        _ => repository,
-    };
-    if repository.is_empty() || path.chars().any(|c| c.is_ascii_uppercase()) {
-        return None;
+
+    #[test]
+    fn namespace_node_secret() {
+        let ns = defaulted(Builtin::Namespace, json!({"metadata": {"name": "team-a"}}));
+        assert_eq!(ns["metadata"]["labels"][LABEL_METADATA_NAME], "team-a");
+        assert_eq!(ns["status"]["phase"], "Active");
+        assert!(ns.get("spec").is_none(), "finalizers are create-only");
+
+        let node = defaulted(Builtin::Node, json!({"status": {"capacity": {"cpu": "4", "pods": "110"}}}));
+        assert_eq!(node["status"]["allocatable"], json!({"cpu": "4", "pods": "110"}));
+
+        let secret = defaulted(Builtin::Secret, json!({"type": ""}));
+        assert_eq!(secret["type"], "Opaque");
+        let typed = defaulted(Builtin::Secret, json!({"type": "kubernetes.io/tls"}));
+        assert_eq!(typed["type"], "kubernetes.io/tls");
     }
-    if let Some(tag) = tag {
-        let valid = !tag.is_empty()
-            && tag.len() <= 128
-            && tag.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
-            && !tag.starts_with(['.', '-']);
-        if !valid {
-            return None;
+
+    #[test]
+    fn malformed_objects_are_left_alone() {
+        for kind in [Builtin::Deployment, Builtin::Pod, Builtin::Service, Builtin::Namespace] {
+            for object in [json!("x"), json!({"spec": 3})] {
+                let out = defaulted(kind, object.clone());
+                if kind != Builtin::Namespace || object.is_string() {
+                    assert_eq!(out, object, "{kind:?}");
+                }
+            }
         }
-        return Some(tag.to_owned());
-    }
-    match digest {
-        Some(_) => None,
-        None => Some("latest".to_owned()),
-    }
-}
-
-// === utils ===
-
-/// The object under `key`, when `value` is an object and it is one too.
-fn child<'a>(value: &'a mut Value, key: &str) -> Option<&'a mut Map<String, Value>> {
-    value.get_mut(key).and_then(Value::as_object_mut)
-}
-
-/// The objects in the array under `key` (non-objects are skipped).
-fn children<'a>(map: &'a mut Map<String, Value>, key: &str) -> impl Iterator<Item = &'a mut Map<String, Value>> {
-    map.get_mut(key).and_then(Value::as_array_mut).into_iter().flatten().filter_map(Value::as_object_mut)
-}
-
-/// Whether a string field is unset in Go terms: absent, null or "".
-fn is_unset_str(value: Option<&Value>) -> bool {
-    value.is_none_or(|v| v.is_null() || v == "")
-}
-
-/// Sets a string field that is absent, null or empty (a Go string field).
-fn default_str(map: &mut Map<String, Value>, key: &str, default: &str) {
-    if is_unset_str(map.get(key)) {
-        map.insert(key.to_owned(), json!(default));
-    }
-}
-
-/// Sets a field that is absent or null (a Go pointer field).
-fn default_value(map: &mut Map<String, Value>, key: &str, default: Value) {
-    if map.get(key).is_none_or(Value::is_null) {
-        map.insert(key.to_owned(), default);
-    }
-}
-
-/// Sets an integer field that is absent, null or 0 (a Go int field).
-fn default_nonzero(map: &mut Map<String, Value>, key: &str, default: i64) {
-    if map.get(key).is_none_or(|v| v.is_null() || v == 0) {
-        map.insert(key.to_owned(), json!(default));
+        // Wrong-typed lists inside an otherwise fine spec do not panic.
+        for kind in [Builtin::Pod, Builtin::PodTemplate, Builtin::Deployment] {
+            let mut object = json!({"spec": {"containers": "no", "volumes": 1, "template": 2}});
+            apply(kind, &mut object);
+        }
     }
 }

@@ -4,10 +4,18 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{
-    DEFAULT_SCHEDULER_NAME, DEFAULT_TOLERATION_SECONDS, TERMINATION_MESSAGE_PATH, child, children, default_nonzero,
-    default_str, default_value, image_pull_policy, is_unset_str,
-};
+use super::fields::{child, children, default_nonzero, default_str, default_value, is_unset_str};
+use super::image::image_pull_policy;
+
+/// Termination message path every container gets.
+pub const TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
+
+/// The scheduler a pod is assigned to when it names none.
+pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
+
+/// Seconds the DefaultTolerationSeconds admission plugin lets a pod stay on a
+/// not-ready or unreachable node.
+pub const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 
 /// Pod: the pod-spec defaults, the Pod-only ones, then the admission ones.
 pub(super) fn pod(object: &mut Value) {

@@ -24,11 +24,12 @@
 //!
 //! This module owns the task's loop and the timed steps of each pod;
 //! binding pods to nodes is `scheduling.rs`, the pod statuses written are
-//! `status.rs`, and the nodes themselves (seeding, stop/start, heartbeats
-//! and Leases) are `nodes.rs`.
+//! `status.rs`, when steps are due (annotations, durations, grace periods)
+//! is `timing.rs`, and the nodes themselves (seeding, stop/start,
+//! heartbeats and Leases) are `nodes.rs`. None of them imports this file.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,31 +37,26 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
-use crate::api::{Api, is_terminating};
+use crate::api::Api;
+use crate::object::is_terminating;
 use crate::resources::Builtin;
 use crate::store::{Change, ChangeKind, TypeKey, WatchStart};
 
 mod nodes;
 mod scheduling;
 mod status;
-#[cfg(test)]
-mod tests;
+mod timing;
 
-pub use nodes::{Nodes, seed};
+pub use nodes::{NODE_LEASE_NAMESPACE, Nodes, seed};
 pub use scheduling::tolerates;
+pub use timing::{FAIL_AFTER_ANNOTATION, START_DELAY_ANNOTATION, parse_duration};
 
-use status::{bound_status, failed_status, ready_overwritten, restore_ready, running_status};
+use scheduling::{Cluster, Scheduler};
+use status::{PodRef, bound_status, failed_status, ready_overwritten, restore_ready, running_status};
+use timing::{annotation_duration, deletion_due};
 
 /// Annotation: `"never"` keeps a running pod not Ready.
 pub const READY_ANNOTATION: &str = "kube-sim.io/ready";
-/// Annotation: a duration overriding the start-up delay.
-pub const START_DELAY_ANNOTATION: &str = "kube-sim.io/start-delay";
-/// Annotation: a duration after which a running pod fails.
-pub const FAIL_AFTER_ANNOTATION: &str = "kube-sim.io/fail-after";
-
-/// Namespace of the node Leases.
-pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
-
 /// Tunables of the stand-in.
 #[derive(Debug, Clone)]
 pub struct KubeletConfig {
@@ -90,18 +86,6 @@ enum Step {
     FinishDeletion,
 }
 
-/// A pod's identity.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct PodRef {
-    namespace: String,
-    name: String,
-    uid: String,
-}
-
-fn now() -> String {
-    crate::api::now_rfc3339()
-}
-
 /// Starts the stand-in on `api`'s store; it runs until the store's change
 /// feed closes or the returned handle's task is aborted.
 pub fn spawn(api: Arc<Api>, config: KubeletConfig) -> (Nodes, tokio::task::JoinHandle<()>) {
@@ -123,10 +107,8 @@ struct Kubelet {
     timers: BinaryHeap<Reverse<(Instant, PodRef, Step)>>,
     /// Steps already in `timers`, so re-evaluations do not duplicate them.
     scheduled: HashSet<(PodRef, Step)>,
-    /// Pods waiting for a node to fit on.
-    unschedulable: BTreeMap<(String, String), ()>,
-    /// Pods bound to each node (by pod uid), for spreading.
-    placement: HashMap<String, String>,
+    /// The scheduler stand-in's waiting pods and placements.
+    scheduler: Scheduler,
 }
 
 impl Kubelet {
@@ -141,8 +123,7 @@ impl Kubelet {
             nodes,
             timers: BinaryHeap::new(),
             scheduled: HashSet::new(),
-            unschedulable: BTreeMap::new(),
-            placement: HashMap::new(),
+            scheduler: Scheduler::default(),
         }
     }
 
@@ -193,9 +174,9 @@ impl Kubelet {
             if change.kind == ChangeKind::Deleted {
                 let pod = change.object.value();
                 if let Some(uid) = pod.pointer("/metadata/uid").and_then(Value::as_str) {
-                    self.placement.remove(uid);
+                    self.scheduler.placement.remove(uid);
                 }
-                self.unschedulable.remove(&(change.namespace.clone(), change.name.clone()));
+                self.scheduler.unschedulable.remove(&(change.namespace.clone(), change.name.clone()));
                 // A freed slot may let a waiting pod fit.
                 self.retry_unschedulable();
             } else {
@@ -222,7 +203,7 @@ impl Kubelet {
         let Some(pod_ref) = pod_ref(pod) else { return };
         let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("").to_owned();
         if !node.is_empty() {
-            self.placement.insert(pod_ref.uid.clone(), node.clone());
+            self.scheduler.placement.insert(pod_ref.uid.clone(), node.clone());
         }
         if is_terminating(pod) {
             if !node.is_empty() && !self.nodes.is_stopped(&node) {
@@ -242,7 +223,7 @@ impl Kubelet {
         if phase == "Pending" && pod.pointer("/status/hostIP").is_none() {
             // Created already bound (`spec.nodeName` set, no scheduler
             // involved): the kubelet admits it as it does a pod bound to it.
-            let index = self.placement.len();
+            let index = self.scheduler.placement.len();
             self.write_status(&pod_ref, |status, spec| {
                 if status.get("hostIP").is_none() {
                     bound_status(status, spec, &node, index);
@@ -268,6 +249,32 @@ impl Kubelet {
             }
             _ => {}
         }
+    }
+
+    /// Evaluates again the pods that fit nowhere so far.
+    fn retry_unschedulable(&mut self) {
+        let waiting: Vec<(String, String)> = self.scheduler.unschedulable.keys().cloned().collect();
+        for (ns, name) in waiting {
+            match self.api.store.get(&self.pod_key, &ns, &name) {
+                Some(stored) => self.evaluate(&stored.value()),
+                None => {
+                    self.scheduler.unschedulable.remove(&(ns, name));
+                }
+            }
+        }
+    }
+
+    fn bind(&mut self, pod: &Value, pod_ref: PodRef) {
+        let cluster = Cluster { api: &self.api, pod_key: &self.pod_key, node_key: &self.node_key, nodes: &self.nodes };
+        self.scheduler.bind(&cluster, pod, pod_ref);
+    }
+
+    fn heartbeat(&self) {
+        nodes::heartbeat(&self.api, &self.nodes, &self.node_key, &self.lease_key);
+    }
+
+    fn write_status(&self, pod: &PodRef, f: impl FnOnce(&mut Value, &Value)) {
+        status::write_status(&self.api.store, &self.pod_key, pod, f);
     }
 
     fn schedule(&mut self, pod: PodRef, step: Step, at: Instant) {
@@ -346,54 +353,4 @@ fn pod_ref(pod: &Value) -> Option<PodRef> {
         name: pod.pointer("/metadata/name")?.as_str()?.to_owned(),
         uid: pod.pointer("/metadata/uid")?.as_str()?.to_owned(),
     })
-}
-
-/// When the kubelet removes a gracefully deleted pod: at its
-/// deletionTimestamp, but no later than `max_grace` from now.
-fn deletion_due(pod: &Value, max_grace: Duration) -> Instant {
-    let cap = Instant::now() + max_grace;
-    let remaining = pod
-        .pointer("/metadata/deletionTimestamp")
-        .and_then(Value::as_str)
-        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-        .map(|t| t.duration_since(jiff::Timestamp::now()))
-        .map(|d| Duration::try_from(d).unwrap_or(Duration::ZERO));
-    match remaining {
-        Some(r) => (Instant::now() + r).min(cap),
-        None => cap,
-    }
-}
-
-/// A Go-style duration (`500ms`, `2s`, `1m30s`).
-pub fn parse_duration(text: &str) -> Option<Duration> {
-    let mut total = Duration::ZERO;
-    let mut rest = text.trim();
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-        let number: f64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
-        let seconds = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        rest = &rest[unit_len..];
-        total += Duration::from_secs_f64(number * seconds);
-    }
-    Some(total)
-}
-
-fn annotation_duration(pod: &Value, annotation: &str) -> Option<Duration> {
-    pod.pointer("/metadata/annotations")
-        .and_then(|a| a.get(annotation))
-        .and_then(Value::as_str)
-        .and_then(parse_duration)
 }

@@ -9,10 +9,12 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::api::Api;
+use crate::object::now_rfc3339;
 use crate::resources::Builtin;
-use crate::store::{StoreError, UpdateError};
+use crate::store::{StoreError, TypeKey, UpdateError};
 
-use super::{Kubelet, NODE_LEASE_NAMESPACE, now};
+/// Namespace of the node Leases.
+pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
 
 /// Kubelet version the nodes report.
 const KUBELET_VERSION: &str = "v1.33.0";
@@ -55,7 +57,7 @@ pub fn seed(api: &Api, count: usize) {
     for ns in ["default", "kube-system", "kube-public", NODE_LEASE_NAMESPACE] {
         let object = json!({
             "apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": ns, "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now(),
+            "metadata": {"name": ns, "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now_rfc3339(),
                 "labels": {"kubernetes.io/metadata.name": ns}},
             "spec": {"finalizers": ["kubernetes"]},
             "status": {"phase": "Active"},
@@ -69,7 +71,7 @@ pub fn seed(api: &Api, count: usize) {
         let zone = ["zone-a", "zone-b", "zone-c"][(i - 1) % 3];
         let node = json!({
             "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now(),
+            "metadata": {"name": name, "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now_rfc3339(),
                 "labels": {
                     "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
                     "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
@@ -113,7 +115,7 @@ pub(super) fn heartbeat_conditions(conditions: &mut [Value], now: &str) {
 }
 
 fn node_status(i: usize) -> Value {
-    let now = now();
+    let now = now_rfc3339();
     let conditions: Vec<Value> = HEALTHY_CONDITIONS
         .iter()
         .map(|(kind, status, reason, message)| {
@@ -139,48 +141,48 @@ fn node_status(i: usize) -> Value {
     })
 }
 
-impl Kubelet {
-    pub(super) fn heartbeat(&self) {
-        let (nodes, _) = self.api.store.list(&self.node_key, None);
-        let now = now();
-        let micro = now_micro();
-        for ((_, name), _) in nodes {
-            if self.nodes.is_stopped(&name) {
-                continue;
-            }
-            let _ = self.api.store.update::<()>(&self.node_key, "", &name, |s| {
-                let mut v = s.value();
-                if let Some(conditions) = v.pointer_mut("/status/conditions").and_then(Value::as_array_mut) {
-                    heartbeat_conditions(conditions, &now);
-                }
-                Ok(Some(v))
-            });
-            self.renew_lease(&name, &micro);
+/// One heartbeat of every running node (stored under `node_key`): its
+/// conditions ([`heartbeat_conditions`]) and its Lease (under `lease_key`)
+/// renewed, or created if missing.
+pub(super) fn heartbeat(api: &Api, nodes: &Nodes, node_key: &TypeKey, lease_key: &TypeKey) {
+    let (stored, _) = api.store.list(node_key, None);
+    let now = now_rfc3339();
+    let micro = now_micro();
+    for ((_, name), _) in stored {
+        if nodes.is_stopped(&name) {
+            continue;
         }
-    }
-
-    fn renew_lease(&self, node: &str, micro: &str) {
-        let renewed = self.api.store.update::<()>(&self.lease_key, NODE_LEASE_NAMESPACE, node, |s| {
+        let _ = api.store.update::<()>(node_key, "", &name, |s| {
             let mut v = s.value();
-            v["spec"]["renewTime"] = json!(micro);
+            if let Some(conditions) = v.pointer_mut("/status/conditions").and_then(Value::as_array_mut) {
+                heartbeat_conditions(conditions, &now);
+            }
             Ok(Some(v))
         });
-        if let Err(UpdateError::Store(StoreError::NotFound)) = renewed {
-            let node_uid = self
-                .api
-                .store
-                .get(&self.node_key, "", node)
-                .and_then(|s| s.value().pointer("/metadata/uid").and_then(Value::as_str).map(str::to_owned))
-                .unwrap_or_default();
-            let lease = json!({
-                "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                "metadata": {"name": node, "namespace": NODE_LEASE_NAMESPACE,
-                    "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now(),
-                    "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid}]},
-                "spec": {"holderIdentity": node, "leaseDurationSeconds": 40, "renewTime": micro},
-            });
-            let _ = self.api.store.create(&self.lease_key, NODE_LEASE_NAMESPACE, node, lease);
-        }
+        renew_lease(api, node_key, lease_key, &name, &micro);
+    }
+}
+
+fn renew_lease(api: &Api, node_key: &TypeKey, lease_key: &TypeKey, node: &str, micro: &str) {
+    let renewed = api.store.update::<()>(lease_key, NODE_LEASE_NAMESPACE, node, |s| {
+        let mut v = s.value();
+        v["spec"]["renewTime"] = json!(micro);
+        Ok(Some(v))
+    });
+    if let Err(UpdateError::Store(StoreError::NotFound)) = renewed {
+        let node_uid = api
+            .store
+            .get(node_key, "", node)
+            .and_then(|s| s.value().pointer("/metadata/uid").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_default();
+        let lease = json!({
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": node, "namespace": NODE_LEASE_NAMESPACE,
+                "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now_rfc3339(),
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid}]},
+            "spec": {"holderIdentity": node, "leaseDurationSeconds": 40, "renewTime": micro},
+        });
+        let _ = api.store.create(lease_key, NODE_LEASE_NAMESPACE, node, lease);
     }
 }
 
@@ -188,4 +190,44 @@ fn now_micro() -> String {
     let now = jiff::Timestamp::now();
     let micros = now.as_microsecond();
     jiff::Timestamp::from_microsecond(micros).map_or_else(|_| now.to_string(), |t| format!("{t:.6}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heartbeat_after_silence_restores_the_conditions_the_controller_set_unknown() {
+        let unknown = |kind: &str| {
+            json!({"type": kind, "status": "Unknown", "reason": "NodeStatusUnknown",
+            "message": "Kubelet stopped posting node status.", "lastHeartbeatTime": "t0", "lastTransitionTime": "t1"})
+        };
+        let mut conditions = vec![
+            unknown("MemoryPressure"),
+            json!({"type": "DiskPressure", "status": "True", "reason": "Set", "lastTransitionTime": "t0"}),
+            unknown("PIDPressure"),
+            unknown("Ready"),
+            json!({"type": "NetworkUnavailable", "status": "False", "lastTransitionTime": "t0"}),
+        ];
+        heartbeat_conditions(&mut conditions, "t2");
+        let seen: Vec<(&str, &str, &str, &str)> = conditions
+            .iter()
+            .map(|c| {
+                let s = |k: &str| c[k].as_str().unwrap_or("");
+                (s("type"), s("status"), s("lastHeartbeatTime"), s("lastTransitionTime"))
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("MemoryPressure", "False", "t2", "t2"),
+                ("DiskPressure", "True", "t2", "t0"),
+                ("PIDPressure", "False", "t2", "t2"),
+                ("Ready", "True", "t2", "t2"),
+                ("NetworkUnavailable", "False", "t2", "t0"),
+            ]
+        );
+        assert_eq!(conditions[3]["reason"], "KubeletReady");
+        assert_eq!(conditions[0]["message"], "kubelet has sufficient memory available");
+    }
 }

@@ -1,32 +1,45 @@
 //! The scheduler stand-in: binds a pending pod to the least loaded Ready,
 //! schedulable node whose taints it tolerates and whose labels match its
-//! `nodeSelector`, and retries the pods that fit nowhere when something
-//! changes. What the bound pod then shows is `status.rs`'s.
+//! `nodeSelector`, and remembers the pods that fit nowhere for the loop to
+//! retry when something changes. What the bound pod then shows is
+//! `status.rs`'s.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
 
-use super::status::bound_status;
-use super::{Kubelet, PodRef};
+use super::nodes::Nodes;
+use super::status::{PodRef, bound_status};
+use crate::api::Api;
+use crate::store::TypeKey;
 
-impl Kubelet {
-    pub(super) fn retry_unschedulable(&mut self) {
-        let waiting: Vec<(String, String)> = self.unschedulable.keys().cloned().collect();
-        for (ns, name) in waiting {
-            match self.api.store.get(&self.pod_key, &ns, &name) {
-                Some(stored) => self.evaluate(&stored.value()),
-                None => {
-                    self.unschedulable.remove(&(ns, name));
-                }
-            }
-        }
-    }
+/// What the scheduler stand-in keeps between decisions.
+#[derive(Default)]
+pub(super) struct Scheduler {
+    /// Pods waiting for a node to fit on.
+    pub(super) unschedulable: BTreeMap<(String, String), ()>,
+    /// Pods bound to each node (by pod uid), for spreading.
+    pub(super) placement: HashMap<String, String>,
+}
 
+/// Where the scheduler reads and writes: the store, and the keys of pods
+/// and nodes in it.
+pub(super) struct Cluster<'a> {
+    /// The API server's state.
+    pub(super) api: &'a Api,
+    /// Pods' store key.
+    pub(super) pod_key: &'a TypeKey,
+    /// Nodes' store key.
+    pub(super) node_key: &'a TypeKey,
+    /// Which nodes are stopped.
+    pub(super) nodes: &'a Nodes,
+}
+
+impl Scheduler {
     /// Binds a pod to the least loaded node it fits on.
-    pub(super) fn bind(&mut self, pod: &Value, pod_ref: PodRef) {
+    pub(super) fn bind(&mut self, cluster: &Cluster<'_>, pod: &Value, pod_ref: PodRef) {
         let key = (pod_ref.namespace.clone(), pod_ref.name.clone());
-        let (nodes, _) = self.api.store.list(&self.node_key, None);
+        let (nodes, _) = cluster.api.store.list(cluster.node_key, None);
         let mut load: HashMap<&str, usize> = HashMap::new();
         for node in self.placement.values() {
             *load.entry(node.as_str()).or_default() += 1;
@@ -36,7 +49,7 @@ impl Kubelet {
             .map(|(_, s)| s.value())
             .filter(|node| fits(pod, node))
             .map(|node| node.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_owned())
-            .filter(|name| !self.nodes.is_stopped(name))
+            .filter(|name| !cluster.nodes.is_stopped(name))
             .min_by_key(|name| (load.get(name.as_str()).copied().unwrap_or(0), name.clone()));
         let Some(node) = choice else {
             self.unschedulable.insert(key, ());
@@ -46,7 +59,7 @@ impl Kubelet {
         let index = self.placement.len();
         let uid = pod_ref.uid.clone();
         let node_for_write = node.clone();
-        let result = self.api.store.update::<()>(&self.pod_key, &pod_ref.namespace, &pod_ref.name, |s| {
+        let result = cluster.api.store.update::<()>(cluster.pod_key, &pod_ref.namespace, &pod_ref.name, |s| {
             let mut v = s.value();
             let unbound = v.pointer("/spec/nodeName").and_then(Value::as_str).is_none_or(str::is_empty);
             if !unbound || v.pointer("/metadata/uid").and_then(Value::as_str) != Some(uid.as_str()) {
@@ -104,5 +117,31 @@ pub fn tolerates(toleration: &Value, taint: &Value) -> bool {
         "Exists" => true,
         "Equal" | "" => toleration["value"].as_str().unwrap_or("") == taint["value"].as_str().unwrap_or(""),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ready_node(taints: Value) -> Value {
+        json!({"metadata": {"name": "n", "labels": {"disk": "ssd"}},
+        "spec": {"taints": taints},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    }
+
+    #[test]
+    fn pods_fit_only_where_taints_are_tolerated_and_selectors_match() {
+        let taint = json!([{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]);
+        let plain = json!({"spec": {}});
+        let tolerant = json!({"spec": {"tolerations": [{"key": "dedicated", "operator": "Equal", "value": "db"}]}});
+        assert!(!fits(&plain, &ready_node(taint.clone())));
+        assert!(fits(&tolerant, &ready_node(taint)));
+        assert!(fits(&plain, &ready_node(json!([{"key": "x", "effect": "PreferNoSchedule"}]))));
+        let wants_hdd = json!({"spec": {"nodeSelector": {"disk": "hdd"}}});
+        assert!(!fits(&wants_hdd, &ready_node(json!([]))));
+        let mut not_ready = ready_node(json!([]));
+        not_ready["status"]["conditions"][0]["status"] = json!("Unknown");
+        assert!(!fits(&plain, &not_ready));
     }
 }

@@ -5,26 +5,35 @@
 
 use serde_json::{Value, json};
 
-use super::{Kubelet, PodRef, now};
+use crate::object::now_rfc3339;
+use crate::store::{Store, TypeKey};
 
-impl Kubelet {
-    pub(super) fn write_status(&self, pod: &PodRef, f: impl FnOnce(&mut Value, &Value)) {
-        // A pod deleted meanwhile has no status left to write.
-        let _ = self.api.store.update::<()>(&self.pod_key, &pod.namespace, &pod.name, |s| {
-            let mut v = s.value();
-            if v.pointer("/metadata/uid").and_then(Value::as_str) != Some(pod.uid.as_str()) {
-                return Ok(None);
-            }
-            let spec = v.get("spec").cloned().unwrap_or(Value::Null);
-            let mut status = v.get("status").cloned().unwrap_or_else(|| json!({}));
-            f(&mut status, &spec);
-            if v.get("status") == Some(&status) {
-                return Ok(None);
-            }
-            v["status"] = status;
-            Ok(Some(v))
-        });
-    }
+/// A pod's identity.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct PodRef {
+    pub(super) namespace: String,
+    pub(super) name: String,
+    pub(super) uid: String,
+}
+
+/// Writes `f`'s change to the status of `pod` (stored under `pod_key`), if
+/// it is still the same pod and the status changes.
+pub(super) fn write_status(store: &Store, pod_key: &TypeKey, pod: &PodRef, f: impl FnOnce(&mut Value, &Value)) {
+    // A pod deleted meanwhile has no status left to write.
+    let _ = store.update::<()>(pod_key, &pod.namespace, &pod.name, |s| {
+        let mut v = s.value();
+        if v.pointer("/metadata/uid").and_then(Value::as_str) != Some(pod.uid.as_str()) {
+            return Ok(None);
+        }
+        let spec = v.get("spec").cloned().unwrap_or(Value::Null);
+        let mut status = v.get("status").cloned().unwrap_or_else(|| json!({}));
+        f(&mut status, &spec);
+        if v.get("status") == Some(&status) {
+            return Ok(None);
+        }
+        v["status"] = status;
+        Ok(Some(v))
+    });
 }
 
 fn condition(kind: &str, status: bool, reason: Option<&str>, at: &str) -> Value {
@@ -48,7 +57,7 @@ fn containers(spec: &Value) -> Vec<(String, String)> {
 }
 
 pub(super) fn bound_status(status: &mut Value, spec: &Value, node: &str, index: usize) {
-    let at = now();
+    let at = now_rfc3339();
     let node_index: usize = node.trim_start_matches("node-").parse().unwrap_or(0);
     status["phase"] = json!("Pending");
     status["hostIP"] = json!(format!("10.0.0.{node_index}"));
@@ -73,7 +82,7 @@ pub(super) fn bound_status(status: &mut Value, spec: &Value, node: &str, index: 
 }
 
 pub(super) fn running_status(status: &mut Value, spec: &Value, ready: bool) {
-    let at = now();
+    let at = now_rfc3339();
     status["phase"] = json!("Running");
     let reason = (!ready).then_some("ContainersNotReady");
     status["conditions"] = json!([
@@ -95,7 +104,7 @@ pub(super) fn running_status(status: &mut Value, spec: &Value, ready: bool) {
 }
 
 pub(super) fn failed_status(status: &mut Value, spec: &Value) {
-    let at = now();
+    let at = now_rfc3339();
     status["phase"] = json!("Failed");
     if let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) {
         for c in conditions.iter_mut().filter(|c| c["type"] == "Ready" || c["type"] == "ContainersReady") {
@@ -130,7 +139,7 @@ pub(super) fn ready_overwritten(pod: &Value) -> bool {
 /// Sets the Ready and ContainersReady conditions back to True, as the
 /// kubelet's status manager does from its containers' readiness.
 pub(super) fn restore_ready(status: &mut Value) {
-    let at = now();
+    let at = now_rfc3339();
     if let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) {
         for c in conditions.iter_mut().filter(|c| c["type"] == "Ready" || c["type"] == "ContainersReady") {
             if c["status"] != "True" {

@@ -6,9 +6,11 @@ use serde_json::{Map, Value, json};
 
 use crate::resources::{Builtin, ResourceType, Subresource};
 
-use super::MetaNames;
-use super::REF_PREFIX;
-use super::schemas::gvk;
+use super::naming::{article, operation_gv, tag, to_operation_id};
+use super::parameters::{
+    DELETE_COLLECTION_PARAMS, DELETE_PARAMS, LIST_PARAMS, PATCH_PARAMS, WRITE_PARAMS, path_param, query_param,
+};
+use super::schemas::{MetaNames, REF_PREFIX, gvk};
 
 /// Media types the built-in types are served in.
 const BUILTIN_MEDIA: &[&str] = &["application/json", "application/vnd.kubernetes.protobuf", "application/yaml"];
@@ -35,52 +37,6 @@ pub(super) const PATCH_MEDIA: &[&str] = &[
     "application/merge-patch+json",
     "application/strategic-merge-patch+json",
 ];
-
-/// Query parameters of a list (or watch).
-const LIST_PARAMS: &[&str] = &[
-    "allowWatchBookmarks",
-    "continue",
-    "fieldSelector",
-    "labelSelector",
-    "limit",
-    "resourceVersion",
-    "resourceVersionMatch",
-    "sendInitialEvents",
-    "timeoutSeconds",
-    "watch",
-];
-
-/// Query parameters of a delete of one object.
-const DELETE_PARAMS: &[&str] = &[
-    "dryRun",
-    "gracePeriodSeconds",
-    "ignoreStoreReadErrorWithClusterBreakingPotential",
-    "orphanDependents",
-    "propagationPolicy",
-];
-
-/// Query parameters of a delete of a collection.
-const DELETE_COLLECTION_PARAMS: &[&str] = &[
-    "continue",
-    "dryRun",
-    "fieldSelector",
-    "gracePeriodSeconds",
-    "ignoreStoreReadErrorWithClusterBreakingPotential",
-    "labelSelector",
-    "limit",
-    "orphanDependents",
-    "propagationPolicy",
-    "resourceVersion",
-    "resourceVersionMatch",
-    "sendInitialEvents",
-    "timeoutSeconds",
-];
-
-/// Query parameters of a create or replace.
-const WRITE_PARAMS: &[&str] = &["dryRun", "fieldManager", "fieldValidation"];
-
-/// Query parameters of a patch.
-const PATCH_PARAMS: &[&str] = &["dryRun", "fieldManager", "fieldValidation", "force"];
 
 /// The path item of the group-version root (`/apis/apps/v1/`): discovery's
 /// resource list.
@@ -349,51 +305,6 @@ impl Operations<'_> {
     }
 }
 
-/// `a `, `an ` or nothing (for plurals such as `Endpoints`) before a kind.
-fn article(kind: &str) -> &'static str {
-    if kind.ends_with('s') && !kind.ends_with("ss") {
-        ""
-    } else if kind.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u']) {
-        "an "
-    } else {
-        "a "
-    }
-}
-
-/// The group-version part of operation ids: `CoreV1`, `AppsV1`,
-/// `CoordinationV1`, `StableExampleComV1`.
-fn operation_gv(group: &str, version: &str) -> String {
-    let group = if group.is_empty() { "core" } else { group.trim_end_matches(".k8s.io") };
-    format!("{}{}", to_operation_id(group, true), to_operation_id(version, true))
-}
-
-/// The operation tag: `core_v1`, `apps_v1`, `coordination_v1`.
-fn tag(group: &str, version: &str) -> String {
-    let group = if group.is_empty() { "core" } else { group.trim_end_matches(".k8s.io") };
-    format!("{}_{}", to_operation_id(group, false), to_operation_id(version, false))
-}
-
-/// kube-openapi's `ToValidOperationID`: drops characters other than letters,
-/// `_` and (not leading) digits, capitalising the letter after each dropped
-/// one.
-fn to_operation_id(s: &str, capitalize_first: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut capitalize = capitalize_first;
-    for (i, c) in s.chars().enumerate() {
-        if c.is_alphabetic() || c == '_' || (i != 0 && c.is_ascii_digit()) {
-            if capitalize {
-                out.extend(c.to_uppercase());
-                capitalize = false;
-            } else {
-                out.push(c);
-            }
-        } else {
-            capitalize = true;
-        }
-    }
-    out
-}
-
 /// A response whose body is the definition `schema` in each media type.
 fn response(description: &str, schema: &str, media: &[&str]) -> Value {
     json!({ "content": media_content(media, schema), "description": description })
@@ -408,82 +319,4 @@ fn request_body(media: &[&str], schema: &str) -> Value {
 fn media_content(media: &[&str], schema: &str) -> Value {
     let reference = json!({ "schema": { "$ref": format!("{REF_PREFIX}{schema}") } });
     Value::Object(media.iter().map(|m| ((*m).to_owned(), reference.clone())).collect())
-}
-
-/// A required path parameter.
-fn path_param(name: &str, description: &str) -> Value {
-    json!({
-        "description": description,
-        "in": "path",
-        "name": name,
-        "required": true,
-        "schema": { "type": "string", "uniqueItems": true },
-    })
-}
-
-/// A query parameter the API server understands, with its type and a short
-/// description.
-fn query_param(name: &str) -> Value {
-    let (kind, description) = match name {
-        "allowWatchBookmarks" => ("boolean", "allowWatchBookmarks requests watch events with type \"BOOKMARK\"."),
-        "continue" => ("string", "The continue option should be set when retrieving more results from the server."),
-        "dryRun" => (
-            "string",
-            "When present, indicates that modifications should not be persisted. Valid values are: - All: all dry run stages will be processed",
-        ),
-        "fieldManager" => {
-            ("string", "fieldManager is a name associated with the actor or entity that is making these changes.")
-        }
-        "fieldSelector" => {
-            ("string", "A selector to restrict the list of returned objects by their fields. Defaults to everything.")
-        }
-        "fieldValidation" => (
-            "string",
-            "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: - Ignore - Warn - Strict",
-        ),
-        "force" => (
-            "boolean",
-            "Force is going to \"force\" Apply requests. Force flag must be unset for non-apply patch requests.",
-        ),
-        "gracePeriodSeconds" => (
-            "integer",
-            "The duration in seconds before the object should be deleted. The value zero indicates delete immediately.",
-        ),
-        "ignoreStoreReadErrorWithClusterBreakingPotential" => (
-            "boolean",
-            "if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow fails with a corrupt object error.",
-        ),
-        "labelSelector" => {
-            ("string", "A selector to restrict the list of returned objects by their labels. Defaults to everything.")
-        }
-        "limit" => ("integer", "limit is a maximum number of responses to return for a list call."),
-        "orphanDependents" => ("boolean", "Deprecated: please use the PropagationPolicy."),
-        "pretty" => ("string", "If 'true', then the output is pretty printed."),
-        "propagationPolicy" => (
-            "string",
-            "Whether and how garbage collection will be performed. Acceptable values are: 'Orphan', 'Background', 'Foreground'.",
-        ),
-        "resourceVersion" => {
-            ("string", "resourceVersion sets a constraint on what resource versions a request may be served from.")
-        }
-        "resourceVersionMatch" => {
-            ("string", "resourceVersionMatch determines how resourceVersion is applied to list calls.")
-        }
-        "sendInitialEvents" => (
-            "boolean",
-            "`sendInitialEvents=true` may be set together with `watch=true`; the watch stream begins with synthetic events for the current state.",
-        ),
-        "timeoutSeconds" => ("integer", "Timeout for the list/watch call."),
-        "watch" => (
-            "boolean",
-            "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications. Specify resourceVersion.",
-        ),
-        _ => ("string", ""),
-    };
-    json!({
-        "description": description,
-        "in": "query",
-        "name": name,
-        "schema": { "type": kind, "uniqueItems": true },
-    })
 }

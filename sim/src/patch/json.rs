@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{PatchError, Result};
+use super::error::{PatchError, Result};
 
 /// RFC 6902: the body must decode as a list of operations (else 400); an
 /// operation that fails (`test` mismatch, missing path) is a 422.

@@ -126,7 +126,7 @@ pub(super) fn definitions() -> &'static Map<String, Value> {
     DEFINITIONS.get_or_init(|| {
         let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
         for kind in Builtin::ALL {
-            crate::openapi::define_builtin(kind, &mut generator);
+            crate::openapi::definitions::define_builtin(kind, &mut generator);
         }
         generator.take_definitions(true)
     })
@@ -223,5 +223,57 @@ impl Ty {
             Some(items) => Ty::anonymous(items),
             None => Ty::UNKNOWN,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn patch_meta_matches_the_schemas() {
+        let defs = definitions();
+        for (i, (def, property, strategy, key)) in PATCH_META.iter().enumerate() {
+            let schema = defs.get(*def).unwrap_or_else(|| panic!("{def} is not reachable from the built-in kinds"));
+            let prop =
+                schema["properties"].get(*property).unwrap_or_else(|| panic!("{def} has no property {property}"));
+            let ty = Ty::named(def).field(property).ty;
+            let is_list = prop.get("type") == Some(&json!("array"));
+            if strategy.split(',').any(|s| s == "merge") {
+                assert!(is_list, "{def}.{property} is merged but not a list");
+                let items = ty.items();
+                match (key.is_empty(), items.schema) {
+                    (true, Some(s)) => assert!(s.get("properties").is_none(), "{def}.{property} needs a merge key"),
+                    (false, Some(s)) => assert!(s["properties"].get(*key).is_some(), "{def}.{property}: no {key}"),
+                    (_, None) => panic!("{def}.{property}: unknown items"),
+                }
+            } else {
+                assert!(!is_list && key.is_empty(), "{def}.{property}");
+            }
+            assert!(
+                !PATCH_META[..i].iter().any(|(d, p, _, _)| d == def && p == property),
+                "{def}.{property} listed twice"
+            );
+        }
+        for kind in Builtin::ALL {
+            assert!(Ty::root(kind).schema.is_some(), "{kind:?} has no schema");
+        }
+    }
+
+    #[test]
+    fn field_lookup_follows_refs() {
+        let spec = Ty::root(Builtin::Deployment).field("spec").ty.field("template").ty.field("spec").ty;
+        assert_eq!(spec.name, Some(POD_SPEC));
+        let containers = spec.field("containers");
+        assert!(containers.merge);
+        assert_eq!(containers.merge_key, "name");
+        assert_eq!(containers.ty.items().name, Some(CONTAINER));
+        let tolerations = spec.field("tolerations");
+        assert!(!tolerations.merge);
+        let requests = containers.ty.items().field("resources").ty.field("requests").ty;
+        assert_eq!(requests.field("cpu").ty.name, Some("io.k8s.apimachinery.pkg.api.resource.Quantity"));
+        assert!(spec.field("nonsense").ty.schema.is_none());
     }
 }

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::ProtobufError;
+use super::error::ProtobufError;
 use super::wire::{Reader, Wire, unknown, utf8};
 
 // === schema ===
@@ -354,4 +354,18 @@ pub(super) fn base64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_go() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"v"), "dg==");
+        assert_eq!(base64(b"ab"), "YWI=");
+        assert_eq!(base64(b"abc"), "YWJj");
+        assert_eq!(base64(&[0xff, 0x00, 0x01]), "/wAB");
+    }
 }

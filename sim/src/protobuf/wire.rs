@@ -1,7 +1,7 @@
 //! The protobuf wire format: the `runtime.Unknown` envelope, varints,
 //! tags and length-delimited values, read without a schema.
 
-use super::ProtobufError;
+use super::error::ProtobufError;
 
 // === envelope ===
 

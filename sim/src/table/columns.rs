@@ -277,3 +277,28 @@ pub(super) fn columns(kind: Option<Builtin>) -> &'static [Column] {
         Builtin::PodDisruptionBudget => POD_DISRUPTION_BUDGET_COLUMNS,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pod_columns_are_upstreams() {
+        let names: Vec<(&str, u8)> = POD_COLUMNS.iter().map(|c| (c.name, c.priority)).collect();
+        assert_eq!(
+            names,
+            [
+                ("Name", 0),
+                ("Ready", 0),
+                ("Status", 0),
+                ("Restarts", 0),
+                ("Age", 0),
+                ("IP", 1),
+                ("Node", 1),
+                ("Nominated Node", 1),
+                ("Readiness Gates", 1),
+            ]
+        );
+        assert_eq!(POD_COLUMNS[0].format, "name");
+    }
+}

@@ -3,8 +3,8 @@
 use jiff::Timestamp;
 use serde_json::Value;
 
+use super::access::{get, int, text, time};
 use super::format::since;
-use super::{get, int, text, time};
 
 /// The fields the event printer reads, wherever the API version keeps them.
 pub(super) struct EventFields<'a> {

@@ -14,14 +14,22 @@
 //!
 //! Objects are the stored JSON. A missing field never fails a row: it prints
 //! the same `<none>`, `<unknown>` or zero upstream prints for a zero value.
+//!
+//! This file builds the Table and picks a printer; the printers are
+//! `pod.rs`, `workloads.rs`, `services.rs`, `nodes.rs`, `events.rs` and
+//! `simple.rs`, their columns `columns.rs`, and what they share is
+//! `cells.rs` (rows, NAME, AGE), `format.rs` (cell text) and `access.rs`
+//! (reading the JSON). None of them imports this file.
 
 use std::fmt;
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 use crate::resources::Builtin;
 
+mod access;
+mod cells;
 mod columns;
 mod events;
 mod format;
@@ -29,13 +37,11 @@ mod nodes;
 mod pod;
 mod services;
 mod simple;
-#[cfg(test)]
-mod tests;
 mod workloads;
 
+use cells::Row;
 use columns::{Column, columns};
 use events::{EventFields, print_event};
-use format::since;
 use nodes::print_node;
 use pod::print_pod;
 use services::{print_endpoints, print_service};
@@ -44,6 +50,8 @@ use simple::{
     print_role_binding, print_secret, print_service_account,
 };
 use workloads::{print_deployment, print_pod_template, print_replica_set};
+
+pub use format::human_duration;
 
 /// What each table row carries besides its cells (`?includeObject=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -112,70 +120,6 @@ pub fn table(
     })
 }
 
-/// Formats a duration the way `kubectl get` shows ages: about two or three
-/// significant figures ("45s", "3m4s", "5h", "2d3h", "400d", "3y20d").
-///
-/// A port of apimachinery's `duration.HumanDuration`: up to one second in
-/// the future counts as "0s" (clock skew), anything further is `<invalid>`.
-pub fn human_duration(d: SignedDuration) -> String {
-    let seconds = d.as_secs();
-    if seconds < -1 {
-        return "<invalid>".to_owned();
-    }
-    if seconds < 0 {
-        return "0s".to_owned();
-    }
-    if seconds < 60 * 2 {
-        return format!("{seconds}s");
-    }
-    let minutes = seconds / 60;
-    if minutes < 10 {
-        return with_remainder(minutes, "m", seconds % 60, "s");
-    }
-    if minutes < 60 * 3 {
-        return format!("{minutes}m");
-    }
-    let hours = seconds / 3600;
-    if hours < 8 {
-        return with_remainder(hours, "h", minutes % 60, "m");
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    let days = hours / 24;
-    if hours < 24 * 8 {
-        return with_remainder(days, "d", hours % 24, "h");
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{days}d");
-    }
-    if hours < 24 * 365 * 8 {
-        return with_remainder(days / 365, "y", days % 365, "d");
-    }
-    format!("{}y", days / 365)
-}
-
-/// "3m" or "3m4s": the second unit only when it is not zero.
-fn with_remainder(big: i64, big_unit: &str, small: i64, small_unit: &str) -> String {
-    if small == 0 { format!("{big}{big_unit}") } else { format!("{big}{big_unit}{small}{small_unit}") }
-}
-
-// === rows ===
-
-/// One row before the object is attached.
-struct Row {
-    /// One cell per column, in column order.
-    cells: Vec<Value>,
-    /// `TableRowCondition`s; only finished pods have any.
-    conditions: Vec<Value>,
-}
-
-impl From<Vec<Value>> for Row {
-    fn from(cells: Vec<Value>) -> Self {
-        Self { cells, conditions: Vec::new() }
-    }
-}
-
 /// Attaches the object `include` asks for and renders the row.
 fn row_json(row: Row, obj: &Value, include: IncludeObject) -> Value {
     let mut out = Map::new();
@@ -229,59 +173,440 @@ fn print(kind: Option<Builtin>, obj: &Value, now: Timestamp) -> Row {
     }
 }
 
-/// The object's name cell.
-fn name(obj: &Value) -> Value {
-    Value::from(text(obj, &["metadata", "name"]))
-}
+#[cfg(test)]
+mod tests {
+    //! Tests of server-side printing: columns and cells per kind, checked
+    //! against what upstream prints, and the `includeObject` handling.
 
-/// The object's AGE cell: time since creation, `<unknown>` without one.
-fn age(obj: &Value, now: Timestamp) -> Value {
-    Value::from(since(now, time(obj, &["metadata", "creationTimestamp"])))
-}
+    use jiff::SignedDuration;
 
-// === JSON access ===
+    use super::columns::columns;
+    use super::*;
 
-/// The value at `path`, treating `null` as absent.
-fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(v, |cur, key| cur.get(key)).filter(|v| !v.is_null())
-}
+    fn now() -> Timestamp {
+        "2024-06-01T12:00:00Z".parse().expect("valid time")
+    }
 
-/// The string at `path`, if it is one.
-fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    get(v, path).and_then(Value::as_str)
-}
+    /// An RFC 3339 time `secs` seconds before `now()`.
+    fn ago(secs: i64) -> String {
+        (now() - SignedDuration::from_secs(secs)).to_string()
+    }
 
-/// The string at `path`, or "" (Go's zero value).
-fn text<'a>(v: &'a Value, path: &[&str]) -> &'a str {
-    str_at(v, path).unwrap_or("")
-}
+    fn one(kind: Builtin, obj: Value) -> Vec<Value> {
+        let t = table(Some(kind), &[obj], IncludeObject::None, now(), json!({}));
+        t["rows"][0]["cells"].as_array().expect("array").clone()
+    }
 
-/// The integer at `path`.
-fn int(v: &Value, path: &[&str]) -> Option<i64> {
-    get(v, path).and_then(Value::as_i64)
-}
+    /// Cells by column name, for readable asserts.
+    fn cell(kind: Builtin, obj: Value, column: &str) -> Value {
+        let i = columns(Some(kind)).iter().position(|c| c.name == column).expect("known column");
+        one(kind, obj)[i].clone()
+    }
 
-/// The boolean at `path`, false when absent.
-fn flag(v: &Value, path: &[&str]) -> bool {
-    get(v, path).and_then(Value::as_bool).unwrap_or(false)
-}
+    fn pod(spec: Value, status: Value) -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web-0", "namespace": "default", "creationTimestamp": ago(300)},
+            "spec": spec, "status": status,
+        })
+    }
 
-/// The array at `path`, empty when absent.
-fn list<'a>(v: &'a Value, path: &[&str]) -> &'a [Value] {
-    get(v, path).and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
+    fn one_container() -> Value {
+        json!({"containers": [{"name": "app", "image": "nginx"}]})
+    }
 
-/// The strings of an array, skipping anything else.
-fn strings(values: &[Value]) -> Vec<&str> {
-    values.iter().filter_map(Value::as_str).collect()
-}
+    #[test]
+    fn fresh_pod_is_pending() {
+        let cells = one(Builtin::Pod, pod(one_container(), json!({"phase": "Pending"})));
+        assert_eq!(
+            cells,
+            [
+                json!("web-0"),
+                json!("0/1"),
+                json!("Pending"),
+                json!("0"),
+                json!("5m"),
+                json!("<none>"),
+                json!("<none>"),
+                json!("<none>"),
+                json!("<none>"),
+            ]
+        );
+    }
 
-/// How many keys the object at `path` has.
-fn map_len(v: &Value, path: &[&str]) -> usize {
-    get(v, path).and_then(Value::as_object).map_or(0, Map::len)
-}
+    #[test]
+    fn pod_without_status_does_not_panic() {
+        let cells = one(Builtin::Pod, json!({"metadata": {"name": "x"}}));
+        assert_eq!(cells[1], "0/0");
+        assert_eq!(cells[2], "");
+        assert_eq!(cells[4], "<unknown>");
+    }
 
-/// The RFC 3339 timestamp at `path`; absent or unparsable is no time.
-fn time(v: &Value, path: &[&str]) -> Option<Timestamp> {
-    str_at(v, path).and_then(|s| s.parse().ok())
+    #[test]
+    fn running_ready_pod() {
+        let status = json!({
+            "phase": "Running", "podIP": "10.0.0.5",
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0,
+                "state": {"running": {"startedAt": ago(200)}}}],
+        });
+        let mut spec = one_container();
+        spec["nodeName"] = json!("node-1");
+        let cells = one(Builtin::Pod, pod(spec, status));
+        assert_eq!(cells[1], "1/1");
+        assert_eq!(cells[2], "Running");
+        assert_eq!(cells[5], "10.0.0.5");
+        assert_eq!(cells[6], "node-1");
+    }
+
+    #[test]
+    fn deleting_pod_is_terminating() {
+        let mut p = pod(one_container(), json!({"phase": "Running"}));
+        p["metadata"]["deletionTimestamp"] = json!(ago(1));
+        assert_eq!(cell(Builtin::Pod, p.clone(), "Status"), "Terminating");
+        p["status"]["reason"] = json!("NodeLost");
+        assert_eq!(cell(Builtin::Pod, p, "Status"), "Unknown");
+    }
+
+    #[test]
+    fn finished_pod_is_not_terminating_and_carries_row_condition() {
+        let mut p = pod(
+            one_container(),
+            json!({"phase": "Succeeded",
+        "containerStatuses": [{"name": "app", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]}),
+        );
+        p["metadata"]["deletionTimestamp"] = json!(ago(1));
+        let t = table(Some(Builtin::Pod), &[p], IncludeObject::None, now(), json!({}));
+        assert_eq!(t["rows"][0]["cells"][2], "Completed");
+        assert_eq!(t["rows"][0]["conditions"][0]["reason"], "Succeeded");
+    }
+
+    #[test]
+    fn waiting_container_shows_its_reason() {
+        let status = json!({"phase": "Pending", "containerStatuses": [
+        {"name": "app", "ready": false, "state": {"waiting": {"reason": "ContainerCreating"}}}]});
+        assert_eq!(cell(Builtin::Pod, pod(one_container(), status), "Status"), "ContainerCreating");
+        let status = json!({"phase": "Running", "containerStatuses": [
+        {"name": "app", "restartCount": 4, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]});
+        assert_eq!(cell(Builtin::Pod, pod(one_container(), status), "Status"), "CrashLoopBackOff");
+    }
+
+    #[test]
+    fn terminated_without_reason_shows_exit_code_or_signal() {
+        let status = json!({"phase": "Running", "containerStatuses": [
+        {"name": "app", "state": {"terminated": {"exitCode": 137}}}]});
+        assert_eq!(cell(Builtin::Pod, pod(one_container(), status), "Status"), "ExitCode:137");
+        let status = json!({"phase": "Failed", "containerStatuses": [
+        {"name": "app", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]});
+        assert_eq!(cell(Builtin::Pod, pod(one_container(), status), "Status"), "Error");
+    }
+
+    #[test]
+    fn restarts_show_time_since_last() {
+        let status = json!({"phase": "Running", "containerStatuses": [{
+        "name": "app", "ready": true, "restartCount": 2,
+        "state": {"running": {}},
+        "lastState": {"terminated": {"exitCode": 1, "finishedAt": ago(300)}}}]});
+        assert_eq!(cell(Builtin::Pod, pod(one_container(), status), "Restarts"), "2 (5m ago)");
+        let status = json!({"phase": "Running", "containerStatuses": [{
+        "name": "app", "restartCount": 3, "state": {"running": {}}}]});
+        assert_eq!(cell(Builtin::Pod, pod(one_container(), status), "Restarts"), "3");
+    }
+
+    #[test]
+    fn init_containers_show_progress() {
+        let spec = json!({
+            "initContainers": [{"name": "a"}, {"name": "b"}],
+            "containers": [{"name": "app"}],
+        });
+        let status = json!({"phase": "Pending", "initContainerStatuses": [
+        {"name": "a", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
+        {"name": "b", "state": {"running": {}}},
+    ], "containerStatuses": [{"name": "app", "state": {"waiting": {"reason": "PodInitializing"}}}]});
+        assert_eq!(cell(Builtin::Pod, pod(spec.clone(), status), "Status"), "Init:1/2");
+        let status = json!({"phase": "Pending", "initContainerStatuses": [
+            {"name": "a", "restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}}},
+        ]});
+        let cells = one(Builtin::Pod, pod(spec.clone(), status));
+        assert_eq!(cells[2], "Init:CrashLoopBackOff");
+        assert_eq!(cells[3], "3");
+        let status = json!({"phase": "Pending", "initContainerStatuses": [
+            {"name": "a", "state": {"terminated": {"exitCode": 2}}},
+        ]});
+        assert_eq!(cell(Builtin::Pod, pod(spec, status), "Status"), "Init:ExitCode:2");
+    }
+
+    #[test]
+    fn sidecar_counts_towards_ready() {
+        let spec = json!({
+            "initContainers": [{"name": "proxy", "restartPolicy": "Always"}],
+            "containers": [{"name": "app"}],
+        });
+        let status = json!({"phase": "Running",
+        "conditions": [{"type": "Initialized", "status": "True"}],
+        "initContainerStatuses": [{"name": "proxy", "started": true, "ready": true, "state": {"running": {}}}],
+        "containerStatuses": [{"name": "app", "ready": true, "state": {"running": {}}}]});
+        let cells = one(Builtin::Pod, pod(spec, status));
+        assert_eq!(cells[1], "2/2");
+        assert_eq!(cells[2], "Running");
+    }
+
+    #[test]
+    fn readiness_gates_count_true_conditions() {
+        let mut spec = one_container();
+        spec["readinessGates"] = json!([{"conditionType": "a"}, {"conditionType": "b"}]);
+        let status = json!({"conditions": [{"type": "a", "status": "True"}, {"type": "b", "status": "False"}]});
+        assert_eq!(cell(Builtin::Pod, pod(spec, status), "Readiness Gates"), "1/2");
+    }
+
+    #[test]
+    fn deployment_ready_and_selector() {
+        let d = json!({
+            "metadata": {"name": "web", "creationTimestamp": ago(7200)},
+            "spec": {"replicas": 3,
+                "selector": {"matchLabels": {"app": "web"},
+                    "matchExpressions": [{"key": "tier", "operator": "In", "values": ["b", "a"]}]},
+                "template": {"spec": {"containers": [
+                    {"name": "app", "image": "nginx:1"}, {"name": "log", "image": "busybox"}]}}},
+            "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2},
+        });
+        assert_eq!(
+            one(Builtin::Deployment, d),
+            [
+                json!("web"),
+                json!("2/3"),
+                json!(3),
+                json!(2),
+                json!("120m"),
+                json!("app,log"),
+                json!("nginx:1,busybox"),
+                json!("app=web,tier in (a,b)"),
+            ]
+        );
+        let bare = one(Builtin::Deployment, json!({"metadata": {"name": "x"}}));
+        assert_eq!(bare[1], "0/1");
+        assert_eq!(bare[7], "");
+    }
+
+    #[test]
+    fn replica_set_counts() {
+        let rs = json!({"metadata": {"name": "web-abc"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}},
+        "status": {"replicas": 2, "readyReplicas": 1}});
+        let cells = one(Builtin::ReplicaSet, rs);
+        assert_eq!(&cells[1..4], [json!(2), json!(2), json!(1)]);
+        assert_eq!(cells[7], "app=web");
+        let bare = one(Builtin::ReplicaSet, json!({"metadata": {"name": "x"}}));
+        assert_eq!(bare[7], "<none>");
+    }
+
+    #[test]
+    fn node_status_and_roles() {
+        let node = json!({
+            "metadata": {"name": "n1", "creationTimestamp": ago(86400 * 3),
+                "labels": {"node-role.kubernetes.io/control-plane": "", "kubernetes.io/role": "master"}},
+            "spec": {"unschedulable": true},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],
+                "nodeInfo": {"kubeletVersion": "v1.31.0", "osImage": "Ubuntu"}},
+        });
+        assert_eq!(
+            one(Builtin::Node, node),
+            [
+                json!("n1"),
+                json!("Ready,SchedulingDisabled"),
+                json!("control-plane,master"),
+                json!("3d"),
+                json!("v1.31.0"),
+                json!("10.0.0.1"),
+                json!("<none>"),
+                json!("Ubuntu"),
+                json!("<unknown>"),
+                json!("<unknown>"),
+            ]
+        );
+        let not_ready = json!({"metadata": {"name": "n2"},
+        "status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}});
+        assert_eq!(cell(Builtin::Node, not_ready, "Status"), "NotReady");
+        let bare = one(Builtin::Node, json!({"metadata": {"name": "n3"}}));
+        assert_eq!(bare[1], "Unknown");
+        assert_eq!(bare[2], "<none>");
+    }
+
+    #[test]
+    fn namespace_phase() {
+        let ns = json!({"metadata": {"name": "dev", "deletionTimestamp": ago(1)},
+        "status": {"phase": "Terminating"}});
+        assert_eq!(cell(Builtin::Namespace, ns, "Status"), "Terminating");
+        let ns = json!({"metadata": {"name": "dev"}, "status": {"phase": "Active"}});
+        assert_eq!(cell(Builtin::Namespace, ns, "Status"), "Active");
+    }
+
+    #[test]
+    fn service_cells() {
+        let svc = json!({"metadata": {"name": "web"},
+        "spec": {"type": "NodePort", "clusterIP": "10.96.0.10",
+            "ports": [{"port": 80, "nodePort": 30080, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}],
+            "selector": {"app": "web"}}});
+        let cells = one(Builtin::Service, svc);
+        assert_eq!(
+            &cells[1..5],
+            [json!("NodePort"), json!("10.96.0.10"), json!("<none>"), json!("80:30080/TCP,53/UDP")]
+        );
+        assert_eq!(cells[6], "app=web");
+        let lb = json!({"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "clusterIP": "None"}});
+        let cells = one(Builtin::Service, lb);
+        assert_eq!(cells[2], "None");
+        assert_eq!(cells[3], "<pending>");
+        assert_eq!(cells[4], "<none>");
+        assert_eq!(cells[6], "<none>");
+    }
+
+    #[test]
+    fn endpoints_list_three_then_more() {
+        let ep = json!({"metadata": {"name": "web"}, "subsets": [{
+        "addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}, {"ip": "fd00::3"}, {"ip": "10.0.0.4"}],
+        "ports": [{"port": 8080}]}]});
+        assert_eq!(cell(Builtin::Endpoints, ep, "Endpoints"), "10.0.0.1:8080,10.0.0.2:8080,[fd00::3]:8080 + 1 more...");
+        let empty = json!({"metadata": {"name": "web"}});
+        assert_eq!(cell(Builtin::Endpoints, empty, "Endpoints"), "<none>");
+    }
+
+    #[test]
+    fn data_and_secret_counts() {
+        let cm = json!({"metadata": {"name": "c"}, "data": {"a": "1"}, "binaryData": {"b": ""}});
+        assert_eq!(cell(Builtin::ConfigMap, cm, "Data"), 2);
+        let s = json!({"metadata": {"name": "s"}, "type": "Opaque", "data": {"a": "MQ=="}});
+        assert_eq!(one(Builtin::Secret, s)[1..3], [json!("Opaque"), json!(1)]);
+        let sa = json!({"metadata": {"name": "default"}});
+        assert_eq!(cell(Builtin::ServiceAccount, sa, "Secrets"), 0);
+        let lease = json!({"metadata": {"name": "kcm"}, "spec": {"holderIdentity": "host_1"}});
+        assert_eq!(cell(Builtin::Lease, lease, "Holder"), "host_1");
+    }
+
+    #[test]
+    fn pod_template_cells() {
+        let pt = json!({"metadata": {"name": "t"}, "template": {
+        "metadata": {"labels": {"b": "2", "a": "1"}},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]}}});
+        assert_eq!(one(Builtin::PodTemplate, pt), [json!("t"), json!("app"), json!("nginx"), json!("a=1,b=2")]);
+    }
+
+    #[test]
+    fn core_and_events_v1_events_print_alike() {
+        let core = json!({"metadata": {"name": "web-0.17"},
+        "involvedObject": {"kind": "Pod", "name": "web-0", "fieldPath": "spec.containers{app}"},
+        "reason": "Pulled", "message": "Pulled image \n", "type": "Normal",
+        "source": {"component": "kubelet", "host": "node-1"},
+        "firstTimestamp": ago(600), "lastTimestamp": ago(60), "count": 3});
+        let v1 = json!({"metadata": {"name": "web-0.17"},
+        "regarding": {"kind": "Pod", "name": "web-0", "fieldPath": "spec.containers{app}"},
+        "reason": "Pulled", "note": "Pulled image \n", "type": "Normal",
+        "deprecatedSource": {"component": "kubelet", "host": "node-1"},
+        "deprecatedFirstTimestamp": ago(600), "deprecatedLastTimestamp": ago(60),
+        "deprecatedCount": 3});
+        let want = [
+            json!("60s"),
+            json!("Normal"),
+            json!("Pulled"),
+            json!("pod/web-0"),
+            json!("spec.containers{app}"),
+            json!("kubelet, node-1"),
+            json!("Pulled image"),
+            json!("10m"),
+            json!(3),
+            json!("web-0.17"),
+        ];
+        assert_eq!(one(Builtin::CoreEvent, core), want);
+        assert_eq!(one(Builtin::EventsEvent, v1), want);
+    }
+
+    #[test]
+    fn new_style_event_uses_event_time_series_and_reporter() {
+        let ev = json!({"metadata": {"name": "e"},
+        "regarding": {"kind": "Node"}, "reason": "R", "type": "Warning",
+        "eventTime": "2024-06-01T11:59:00.000000Z",
+        "reportingController": "kcm", "reportingInstance": "kcm-1"});
+        let cells = one(Builtin::EventsEvent, ev.clone());
+        assert_eq!(cells[0], "60s");
+        assert_eq!(cells[3], "node");
+        assert_eq!(cells[5], "kcm, kcm-1");
+        assert_eq!(cells[8], 1);
+        let mut series = ev;
+        series["series"] = json!({"count": 7, "lastObservedTime": ago(5)});
+        let cells = one(Builtin::EventsEvent, series);
+        assert_eq!(cells[0], "5s");
+        assert_eq!(cells[8], 7);
+        assert_eq!(cells[7], "60s");
+    }
+
+    #[test]
+    fn custom_resources_get_name_and_age() {
+        let cr = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "creationTimestamp": ago(45)}});
+        let t = table(None, &[cr], IncludeObject::None, now(), json!({}));
+        assert_eq!(t["columnDefinitions"][0]["name"], "Name");
+        assert_eq!(t["columnDefinitions"][1]["name"], "Age");
+        assert_eq!(t["columnDefinitions"][1]["type"], "date");
+        assert_eq!(t["rows"][0]["cells"], json!(["w", "45s"]));
+        let no_time = table(None, &[json!({"metadata": {"name": "w"}})], IncludeObject::None, now(), json!({}));
+        assert_eq!(no_time["rows"][0]["cells"], json!(["w", null]));
+    }
+
+    #[test]
+    fn include_object_variants() {
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default", "resourceVersion": "7"}, "data": {}});
+        let meta = json!({"resourceVersion": "9"});
+        let none =
+            table(Some(Builtin::ConfigMap), std::slice::from_ref(&obj), IncludeObject::None, now(), meta.clone());
+        assert_eq!(none["kind"], "Table");
+        assert_eq!(none["apiVersion"], "meta.k8s.io/v1");
+        assert_eq!(none["metadata"], meta);
+        assert!(none["rows"][0].get("object").is_none());
+        let partial =
+            table(Some(Builtin::ConfigMap), std::slice::from_ref(&obj), IncludeObject::Metadata, now(), meta.clone());
+        assert_eq!(
+            partial["rows"][0]["object"],
+            json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": {"name": "c", "namespace": "default", "resourceVersion": "7"}})
+        );
+        let full = table(Some(Builtin::ConfigMap), std::slice::from_ref(&obj), IncludeObject::Object, now(), meta);
+        assert_eq!(full["rows"][0]["object"], obj);
+        let empty = table(Some(Builtin::Pod), &[], IncludeObject::Metadata, now(), Value::Null);
+        assert_eq!(empty["rows"], json!([]));
+        assert_eq!(empty["metadata"], json!({}));
+        assert_eq!(empty["columnDefinitions"][0]["priority"], 0);
+        assert_eq!(empty["columnDefinitions"][0]["format"], "name");
+    }
+
+    #[test]
+    fn include_object_parse() {
+        assert_eq!(IncludeObject::parse(""), Ok(IncludeObject::Metadata));
+        assert_eq!(IncludeObject::parse("None"), Ok(IncludeObject::None));
+        assert_eq!(IncludeObject::parse("Metadata"), Ok(IncludeObject::Metadata));
+        assert_eq!(IncludeObject::parse("Object"), Ok(IncludeObject::Object));
+        let err = IncludeObject::parse("object").expect_err("lower-case is rejected");
+        assert_eq!(
+            err.to_string(),
+            "Unable to convert to Table as requested: includeObject: Invalid value: \"object\": \
+         must be 'Metadata', 'Object', 'None', or empty"
+        );
+        assert_eq!(IncludeObject::default(), IncludeObject::Metadata);
+    }
+
+    #[test]
+    fn every_builtin_row_matches_its_columns() {
+        let kinds = Builtin::ALL;
+        for kind in kinds {
+            for obj in [json!({}), json!(null), json!({"metadata": null, "spec": 3})] {
+                let t = table(Some(kind), &[obj], IncludeObject::Metadata, now(), json!({}));
+                assert_eq!(
+                    t["rows"][0]["cells"].as_array().expect("array").len(),
+                    t["columnDefinitions"].as_array().expect("array").len(),
+                    "{kind:?}"
+                );
+            }
+        }
+    }
 }

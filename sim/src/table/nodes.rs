@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::{age, flag, get, list, name, text};
+use super::access::{flag, get, list, text};
+use super::cells::{age, name};
 
 pub(super) fn print_node(obj: &Value, now: Timestamp) -> Vec<Value> {
     let ready = list(obj, &["status", "conditions"]).iter().rev().find(|c| text(c, &["type"]) == "Ready");

@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
+use super::access::{flag, get, int, list, str_at, text, time};
+use super::cells::{Row, age, name};
 use super::format::{or_none, since};
-use super::{Row, age, flag, get, int, list, name, str_at, text, time};
 
 /// Why a pod is where it is: the STATUS column, plus READY and RESTARTS.
 pub(super) fn print_pod(obj: &Value, now: Timestamp) -> Row {

@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 use jiff::Timestamp;
 use serde_json::Value;
 
+use super::access::{get, int, list, strings, text};
+use super::cells::{age, name};
 use super::format::{format_labels, or_none};
-use super::{age, get, int, list, name, strings, text};
 
 pub(super) fn print_service(obj: &Value, now: Timestamp) -> Vec<Value> {
     // The real server always defaults spec.type.

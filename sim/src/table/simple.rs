@@ -5,7 +5,9 @@
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::{age, get, human_duration, list, map_len, name, str_at, text};
+use super::access::{get, list, map_len, str_at, text};
+use super::cells::{age, name};
+use super::format::human_duration;
 
 pub(super) fn print_custom(obj: &Value, now: Timestamp) -> Vec<Value> {
     // The Age column is a JSONPath column: a missing value is a null cell.

@@ -3,8 +3,9 @@
 use jiff::Timestamp;
 use serde_json::Value;
 
+use super::access::{get, int, list};
+use super::cells::{age, name};
 use super::format::{container_cells, format_label_selector, format_labels, selector_string};
-use super::{age, get, int, list, name};
 
 pub(super) fn print_pod_template(obj: &Value) -> Vec<Value> {
     let (names, images) = container_cells(list(obj, &["template", "spec", "containers"]));

@@ -4,12 +4,13 @@
 
 use serde_json::Value;
 
+use super::access::{at, int, list, map, semantic_eq, text};
+use super::errors::{Errors, IMMUTABLE, nonnegative};
 use super::meta::label_selector;
-use super::pod::{nonnegative, pod_template_spec};
+use super::pod::pod_template_spec;
 use super::render::{go_label_selector, go_quote, go_string_map};
 use super::syntax::percent_messages;
 use super::values::{IntOrString, Selector};
-use super::{Errors, IMMUTABLE, at, int, list, map, semantic_eq, text};
 
 /// `ValidateDeploymentSpec`.
 pub(super) fn deployment_spec(errs: &mut Errors, spec: &Value) {

@@ -6,11 +6,12 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::access::{at, int, list, map, semantic_eq, text};
+use super::errors::Errors;
 use super::meta::labels;
 use super::pod::{port_number, protocol};
 use super::render::go_quote;
 use super::syntax::{config_map_key, dns1123_label, port_name_messages, qualified_name};
-use super::{Errors, at, int, list, map, semantic_eq, text};
 
 /// Part of `ValidateService`.
 pub(super) fn service_spec(errs: &mut Errors, spec: &Value) {

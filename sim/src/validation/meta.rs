@@ -6,12 +6,15 @@ use serde_json::Value;
 
 use crate::resources::Builtin;
 
-use super::pod::nonnegative;
+use super::access::{at, int, list, str_of, text};
+use super::errors::{Errors, IMMUTABLE, nonnegative};
 use super::render::go_quote;
 use super::syntax::{
     dns1035_label, dns1123_label, dns1123_subdomain, label_value, mask_trailing_dash, path_segment_name, qualified_name,
 };
-use super::{Errors, IMMUTABLE, TOTAL_ANNOTATION_SIZE_LIMIT, at, int, list, str_of, text};
+
+/// Upstream `TotalAnnotationSizeLimitB`.
+pub(super) const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
 /// `ValidateObjectMeta` with the name rule of `kind`.
 pub(super) fn object_meta(errs: &mut Errors, kind: Builtin, meta: &Value) {

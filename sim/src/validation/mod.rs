@@ -4,6 +4,13 @@
 //! caller turns into a 422 Invalid status whose causes are [`Cause`]s.
 //! Decoding and unknown fields come first, in `typed.rs`.
 //!
+//! This file holds the entry points and the per-kind dispatch. The rules
+//! are `meta.rs`, `pod.rs`, `apps.rs`, `core_v1.rs` and `policy.rs`; what
+//! they share is `errors.rs` (causes and their messages), `access.rs`
+//! (reading the JSON), `render.rs` (Go's rendering of values), `syntax.rs`
+//! (name and value syntax) and `values.rs` (selectors, int-or-string). None
+//! of them imports this file.
+//!
 //! Field validation expects the *defaulted* object (see the `defaults` module), as
 //! upstream does. Rules, messages and field paths follow
 //! `k8s.io/apimachinery/pkg/util/validation` (names, labels, `field.Error`
@@ -43,73 +50,34 @@
 //! finalizers in metadata, managedFields, Node, Endpoints, Event and
 //! ServiceAccount specifics, and status.
 
-use std::collections::BTreeSet;
-
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::resources::Builtin;
 
+mod access;
 mod apps;
 mod core_v1;
+mod errors;
 mod meta;
 mod pod;
 mod policy;
 mod render;
 mod syntax;
-#[cfg(test)]
-mod tests;
 mod values;
 
+use access::{at, int, list, map, str_of, text};
 use apps::{deployment_spec, replica_set_spec, selector_immutable};
 use core_v1::{data_keys, finalizer_name, immutable_data, service_spec};
+use errors::{Errors, IMMUTABLE, nonnegative};
 use meta::{object_meta, object_meta_update};
-use pod::{nonnegative, pod_spec, pod_template_spec};
+use pod::{pod_spec, pod_template_spec};
 use policy::pod_disruption_budget_spec;
 use render::go_quote;
 
-/// Reason of a value that does not pass a rule.
-pub const FIELD_VALUE_INVALID: &str = "FieldValueInvalid";
-/// Reason of a missing value.
-pub const FIELD_VALUE_REQUIRED: &str = "FieldValueRequired";
-/// Reason of a value outside an enumeration.
-pub const FIELD_VALUE_NOT_SUPPORTED: &str = "FieldValueNotSupported";
-/// Reason of a value not allowed in the circumstances.
-pub const FIELD_VALUE_FORBIDDEN: &str = "FieldValueForbidden";
-/// Reason of a value that must be unique and is not.
-pub const FIELD_VALUE_DUPLICATE: &str = "FieldValueDuplicate";
-/// Reason of a value that is too long.
-pub const FIELD_VALUE_TOO_LONG: &str = "FieldValueTooLong";
-
-/// Upstream `IsNegativeErrorMsg`.
-const NEGATIVE: &str = "must be greater than or equal to 0";
-/// Upstream `FieldImmutableErrorMsg`.
-const IMMUTABLE: &str = "field is immutable";
-/// Upstream `TotalAnnotationSizeLimitB`.
-const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
-
-/// One validation failure: a `StatusCause` of the 422 Invalid status.
-///
-/// The status message upstream is `<Kind> "<name>" is invalid: ` followed by
-/// `<field>: <message>` for each cause, joined with `, ` (in brackets when
-/// there are several).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[doc(alias = "StatusCause")]
-#[doc(alias = "field.Error")]
-pub struct Cause {
-    /// The cause type, one of the `FIELD_VALUE_*` constants.
-    pub reason: &'static str,
-    /// The message without the field (upstream `ErrorBody`), e.g.
-    /// `Invalid value: -1: must be greater than or equal to 0`.
-    pub message: String,
-    /// The field path, e.g. `spec.template.spec.containers[0].name`.
-    pub field: String,
-}
-
-impl std::fmt::Display for Cause {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
+pub use errors::{
+    Cause, FIELD_VALUE_DUPLICATE, FIELD_VALUE_FORBIDDEN, FIELD_VALUE_INVALID, FIELD_VALUE_NOT_SUPPORTED,
+    FIELD_VALUE_REQUIRED, FIELD_VALUE_TOO_LONG,
+};
 
 /// Validates an object about to be created.
 #[doc(alias = "ValidateDeployment")]
@@ -134,8 +102,6 @@ pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     spec(&mut errs, kind, new, Some(old));
     errs.finish()
 }
-
-// === per kind ===
 
 /// The kind-specific rules; `old` is set on update.
 fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
@@ -202,108 +168,483 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
     }
 }
 
-// === utils ===
+#[cfg(test)]
+mod tests {
+    //! Tests of field validation: valid objects pass, and each rule gives
+    //! upstream's reason, field path and message.
 
-/// The causes found so far, built like upstream's `field.Error`s.
-#[derive(Default)]
-struct Errors(Vec<Cause>);
+    use serde_json::json;
 
-impl Errors {
-    /// Appends a cause.
-    fn push(&mut self, reason: &'static str, field: &str, message: String) {
-        self.0.push(Cause { reason, message, field: field.to_owned() });
+    use super::meta::TOTAL_ANNOTATION_SIZE_LIMIT;
+    use super::*;
+
+    // === utils ===
+
+    /// What `kubectl create deployment web --image=nginx` sends, defaulted.
+    fn deployment() -> Value {
+        let mut object = json!({
+            "kind": "Deployment",
+            "apiVersion": "apps/v1",
+            "metadata": {"name": "web", "namespace": "default", "creationTimestamp": null,
+                "labels": {"app": "web"}},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"creationTimestamp": null, "labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "nginx", "image": "nginx", "resources": {}}]}
+                },
+                "strategy": {}
+            },
+            "status": {}
+        });
+        crate::defaults::apply(Builtin::Deployment, &mut object);
+        object
     }
 
-    /// `field.Invalid`; `shown` is the Go rendering of the bad value.
-    fn invalid(&mut self, field: &str, shown: String, detail: &str) {
-        self.push(FIELD_VALUE_INVALID, field, with_detail(format!("Invalid value: {shown}"), detail));
-    }
-
-    /// `field.Required`.
-    fn required(&mut self, field: &str, detail: &str) {
-        self.push(FIELD_VALUE_REQUIRED, field, with_detail("Required value".to_owned(), detail));
-    }
-
-    /// `field.Duplicate`.
-    fn duplicate(&mut self, field: &str, shown: String) {
-        self.push(FIELD_VALUE_DUPLICATE, field, format!("Duplicate value: {shown}"));
-    }
-
-    /// `field.NotSupported`.
-    fn not_supported(&mut self, field: &str, shown: String, allowed: &[&str]) {
-        let quoted: Vec<String> = allowed.iter().map(|a| go_quote(a)).collect();
-        let detail = format!("supported values: {}", quoted.join(", "));
-        self.push(FIELD_VALUE_NOT_SUPPORTED, field, format!("Unsupported value: {shown}: {detail}"));
-    }
-
-    /// `field.Forbidden`.
-    fn forbidden(&mut self, field: &str, detail: &str) {
-        self.push(FIELD_VALUE_FORBIDDEN, field, with_detail("Forbidden".to_owned(), detail));
-    }
-
-    /// `field.TooLong`.
-    fn too_long(&mut self, field: &str, max: usize) {
-        self.push(FIELD_VALUE_TOO_LONG, field, format!("Too long: may not be more than {max} bytes"));
-    }
-
-    /// The causes without repeats (upstream `ToAggregate` drops duplicates).
-    fn finish(self) -> Vec<Cause> {
-        let mut seen = BTreeSet::new();
-        self.0.into_iter().filter(|c| seen.insert((c.field.clone(), c.message.clone()))).collect()
-    }
-}
-
-/// `body: detail`, or `body` when there is no detail.
-fn with_detail(body: String, detail: &str) -> String {
-    if detail.is_empty() { body } else { format!("{body}: {detail}") }
-}
-
-/// The JSON null every missing field reads as.
-static NULL: Value = Value::Null;
-
-/// `value[key]`, null when absent or when `value` is not an object.
-fn at<'a>(value: &'a Value, key: &str) -> &'a Value {
-    value.get(key).unwrap_or(&NULL)
-}
-
-/// A string field, "" when absent or not a string.
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    str_of(at(value, key))
-}
-
-/// A string value, "" when not a string.
-fn str_of(value: &Value) -> &str {
-    value.as_str().unwrap_or("")
-}
-
-/// An integer field.
-fn int(value: &Value, key: &str) -> Option<i64> {
-    at(value, key).as_i64()
-}
-
-/// An array field, empty when absent.
-fn list<'a>(value: &'a Value, key: &str) -> &'a [Value] {
-    at(value, key).as_array().map(Vec::as_slice).unwrap_or(&[])
-}
-
-/// An object field, empty when absent.
-fn map<'a>(value: &'a Value, key: &str) -> &'a Map<String, Value> {
-    static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
-    at(value, key).as_object().unwrap_or(&EMPTY)
-}
-
-/// Upstream semantic equality: null, absent, `{}` and `[]` are alike.
-fn semantic_eq(a: &Value, b: &Value) -> bool {
-    fn is_empty(v: &Value) -> bool {
-        v.is_null() || v.as_object().is_some_and(Map::is_empty) || v.as_array().is_some_and(Vec::is_empty)
-    }
-    match (a, b) {
-        _ if is_empty(a) && is_empty(b) => true,
-        (Value::Object(x), Value::Object(y)) => {
-            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            keys.into_iter().all(|k| semantic_eq(at(a, k), at(b, k)))
+    /// A defaulted ReplicaSet.
+    fn replica_set() -> Value {
+        let mut object = deployment();
+        object["kind"] = json!("ReplicaSet");
+        if let Some(spec) = object["spec"].as_object_mut() {
+            for field in ["strategy", "revisionHistoryLimit", "progressDeadlineSeconds"] {
+                spec.remove(field);
+            }
         }
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| semantic_eq(p, q)),
-        _ => a == b,
+        object
+    }
+
+    /// What `kubectl run web --image=nginx` sends, defaulted.
+    fn pod() -> Value {
+        let mut object = json!({
+            "kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": "web", "labels": {"run": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx", "resources": {}}]}
+        });
+        crate::defaults::apply(Builtin::Pod, &mut object);
+        object
+    }
+
+    /// `object` with the JSON pointer `path` set to `value` (objects on the
+    /// way are created).
+    fn with(mut object: Value, path: &str, value: Value) -> Value {
+        let mut target = &mut object;
+        for part in path.split('/').filter(|p| !p.is_empty()) {
+            target = match part.parse::<usize>() {
+                Ok(i) => &mut target[i],
+                Err(_) => &mut target[part],
+            };
+        }
+        *target = value;
+        object
+    }
+
+    /// `object` without the field at the JSON pointer `path`.
+    fn without(mut object: Value, path: &str) -> Value {
+        let (parent, last) = path.rsplit_once('/').unwrap_or(("", path));
+        if let Some(parent) = object.pointer_mut(parent).and_then(Value::as_object_mut) {
+            parent.remove(last);
+        }
+        object
+    }
+
+    /// The causes as `field: message` lines, as kubectl prints them.
+    fn lines(causes: &[Cause]) -> Vec<String> {
+        causes.iter().map(ToString::to_string).collect()
+    }
+
+    const LABEL_REGEX_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+    const SUBDOMAIN_REGEX_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+    // === tests ===
+
+    #[test]
+    fn valid_objects_pass() {
+        assert_eq!(lines(&validate_create(Builtin::Deployment, &deployment())), Vec::<String>::new());
+        assert_eq!(lines(&validate_create(Builtin::ReplicaSet, &replica_set())), Vec::<String>::new());
+        assert_eq!(lines(&validate_create(Builtin::Pod, &pod())), Vec::<String>::new());
+        let recreate = with(deployment(), "/spec/strategy", json!({"type": "Recreate"}));
+        assert!(validate_create(Builtin::Deployment, &recreate).is_empty());
+        let mut svc = json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"},
+        "ports": [{"name": "http", "port": 80, "targetPort": "http"}, {"name": "metrics", "port": 9090}]}});
+        crate::defaults::apply(Builtin::Service, &mut svc);
+        assert!(validate_create(Builtin::Service, &svc).is_empty());
+        let cm = json!({"metadata": {"name": "c"}, "data": {"app.properties": "x", "KEY_1": "y"}});
+        assert!(validate_create(Builtin::ConfigMap, &cm).is_empty());
+        let generated = json!({"metadata": {"generateName": "web-"}, "spec": pod()["spec"].clone()});
+        assert!(validate_create(Builtin::Pod, &generated).is_empty());
+    }
+
+    #[test]
+    fn deployment_rules() {
+        let cases: Vec<(Value, Vec<&str>)> = vec![
+            (
+                with(deployment(), "/spec/replicas", json!(-1)),
+                vec!["spec.replicas: Invalid value: -1: must be greater than or equal to 0"],
+            ),
+            (
+                with(deployment(), "/spec/minReadySeconds", json!(-5)),
+                vec!["spec.minReadySeconds: Invalid value: -5: must be greater than or equal to 0"],
+            ),
+            (
+                with(deployment(), "/spec/revisionHistoryLimit", json!(-1)),
+                vec!["spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0"],
+            ),
+            (
+                with(
+                    with(deployment(), "/spec/minReadySeconds", json!(700)),
+                    "/spec/progressDeadlineSeconds",
+                    json!(600),
+                ),
+                vec!["spec.progressDeadlineSeconds: Invalid value: 600: must be greater than minReadySeconds"],
+            ),
+            (
+                without(deployment(), "/spec/selector"),
+                vec![
+                    "spec.selector: Required value",
+                    "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
+                ],
+            ),
+            (
+                with(deployment(), "/spec/selector", json!({"matchLabels": {}})),
+                vec![
+                    "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment",
+                ],
+            ),
+            (
+                with(deployment(), "/spec/selector/matchLabels/app", json!("api")),
+                vec![
+                    "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
+                ],
+            ),
+            (
+                with(deployment(), "/spec/selector", json!({"matchExpressions": [{"key": "app", "operator": "In"}]})),
+                vec![
+                    "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+                    "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement{Key:\"app\", Operator:\"In\", Values:[]string(nil)}}}: invalid label selector",
+                ],
+            ),
+            (
+                with(deployment(), "/spec/strategy", json!({"type": "Recreate", "rollingUpdate": {}})),
+                vec!["spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"],
+            ),
+            (
+                with(deployment(), "/spec/strategy", json!({"type": "BlueGreen"})),
+                vec![
+                    "spec.strategy: Unsupported value: apps.DeploymentStrategy{Type:\"BlueGreen\", RollingUpdate:(*apps.RollingUpdateDeployment)(nil)}: supported values: \"Recreate\", \"RollingUpdate\"",
+                ],
+            ),
+            (
+                with(deployment(), "/spec/strategy/rollingUpdate", json!({"maxSurge": 0, "maxUnavailable": 0})),
+                vec![
+                    "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}: may not be 0 when `maxSurge` is 0",
+                ],
+            ),
+            (
+                with(deployment(), "/spec/strategy/rollingUpdate", json!({"maxSurge": "0%", "maxUnavailable": "0%"})),
+                vec![
+                    "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"0%\"}: may not be 0 when `maxSurge` is 0",
+                ],
+            ),
+            (
+                with(deployment(), "/spec/strategy/rollingUpdate/maxUnavailable", json!("150%")),
+                vec![
+                    "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"150%\"}: must not be greater than 100%",
+                ],
+            ),
+            (
+                with(deployment(), "/spec/strategy/rollingUpdate/maxSurge", json!("abc")),
+                vec![
+                    "spec.strategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"abc\"}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+                ],
+            ),
+            (
+                with(deployment(), "/spec/strategy/rollingUpdate/maxSurge", json!(-1)),
+                vec!["spec.strategy.rollingUpdate.maxSurge: Invalid value: -1: must be greater than or equal to 0"],
+            ),
+            (
+                with(deployment(), "/spec/template/spec/restartPolicy", json!("Never")),
+                vec!["spec.template.spec.restartPolicy: Unsupported value: \"Never\": supported values: \"Always\""],
+            ),
+            (
+                with(deployment(), "/spec/template/spec/activeDeadlineSeconds", json!(30)),
+                vec![
+                    "spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported",
+                ],
+            ),
+            (
+                with(deployment(), "/spec/template/spec/containers", json!([])),
+                vec!["spec.template.spec.containers: Required value"],
+            ),
+        ];
+        for (object, want) in cases {
+            assert_eq!(lines(&validate_create(Builtin::Deployment, &object)), want);
+        }
+    }
+
+    #[test]
+    fn container_rules() {
+        let containers = |list: Value| {
+            let mut object = with(deployment(), "/spec/template/spec/containers", list);
+            crate::defaults::apply(Builtin::Deployment, &mut object);
+            lines(&validate_create(Builtin::Deployment, &object))
+        };
+        const C: &str = "spec.template.spec.containers";
+        assert_eq!(containers(json!([{"name": "", "image": "nginx"}])), vec![format!("{C}[0].name: Required value")]);
+        assert_eq!(
+            containers(json!([{"name": "Web_1", "image": "nginx"}])),
+            vec![format!("{C}[0].name: Invalid value: \"Web_1\": {LABEL_REGEX_MSG}")]
+        );
+        assert_eq!(
+            containers(json!([{"name": "a", "image": "nginx"}, {"name": "a", "image": "redis"}])),
+            vec![format!("{C}[1].name: Duplicate value: \"a\"")]
+        );
+        assert_eq!(containers(json!([{"name": "a"}])), vec![format!("{C}[0].image: Required value")]);
+        assert_eq!(
+            containers(json!([{"name": "a", "image": "a", "imagePullPolicy": "Sometimes",
+            "ports": [{"containerPort": 70000, "protocol": "HTTP"}]}])),
+            vec![
+                format!("{C}[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+                format!(
+                    "{C}[0].ports[0].protocol: Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\""
+                ),
+                format!(
+                    "{C}[0].imagePullPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"IfNotPresent\", \"Never\""
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn replica_set_rules() {
+        let cases: Vec<(Value, Vec<&str>)> = vec![
+            (
+                with(replica_set(), "/spec/replicas", json!(-2)),
+                vec!["spec.replicas: Invalid value: -2: must be greater than or equal to 0"],
+            ),
+            (
+                with(replica_set(), "/spec/minReadySeconds", json!(-1)),
+                vec!["spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0"],
+            ),
+            (
+                without(replica_set(), "/spec/selector"),
+                vec![
+                    "spec.selector: Required value",
+                    "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
+                ],
+            ),
+            (
+                with(replica_set(), "/spec/template/metadata/labels", json!({"app": "other", "tier": "x"})),
+                vec![
+                    "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"other\", \"tier\":\"x\"}: `selector` does not match template `labels`",
+                ],
+            ),
+        ];
+        for (object, want) in cases {
+            assert_eq!(lines(&validate_create(Builtin::ReplicaSet, &object)), want);
+        }
+    }
+
+    #[test]
+    fn names_labels_and_annotations() {
+        let named = |name: &str| with(deployment(), "/metadata/name", json!(name));
+        assert_eq!(
+            lines(&validate_create(Builtin::Deployment, &named("Web"))),
+            vec![format!("metadata.name: Invalid value: \"Web\": {SUBDOMAIN_REGEX_MSG}")]
+        );
+        assert!(validate_create(Builtin::Deployment, &named("web.v2")).is_empty());
+        assert_eq!(
+            lines(&validate_create(Builtin::Deployment, &named(&"a".repeat(254)))),
+            vec![format!("metadata.name: Invalid value: \"{}\": must be no more than 253 characters", "a".repeat(254))]
+        );
+        assert_eq!(
+            lines(&validate_create(Builtin::Deployment, &without(deployment(), "/metadata/name"))),
+            vec!["metadata.name: Required value: name or generateName is required"]
+        );
+        assert_eq!(
+            lines(&validate_create(Builtin::Namespace, &json!({"metadata": {"name": "team.a"}}))),
+            vec![format!("metadata.name: Invalid value: \"team.a\": {LABEL_REGEX_MSG}")]
+        );
+        let svc = json!({"metadata": {"name": "1web"}, "spec": {"type": "ClusterIP", "sessionAffinity": "None",
+        "ports": [{"port": 80, "protocol": "TCP", "targetPort": 80}]}});
+        assert_eq!(
+            lines(&validate_create(Builtin::Service, &svc)),
+            vec![
+                "metadata.name: Invalid value: \"1web\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+            ]
+        );
+        assert_eq!(
+            lines(&validate_create(
+                Builtin::Deployment,
+                &with(deployment(), "/metadata/labels", json!({"app/x/y": "web"}))
+            )),
+            vec![
+                "metadata.labels: Invalid value: \"app/x/y\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            ]
+        );
+        assert_eq!(
+            lines(&validate_create(
+                Builtin::Deployment,
+                &with(deployment(), "/metadata/labels", json!({"app": "-web"}))
+            )),
+            vec![
+                "metadata.labels: Invalid value: \"-web\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+            ]
+        );
+        assert_eq!(
+            lines(&validate_create(
+                Builtin::Deployment,
+                &with(deployment(), "/metadata/annotations", json!({"Example.com/": "x"}))
+            )),
+            vec![
+                "metadata.annotations: Invalid value: \"Example.com/\": name part must be non-empty",
+                "metadata.annotations: Invalid value: \"Example.com/\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+            ]
+        );
+        let big = with(deployment(), "/metadata/annotations", json!({"a": "x".repeat(TOTAL_ANNOTATION_SIZE_LIMIT)}));
+        assert_eq!(
+            lines(&validate_create(Builtin::Deployment, &big)),
+            vec!["metadata.annotations: Too long: may not be more than 262144 bytes"]
+        );
+        let template_label = with(deployment(), "/spec/template/metadata/labels/bad key", json!("x"));
+        assert_eq!(
+            lines(&validate_create(Builtin::Deployment, &template_label))[0],
+            "spec.template.metadata.labels: Invalid value: \"bad key\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        );
+    }
+
+    #[test]
+    fn pod_rules() {
+        let mut bare = json!({"metadata": {"name": "p"}, "spec": {}});
+        crate::defaults::apply(Builtin::Pod, &mut bare);
+        assert_eq!(lines(&validate_create(Builtin::Pod, &bare)), vec!["spec.containers: Required value"]);
+        let ephemeral = with(pod(), "/spec/ephemeralContainers", json!([{"name": "debug", "image": "busybox"}]));
+        assert_eq!(
+            lines(&validate_create(Builtin::Pod, &ephemeral)),
+            vec!["spec.ephemeralContainers: Forbidden: cannot be set on create"]
+        );
+        let bad = with(with(pod(), "/spec/restartPolicy", json!("Sometimes")), "/spec/dnsPolicy", json!("Cloud"));
+        assert_eq!(
+            lines(&validate_create(Builtin::Pod, &bad)),
+            vec![
+                "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"",
+                "spec.dnsPolicy: Unsupported value: \"Cloud\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\"",
+            ]
+        );
+        // A pod may use OnFailure; a template may not.
+        let on_failure = with(pod(), "/spec/restartPolicy", json!("OnFailure"));
+        assert!(validate_create(Builtin::Pod, &on_failure).is_empty());
+    }
+
+    #[test]
+    fn other_kinds() {
+        let cm = json!({"metadata": {"name": "c"}, "data": {"a b": "x"}, "binaryData": {"k": ""}});
+        let cm = with(cm, "/data/k", json!("y"));
+        assert_eq!(
+            lines(&validate_create(Builtin::ConfigMap, &cm)),
+            vec![
+                "data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+                "data[k]: Invalid value: \"k\": duplicate of key present in binaryData",
+            ]
+        );
+        let ns = json!({"metadata": {"name": "a"}, "spec": {"finalizers": ["custom"]}});
+        assert_eq!(
+            lines(&validate_create(Builtin::Namespace, &ns)),
+            vec![
+                "spec.finalizers: Invalid value: \"custom\": name is neither a standard finalizer name nor is it fully qualified"
+            ]
+        );
+        let svc = json!({"metadata": {"name": "s"}, "spec": {"type": "Magic", "sessionAffinity": "None",
+        "ports": [{"port": 80, "protocol": "TCP", "targetPort": 80}, {"port": 0, "protocol": "TCP", "targetPort": 80}]}});
+        assert_eq!(
+            lines(&validate_create(Builtin::Service, &svc)),
+            vec![
+                "spec.ports[0].name: Required value",
+                "spec.ports[1].name: Required value",
+                "spec.ports[1].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+                "spec.type: Unsupported value: \"Magic\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"",
+            ]
+        );
+        let no_ports = json!({"metadata": {"name": "s"}, "spec": {"type": "ClusterIP", "sessionAffinity": "None"}});
+        assert_eq!(lines(&validate_create(Builtin::Service, &no_ports)), vec!["spec.ports: Required value"]);
+        let lease = json!({"metadata": {"name": "l"}, "spec": {"leaseDurationSeconds": 0}});
+        assert_eq!(
+            lines(&validate_create(Builtin::Lease, &lease)),
+            vec!["spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"]
+        );
+    }
+
+    #[test]
+    fn updates() {
+        let old = deployment();
+        assert!(validate_update(Builtin::Deployment, &old, &with(old.clone(), "/spec/replicas", json!(5))).is_empty());
+        let moved = with(
+            with(old.clone(), "/spec/selector/matchLabels/app", json!("web2")),
+            "/spec/template/metadata/labels/app",
+            json!("web2"),
+        );
+        assert_eq!(
+            lines(&validate_update(Builtin::Deployment, &old, &moved)),
+            vec![
+                "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web2\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"
+            ]
+        );
+        let renamed = with(old.clone(), "/metadata/name", json!("web2"));
+        assert_eq!(
+            lines(&validate_update(Builtin::Deployment, &old, &renamed)),
+            vec!["metadata.name: Invalid value: \"web2\": field is immutable"]
+        );
+        // An empty matchExpressions list is the same selector.
+        let same = with(old.clone(), "/spec/selector/matchExpressions", json!([]));
+        assert!(validate_update(Builtin::Deployment, &old, &same).is_empty());
+        let rs = replica_set();
+        let rs_moved = with(rs.clone(), "/spec/selector/matchLabels/tier", json!("x"));
+        let rs_moved = with(rs_moved, "/spec/template/metadata/labels/tier", json!("x"));
+        assert_eq!(
+            lines(&validate_update(Builtin::ReplicaSet, &rs, &rs_moved)),
+            vec![
+                "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web\", \"tier\":\"x\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"
+            ]
+        );
+        let rs_negative = with(rs.clone(), "/spec/replicas", json!(-1));
+        assert_eq!(
+            lines(&validate_update(Builtin::ReplicaSet, &rs, &rs_negative)),
+            vec!["spec.replicas: Invalid value: -1: must be greater than or equal to 0"]
+        );
+
+        let secret = json!({"metadata": {"name": "s"}, "type": "Opaque", "immutable": true, "data": {"a": "eA=="}});
+        let changed = with(with(secret.clone(), "/data/a", json!("eQ==")), "/type", json!("kubernetes.io/tls"));
+        assert_eq!(
+            lines(&validate_update(Builtin::Secret, &secret, &changed)),
+            vec![
+                "type: Invalid value: \"kubernetes.io/tls\": field is immutable",
+                "data: Forbidden: field is immutable when `immutable` is set",
+            ]
+        );
+        let generation = with(with(old.clone(), "/metadata/generation", json!(3)), "/metadata/uid", json!("u1"));
+        let decremented =
+            with(with(generation.clone(), "/metadata/generation", json!(2)), "/metadata/uid", json!("u2"));
+        assert_eq!(
+            lines(&validate_update(Builtin::Deployment, &generation, &decremented)),
+            vec![
+                "metadata.generation: Invalid value: 2: must not be decremented",
+                "metadata.uid: Invalid value: \"u2\": field is immutable",
+            ]
+        );
+    }
+
+    #[test]
+    fn causes_carry_reason_field_and_message() {
+        let causes = validate_create(Builtin::Deployment, &with(deployment(), "/spec/replicas", json!(-1)));
+        assert_eq!(
+            causes,
+            vec![Cause {
+                reason: FIELD_VALUE_INVALID,
+                message: "Invalid value: -1: must be greater than or equal to 0".to_owned(),
+                field: "spec.replicas".to_owned(),
+            }]
+        );
+        let causes = validate_create(Builtin::Deployment, &without(deployment(), "/spec/selector"));
+        assert_eq!(causes[0].reason, FIELD_VALUE_REQUIRED);
     }
 }

@@ -7,10 +7,11 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::access::{at, int, list, text};
+use super::errors::Errors;
 use super::meta::{labels, meta_maps};
 use super::render::go_quote;
 use super::syntax::{dns1123_label, dns1123_subdomain, port_name_messages};
-use super::{Errors, NEGATIVE, at, int, list, text};
 
 /// `ValidatePodTemplateSpec`: template labels and annotations, then the spec.
 pub(super) fn pod_template_spec(errs: &mut Errors, template: &Value, path: &str) {
@@ -147,12 +148,5 @@ pub(super) fn protocol(errs: &mut Errors, port: &Value, path: &str) {
 pub(super) fn port_number(errs: &mut Errors, number: i64, path: &str) {
     if !(1..=65535).contains(&number) {
         errs.invalid(path, number.to_string(), "must be between 1 and 65535, inclusive");
-    }
-}
-
-/// `ValidateNonnegativeField`.
-pub(super) fn nonnegative(errs: &mut Errors, value: Option<i64>, path: &str) {
-    if let Some(value) = value.filter(|v| *v < 0) {
-        errs.invalid(path, value.to_string(), NEGATIVE);
     }
 }

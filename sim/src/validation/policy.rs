@@ -2,10 +2,11 @@
 
 use serde_json::Value;
 
+use super::access::at;
 use super::apps::positive_int_or_percent;
+use super::errors::Errors;
 use super::meta::label_selector;
 use super::values::IntOrString;
-use super::{Errors, at};
 
 /// `ValidatePodDisruptionBudgetSpec`: at most one of minAvailable and
 /// maxUnavailable, each a non-negative number or a percentage of at most

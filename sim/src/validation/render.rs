@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{at, str_of, text};
+use super::access::{at, str_of, text};
 
 /// Go's `%q` / `%#v` of a string.
 pub(super) fn go_quote(s: &str) -> String {

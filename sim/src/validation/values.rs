@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
+use super::access::{list, map, str_of, text};
 use super::render::go_quote;
 use super::syntax::{label_value, percent_messages, qualified_name};
-use super::{list, map, str_of, text};
 
 /// A parsed label selector (upstream `labels.Selector`).
 pub(super) enum Selector {

@@ -1,5 +1,9 @@
 //! Errors as the API server reports them: `meta.k8s.io/v1` `Status`
 //! objects with a `reason` and an HTTP `code`.
+//!
+//! A leaf: every part of kube-sim that can refuse a request (the verbs,
+//! admission, injected faults) builds an [`ApiError`] here, and this module
+//! needs nothing but the served types' names from `resources`.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
