@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use kube_sim::kubelet::{KubeletConfig, parse_duration};
+use kube_sim::kubelet::KubeletConfig;
 use kube_sim::{Sim, SimConfig};
 
 /// An in-memory Kubernetes API server with a kubelet and scheduler
@@ -35,7 +35,7 @@ struct Flags {
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
-    parse_duration(text).ok_or_else(|| format!("{text:?} is not a duration such as 500ms, 2s or 1m"))
+    kcm_gotime::parse_go_duration(text).map_err(|e| format!("{e} (a duration such as 500ms, 2s or 1m)"))
 }
 
 #[tokio::main]

@@ -21,7 +21,8 @@
 //!
 //! The flags themselves are in `flags.rs`, the upstream flags kcm-rs refuses
 //! in `refused.rs`, the controller table and `--controllers` resolution in
-//! `controllers.rs`, and Go's duration and boolean syntax in `go_values.rs`.
+//! `controllers.rs`, and Go's boolean syntax in `go_values.rs` (Go's durations are
+//! `kcm_gotime`'s).
 //! This module owns the derived [`Config`], its settings and its [`Error`].
 
 use std::net::SocketAddr;
@@ -39,7 +40,8 @@ mod tests;
 
 pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name};
 pub use flags::Flags;
-pub use go_values::{GoDuration, format_go_duration, parse_go_bool, parse_go_duration};
+pub use go_values::parse_go_bool;
+pub use kcm_gotime::{GoDuration, format_go_duration, parse_go_duration};
 pub use refused::{FlagKind, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamFlag};
 
 /// The garbage collector's canonical name, which `--enable-garbage-collector`

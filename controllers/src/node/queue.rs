@@ -27,6 +27,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use kcm_gotime::TokenBucket;
 
 /// How often the driver processes the queues (upstream
 /// `NodeEvictionPeriod`).
@@ -54,52 +55,6 @@ pub enum Outcome {
     Retry(Duration),
 }
 
-/// A token bucket with burst 1 (client-go `flowcontrol` token bucket), or
-/// a limiter that never accepts (rate ≤ 0). Credit is counted in whole
-/// nanoseconds so that refills over many small steps are exact.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TokenBucket {
-    /// Tokens per second; ≤ 0 never accepts.
-    qps: f32,
-    /// Nanoseconds of refill one token costs (`1 / qps`).
-    cost: u64,
-    /// Credit at `last`, in nanoseconds (at most one token's worth: burst 1).
-    credit: u64,
-    /// When `credit` was computed (`None`: full).
-    last: Option<Timestamp>,
-}
-
-impl TokenBucket {
-    /// A full bucket of `qps` tokens per second.
-    pub fn new(qps: f32) -> Self {
-        let cost = if qps > 0.0 { (1e9 / f64::from(qps)).round() as u64 } else { u64::MAX };
-        TokenBucket { qps, cost, credit: cost, last: None }
-    }
-
-    /// The rate.
-    pub fn qps(&self) -> f32 {
-        if self.qps > 0.0 { self.qps } else { 0.0 }
-    }
-
-    /// Takes a token if one is available at `now`.
-    pub fn try_accept(&mut self, now: Timestamp) -> bool {
-        if self.qps <= 0.0 {
-            return false;
-        }
-        if let Some(last) = self.last {
-            let elapsed = u64::try_from(now.duration_since(last).as_nanos()).unwrap_or(0);
-            self.credit = self.credit.saturating_add(elapsed).min(self.cost);
-        }
-        self.last = Some(now);
-        if self.credit >= self.cost {
-            self.credit -= self.cost;
-            true
-        } else {
-            false
-        }
-    }
-}
-
 /// One zone's queue of nodes waiting for a `NoExecute` taint.
 #[derive(Debug, Clone)]
 pub struct ZoneQueue {
@@ -113,8 +68,11 @@ pub struct ZoneQueue {
     seen: HashSet<String>,
     /// Next insertion number.
     next: u64,
-    /// The zone's rate.
-    limiter: TokenBucket,
+    /// The zone's rate, in nodes per second (≤ 0: none).
+    qps: f32,
+    /// Its token bucket: burst 1, as upstream's
+    /// `flowcontrol.NewTokenBucketRateLimiter(qps, 1)`.
+    limiter: TokenBucket<Timestamp>,
 }
 
 impl ZoneQueue {
@@ -126,7 +84,8 @@ impl ZoneQueue {
             index: HashMap::new(),
             seen: HashSet::new(),
             next: 0,
-            limiter: TokenBucket::new(qps),
+            qps: qps.max(0.0),
+            limiter: TokenBucket::new(f64::from(qps), 1),
         }
     }
 
@@ -171,7 +130,7 @@ impl ZoneQueue {
     /// due. The item stays queued until [`complete`](Self::complete).
     pub fn next_due(&mut self, now: Timestamp) -> Option<TimedValue> {
         let (_, id) = *self.heap.first()?;
-        if !self.limiter.try_accept(now) {
+        if !self.limiter.try_take(now) {
             return None;
         }
         let item = &self.items[&id];
@@ -199,19 +158,20 @@ impl ZoneQueue {
     /// drained if the old one had no token left, so a swap does not let an
     /// extra node through.
     pub fn swap_limiter(&mut self, qps: f32, now: Timestamp) {
-        if self.limiter.qps() == qps.max(0.0) {
+        if self.qps == qps.max(0.0) {
             return;
         }
-        let mut limiter = TokenBucket::new(qps);
-        if qps > 0.0 && !self.limiter.try_accept(now) {
-            limiter.try_accept(now);
+        let mut limiter = TokenBucket::new(f64::from(qps), 1);
+        if qps > 0.0 && !self.limiter.try_take(now) {
+            limiter.try_take(now);
         }
+        self.qps = qps.max(0.0);
         self.limiter = limiter;
     }
 
     /// The current rate.
     pub fn qps(&self) -> f32 {
-        self.limiter.qps()
+        self.qps
     }
 
     /// Takes `name` out of the heap, leaving it seen.

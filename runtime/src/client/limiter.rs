@@ -22,25 +22,13 @@ const LONG_THROTTLE_LATENCY: Duration = Duration::from_secs(1);
 #[derive(Clone, Copy, Debug)]
 pub(super) struct ThrottleWait(pub(super) Duration);
 
-/// A token bucket like client-go's (`flowcontrol.NewTokenBucketRateLimiter`,
-/// i.e. `golang.org/x/time/rate`): it starts full with `burst` tokens and
-/// refills at `qps` tokens per second. Taking a token never fails: it
-/// reserves the next one, possibly in the future, and says how long to wait,
-/// so waiters are served in the order they asked.
+/// The client's token bucket (client-go's
+/// `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`): it starts full with
+/// `burst` tokens and refills at `qps` tokens per second. Taking a token
+/// never fails: it reserves the next one, possibly in the future, and says
+/// how long to wait, so waiters are served in the order they asked.
 #[derive(Debug)]
-pub struct TokenBucket {
-    qps: f64,
-    burst: f64,
-    state: Mutex<BucketState>,
-}
-
-#[derive(Debug)]
-struct BucketState {
-    /// Tokens available at `at`; negative when tokens are reserved ahead.
-    tokens: f64,
-    /// When `tokens` was last brought up to date.
-    at: Instant,
-}
+pub struct TokenBucket(Mutex<kcm_gotime::TokenBucket<std::time::Instant>>);
 
 impl TokenBucket {
     /// A full bucket; `None` when `qps <= 0` (no limit).
@@ -48,24 +36,14 @@ impl TokenBucket {
         if qps <= 0.0 || qps.is_nan() {
             return None;
         }
-        let burst = f64::from(burst.max(1));
-        Some(TokenBucket {
-            qps: f64::from(qps),
-            burst,
-            state: Mutex::new(BucketState { tokens: burst, at: Instant::now() }),
-        })
+        Some(TokenBucket(Mutex::new(kcm_gotime::TokenBucket::new(f64::from(qps), burst))))
     }
 
     /// Takes a token and returns how long to wait before using it (zero when
     /// one was available).
     pub fn reserve(&self) -> Duration {
-        let now = Instant::now();
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let elapsed = now.saturating_duration_since(state.at).as_secs_f64();
-        state.tokens = (state.tokens + elapsed * self.qps).min(self.burst);
-        state.at = now;
-        state.tokens -= 1.0;
-        if state.tokens >= 0.0 { Duration::ZERO } else { Duration::from_secs_f64(-state.tokens / self.qps) }
+        let now = Instant::now().into_std();
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).reserve(now)
     }
 
     /// Waits for a token; returns how long that took.

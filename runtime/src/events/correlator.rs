@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Event, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kcm_gotime::TokenBucket;
 use tokio::time::Instant;
 
 use super::lru::Lru;
@@ -49,7 +50,7 @@ pub struct Correlator {
     /// Events written (or about to be), by their full key.
     pub(super) logs: Lru<EventLog>,
     /// Token buckets, by source+object.
-    pub(super) spam: Lru<TokenBucket>,
+    pub(super) spam: Lru<TokenBucket<std::time::Instant>>,
     /// Last nanosecond used in a name, so that names stay unique.
     last_name_nanos: i128,
 }
@@ -72,27 +73,6 @@ pub(super) struct EventLog {
     resource_version: Option<String>,
 }
 
-/// A token bucket (upstream `flowcontrol.NewTokenBucketRateLimiter`).
-#[derive(Debug)]
-pub(super) struct TokenBucket {
-    tokens: f64,
-    last: Instant,
-}
-
-impl TokenBucket {
-    fn try_accept(&mut self, now: Instant) -> bool {
-        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
-        self.tokens = (self.tokens + elapsed * SPAM_QPS).min(SPAM_BURST);
-        self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
 impl Default for Correlator {
     fn default() -> Self {
         Correlator {
@@ -113,8 +93,8 @@ impl Correlator {
         let (event, key) = self.aggregate(event, now, wall);
         let (event, patch) = self.observe(event, &key);
         let spam_key = spam_key(&event);
-        let bucket = self.spam.get_or_insert_with(spam_key, || TokenBucket { tokens: SPAM_BURST, last: now });
-        if !bucket.try_accept(now) {
+        let bucket = self.spam.get_or_insert_with(spam_key, || TokenBucket::new(SPAM_QPS, SPAM_BURST));
+        if !bucket.try_take(now.into_std()) {
             return None;
         }
         Some(Correlated { event, patch, key })

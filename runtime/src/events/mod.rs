@@ -86,7 +86,7 @@ pub const AGGREGATE_MESSAGE_PREFIX: &str = "(combined from similar events): ";
 
 /// Events one source may write about one object in a burst (upstream
 /// `defaultSpamBurst`).
-pub const SPAM_BURST: f64 = 25.0;
+pub const SPAM_BURST: u32 = 25;
 
 /// Refill rate of the per source+object token bucket, in events per second:
 /// one every five minutes (upstream `defaultSpamQPS`).

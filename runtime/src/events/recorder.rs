@@ -12,11 +12,12 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{EventSource, ObjectReference};
+use kcm_gotime::Jitter;
 use kube::Client;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::writer::{SplitMix64, Stop, Writer, object_key};
+use super::writer::{Stop, Writer, object_key};
 use super::{
     Correlator, DEFAULT_FLUSH_TIMEOUT, DEFAULT_MAX_TRIES, DEFAULT_QUEUE_CAPACITY, DEFAULT_RETRY_SLEEP, EventType,
 };
@@ -218,7 +219,7 @@ impl Builder {
             max_tries: self.max_tries,
             retry_sleep: self.retry_sleep,
             flush_timeout: self.flush_timeout,
-            jitter: SplitMix64::from_entropy(),
+            jitter: Jitter::from_entropy(),
         };
         let task = tokio::spawn(writer.run());
         let shared = Shared {

@@ -6,13 +6,13 @@
 //! module's.
 
 use std::future::Future;
-use std::hash::{BuildHasher, Hasher};
 use std::pin::Pin;
 use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kcm_gotime::Jitter;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use tokio::sync::{mpsc, watch};
@@ -32,7 +32,7 @@ pub(super) struct Writer {
     pub(super) retry_sleep: Duration,
     pub(super) flush_timeout: Duration,
     /// Jitter of the first retry sleep.
-    pub(super) jitter: SplitMix64,
+    pub(super) jitter: Jitter,
 }
 
 /// Why the writer should stop: its shutdown signal, or every recorder gone.
@@ -140,7 +140,7 @@ impl Writer {
                 tracing::error!(event = %describe(&correlated.event), "unable to write event (recorder is stopping)");
                 return;
             }
-            let delay = if tries == 1 { self.retry_sleep.mul_f64(self.jitter.next_f64()) } else { self.retry_sleep };
+            let delay = if tries == 1 { self.retry_sleep.mul_f64(self.jitter.unit()) } else { self.retry_sleep };
             tokio::select! {
                 () = tokio::time::sleep(delay) => {}
                 () = self.stop.wait() => {
@@ -271,32 +271,4 @@ pub(super) fn describe(event: &Event) -> String {
         event.reason.as_deref().unwrap_or_default(),
         event.message.as_deref().unwrap_or_default(),
     )
-}
-
-// === jitter ===
-
-/// A small PRNG for retry jitter (SplitMix64), seeded per writer.
-#[derive(Debug)]
-pub(super) struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub(super) fn from_entropy() -> Self {
-        // RandomState is seeded from the OS per process and varies per instance.
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        hasher.write_u64(0x6b63_6d2d_7273);
-        SplitMix64(hasher.finish())
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
 }

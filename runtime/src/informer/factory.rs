@@ -18,9 +18,9 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use kcm_gotime::Jitter;
 use kube::Client;
 use kube::runtime::watcher;
-use rand::Rng;
 use tokio::sync::watch;
 use tracing::info;
 
@@ -100,8 +100,7 @@ impl SharedInformerFactory {
 
     /// A factory with `config`.
     pub fn with_config(client: Client, config: FactoryConfig) -> Self {
-        let jitter: f64 = rand::rng().random();
-        let default_resync = config.min_resync_period.mul_f64(1.0 + jitter);
+        let default_resync = Jitter::from_entropy().jitter(config.min_resync_period, 1.0);
         SharedInformerFactory {
             inner: Arc::new(Inner {
                 client,
@@ -149,7 +148,8 @@ impl SharedInformerFactory {
     /// configured page size, a random watch timeout.
     fn watcher_config(&self) -> watcher::Config {
         let range = &self.inner.config.watch_timeout;
-        let timeout = if range.is_empty() { range.start } else { rand::rng().random_range(range.clone()) };
+        let spread = range.end.saturating_sub(range.start);
+        let timeout = range.start + spread.mul_f64(Jitter::from_entropy().unit());
         let config = watcher::Config { page_size: self.inner.config.page_size, ..watcher::Config::default() };
         config.timeout(u32::try_from(timeout.as_secs().max(1)).unwrap_or(u32::MAX))
     }

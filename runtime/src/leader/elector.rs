@@ -15,7 +15,9 @@ use tokio::time::Instant;
 
 use super::record::Record;
 use super::state::{Observed, Shared};
-use super::term::{Term, Wake, jittered, random_unit};
+use kcm_gotime::Jitter;
+
+use super::term::{Term, Wake};
 use super::{
     Error, JITTER_FACTOR, LeaderElectionConfig, LeaderHealth, LeaderMetrics, Result, Status, StopReason, StopSignal,
 };
@@ -55,8 +57,8 @@ pub struct LeaderElector {
     /// The record as last *read* (client-go `observedRawRecord`): a read
     /// that differs restarts the local expiry timer.
     observed_raw: Option<Record>,
-    /// Jitter source, a sample in [0, 1).
-    jitter: fn() -> f64,
+    /// Spreads the standby's retries.
+    jitter: Jitter,
 }
 
 /// What the election loop does next. Each `step` takes a state by value and
@@ -123,7 +125,7 @@ impl LeaderElector {
             shared,
             lease: None,
             observed_raw: None,
-            jitter: random_unit,
+            jitter: Jitter::from_entropy(),
         })
     }
 
@@ -205,7 +207,7 @@ impl LeaderElector {
                 self.report_leader();
                 if !acquired {
                     tracing::debug!(lease = %self.config.describe(), "failed to acquire lease");
-                    let wait = jittered(retry, JITTER_FACTOR, (self.jitter)());
+                    let wait = self.jitter.jitter(retry, JITTER_FACTOR);
                     return (None, State::Standby { retry_at: Instant::now() + wait });
                 }
                 tracing::info!(lease = %self.config.describe(), "successfully acquired lease");

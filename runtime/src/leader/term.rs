@@ -1,10 +1,8 @@
 //! One run's triggers: the shutdown future, the stop signal fed to the
-//! `leading` task, and that task, which the election loop's waits watch;
-//! plus client-go's jitter for the standby's retries.
+//! `leading` task, and that task, which the election loop's waits watch.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::{JoinError, JoinHandle};
@@ -107,17 +105,4 @@ impl<S> Drop for Term<S> {
             task.abort();
         }
     }
-}
-
-// === jitter ===
-
-/// client-go's `wait.Jitter`: `period + U[0,1) × factor × period`.
-pub(super) fn jittered(period: Duration, factor: f64, sample: f64) -> Duration {
-    period + period.mul_f64(factor * sample.clamp(0.0, 1.0))
-}
-
-/// A sample in [0, 1) from the UUID v4 generator (the OS's randomness).
-pub(super) fn random_unit() -> f64 {
-    let (bits, _) = uuid::Uuid::new_v4().as_u64_pair();
-    (bits >> 11) as f64 / (1u64 << 53) as f64
 }

@@ -18,8 +18,9 @@ use tokio::time::Instant;
 
 use super::record::Record;
 use super::state::{Observed, Shared};
-use super::term::{jittered, random_unit};
 use super::*;
+use kcm_gotime::Jitter;
+use kcm_gotime::jitter::jittered;
 
 // === utils ===
 
@@ -245,8 +246,9 @@ fn jitter_stays_within_client_go_bounds() {
     let period = Duration::from_secs(2);
     assert_eq!(jittered(period, JITTER_FACTOR, 0.0), period);
     assert_eq!(jittered(period, JITTER_FACTOR, 0.5), Duration::from_millis(3200));
+    let mut source = Jitter::from_entropy();
     for _ in 0..1000 {
-        let sample = random_unit();
+        let sample = source.unit();
         assert!((0.0..1.0).contains(&sample));
         let d = jittered(period, JITTER_FACTOR, sample);
         assert!(d >= period && d < period.mul_f64(2.2));

@@ -20,6 +20,7 @@ use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use kcm_gotime::TokenBucket;
 use tokio::time::Instant;
 
 /// Decides how long a key waits before it is queued again after a failure.
@@ -145,20 +146,7 @@ impl<K: Clone + Eq + Hash + Send + Sync> RateLimiter<K> for ItemExponentialFailu
 /// `burst` calls return zero and, without pause, each further call waits `1/qps` more than the
 /// previous one (10 qps: 100 ms, 200 ms, …). It never counts failures.
 #[derive(Debug)]
-pub struct BucketRateLimiter {
-    qps: f64,
-    burst: u32,
-    bucket: Mutex<Bucket>,
-}
-
-#[derive(Debug)]
-struct Bucket {
-    /// Tokens available at `last`; negative when reservations are outstanding.
-    tokens: f64,
-    /// When `tokens` was last brought up to date; `None` until the first reservation, when the
-    /// bucket is full.
-    last: Option<Instant>,
-}
+pub struct BucketRateLimiter(Mutex<TokenBucket<std::time::Instant>>);
 
 impl BucketRateLimiter {
     /// A bucket refilled at `qps` tokens per second holding at most `burst` tokens.
@@ -167,25 +155,12 @@ impl BucketRateLimiter {
     pub fn new(qps: f64, burst: u32) -> Self {
         debug_assert!(qps > 0.0 && qps.is_finite(), "qps must be positive and finite");
         debug_assert!(burst >= 1, "burst must be at least 1");
-        Self { qps, burst, bucket: Mutex::new(Bucket { tokens: f64::from(burst), last: None }) }
+        Self(Mutex::new(TokenBucket::new(qps, burst)))
     }
 
     /// Reserves one token at `now` and returns how long to wait until it is available.
     pub fn reserve_at(&self, now: Instant) -> Duration {
-        let mut bucket = lock(&self.bucket);
-        let refilled = match bucket.last {
-            None => f64::from(self.burst),
-            Some(last) => bucket.tokens + now.saturating_duration_since(last).as_secs_f64() * self.qps,
-        };
-        let tokens = refilled.min(f64::from(self.burst)) - 1.0;
-        bucket.last = Some(now);
-        bucket.tokens = tokens;
-        if tokens >= 0.0 {
-            return Duration::ZERO;
-        }
-        // Truncated to whole nanoseconds, as Go's time.Duration conversion does.
-        let nanos = 1e9 * (-tokens / self.qps);
-        if nanos >= u64::MAX as f64 { Duration::MAX } else { Duration::from_nanos(nanos as u64) }
+        lock(&self.0).reserve(now.into_std())
     }
 }
 

@@ -49,7 +49,7 @@ mod timing;
 
 pub use nodes::{NODE_LEASE_NAMESPACE, Nodes, seed};
 pub use scheduling::tolerates;
-pub use timing::{FAIL_AFTER_ANNOTATION, START_DELAY_ANNOTATION, parse_duration};
+pub use timing::{FAIL_AFTER_ANNOTATION, START_DELAY_ANNOTATION};
 
 use scheduling::{Cluster, Scheduler};
 use status::{PodRef, bound_status, failed_status, ready_overwritten, restore_ready, running_status};

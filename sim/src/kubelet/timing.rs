@@ -28,51 +28,10 @@ pub(super) fn deletion_due(pod: &Value, max_grace: Duration) -> Instant {
     }
 }
 
-/// A Go-style duration (`500ms`, `2s`, `1m30s`).
-pub fn parse_duration(text: &str) -> Option<Duration> {
-    let mut total = Duration::ZERO;
-    let mut rest = text.trim();
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-        let number: f64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
-        let seconds = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        rest = &rest[unit_len..];
-        total += Duration::from_secs_f64(number * seconds);
-    }
-    Some(total)
-}
-
 /// The duration an annotation of the pod gives, if it parses.
 pub(super) fn annotation_duration(pod: &Value, annotation: &str) -> Option<Duration> {
     pod.pointer("/metadata/annotations")
         .and_then(|a| a.get(annotation))
         .and_then(Value::as_str)
-        .and_then(parse_duration)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn go_durations_parse() {
-        assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
-        assert_eq!(parse_duration("1m30s"), Some(Duration::from_secs(90)));
-        assert_eq!(parse_duration("2h"), Some(Duration::from_secs(7200)));
-        assert_eq!(parse_duration("soon"), None);
-        assert_eq!(parse_duration(""), None);
-    }
+        .and_then(|text| kcm_gotime::parse_go_duration(text).ok())
 }
