@@ -1,0 +1,149 @@
+//! The driver: the I/O around the core. It owns the event handler that
+//! turns Widget changes into queue keys, the workqueue, and the per-key
+//! sync (read the cache, ask the core, write what it planned).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+use kcm_runtime::informer::{
+    EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, key_of,
+};
+use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncError, SyncFuture, SyncMetrics};
+use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+
+use crate::core::{self, Plan, Snapshot};
+use crate::widget::Widget;
+
+/// The controller's name: metric label, log field, cache-sync waiter.
+pub const CONTROLLER_NAME: &str = "widget-controller";
+
+/// The workqueue's name (the `name` label of the `workqueue_*` metrics).
+pub const QUEUE_NAME: &str = "widget";
+
+/// Failed syncs of one key before it is dropped until its next change.
+pub const MAX_RETRIES: u32 = 15;
+
+/// How long stopping waits for the syncs in flight.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The Widget controller, built before `factory.start()`, run after.
+pub struct WidgetController {
+    /// Keys (`namespace/name`) of Widgets to sync.
+    queue: WorkQueue<String>,
+    /// The shared Widget informer: its cache must sync before workers run.
+    widgets: SharedInformer<Widget>,
+    /// The handler's registration: synced once the initial list's adds
+    /// have reached the handler (so the queue holds every Widget).
+    registration: HandlerRegistration,
+    /// The per-key sync the workers share.
+    syncer: Arc<Syncer>,
+}
+
+impl WidgetController {
+    /// Asks `factory` for the Widget informer and registers the handler
+    /// on it. Call before `factory.start()`.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime (the workqueue spawns its timer task).
+    pub fn new(factory: &SharedInformerFactory, client: Client, queue_metrics: Option<&QueueMetrics>) -> Self {
+        let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
+        let widgets = factory.informer::<Widget>();
+        let registration = widgets.add_handler(Enqueue(queue.clone()), Some(factory.default_resync()));
+        let syncer = Arc::new(Syncer { widgets: widgets.store(), client });
+        WidgetController { queue, widgets, registration, syncer }
+    }
+
+    /// Waits for the cache, then runs `workers` workers until `stop`
+    /// completes, and drains them. Returns without syncing if `stop`
+    /// completes or the factory shuts down first.
+    pub async fn run(
+        self,
+        factory: &SharedInformerFactory,
+        workers: usize,
+        metrics: SyncMetrics,
+        stop: impl Future<Output = ()>,
+    ) {
+        tokio::pin!(stop);
+        let caches: [&(dyn HasSynced + Sync); 2] = [&self.widgets, &self.registration];
+        let synced = tokio::select! {
+            synced = factory.wait_for_cache_sync(CONTROLLER_NAME, &caches) => synced,
+            () = &mut stop => false,
+        };
+        if !synced {
+            self.queue.shut_down();
+            return;
+        }
+        let config = PoolConfig {
+            controller: CONTROLLER_NAME,
+            workers,
+            max_retries: Some(MAX_RETRIES),
+            drain_timeout: DRAIN_TIMEOUT,
+        };
+        runner::run(self.queue, self.syncer, config, metrics, stop).await;
+    }
+}
+
+/// Every change queues the Widget's key; nothing else is done here.
+/// Handlers run on the informer's delivery task: quick, level-based.
+struct Enqueue(WorkQueue<String>);
+
+impl EventHandler<Widget> for Enqueue {
+    fn on_add(&self, widget: &Arc<Widget>) {
+        self.0.add(key_of(widget.as_ref()));
+    }
+
+    fn on_update(&self, _old: &Arc<Widget>, new: &Arc<Widget>) {
+        self.0.add(key_of(new.as_ref()));
+    }
+
+    fn on_delete(&self, last_known: &Arc<Widget>) {
+        self.0.add(key_of(last_known.as_ref()));
+    }
+}
+
+/// What a worker needs to sync one key.
+struct Syncer {
+    /// The Widget cache: reads never go to the API server.
+    widgets: Store<Widget>,
+    /// For the status writes.
+    client: Client,
+}
+
+impl Reconcile for Syncer {
+    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
+        Box::pin(self.sync_widget(key))
+    }
+}
+
+impl Syncer {
+    /// One sync: snapshot, plan, execute. An error requeues the key with
+    /// backoff (the runner does that).
+    async fn sync_widget(&self, key: &str) -> Result<Next, SyncError> {
+        let Some(widget) = self.widgets.get(key) else {
+            // Deleted: nothing of ours to clean up (no finalizer).
+            tracing::debug!(%key, "Widget has been deleted");
+            return Ok(Next::Done);
+        };
+        match core::plan(&Snapshot { widget: &widget, now: Timestamp::now() }) {
+            Plan::UpToDate => Ok(Next::Done),
+            Plan::WriteStatus(status) => {
+                let api: Api<Widget> = Api::namespaced(self.client.clone(), &widget.namespace().unwrap_or_default());
+                // The resourceVersion makes the write conditional on the
+                // state the plan was made from: if the cache was behind,
+                // the write fails with a conflict, the key is retried, and
+                // by then the newer version is cached.
+                let patch = json!({
+                    "metadata": {"resourceVersion": widget.resource_version()},
+                    "status": status,
+                });
+                api.patch_status(&widget.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
+                tracing::info!(%key, generation = ?status.observed_generation, replicas = status.replicas, "status written");
+                Ok(Next::Done)
+            }
+        }
+    }
+}
