@@ -5,11 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use k8s_openapi::jiff::Timestamp;
+use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{
     EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, key_of,
 };
-use kcm_runtime::runner::{self, Next, PoolConfig, Reconcile, SyncError, SyncFuture, SyncMetrics};
+use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, ResourceExt};
@@ -29,6 +31,9 @@ pub const MAX_RETRIES: u32 = 15;
 
 /// How long stopping waits for the syncs in flight.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the workers retry and drain.
+const RETRIES: Retries = Retries { max_retries: Some(MAX_RETRIES), drain_timeout: DRAIN_TIMEOUT };
 
 /// The Widget controller, built before `factory.start()`, run after.
 pub struct WidgetController {
@@ -56,34 +61,18 @@ impl WidgetController {
         let syncer = Arc::new(Syncer { widgets: widgets.store(), client });
         WidgetController { queue, widgets, registration, syncer }
     }
+}
 
-    /// Waits for the cache, then runs `workers` workers until `stop`
-    /// completes, and drains them. Returns without syncing if `stop`
-    /// completes or the factory shuts down first.
-    pub async fn run(
-        self,
-        factory: &SharedInformerFactory,
-        workers: usize,
-        metrics: SyncMetrics,
-        stop: impl Future<Output = ()>,
-    ) {
-        tokio::pin!(stop);
-        let caches: [&(dyn HasSynced + Sync); 2] = [&self.widgets, &self.registration];
-        let synced = tokio::select! {
-            synced = factory.wait_for_cache_sync(CONTROLLER_NAME, &caches) => synced,
-            () = &mut stop => false,
-        };
-        if !synced {
-            self.queue.shut_down();
-            return;
-        }
-        let config = PoolConfig {
-            controller: CONTROLLER_NAME,
-            workers,
-            max_retries: Some(MAX_RETRIES),
-            drain_timeout: DRAIN_TIMEOUT,
-        };
-        runner::run(self.queue, self.syncer, config, metrics, stop).await;
+impl Controller for WidgetController {
+    /// Waits for the cache and the handler's initial adds (so no worker
+    /// reads a half-filled cache), then runs `cx.workers` workers until
+    /// `cx.stop`, and drains them. Returns without syncing if the stop
+    /// signal or the factory's shutdown comes first.
+    fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let caches: [&(dyn HasSynced + Sync); 2] = [&self.widgets, &self.registration];
+            cx.run_when_synced(&caches, self.queue.clone(), self.syncer.clone(), RETRIES).await;
+        })
     }
 }
 

@@ -50,25 +50,30 @@
 //!   later, or an error to be retried with backoff.
 //!
 //! # 4. Run it
-//! Build the controller, `factory.start()`, then
-//! [`WidgetController::run`](controller::WidgetController::run): it waits
-//! with `factory.wait_for_cache_sync` for the informer and the handler
-//! registration (so no worker reads a half-filled cache), then hands the
-//! queue and the sync to `runner::run`, the worker pool (panics caught,
-//! retries bounded by `max_retries`, drained on stop):
+//! Build the controller, `factory.start()`, then run it as every kcm-rs
+//! controller runs: it implements
+//! [`Controller`](kcm_runtime::controller::Controller), and its `run` is
+//! handed a [`RunContext`](kcm_runtime::controller::RunContext) (the
+//! factory, a worker count, the sync metrics and a stop signal) whose
+//! `run_when_synced` waits for the informer and the handler registration
+//! (so no worker reads a half-filled cache), then runs the worker pool
+//! (panics caught, retries bounded by `max_retries`, drained on stop):
 //!
 //! ```no_run
 //! # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
 //! use kcm_example_operator::controller::WidgetController;
+//! use kcm_runtime::controller::{self, Controller, RunContext};
 //! use kcm_runtime::informer::SharedInformerFactory;
 //! use kcm_runtime::runner::SyncMetrics;
 //!
 //! let registry = prometheus::Registry::new();
 //! let factory = SharedInformerFactory::new(client.clone());
-//! let controller = WidgetController::new(&factory, client, None);
+//! let controller = Box::new(WidgetController::new(&factory, client, None));
 //! factory.start();
-//! let stop = async { tokio::signal::ctrl_c().await.unwrap_or_default() };
-//! controller.run(&factory, 2, SyncMetrics::register(&registry)?, stop).await;
+//! let stop = controller::stop_on(async { tokio::signal::ctrl_c().await.unwrap_or_default() });
+//! let metrics = SyncMetrics::register(&registry)?;
+//! let cx = RunContext { name: "widget-controller", factory: factory.clone(), workers: 2, metrics, stop };
+//! controller.run(cx).await;
 //! factory.shutdown();
 //! # Ok(()) }
 //! ```

@@ -3,8 +3,9 @@
 //! until Ctrl-C. `kcm-example-operator crd` prints the Widget
 //! CustomResourceDefinition (JSON, for `kubectl apply -f -`) instead.
 
-use kcm_example_operator::controller::WidgetController;
+use kcm_example_operator::controller::{CONTROLLER_NAME, WidgetController};
 use kcm_example_operator::widget::Widget;
+use kcm_runtime::controller::{self, Controller, RunContext};
 use kcm_runtime::informer::SharedInformerFactory;
 use kcm_runtime::runner::SyncMetrics;
 use kcm_runtime::workqueue::QueueMetrics;
@@ -29,8 +30,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let factory = SharedInformerFactory::new(client.clone());
     let controller = WidgetController::new(&factory, client, Some(&QueueMetrics::register(&registry)?));
     factory.start();
-    let stop = async { tokio::signal::ctrl_c().await.unwrap_or_default() };
-    controller.run(&factory, WORKERS, SyncMetrics::register(&registry)?, stop).await;
+    let stop = controller::stop_on(async { tokio::signal::ctrl_c().await.unwrap_or_default() });
+    let metrics = SyncMetrics::register(&registry)?;
+    let cx = RunContext { name: CONTROLLER_NAME, factory: factory.clone(), workers: WORKERS, metrics, stop };
+    Box::new(controller).run(cx).await;
     factory.shutdown();
     Ok(())
 }

@@ -6,9 +6,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use kcm_example_operator::controller::WidgetController;
+use kcm_example_operator::controller::{CONTROLLER_NAME, WidgetController};
 use kcm_example_operator::core::{MAX_REPLICAS, READY};
 use kcm_example_operator::widget::{Widget, WidgetSpec, WidgetStatus};
+use kcm_runtime::controller::{self, Controller, RunContext};
 use kcm_runtime::informer::SharedInformerFactory;
 use kcm_runtime::runner::SyncMetrics;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -79,17 +80,17 @@ impl Env {
         let factory = SharedInformerFactory::new(client.clone());
         let controller = WidgetController::new(&factory, client.clone(), None);
         factory.start();
-        let (stop, stopped) = oneshot::channel::<()>();
+        let (stop_operator, stopped) = oneshot::channel::<()>();
         let metrics = SyncMetrics::register(&prometheus::Registry::new()).expect("metrics");
+        let stop = controller::stop_on(async {
+            let _ = stopped.await;
+        });
+        let cx = RunContext { name: CONTROLLER_NAME, factory: factory.clone(), workers: 2, metrics, stop };
         let operator = tokio::spawn(async move {
-            controller
-                .run(&factory, 2, metrics, async {
-                    let _ = stopped.await;
-                })
-                .await;
+            Box::new(controller).run(cx).await;
             factory.shutdown();
         });
-        Env { sim, widgets: Api::namespaced(client, "default"), stop: Some(stop), operator }
+        Env { sim, widgets: Api::namespaced(client, "default"), stop: Some(stop_operator), operator }
     }
 
     /// Stops the operator and waits until its workers are done.
