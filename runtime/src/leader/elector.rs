@@ -1,22 +1,20 @@
 //! [`LeaderElector`]: the election loop, as an explicit state machine over
-//! client-go's `tryAcquireOrRenew`, and the Lease requests it makes. The
-//! waits it does between steps are `term.rs`'s.
+//! client-go's `tryAcquireOrRenew`. The Lease requests it makes are
+//! `lock.rs`'s, the waits between steps `term.rs`'s.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, PostParams};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::record::Record;
-use super::state::{Observed, Shared};
 use kcm_gotime::Jitter;
 
+use super::lock::{LeaseLock, Read};
+use super::record::Record;
+use super::state::{Observed, Shared};
 use super::term::{Term, Wake};
 use super::{
     Error, JITTER_FACTOR, LeaderElectionConfig, LeaderHealth, LeaderMetrics, Result, Status, StopReason, StopSignal,
@@ -47,13 +45,11 @@ pub enum Outcome {
 /// then [`run`](Self::run) it.
 #[doc(alias = "leaderelection")]
 pub struct LeaderElector {
-    api: Api<Lease>,
     config: LeaderElectionConfig,
     metrics: LeaderMetrics,
     shared: Arc<Shared>,
-    /// The Lease as last read or written: its `resourceVersion` is the
-    /// optimistic lock of the next replace (client-go `LeaseLock.lease`).
-    lease: Option<Lease>,
+    /// The Lease and the requests on it.
+    lock: LeaseLock,
     /// The record as last *read* (client-go `observedRawRecord`): a read
     /// that differs restarts the local expiry timer.
     observed_raw: Option<Record>,
@@ -109,7 +105,7 @@ impl LeaderElector {
     /// The config's [`validate`](LeaderElectionConfig::validate) error.
     pub fn new(client: kube::Client, config: LeaderElectionConfig, metrics: &LeaderMetrics) -> Result<Self> {
         config.validate()?;
-        let api = Api::namespaced(client, &config.lease_namespace);
+        let lock = LeaseLock::new(client, &config.lease_namespace, &config.lease_name, config.request_timeout());
         let (status, _) = watch::channel(Status::default());
         let shared = Arc::new(Shared {
             identity: config.identity.clone(),
@@ -119,11 +115,10 @@ impl LeaderElector {
         });
         metrics.leader_off(&config.lease_name);
         Ok(LeaderElector {
-            api,
             config,
             metrics: metrics.clone(),
             shared,
-            lease: None,
+            lock,
             observed_raw: None,
             jitter: Jitter::from_entropy(),
         })
@@ -303,14 +298,11 @@ impl LeaderElector {
 
         // 1. Fast path: the holder renews from its cached Lease, whose
         // resourceVersion proves nobody wrote in between.
-        if self.shared.is_holder()
-            && self.is_lease_valid(now)
-            && let Some(lease) = self.lease.clone()
-        {
+        if self.shared.is_holder() && self.is_lease_valid(now) && self.lock.has_cached() {
             let observed = self.shared.observed().record;
             desired.acquire_time = observed.acquire_time;
             desired.transitions = observed.transitions;
-            match self.update(lease, &desired, deadline).await {
+            match self.lock.update(&desired, deadline).await {
                 Ok(()) => {
                     self.shared.set_observed(desired);
                     return true;
@@ -323,21 +315,11 @@ impl LeaderElector {
         }
 
         // 2. Read the Lease, or create it.
-        let name = self.config.lease_name.clone();
-        let current = match self.bounded(deadline, self.api.get(&name)).await {
-            Ok(lease) => lease,
-            Err(err) if err.is_not_found() => {
-                let lease = Lease {
-                    metadata: ObjectMeta {
-                        name: Some(name),
-                        namespace: Some(self.config.lease_namespace.clone()),
-                        ..ObjectMeta::default()
-                    },
-                    spec: Some(desired.to_spec()),
-                };
-                return match self.bounded(deadline, self.api.create(&PostParams::default(), &lease)).await {
-                    Ok(created) => {
-                        self.lease = Some(created);
+        let old = match self.lock.get(deadline).await {
+            Read::Found(record) => record,
+            Read::Missing => {
+                return match self.lock.create(&desired, deadline).await {
+                    Ok(()) => {
                         self.shared.set_observed(desired);
                         true
                     }
@@ -347,13 +329,11 @@ impl LeaderElector {
                     }
                 };
             }
-            Err(err) => {
+            Read::Failed(err) => {
                 tracing::error!(lease = %self.config.describe(), error = %err, "error retrieving resource lock");
                 return false;
             }
         };
-        let old = Record::from_spec(current.spec.as_ref());
-        self.lease = Some(current);
 
         // 3. A changed record restarts the local expiry timer.
         if self.observed_raw.as_ref() != Some(&old) {
@@ -375,8 +355,7 @@ impl LeaderElector {
         }
 
         // 5. Replace, guarded by the resourceVersion just read.
-        let Some(lease) = self.lease.clone() else { return false };
-        match self.update(lease, &desired, deadline).await {
+        match self.lock.update(&desired, deadline).await {
             Ok(()) => {
                 self.shared.set_observed(desired);
                 true
@@ -394,7 +373,9 @@ impl LeaderElector {
         if !self.shared.is_holder() {
             return true;
         }
-        let Some(lease) = self.lease.clone() else { return false };
+        if !self.lock.has_cached() {
+            return false;
+        }
         let now = Timestamp::now();
         let record = Record {
             holder: String::new(),
@@ -403,7 +384,7 @@ impl LeaderElector {
             renew_time: Some(now),
             transitions: self.shared.observed().record.transitions,
         };
-        match self.update(lease, &record, None).await {
+        match self.lock.update(&record, None).await {
             Ok(()) => {
                 tracing::info!(lease = %self.config.describe(), "released leader lease");
                 self.shared.set_observed(record);
@@ -414,46 +395,5 @@ impl LeaderElector {
                 false
             }
         }
-    }
-
-    /// Replaces `lease`'s spec with `record`; on success the answer becomes
-    /// the cached Lease.
-    async fn update(&mut self, mut lease: Lease, record: &Record, deadline: Option<Instant>) -> Result<(), CallError> {
-        lease.spec = Some(record.to_spec());
-        let name = self.config.lease_name.clone();
-        let updated = self.bounded(deadline, self.api.replace(&name, &PostParams::default(), &lease)).await?;
-        self.lease = Some(updated);
-        Ok(())
-    }
-
-    /// Runs one request within the request timeout and `deadline`.
-    async fn bounded<T>(
-        &self,
-        deadline: Option<Instant>,
-        call: impl Future<Output = kube::Result<T>>,
-    ) -> Result<T, CallError> {
-        let mut until = Instant::now() + self.config.request_timeout();
-        if let Some(deadline) = deadline {
-            until = until.min(deadline);
-        }
-        match tokio::time::timeout_at(until, call).await {
-            Ok(result) => result.map_err(CallError::Kube),
-            Err(_) => Err(CallError::TimedOut),
-        }
-    }
-}
-
-/// A failed Lease request (logged, then retried: never surfaced).
-#[derive(Debug, thiserror::Error)]
-enum CallError {
-    #[error(transparent)]
-    Kube(kube::Error),
-    #[error("request timed out")]
-    TimedOut,
-}
-
-impl CallError {
-    fn is_not_found(&self) -> bool {
-        matches!(self, CallError::Kube(kube::Error::Api(status)) if status.is_not_found())
     }
 }
