@@ -26,6 +26,7 @@ use kcm_controllers::namespace::{self as core, DeletionReport, Gvr, NextStep, Po
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube::{Client, ResourceExt};
 
+use super::api_errors::code;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
@@ -167,11 +168,6 @@ impl Reconcile for Syncer {
     }
 }
 
-/// Whether an API error has this HTTP code.
-fn is_code(e: &kube::Error, code: u16) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == code)
-}
-
 impl Syncer {
     fn namespaces(&self) -> Api<Namespace> {
         Api::all(self.client.clone())
@@ -220,7 +216,7 @@ impl Syncer {
             updated.status.get_or_insert_with(NamespaceStatus::default).phase = Some("Terminating".into());
             match self.namespaces().replace_status(&name, &PostParams::default(), &updated).await {
                 Ok(ns) => return Ok(ns),
-                Err(e) if is_code(&e, 409) => {
+                Err(e) if code(&e) == Some(409) => {
                     ns = self.namespaces().get(&name).await.map_err(|source| Error::Namespace {
                         name: name.clone(),
                         action: "get",
@@ -343,7 +339,7 @@ impl Syncer {
         if resource.collection {
             match api.delete_collection(&background, &ListParams::default()).await {
                 Ok(_) => {}
-                Err(e) if is_code(&e, 405) || is_code(&e, 404) => one_by_one = true,
+                Err(e) if matches!(code(&e), Some(404 | 405)) => one_by_one = true,
                 Err(e) => return Err(format!("failed to delete collection of {gvr} in {namespace}: {e}")),
             }
         }
@@ -355,7 +351,7 @@ impl Syncer {
             for item in list.items {
                 match api.delete(&item.name_any(), &background).await {
                     Ok(_) => {}
-                    Err(e) if is_code(&e, 405) || is_code(&e, 404) => {}
+                    Err(e) if matches!(code(&e), Some(404 | 405)) => {}
                     Err(e) => return Err(format!("failed to delete {gvr} {namespace}/{}: {e}", item.name_any())),
                 }
             }
@@ -393,7 +389,7 @@ impl Syncer {
         ns.status.get_or_insert_with(NamespaceStatus::default).conditions = Some(merged);
         match self.namespaces().replace_status(name, &PostParams::default(), &ns).await {
             Ok(_) => Ok(()),
-            Err(e) if is_code(&e, 404) => Ok(()),
+            Err(e) if code(&e) == Some(404) => Ok(()),
             Err(source) => Err(Error::Namespace { name: name.to_owned(), action: "update conditions", source }),
         }
     }
@@ -410,7 +406,7 @@ impl Syncer {
                 tracing::info!(namespace = name, "namespace finalized");
                 Ok(())
             }
-            Err(e) if is_code(&e, 404) => Ok(()),
+            Err(e) if code(&e) == Some(404) => Ok(()),
             Err(source) => Err(Error::Namespace { name: name.to_owned(), action: "finalize", source }),
         }
     }

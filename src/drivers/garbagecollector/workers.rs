@@ -20,6 +20,7 @@ use kube::api::{Api, DeleteParams, DynamicObject, PartialObjectMeta, Patch, Patc
 use serde_json::Value;
 
 use super::Shared;
+use crate::drivers::api_errors::code;
 use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
 
 /// Upstream retries a finalizer removal this many times on conflict
@@ -68,14 +69,6 @@ pub enum Error {
 }
 
 type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// The HTTP code of an API error answer.
-fn code(error: &kube::Error) -> Option<u16> {
-    match error {
-        kube::Error::Api(status) => Some(status.code),
-        _ => None,
-    }
-}
 
 /// The API calls on any object, shared by both workers.
 struct Calls {
