@@ -8,7 +8,7 @@
 //!
 //! # Layout
 //! - `execute`: [`Executor`](execute::Executor), the plan executor every
-//!   controller shares (API writes, error classification, events);
+//!   controller shares (API writes, events);
 //! - `api_errors`: reading the API server's error answers, for every
 //!   driver;
 //! - `nodes`: what the two node controllers share (the `node-controller`
