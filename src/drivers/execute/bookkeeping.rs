@@ -7,9 +7,9 @@
 /// controller's expectations). Keys are controller queue keys
 /// (`namespace/name`), pod keys `namespace/name`.
 pub trait Bookkeeping: Send + Sync {
-    /// [`Action::ExpectCreations`].
+    /// [`Action::ExpectCreations`](kcm_controllers::plan::Action::ExpectCreations).
     fn expect_creations(&self, key: &str, count: usize);
-    /// [`Action::ExpectDeletions`].
+    /// [`Action::ExpectDeletions`](kcm_controllers::plan::Action::ExpectDeletions).
     fn expect_deletions(&self, key: &str, pod_keys: &[String]);
     /// A pod create was accepted: `pod_key` at `resource_version`.
     fn creation_succeeded(&self, key: &str, pod_key: &str, resource_version: Option<u64>);

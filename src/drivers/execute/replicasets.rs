@@ -11,7 +11,7 @@ use crate::drivers::api_errors::{code, error_message, namespace_terminating, rea
 
 impl Executor {
     /// Creates a Deployment's new ReplicaSet; see
-    /// [`Action::CreateReplicaSet`] for AlreadyExists.
+    /// [`Action::CreateReplicaSet`](kcm_controllers::plan::Action::CreateReplicaSet) for AlreadyExists.
     pub(super) async fn create_replica_set(&self, namespace: &str, rs: &ReplicaSet, versions: &Versions) -> Outcome {
         let api: Api<ReplicaSet> = Api::namespaced(self.client.clone(), namespace);
         let name = rs.metadata.name.clone().unwrap_or_default();
