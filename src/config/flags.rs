@@ -2,7 +2,8 @@
 //! (clap derive, upstream's names, defaults and help text) plus `--sim`, and
 //! the full clap command that also consumes, then refuses, the upstream flags
 //! kcm-rs lacks (their table is `refused.rs`). Each value is parsed and
-//! checked on its own here; checking them together is [`Config`]'s job.
+//! checked on its own here; checking them together is
+//! [`Config`](super::Config)'s job (`derive.rs`).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
@@ -10,8 +11,7 @@ use std::path::PathBuf;
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
 
 use super::{
-    CONTROLLERS, Config, FlagKind, GoDuration, LogFormat, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault,
-    parse_go_bool,
+    CONTROLLERS, FlagKind, GoDuration, LogFormat, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault, parse_go_bool,
 };
 
 /// kcm-rs command line: the kube-controller-manager flags kcm-rs implements,
@@ -320,16 +320,6 @@ impl Flags {
             return Err(clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, msg).with_cmd(&cmd));
         }
         Flags::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))
-    }
-
-    /// Derives the [`Config`] (stage two).
-    ///
-    /// # Errors
-    ///
-    /// [`Error`](super::Error) when the flags are individually well-formed but do not make a
-    /// runnable configuration together.
-    pub fn into_config(self, implemented: &[&'static str]) -> Result<Config> {
-        Config::from_flags(self, implemented)
     }
 }
 

@@ -8,7 +8,11 @@
 //!
 //! # Layout
 //! - `execute`: [`Executor`](execute::Executor), the plan executor every
-//!   controller shares (API writes, error classification, events);
+//!   controller shares (API writes, events);
+//! - `api_errors`: reading the API server's error answers, for every
+//!   driver;
+//! - `nodes`: what the two node controllers share (the `node-controller`
+//!   name, a pod's node, the pod index by node name);
 //! - `deployment`: the Deployment controller
 //!   ([`DeploymentController`](deployment::DeploymentController));
 //! - `garbagecollector`: the garbage collector
@@ -22,10 +26,12 @@
 //! - `tainteviction`: the taint-eviction-controller
 //!   ([`TaintEvictionController`](tainteviction::TaintEvictionController)).
 
+mod api_errors;
 pub mod deployment;
 pub mod execute;
 pub mod garbagecollector;
 pub mod namespace;
 pub mod nodelifecycle;
+mod nodes;
 pub mod replicaset;
 pub mod tainteviction;

@@ -4,15 +4,17 @@
 //! `kcm_controllers::garbagecollector`).
 //!
 //! # Layout
-//! - this module: [`GarbageCollector`] (start-up, the two worker pools),
-//!   the shared state (`Shared`: the graph, the queues, the event
-//!   recorder) and [`GcMetrics`];
+//! - this module: [`GarbageCollector`] (start-up, the two worker pools);
+//! - `shared`: the shared state (`Shared`: the graph, the queues, the
+//!   event recorder, the REST mapping);
+//! - `metrics`: [`GcMetrics`];
 //! - `monitors`: discovery of every deletable resource type (again every
 //!   [`RESOURCE_SYNC_PERIOD`], and at once when an ownerReference names a
 //!   kind discovery does not know) and one metadata feed per type into the
 //!   graph;
 //! - `workers`: the `garbage_collector_attempt_to_delete` and
-//!   `garbage_collector_attempt_to_orphan` workers and their API calls.
+//!   `garbage_collector_attempt_to_orphan` workers;
+//! - `operations`: their API calls.
 //!
 //! # One watch per type, metadata only
 //! For a type some controller of this process already watches through the
@@ -25,25 +27,27 @@
 //! built-in type (creating full-object informers nobody else reads) and a
 //! metadata informer for the rest; both keep a full cache of their own.
 
+mod metrics;
 mod monitors;
+mod operations;
+mod shared;
 mod workers;
 
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::ObjectReference;
-use kcm_controllers::garbagecollector::Identity;
-use kcm_controllers::garbagecollector::graph::{Effect, Graph};
+use kcm_controllers::garbagecollector::graph::Graph;
 use kube::Client;
-use prometheus::{IntCounter, IntGauge, Registry};
 use tokio::sync::{Notify, watch};
 
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
-use kcm_runtime::events::{EventRecorder, EventType};
+use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::SyncSignal;
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use shared::{Mapper, Shared};
 
+pub use metrics::GcMetrics;
 pub use monitors::{RESOURCE_SYNC_PERIOD, ignored};
 
 /// Upstream's controller name: log field, sync metric label.
@@ -73,110 +77,6 @@ const RETRIES: Retries = Retries { max_retries: None, drain_timeout: DRAIN_TIMEO
 /// starting anyway (a type that cannot be listed must not stop the
 /// collector; the owners are verified live in any case).
 pub const INITIAL_SYNC_TIMEOUT: Duration = RESOURCE_SYNC_PERIOD;
-
-/// The collector's metrics.
-#[derive(Debug, Clone)]
-pub struct GcMetrics {
-    /// Upstream `garbagecollector_controller_resources_sync_error_total`.
-    resources_sync_errors: IntCounter,
-    /// `kcm_garbagecollector_graph_nodes`: nodes of the dependency graph
-    /// (no upstream equivalent).
-    graph_nodes: IntGauge,
-    /// `kcm_garbagecollector_monitored_resources`: resource types feeding
-    /// the graph (no upstream equivalent).
-    monitored_resources: IntGauge,
-}
-
-impl GcMetrics {
-    /// Creates and registers the metrics on `registry`.
-    ///
-    /// # Errors
-    /// A metric of the same name is already registered.
-    pub fn register(registry: &Registry) -> prometheus::Result<Self> {
-        let metrics = GcMetrics {
-            resources_sync_errors: IntCounter::new(
-                "garbagecollector_controller_resources_sync_error_total",
-                "Number of garbage collector resources sync errors",
-            )?,
-            graph_nodes: IntGauge::new(
-                "kcm_garbagecollector_graph_nodes",
-                "Nodes (observed objects and virtual owners) in the garbage collector's dependency graph.",
-            )?,
-            monitored_resources: IntGauge::new(
-                "kcm_garbagecollector_monitored_resources",
-                "Resource types whose objects feed the garbage collector's dependency graph.",
-            )?,
-        };
-        registry.register(Box::new(metrics.resources_sync_errors.clone()))?;
-        registry.register(Box::new(metrics.graph_nodes.clone()))?;
-        registry.register(Box::new(metrics.monitored_resources.clone()))?;
-        Ok(metrics)
-    }
-}
-
-/// What the feeds, the monitors and the workers share.
-struct Shared {
-    /// The dependency graph; every feed writes it under this lock, so
-    /// changes are applied one at a time, as upstream's single
-    /// `processGraphChanges` loop does.
-    graph: Mutex<Graph>,
-    /// Uids to check (upstream `attemptToDelete`).
-    attempt_to_delete: WorkQueue<String>,
-    /// Uids of owners whose dependents to orphan (upstream
-    /// `attemptToOrphan`).
-    attempt_to_orphan: WorkQueue<String>,
-    /// `OwnerRefInvalidNamespace` events.
-    recorder: EventRecorder,
-    /// See [`GcMetrics`].
-    metrics: GcMetrics,
-    /// apiVersion + kind -> resource, from the last discovery.
-    mapper: RwLock<monitors::Mapper>,
-    /// Asks the monitors to rediscover now (an unknown kind was met).
-    rediscover: Notify,
-}
-
-impl Shared {
-    fn graph(&self) -> std::sync::MutexGuard<'_, Graph> {
-        self.graph.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Runs one graph change and applies what it asks.
-    fn change(&self, f: impl FnOnce(&mut Graph) -> Vec<Effect>) {
-        let effects = {
-            let mut graph = self.graph();
-            let effects = f(&mut graph);
-            self.metrics.graph_nodes.set(i64::try_from(graph.len()).unwrap_or(i64::MAX));
-            effects
-        };
-        self.apply(effects);
-    }
-
-    fn apply(&self, effects: Vec<Effect>) {
-        for effect in effects {
-            match effect {
-                Effect::AttemptToDelete(uid) => self.attempt_to_delete.add(uid),
-                Effect::AttemptToDeleteRateLimited(uid) => self.attempt_to_delete.add_rate_limited(uid),
-                Effect::AttemptToOrphan(uid) => self.attempt_to_orphan.add(uid),
-                Effect::Warning { regarding, reason, message } => {
-                    tracing::info!(item = %regarding, reason, %message, "invalid ownerReference");
-                    self.recorder.event(&object_reference(&regarding), EventType::Warning, reason, message);
-                }
-            }
-        }
-    }
-}
-
-/// The `core/v1` reference an event is recorded on.
-fn object_reference(identity: &Identity) -> ObjectReference {
-    ObjectReference {
-        api_version: Some(identity.api_version.clone()),
-        kind: Some(identity.kind.clone()),
-        namespace: (!identity.namespace.is_empty()).then(|| identity.namespace.clone()),
-        name: Some(identity.name.clone()),
-        uid: Some(identity.uid.clone()),
-        ..ObjectReference::default()
-    }
-}
 
 /// The garbage collector, ready to run.
 pub struct GarbageCollector {
@@ -217,7 +117,7 @@ impl GarbageCollector {
             ),
             recorder,
             metrics,
-            mapper: RwLock::new(monitors::Mapper::default()),
+            mapper: RwLock::new(Mapper::default()),
             rediscover: Notify::new(),
         });
         Self { shared, client, started: watch::channel(false).0 }

@@ -28,7 +28,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::Shared;
+use super::shared::{Mapper, Mapping, Shared};
 use kcm_runtime::informer::{
     HandlerRegistration, HasSynced, MetadataHandler, ResourceId, SharedInformerFactory, SyncSignal,
 };
@@ -45,19 +45,6 @@ pub const MIN_REDISCOVERY_INTERVAL: Duration = Duration::from_secs(1);
 pub fn ignored(group: &str, plural: &str) -> bool {
     plural == "events" && (group.is_empty() || group == "events.k8s.io")
 }
-
-/// What a kind maps to.
-#[derive(Debug, Clone)]
-pub(super) struct Mapping {
-    /// How to reach it.
-    pub(super) resource: ApiResource,
-    /// Whether its objects live in namespaces.
-    pub(super) namespaced: bool,
-}
-
-/// apiVersion + kind -> resource, for every version served (upstream's
-/// REST mapper): ownerReferences may name any served version.
-pub(super) type Mapper = HashMap<(String, String), Mapping>;
 
 /// One discovery pass.
 struct Discovered {

@@ -16,16 +16,21 @@
 //!   the re-list the core judges, the five conditions, and `PUT
 //!   .../finalize`. It talks through its own client (upstream: QPS ×20,
 //!   burst ×100 of the flags), built by the daemon.
+//!
+//! The content deletion (discovery, then each type) is `content`.
+
+mod content;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Namespace, NamespaceStatus, Pod};
-use kcm_controllers::namespace::{self as core, DeletionReport, Gvr, NextStep, PodGrace};
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
+use k8s_openapi::api::core::v1::{Namespace, NamespaceStatus};
+use kcm_controllers::namespace::{self as core, DeletionReport, NextStep};
+use kube::api::{Api, PostParams};
 use kube::{Client, ResourceExt};
 
+use super::api_errors::code;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
@@ -167,11 +172,6 @@ impl Reconcile for Syncer {
     }
 }
 
-/// Whether an API error has this HTTP code.
-fn is_code(e: &kube::Error, code: u16) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == code)
-}
-
 impl Syncer {
     fn namespaces(&self) -> Api<Namespace> {
         Api::all(self.client.clone())
@@ -192,7 +192,7 @@ impl Syncer {
         if finalizers.is_empty() {
             return Ok(Next::Done);
         }
-        let report = self.delete_all_content(&ns).await;
+        let report = content::delete_all_content(&self.client, &ns).await;
         self.write_conditions(name, &report).await?;
         match core::next_step(&report) {
             NextStep::Fail(message) => Err(Error::Content { name: name.to_owned(), message }),
@@ -220,7 +220,7 @@ impl Syncer {
             updated.status.get_or_insert_with(NamespaceStatus::default).phase = Some("Terminating".into());
             match self.namespaces().replace_status(&name, &PostParams::default(), &updated).await {
                 Ok(ns) => return Ok(ns),
-                Err(e) if is_code(&e, 409) => {
+                Err(e) if code(&e) == Some(409) => {
                     ns = self.namespaces().get(&name).await.map_err(|source| Error::Namespace {
                         name: name.clone(),
                         action: "get",
@@ -235,153 +235,6 @@ impl Syncer {
         }
     }
 
-    /// Upstream `deleteAllContent`: discovers, then deletes each type in
-    /// turn and records what is left.
-    async fn delete_all_content(&self, ns: &Namespace) -> DeletionReport {
-        let name = ns.name_any();
-        let mut report = DeletionReport::default();
-        let types = self.discover(&mut report).await;
-        let deleted_at = ns.metadata.deletion_timestamp.as_ref().map(|t| t.0);
-        for (gvr, resource) in types {
-            let outcome = self.delete_content(&name, &gvr, &resource, deleted_at).await;
-            report.record(&gvr, outcome);
-        }
-        report
-    }
-
-    /// Every namespaced deletable type at its group's preferred version;
-    /// failing groups and unparsable group versions go into `report`.
-    async fn discover(&self, report: &mut DeletionReport) -> Vec<(Gvr, Discovered)> {
-        let mut group_versions = Vec::new();
-        match self.client.list_core_api_versions().await {
-            Ok(v) => group_versions.extend(v.versions.into_iter().take(1)),
-            Err(e) => {
-                report.discovery_failures.insert("v1".into(), e.to_string());
-            }
-        }
-        match self.client.list_api_groups().await {
-            Ok(groups) => group_versions.extend(groups.groups.into_iter().filter_map(|g| {
-                g.preferred_version
-                    .map(|p| p.group_version)
-                    .or_else(|| g.versions.first().map(|v| v.group_version.clone()))
-            })),
-            Err(e) => {
-                report.discovery_failures.insert("apis".into(), e.to_string());
-            }
-        }
-        let mut types = Vec::new();
-        for gv in group_versions {
-            let (group, version) = match core::parse_group_version(&gv) {
-                Ok(parsed) => parsed,
-                Err(e) => {
-                    report.parse_failures.push(e);
-                    continue;
-                }
-            };
-            let list = if group.is_empty() {
-                self.client.list_core_api_resources(&version).await
-            } else {
-                self.client.list_api_group_resources(&gv).await
-            };
-            let list = match list {
-                Ok(list) => list,
-                Err(e) => {
-                    report.discovery_failures.insert(gv.clone(), e.to_string());
-                    continue;
-                }
-            };
-            for r in list.resources {
-                if !core::deletable(&r.name, r.namespaced, &r.verbs) {
-                    continue;
-                }
-                let gvr = Gvr { group: group.clone(), version: version.clone(), resource: r.name.clone() };
-                let resource = Discovered {
-                    api: ApiResource {
-                        group: group.clone(),
-                        version: version.clone(),
-                        api_version: gv.clone(),
-                        kind: r.kind.clone(),
-                        plural: r.name.clone(),
-                    },
-                    collection: core::supports_delete_collection(&r.verbs),
-                };
-                types.push((gvr, resource));
-            }
-        }
-        types
-    }
-
-    /// Upstream `deleteAllContentForGroupVersionResource`: estimate (pods),
-    /// delete the collection (or each object), re-list, and let the core
-    /// judge what is left.
-    ///
-    /// One difference from upstream: a type is listed first, and an empty
-    /// type is done without a `deletecollection` (upstream deletes then
-    /// lists). The list that decides is still live and made after the
-    /// namespace was marked for deletion, and the API server refuses
-    /// creates in a terminating namespace, so this never finalizes with
-    /// content left; it halves the requests for the many empty types and
-    /// keeps failing deletes from failing passes over empty types.
-    async fn delete_content(
-        &self,
-        namespace: &str,
-        gvr: &Gvr,
-        resource: &Discovered,
-        deleted_at: Option<Timestamp>,
-    ) -> std::result::Result<core::Remaining, String> {
-        let estimate = if gvr.is_pods() { self.estimate_pods(namespace, deleted_at).await? } else { 0 };
-        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), namespace, &resource.api);
-        // Most discovered types hold nothing: one list settles them, and a
-        // pass is not failed by a delete it did not need.
-        let present =
-            api.list(&ListParams::default()).await.map_err(|e| format!("failed to list {gvr} in {namespace}: {e}"))?;
-        if present.items.is_empty() {
-            return Ok(core::Remaining::default());
-        }
-        let background = DeleteParams::background();
-        let mut one_by_one = !resource.collection;
-        if resource.collection {
-            match api.delete_collection(&background, &ListParams::default()).await {
-                Ok(_) => {}
-                Err(e) if is_code(&e, 405) || is_code(&e, 404) => one_by_one = true,
-                Err(e) => return Err(format!("failed to delete collection of {gvr} in {namespace}: {e}")),
-            }
-        }
-        if one_by_one {
-            let list = api
-                .list(&ListParams::default())
-                .await
-                .map_err(|e| format!("failed to list {gvr} in {namespace}: {e}"))?;
-            for item in list.items {
-                match api.delete(&item.name_any(), &background).await {
-                    Ok(_) => {}
-                    Err(e) if is_code(&e, 405) || is_code(&e, 404) => {}
-                    Err(e) => return Err(format!("failed to delete {gvr} {namespace}/{}: {e}", item.name_any())),
-                }
-            }
-        }
-        let left =
-            api.list(&ListParams::default()).await.map_err(|e| format!("failed to list {gvr} in {namespace}: {e}"))?;
-        let items: Vec<Vec<String>> = left.items.iter().map(|o| o.finalizers().to_vec()).collect();
-        core::remaining_outcome(namespace, gvr, &items, estimate)
-    }
-
-    /// The pods' graceful-termination estimate, from a live list.
-    async fn estimate_pods(&self, namespace: &str, deleted_at: Option<Timestamp>) -> std::result::Result<u64, String> {
-        let pods: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
-        let list =
-            pods.list(&ListParams::default()).await.map_err(|e| format!("failed to list pods in {namespace}: {e}"))?;
-        let grace: Vec<PodGrace> = list
-            .items
-            .iter()
-            .map(|p| PodGrace {
-                phase: p.status.as_ref().and_then(|s| s.phase.clone()),
-                grace_seconds: p.spec.as_ref().and_then(|s| s.termination_grace_period_seconds),
-            })
-            .collect();
-        Ok(core::estimate_graceful_termination(&grace, deleted_at, Timestamp::now()))
-    }
-
     /// Writes the five conditions if any changed (on a fresh read).
     async fn write_conditions(&self, name: &str, report: &DeletionReport) -> Result<()> {
         let err = |action| move |source| Error::Namespace { name: name.to_owned(), action, source };
@@ -393,7 +246,7 @@ impl Syncer {
         ns.status.get_or_insert_with(NamespaceStatus::default).conditions = Some(merged);
         match self.namespaces().replace_status(name, &PostParams::default(), &ns).await {
             Ok(_) => Ok(()),
-            Err(e) if is_code(&e, 404) => Ok(()),
+            Err(e) if code(&e) == Some(404) => Ok(()),
             Err(source) => Err(Error::Namespace { name: name.to_owned(), action: "update conditions", source }),
         }
     }
@@ -410,15 +263,8 @@ impl Syncer {
                 tracing::info!(namespace = name, "namespace finalized");
                 Ok(())
             }
-            Err(e) if is_code(&e, 404) => Ok(()),
+            Err(e) if code(&e) == Some(404) => Ok(()),
             Err(source) => Err(Error::Namespace { name: name.to_owned(), action: "finalize", source }),
         }
     }
-}
-
-/// A discovered type: how to reach it and whether it takes
-/// `deletecollection`.
-struct Discovered {
-    api: ApiResource,
-    collection: bool,
 }

@@ -1,0 +1,81 @@
+//! Why the flags do not make a runnable configuration ([`Error`]), and the
+//! [`Result`] of deriving a [`Config`](super::Config).
+
+/// Result of deriving a [`Config`](super::Config).
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why the flags do not make a runnable configuration.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// A `--controllers` entry names no upstream controller (upstream's message).
+    #[error("{0:?} is not in the list of known controllers")]
+    UnknownController(String),
+    /// `--controllers` enables by name controllers that upstream has and kcm-rs lacks.
+    #[error(
+        "--controllers enables {}, which kcm-rs does not implement (kcm-rs implements {}); remove {} from \
+         --controllers or run kube-controller-manager for {}",
+        enabled.join(", "),
+        implemented.join(", "),
+        if enabled.len() == 1 { "it" } else { "them" },
+        if enabled.len() == 1 { "it" } else { "them" }
+    )]
+    UnimplementedControllers {
+        /// The controllers enabled by name that kcm-rs lacks.
+        enabled: Vec<&'static str>,
+        /// The controllers kcm-rs implements.
+        implemented: Vec<&'static str>,
+    },
+    /// `--leader-elect-resource-lock` is not `leases` (upstream's message).
+    #[error("resourceLock value must be \"leases\"")]
+    ResourceLock(String),
+    /// A leader-election duration is zero.
+    #[error("--{0} must be greater than zero")]
+    NonPositiveDuration(&'static str),
+    /// Lease duration not above renew deadline (client-go's rule).
+    #[error(
+        "--leader-elect-lease-duration ({lease}) must be greater than --leader-elect-renew-deadline ({renew}): \
+         LeaseDuration must be greater than RenewDeadline"
+    )]
+    LeaseNotAboveRenew {
+        /// The lease duration, Go-formatted.
+        lease: String,
+        /// The renew deadline, Go-formatted.
+        renew: String,
+    },
+    /// Renew deadline not above 1.2 × retry period (client-go's rule).
+    #[error(
+        "--leader-elect-renew-deadline ({renew}) must be greater than 1.2 x --leader-elect-retry-period \
+         ({retry}): renewDeadline must be greater than retryPeriod*JitterFactor"
+    )]
+    RenewNotAboveRetry {
+        /// The renew deadline, Go-formatted.
+        renew: String,
+        /// The retry period, Go-formatted.
+        retry: String,
+    },
+    /// A leader-election resource name or namespace is empty.
+    #[error("--{0} is required when leader election is enabled")]
+    Required(&'static str),
+    /// A worker-count flag is not positive.
+    #[error("--{flag} must be greater than 0, got {value}")]
+    NonPositiveWorkers {
+        /// The flag.
+        flag: &'static str,
+        /// Its value.
+        value: i32,
+    },
+    /// A count or rate flag is negative.
+    #[error("--{flag} must not be negative, got {value}")]
+    Negative {
+        /// The flag.
+        flag: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// QPS is set but burst is not positive (client-go's message).
+    #[error("burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0")]
+    Burst,
+    /// Only one of the TLS files was given.
+    #[error("--tls-cert-file and --tls-private-key-file must be given together")]
+    TlsPair,
+}

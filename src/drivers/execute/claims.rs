@@ -1,0 +1,115 @@
+//! The claim steps: the live re-check of an owner before adopting
+//! (upstream `RecheckDeletionTimestamp`) and the ownerReference patches
+//! that adopt or release a pod or a ReplicaSet.
+
+use std::fmt::Debug;
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use kcm_controllers::plan::{ObjectRef, OwnerRefPatch};
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Resource};
+use serde::de::DeserializeOwned;
+
+use super::executor::{Executor, Outcome, Versions};
+use crate::drivers::api_errors::{code, error_message};
+
+impl Executor {
+    /// Upstream `RecheckDeletionTimestamp`: the owner read live must still
+    /// be the same object, not being deleted.
+    pub(super) async fn recheck_owner(&self, owner: &ObjectRef) -> Outcome {
+        let namespace = owner.namespace.as_deref().unwrap_or("");
+        let fresh = match owner.kind.as_str() {
+            "Deployment" => {
+                Api::<Deployment>::namespaced(self.client.clone(), namespace).get(&owner.name).await.map(|o| o.metadata)
+            }
+            _ => {
+                Api::<ReplicaSet>::namespaced(self.client.clone(), namespace).get(&owner.name).await.map(|o| o.metadata)
+            }
+        };
+        match fresh {
+            Ok(fresh) if fresh.uid.as_deref() != Some(owner.uid.as_str()) => Outcome::Failed(format!(
+                "original {} {} is gone: got uid {:?}, wanted {}",
+                owner.kind, owner.name, fresh.uid, owner.uid
+            )),
+            Ok(fresh) if fresh.deletion_timestamp.is_some() => {
+                Outcome::Failed(format!("{} {} has just been deleted", owner.kind, owner.name))
+            }
+            Ok(_) => Outcome::Ok,
+            Err(error) => Outcome::Failed(format!("can't recheck DeletionTimestamp: {error}")),
+        }
+    }
+
+    pub(super) async fn patch_owner_refs<K>(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        patch: &OwnerRefPatch,
+        versions: &Versions,
+    ) -> Outcome
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
+    {
+        let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
+        let result = api.patch(name, &PatchParams::default(), &Patch::Strategic(patch.body(uid))).await;
+        match (result, patch) {
+            (Ok(patched), _) => {
+                versions.record(&K::kind(&()), patched.meta());
+                Outcome::Ok
+            }
+            (Err(error), OwnerRefPatch::Adopt(_)) if code(&error) == Some(404) => Outcome::Stale,
+            (Err(error), OwnerRefPatch::Release { .. }) if matches!(code(&error), Some(404 | 422)) => Outcome::Ok,
+            (Err(error), _) => Outcome::Failed(error_message(&error)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kcm_controllers::plan::{Action, Plan};
+    use kube::api::{DeleteParams, PostParams};
+
+    use super::*;
+    use crate::drivers::execute::testing::{replica_set, start};
+    use crate::drivers::execute::{Executed, NoBookkeeping};
+
+    /// The live re-check before adopting reads the owner's own kind and
+    /// fails for a Deployment being deleted.
+    #[tokio::test]
+    async fn recheck_of_a_deleting_deployment_fails() {
+        let (_sim, executor, client) = start().await;
+        let api: Api<Deployment> = Api::namespaced(client, "default");
+        let rs = replica_set("default", "d", "v1", None);
+        let spec = rs.spec.unwrap();
+        let d = Deployment {
+            metadata: ObjectMeta {
+                name: Some("d".into()),
+                finalizers: Some(vec!["example.com/hold".into()]),
+                ..Default::default()
+            },
+            spec: Some(k8s_openapi::api::apps::v1::DeploymentSpec {
+                selector: spec.selector,
+                template: spec.template.unwrap(),
+                ..Default::default()
+            }),
+            status: None,
+        };
+        let created = api.create(&PostParams::default(), &d).await.expect("create");
+        let owner = ObjectRef {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            namespace: Some("default".into()),
+            name: "d".into(),
+            uid: created.metadata.uid.clone().unwrap(),
+        };
+        let mut plan = Plan::new();
+        plan.push(Action::RecheckOwner { owner: owner.clone() });
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        api.delete("d", &DeleteParams::default()).await.expect("delete");
+        match executor.run(&plan, &NoBookkeeping).await {
+            Executed::ClaimFailed(message) => assert!(message.contains("has just been deleted"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

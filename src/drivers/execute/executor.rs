@@ -1,0 +1,111 @@
+//! [`Executor`], what every action is performed with (the client, the
+//! recorder, the cached ReplicaSets) and the events it records; and what
+//! the actions share within one run: each one's [`Outcome`] and the
+//! resourceVersions its writes returned ([`Versions`]).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kcm_controllers::deployment::CreateFailure;
+use kcm_controllers::plan::{Event, ObjectRef};
+use kube::Client;
+
+use kcm_runtime::events::{EventRecorder, EventType};
+use kcm_runtime::informer::Store;
+
+/// The outcome of one action.
+pub(super) enum Outcome {
+    /// Done, or failed in a way the action tolerates.
+    Ok,
+    /// The pod to adopt is gone.
+    Stale,
+    /// Failed.
+    Failed(String),
+    /// A ReplicaSet create failed this way.
+    CreateFailed(CreateFailure),
+    /// Stop here without an error.
+    Halt,
+}
+
+/// resourceVersions returned by the writes of one plan run, by object
+/// (`kind/namespace/name`).
+#[derive(Default)]
+pub(super) struct Versions(Mutex<HashMap<String, String>>);
+
+impl Versions {
+    fn key(kind: &str, meta: &ObjectMeta) -> String {
+        format!("{kind}/{}/{}", meta.namespace.as_deref().unwrap_or(""), meta.name.as_deref().unwrap_or(""))
+    }
+
+    /// The version a write of `meta` in this run returned, else its own.
+    pub(super) fn current(&self, kind: &str, meta: &ObjectMeta) -> Option<String> {
+        let written = self.0.lock().unwrap_or_else(PoisonError::into_inner).get(&Self::key(kind, meta)).cloned();
+        written.or_else(|| meta.resource_version.clone())
+    }
+
+    pub(super) fn record(&self, kind: &str, meta: &ObjectMeta) {
+        if let Some(rv) = &meta.resource_version {
+            self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(Self::key(kind, meta), rv.clone());
+        }
+    }
+}
+
+/// Performs plans for one controller.
+#[derive(Clone)]
+pub struct Executor {
+    /// Every write goes through it.
+    pub(super) client: Client,
+    /// Events are recorded as the controller's component.
+    pub(super) recorder: EventRecorder,
+    /// The cached ReplicaSets a status update is written on (the API
+    /// server keeps the spec; the whole object is sent as upstream does).
+    pub(super) replica_sets: Option<Store<ReplicaSet>>,
+}
+
+// === impl Executor ===
+
+impl Executor {
+    /// An executor writing with `client` and recording through `recorder`.
+    pub fn new(client: Client, recorder: EventRecorder) -> Self {
+        Self { client, recorder, replica_sets: None }
+    }
+
+    /// Writes ReplicaSet status on the objects of `store`.
+    pub fn with_replica_sets(mut self, store: Store<ReplicaSet>) -> Self {
+        self.replica_sets = Some(store);
+        self
+    }
+
+    /// Records `event` through the recorder.
+    pub fn record(&self, event: &Event) {
+        self.recorder.event(
+            &object_reference(&event.regarding),
+            event_type(event.type_),
+            &event.reason,
+            event.message.clone(),
+        );
+    }
+}
+
+/// The recorder's spelling of a plan's event type.
+pub fn event_type(type_: kcm_controllers::plan::EventType) -> EventType {
+    match type_ {
+        kcm_controllers::plan::EventType::Normal => EventType::Normal,
+        kcm_controllers::plan::EventType::Warning => EventType::Warning,
+    }
+}
+
+/// The `core/v1` reference events are recorded on.
+fn object_reference(r: &ObjectRef) -> ObjectReference {
+    ObjectReference {
+        api_version: Some(r.api_version.clone()),
+        kind: Some(r.kind.clone()),
+        namespace: r.namespace.clone(),
+        name: Some(r.name.clone()),
+        uid: Some(r.uid.clone()),
+        ..ObjectReference::default()
+    }
+}

@@ -1,0 +1,74 @@
+//! Pod creates and deletes (upstream `PodControl`), with their events and
+//! what they report to the controller's [`Bookkeeping`].
+
+use k8s_openapi::api::core::v1::Pod;
+use kcm_controllers::common::pod_control;
+use kcm_controllers::plan::ObjectRef;
+use kube::Api;
+use kube::api::{DeleteParams, PostParams, Preconditions};
+
+use super::bookkeeping::Bookkeeping;
+use super::executor::{Executor, Outcome};
+use crate::drivers::api_errors::{code, error_message, namespace_terminating};
+
+impl Executor {
+    pub(super) async fn create_pod(
+        &self,
+        namespace: &str,
+        pod: &Pod,
+        owner: &ObjectRef,
+        book: &dyn Bookkeeping,
+    ) -> Outcome {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        match api.create(&PostParams::default(), pod).await {
+            Ok(created) => {
+                let name = created.metadata.name.clone().unwrap_or_default();
+                let rv = created.metadata.resource_version.as_deref().and_then(|rv| rv.parse().ok());
+                book.creation_succeeded(&owner_key(owner), &format!("{namespace}/{name}"), rv);
+                self.record(&pod_control::successful_create(owner, &name));
+                Outcome::Ok
+            }
+            // Upstream: any creation fails in a terminating namespace;
+            // nothing to do and nothing to report.
+            Err(error) if namespace_terminating(&error) => Outcome::Ok,
+            Err(error) => {
+                let message = error_message(&error);
+                self.record(&pod_control::failed_create(owner, &message));
+                Outcome::Failed(message)
+            }
+        }
+    }
+
+    pub(super) async fn delete_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        owner: &ObjectRef,
+        book: &dyn Bookkeeping,
+    ) -> Outcome {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let params = DeleteParams {
+            preconditions: Some(Preconditions { uid: Some(uid.to_owned()), resource_version: None }),
+            ..DeleteParams::default()
+        };
+        match api.delete(name, &params).await {
+            Ok(_) => {
+                self.record(&pod_control::successful_delete(owner, name));
+                Outcome::Ok
+            }
+            Err(error) if code(&error) == Some(404) => Outcome::Ok,
+            Err(error) => {
+                let message = error_message(&error);
+                book.deletion_failed(&owner_key(owner), &format!("{namespace}/{name}"));
+                self.record(&pod_control::failed_delete(owner, &message));
+                Outcome::Failed(message)
+            }
+        }
+    }
+}
+
+/// `namespace/name` of an owner.
+pub(super) fn owner_key(owner: &ObjectRef) -> String {
+    format!("{}/{}", owner.namespace.as_deref().unwrap_or(""), owner.name)
+}

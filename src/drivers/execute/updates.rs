@@ -1,0 +1,174 @@
+//! Object and status updates: a whole object (or its status subresource)
+//! replaced at the latest version the run knows of, and the ReplicaSet
+//! status write, retried once on a fresh read.
+
+use std::fmt::Debug;
+
+use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetStatus};
+use kube::api::PostParams;
+use kube::{Api, Resource};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::executor::{Executor, Outcome, Versions};
+use crate::drivers::api_errors::error_message;
+
+impl Executor {
+    /// Replaces `object` (or, with `status`, its status subresource), at the
+    /// latest version this run knows of.
+    pub(super) async fn replace<K>(&self, object: &K, status: bool, versions: &Versions) -> Outcome
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + Debug
+            + Serialize
+            + DeserializeOwned,
+    {
+        let kind = K::kind(&());
+        let meta = object.meta();
+        let mut body = object.clone();
+        body.meta_mut().resource_version = versions.current(&kind, meta);
+        let api: Api<K> = Api::namespaced(self.client.clone(), meta.namespace.as_deref().unwrap_or(""));
+        let name = meta.name.clone().unwrap_or_default();
+        let result = if status {
+            api.replace_status(&name, &PostParams::default(), &body).await
+        } else {
+            api.replace(&name, &PostParams::default(), &body).await
+        };
+        match result {
+            Ok(written) => {
+                versions.record(&kind, written.meta());
+                Outcome::Ok
+            }
+            Err(error) => Outcome::Failed(error_message(&error)),
+        }
+    }
+
+    /// Writes the status on the object as cached (at `resource_version`);
+    /// on a failure re-reads it once and retries (upstream
+    /// `statusUpdateRetries = 1`).
+    pub(super) async fn update_replica_set_status(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: Option<&str>,
+        status: &ReplicaSetStatus,
+    ) -> Outcome {
+        let api: Api<ReplicaSet> = Api::namespaced(self.client.clone(), namespace);
+        let cached = self.replica_sets.as_ref().and_then(|s| s.get_namespaced(Some(namespace), name));
+        let mut body = match cached {
+            Some(rs) => (*rs).clone(),
+            None => ReplicaSet {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(name.to_owned()),
+                    namespace: Some(namespace.to_owned()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        };
+        body.metadata.resource_version = resource_version.map(str::to_owned);
+        body.status = Some(status.clone());
+        let mut last = String::new();
+        for attempt in 0..2 {
+            if attempt > 0 {
+                // The API server takes metadata from a status write too: send
+                // the fresh object, so that nothing another writer changed
+                // meanwhile (annotations, ownerReferences) is undone.
+                match api.get(name).await {
+                    Ok(fresh) => body = ReplicaSet { status: Some(status.clone()), ..fresh },
+                    Err(error) => return Outcome::Failed(error_message(&error)),
+                }
+            }
+            match api.replace_status(name, &PostParams::default(), &body).await {
+                Ok(_) => return Outcome::Ok,
+                Err(error) => last = error_message(&error),
+            }
+        }
+        Outcome::Failed(last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use kcm_controllers::plan::{Action, OwnerRefPatch, Plan};
+
+    use super::*;
+    use crate::drivers::execute::testing::{replica_set, start};
+    use crate::drivers::execute::{Executed, NoBookkeeping};
+
+    /// A status write that conflicts is retried on the fresh object: what
+    /// another writer changed meanwhile (here an annotation) is kept.
+    #[tokio::test]
+    async fn a_conflicting_status_write_is_retried_without_undoing_other_writes() {
+        let (_sim, executor, client) = start().await;
+        let api: Api<ReplicaSet> = Api::namespaced(client, "default");
+        let cached =
+            api.create(&PostParams::default(), &replica_set("default", "rs", "v1", None)).await.expect("create");
+        let patch = serde_json::json!({"metadata": {"annotations": {"deployment.kubernetes.io/revision": "2"}}});
+        api.patch("rs", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(patch)).await.expect("annotated");
+        let status = ReplicaSetStatus { replicas: 0, observed_generation: Some(1), ..Default::default() };
+        let mut plan = Plan::new();
+        plan.push(Action::UpdateReplicaSetStatus {
+            namespace: "default".into(),
+            name: "rs".into(),
+            resource_version: cached.metadata.resource_version.clone(),
+            status: Box::new(status),
+        });
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        let now = api.get("rs").await.expect("get");
+        assert_eq!(now.status.and_then(|s| s.observed_generation), Some(1));
+        assert_eq!(now.metadata.annotations.unwrap_or_default()["deployment.kubernetes.io/revision"], "2");
+    }
+
+    /// Two updates of one object in a plan: the second is sent at the
+    /// version the first returned (no conflict).
+    #[tokio::test]
+    async fn second_update_of_an_object_uses_the_fresh_version() {
+        let (_sim, executor, client) = start().await;
+        let api: Api<ReplicaSet> = Api::namespaced(client, "default");
+        let cached =
+            api.create(&PostParams::default(), &replica_set("default", "rs", "v1", None)).await.expect("create");
+        let mut first = cached.clone();
+        first.metadata.annotations = Some([("a".to_string(), "1".to_string())].into());
+        let mut second = first.clone();
+        second.spec.as_mut().unwrap().replicas = Some(3);
+        let mut plan = Plan::new();
+        plan.push(Action::UpdateReplicaSet { replica_set: Box::new(first) });
+        plan.push(Action::UpdateReplicaSet { replica_set: Box::new(second) });
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        let now = api.get("rs").await.expect("get");
+        assert_eq!(now.spec.unwrap().replicas, Some(3));
+        assert_eq!(now.metadata.annotations.unwrap()["a"], "1");
+        // An adoption patch counts as a write too (the planner's copy
+        // carries the new reference).
+        let owner = OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            name: "d".into(),
+            uid: "d-uid".into(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        };
+        let mut adopted = api.get("rs").await.expect("get");
+        adopted.spec.as_mut().unwrap().replicas = Some(4);
+        adopted.metadata.owner_references = Some(vec![owner.clone()]);
+        let mut plan = Plan::new();
+        plan.push(Action::PatchReplicaSetOwnerRefs {
+            namespace: "default".into(),
+            name: "rs".into(),
+            uid: adopted.metadata.uid.clone().unwrap(),
+            patch: OwnerRefPatch::Adopt(owner),
+        });
+        plan.push(Action::UpdateReplicaSet { replica_set: Box::new(adopted) });
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        let now = api.get("rs").await.expect("get");
+        assert_eq!(now.spec.unwrap().replicas, Some(4));
+        assert_eq!(now.metadata.owner_references.unwrap()[0].uid, "d-uid");
+        // A stale version from outside the plan still conflicts.
+        let mut plan = Plan::new();
+        plan.push(Action::UpdateReplicaSet { replica_set: Box::new(cached) });
+        assert!(matches!(executor.run(&plan, &NoBookkeeping).await, Executed::Failed(_)));
+    }
+}
