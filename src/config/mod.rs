@@ -37,8 +37,6 @@ mod error;
 mod flags;
 mod go_values;
 mod refused;
-#[cfg(test)]
-mod tests;
 
 pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name};
 pub use error::{Error, Result};
@@ -174,5 +172,409 @@ pub fn level_for_verbosity(v: u32) -> tracing::Level {
         0..=2 => tracing::Level::INFO,
         3..=4 => tracing::Level::DEBUG,
         _ => tracing::Level::TRACE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Tests of the command line and the derived configuration: upstream's
+    //! defaults, `--controllers` resolution, Go values, refused flags,
+    //! validation and help text.
+
+    use clap::CommandFactory;
+
+    use super::UpstreamDefault::On;
+    use super::*;
+
+    // === utils ===
+
+    fn flags(args: &[&str]) -> Result<Flags, clap::Error> {
+        Flags::try_from_args(std::iter::once("kcm-rs").chain(args.iter().copied()), &implemented())
+    }
+
+    fn config(args: &[&str]) -> Result<Config> {
+        flags(args).expect("flags parse").into_config(&implemented())
+    }
+
+    fn controllers(list: &str) -> Result<Vec<&'static str>> {
+        ControllerSet::resolve(&list.split(',').collect::<Vec<_>>(), &implemented()).map(|s| s.iter().collect())
+    }
+
+    /// The controllers kcm-rs implements today: resolution is tested against
+    /// this list (configuration knows no controller table of its own).
+    fn implemented() -> Vec<&'static str> {
+        OURS.to_vec()
+    }
+
+    const OURS: [&str; 6] = [
+        "deployment-controller",
+        "replicaset-controller",
+        "namespace-controller",
+        "node-lifecycle-controller",
+        "taint-eviction-controller",
+        "garbage-collector-controller",
+    ];
+
+    // === tests ===
+
+    /// kube-controller-manager's defaults (v1.33), as `--help` shows them.
+    const UPSTREAM_DEFAULTS: &[(&str, &str)] = &[
+        ("controllers", "*"),
+        ("concurrent-deployment-syncs", "5"),
+        ("concurrent-replicaset-syncs", "5"),
+        ("concurrent-namespace-syncs", "10"),
+        ("concurrent-gc-syncs", "20"),
+        ("enable-garbage-collector", "true"),
+        ("namespace-sync-period", "5m0s"),
+        ("min-resync-period", "12h0m0s"),
+        ("kube-api-qps", "20"),
+        ("kube-api-burst", "30"),
+        ("kube-api-content-type", "application/vnd.kubernetes.protobuf"),
+        ("leader-elect", "true"),
+        ("leader-elect-lease-duration", "15s"),
+        ("leader-elect-renew-deadline", "10s"),
+        ("leader-elect-retry-period", "2s"),
+        ("leader-elect-resource-lock", "leases"),
+        ("leader-elect-resource-name", "kube-controller-manager"),
+        ("leader-elect-resource-namespace", "kube-system"),
+        ("node-monitor-period", "5s"),
+        ("node-monitor-grace-period", "50s"),
+        ("node-startup-grace-period", "1m0s"),
+        ("node-eviction-rate", "0.1"),
+        ("secondary-node-eviction-rate", "0.01"),
+        ("large-cluster-size-threshold", "50"),
+        ("unhealthy-zone-threshold", "0.55"),
+        ("secure-port", "10257"),
+        ("bind-address", "0.0.0.0"),
+        ("v", "0"),
+        ("logging-format", "text"),
+    ];
+
+    #[test]
+    fn defaults_are_upstreams() {
+        let cmd = Flags::command(&implemented());
+        for (name, want) in UPSTREAM_DEFAULTS {
+            let arg = cmd.get_arguments().find(|a| a.get_long() == Some(name)).unwrap_or_else(|| panic!("--{name}"));
+            let got: Vec<_> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+            assert_eq!(got, [*want], "--{name}");
+        }
+        for arg in ["kubeconfig", "master", "tls-cert-file", "tls-private-key-file"] {
+            let a = cmd.get_arguments().find(|a| a.get_long() == Some(arg)).expect(arg);
+            assert!(a.get_default_values().is_empty(), "--{arg} has no default");
+        }
+
+        // And the parsed values are what those strings mean.
+        let f = flags(&[]).unwrap();
+        let rendered = [
+            ("controllers", f.controllers.join(",")),
+            ("concurrent-deployment-syncs", f.concurrent_deployment_syncs.to_string()),
+            ("concurrent-replicaset-syncs", f.concurrent_replicaset_syncs.to_string()),
+            ("concurrent-namespace-syncs", f.concurrent_namespace_syncs.to_string()),
+            ("concurrent-gc-syncs", f.concurrent_gc_syncs.to_string()),
+            ("enable-garbage-collector", f.enable_garbage_collector.to_string()),
+            ("namespace-sync-period", f.namespace_sync_period.to_string()),
+            ("min-resync-period", f.min_resync_period.to_string()),
+            ("kube-api-qps", f.kube_api_qps.to_string()),
+            ("kube-api-burst", f.kube_api_burst.to_string()),
+            ("kube-api-content-type", f.kube_api_content_type.clone()),
+            ("leader-elect", f.leader_elect.to_string()),
+            ("leader-elect-lease-duration", f.leader_elect_lease_duration.to_string()),
+            ("leader-elect-renew-deadline", f.leader_elect_renew_deadline.to_string()),
+            ("leader-elect-retry-period", f.leader_elect_retry_period.to_string()),
+            ("leader-elect-resource-lock", f.leader_elect_resource_lock.clone()),
+            ("leader-elect-resource-name", f.leader_elect_resource_name.clone()),
+            ("leader-elect-resource-namespace", f.leader_elect_resource_namespace.clone()),
+            ("node-monitor-period", f.node_monitor_period.to_string()),
+            ("node-monitor-grace-period", f.node_monitor_grace_period.to_string()),
+            ("node-startup-grace-period", f.node_startup_grace_period.to_string()),
+            ("node-eviction-rate", f.node_eviction_rate.to_string()),
+            ("secondary-node-eviction-rate", f.secondary_node_eviction_rate.to_string()),
+            ("large-cluster-size-threshold", f.large_cluster_size_threshold.to_string()),
+            ("unhealthy-zone-threshold", f.unhealthy_zone_threshold.to_string()),
+            ("secure-port", f.secure_port.to_string()),
+            ("bind-address", f.bind_address.to_string()),
+            ("v", f.verbosity.to_string()),
+            ("logging-format", format!("{:?}", f.logging_format).to_lowercase()),
+        ];
+        for ((name, want), (rname, got)) in UPSTREAM_DEFAULTS.iter().zip(rendered.iter()) {
+            assert_eq!(name, rname);
+            assert_eq!(got, want, "--{name}");
+        }
+
+        let c = config(&[]).unwrap();
+        assert_eq!(c.controllers.iter().collect::<Vec<_>>().len(), 6);
+        let le = c.leader_election.expect("leader election on by default");
+        assert_eq!(
+            (le.lease_duration, le.renew_deadline, le.retry_period),
+            (Duration::from_secs(15), Duration::from_secs(10), Duration::from_secs(2))
+        );
+        assert_eq!(c.serving.map(|s| s.addr), Some("0.0.0.0:10257".parse().unwrap()));
+        assert_eq!(c.client.burst, 30);
+        assert_eq!(c.node_lifecycle.monitor_grace_period, Duration::from_secs(50));
+        assert_eq!(c.logging.level, tracing::Level::INFO);
+        assert!(c.sim.is_none());
+    }
+
+    #[test]
+    fn controllers_resolve_as_upstream() {
+        let mut ours_sorted = OURS.to_vec();
+        ours_sorted.sort_unstable();
+        let without = |name: &str| ours_sorted.iter().copied().filter(|n| *n != name).collect::<Vec<_>>();
+
+        assert_eq!(controllers("*").unwrap(), ours_sorted);
+        assert_eq!(controllers("*,-deployment-controller").unwrap(), without("deployment-controller"));
+        // An alias, and a `-` alias before `*`: first match wins, `*` does not override it.
+        assert_eq!(controllers("deployment").unwrap(), ["deployment-controller"]);
+        assert_eq!(controllers("-nodelifecycle,*").unwrap(), without("node-lifecycle-controller"));
+        assert_eq!(controllers("*,-nodelifecycle").unwrap(), without("node-lifecycle-controller"));
+        // First match wins between an enable and a disable of the same controller.
+        assert_eq!(controllers("replicaset,-replicaset-controller").unwrap(), ["replicaset-controller"]);
+        assert_eq!(controllers("-replicaset,replicaset-controller").unwrap(), Vec::<&str>::new());
+        // Without `*`, only what is listed.
+        assert_eq!(
+            controllers("garbagecollector,taint-eviction-controller").unwrap(),
+            ["garbage-collector-controller", "taint-eviction-controller"]
+        );
+        // Disabling an unimplemented controller is fine; `*` skips those it would start upstream.
+        assert_eq!(controllers("*,-job,-csrsigning").unwrap(), ours_sorted);
+        let set = ControllerSet::resolve(&["*"], &implemented()).unwrap();
+        assert!(set.skipped().contains(&"job-controller"));
+        assert!(!set.skipped().contains(&"bootstrap-signer-controller"), "off by default upstream");
+        assert!(!set.skipped().contains(&"resourceclaim-controller"), "feature-gated off upstream");
+        // No entries, no controllers.
+        assert_eq!(controllers("").unwrap(), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn unknown_controller_gets_upstreams_message() {
+        let err = controllers("*,-frobnicator").unwrap_err();
+        assert_eq!(err.to_string(), r#""frobnicator" is not in the list of known controllers"#);
+        let err = config(&["--controllers=deployment,bogus"]).unwrap_err();
+        assert_eq!(err, Error::UnknownController("bogus".into()));
+    }
+
+    #[test]
+    fn explicitly_enabling_an_unimplemented_controller_is_an_error_naming_it() {
+        let err = controllers("*,job,csrsigning,deployment").unwrap_err();
+        assert_eq!(
+            err,
+            Error::UnimplementedControllers {
+                enabled: vec!["certificatesigningrequest-signing-controller", "job-controller"],
+                implemented: implemented(),
+            }
+        );
+        let msg = err.to_string();
+        assert!(msg.contains("certificatesigningrequest-signing-controller, job-controller"), "{msg}");
+        assert!(msg.contains("kcm-rs does not implement"), "{msg}");
+        // Off-by-default and gated controllers too.
+        assert!(matches!(controllers("bootstrapsigner"), Err(Error::UnimplementedControllers { .. })));
+        // A disable earlier in the list wins over the later enable.
+        assert!(controllers("-job,job,*").is_ok());
+    }
+
+    #[test]
+    fn every_implemented_controller_is_in_the_upstream_table() {
+        for c in implemented() {
+            let d = CONTROLLERS.iter().find(|d| d.name == c).unwrap_or_else(|| panic!("{c}"));
+            assert!(d.upstream_default == On, "{c}");
+        }
+        let mut names: Vec<_> = CONTROLLERS.iter().map(|d| d.name).collect();
+        let sorted = {
+            let mut s = names.clone();
+            s.sort_unstable();
+            s
+        };
+        assert_eq!(names, sorted, "kept in upstream's (sorted) help order");
+        names.dedup();
+        assert_eq!(names.len(), CONTROLLERS.len());
+    }
+
+    #[test]
+    fn enable_garbage_collector_false_drops_the_gc() {
+        let c = config(&["--enable-garbage-collector=false"]).unwrap();
+        assert!(!c.controllers.contains("garbage-collector-controller"));
+        assert!(c.controllers.contains("deployment-controller"));
+    }
+
+    #[test]
+    fn go_durations() {
+        let ok = [
+            ("0", Duration::ZERO),
+            ("15s", Duration::from_secs(15)),
+            ("1m0s", Duration::from_secs(60)),
+            ("5m", Duration::from_secs(300)),
+            ("12h0m0s", Duration::from_secs(12 * 3600)),
+            ("1h30m", Duration::from_secs(5400)),
+            ("1.5s", Duration::from_millis(1500)),
+            (".5s", Duration::from_millis(500)),
+            ("300ms", Duration::from_millis(300)),
+            ("10us", Duration::from_micros(10)),
+            ("10\u{b5}s", Duration::from_micros(10)),
+            ("7ns", Duration::from_nanos(7)),
+            ("+2s", Duration::from_secs(2)),
+            ("1h1m1s1ms", Duration::from_millis(3_661_001)),
+        ];
+        for (s, want) in ok {
+            assert_eq!(parse_go_duration(s), Ok(want), "{s}");
+        }
+        for bad in ["", "15", "s", "1x", "1.s.", "-1s", "ten seconds", "1e3s"] {
+            assert!(parse_go_duration(bad).is_err(), "{bad:?} should fail");
+        }
+        for (d, want) in [
+            (Duration::ZERO, "0s"),
+            (Duration::from_secs(15), "15s"),
+            (Duration::from_secs(60), "1m0s"),
+            (Duration::from_secs(300), "5m0s"),
+            (Duration::from_secs(12 * 3600), "12h0m0s"),
+            (Duration::from_millis(1500), "1.5s"),
+            (Duration::from_millis(300), "300ms"),
+            (Duration::from_micros(1500), "1.5ms"),
+            (Duration::from_nanos(1500), "1.5\u{b5}s"),
+            (Duration::from_nanos(7), "7ns"),
+        ] {
+            assert_eq!(format_go_duration(d), want);
+        }
+        let c = config(&["--leader-elect-lease-duration", "1m", "--leader-elect-renew-deadline=30s"]).unwrap();
+        assert_eq!(c.leader_election.unwrap().lease_duration, Duration::from_secs(60));
+        let err = flags(&["--namespace-sync-period=5"]).unwrap_err();
+        assert!(err.to_string().contains("missing unit"), "{err}");
+    }
+
+    #[test]
+    fn booleans_take_go_syntax() {
+        assert!(config(&["--leader-elect=false"]).unwrap().leader_election.is_none());
+        assert!(config(&["--leader-elect=0"]).unwrap().leader_election.is_none());
+        assert!(config(&["--leader-elect=false", "--leader-elect"]).unwrap().leader_election.is_some());
+        assert!(config(&["--leader-elect=True"]).unwrap().leader_election.is_some());
+        assert!(flags(&["--leader-elect=nope"]).is_err());
+        // Like pflag, a bool does not take its value from the next argument.
+        assert!(flags(&["--leader-elect", "false"]).is_err());
+        // Repeated flags: the last wins, as with pflag; --controllers accumulates, as a pflag string slice does.
+        assert_eq!(config(&["-v=1", "-v=5"]).unwrap().logging.verbosity, 5);
+        let c = config(&["--controllers=deployment", "--controllers=replicaset"]).unwrap();
+        assert_eq!(c.controllers.iter().count(), 2);
+    }
+
+    #[test]
+    fn unimplemented_upstream_flags_are_refused_by_name() {
+        let err = flags(&["--cloud-provider", "aws", "--leader-elect=false", "--profiling"]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("--cloud-provider, --profiling"), "{msg}");
+        assert!(msg.contains("not implemented by kcm-rs"), "{msg}");
+        assert!(!msg.contains("aws"), "the value is consumed, not taken for a flag: {msg}");
+        assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict);
+
+        for flag in UNIMPLEMENTED_UPSTREAM_FLAGS {
+            let arg = match flag.kind {
+                FlagKind::Bool => format!("--{}", flag.name),
+                FlagKind::Value => format!("--{}=x", flag.name),
+            };
+            let msg = flags(&[&arg]).unwrap_err().to_string();
+            assert!(msg.contains(&format!("kube-controller-manager flag --{} is not", flag.name)), "{msg}");
+        }
+        // `--flag=value` for value flags, too.
+        let msg = flags(&["--service-account-private-key-file=/k"]).unwrap_err().to_string();
+        assert!(msg.contains("--service-account-private-key-file"), "{msg}");
+
+        // A flag nobody knows gets clap's own error.
+        let err = flags(&["--frobnicate"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
+    }
+
+    #[test]
+    fn unimplemented_table_does_not_shadow_implemented_flags() {
+        let cmd = <Flags as CommandFactory>::command();
+        let ours: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
+        for flag in UNIMPLEMENTED_UPSTREAM_FLAGS {
+            assert!(!ours.contains(&flag.name), "--{} is both implemented and refused", flag.name);
+        }
+        // clap would panic on duplicates; building the full command proves there are none.
+        Flags::command(&implemented()).debug_assert();
+    }
+
+    #[test]
+    fn leader_election_is_validated() {
+        let err = config(&["--leader-elect-lease-duration=10s", "--leader-elect-renew-deadline=10s"]).unwrap_err();
+        assert!(matches!(err, Error::LeaseNotAboveRenew { .. }), "{err}");
+        assert!(err.to_string().contains("LeaseDuration must be greater than RenewDeadline"));
+        let err = config(&["--leader-elect-lease-duration=10s", "--leader-elect-renew-deadline=15s"]).unwrap_err();
+        assert!(matches!(err, Error::LeaseNotAboveRenew { .. }));
+        let err = config(&["--leader-elect-renew-deadline=2400ms", "--leader-elect-retry-period=2s"]).unwrap_err();
+        assert!(matches!(err, Error::RenewNotAboveRetry { .. }), "{err}");
+        assert!(config(&["--leader-elect-renew-deadline=2401ms"]).is_ok());
+        let err = config(&["--leader-elect-retry-period=0s"]).unwrap_err();
+        assert_eq!(err, Error::NonPositiveDuration("leader-elect-retry-period"));
+        let err = config(&["--leader-elect-resource-lock=endpoints"]).unwrap_err();
+        assert_eq!(err.to_string(), r#"resourceLock value must be "leases""#);
+        // Not checked when leader election is off, as upstream.
+        assert!(config(&["--leader-elect=false", "--leader-elect-resource-lock=endpoints"]).is_ok());
+        assert_eq!(
+            config(&["--leader-elect-resource-name="]).unwrap_err(),
+            Error::Required("leader-elect-resource-name")
+        );
+    }
+
+    #[test]
+    fn other_validation() {
+        assert_eq!(
+            config(&["--concurrent-deployment-syncs=0"]).unwrap_err(),
+            Error::NonPositiveWorkers { flag: "concurrent-deployment-syncs", value: 0 }
+        );
+        assert_eq!(config(&["--kube-api-burst=0"]).unwrap_err(), Error::Burst);
+        assert_eq!(config(&["--kube-api-qps=0", "--kube-api-burst=0"]).unwrap().client.qps, 0.0);
+        assert_eq!(config(&["--tls-cert-file=/c"]).unwrap_err(), Error::TlsPair);
+        let c = config(&["--tls-cert-file=/c", "--tls-private-key-file=/k", "--bind-address=::1"]).unwrap();
+        let serving = c.serving.unwrap();
+        assert_eq!(serving.addr, "[::1]:10257".parse().unwrap());
+        assert_eq!(serving.tls.unwrap().key, PathBuf::from("/k"));
+        assert!(config(&["--secure-port=0"]).unwrap().serving.is_none());
+        let err = flags(&["--secure-port=70000"]).unwrap_err().to_string();
+        assert!(err.contains("must be between 0 and 65535"), "{err}");
+        assert!(flags(&["--bind-address="]).is_ok());
+    }
+
+    #[test]
+    fn verbosity_and_format() {
+        let c = config(&["-v", "2", "--logging-format=json"]).unwrap();
+        assert_eq!(
+            (c.logging.verbosity, c.logging.level, c.logging.format),
+            (2, tracing::Level::INFO, LogFormat::Json)
+        );
+        assert_eq!(config(&["--v=4"]).unwrap().logging.level, tracing::Level::DEBUG);
+        assert_eq!(config(&["-v=6"]).unwrap().logging.level, tracing::Level::TRACE);
+        assert!(flags(&["--logging-format=xml"]).is_err());
+    }
+
+    #[test]
+    fn sim_and_client_settings() {
+        let c = config(&["--sim", "--sim-nodes=5"]).unwrap();
+        assert_eq!(c.sim, Some(SimSettings { nodes: 5 }));
+        assert!(flags(&["--sim", "--kubeconfig=/x"]).is_err());
+        assert!(flags(&["--sim-nodes=5"]).is_err(), "--sim-nodes needs --sim");
+        let c = config(&["--kubeconfig=/kc", "--master=https://10.0.0.1:6443", "--kube-api-qps=50"]).unwrap();
+        assert_eq!(c.client.kubeconfig, Some(PathBuf::from("/kc")));
+        assert_eq!(c.client.master.as_deref(), Some("https://10.0.0.1:6443"));
+        assert_eq!(c.client.qps, 50.0);
+    }
+
+    #[test]
+    fn help_reads_like_upstreams() {
+        let help = Flags::command(&implemented()).render_long_help().to_string();
+        for needle in [
+            "--leader-elect-lease-duration <duration>",
+            "The duration that non-leader candidates will wait after observing a leadership renewal",
+            "All controllers: bootstrap-signer-controller, certificatesigningrequest-approving-controller",
+            "Disabled-by-default controllers: bootstrap-signer-controller, selinux-warning-controller, \
+             token-cleaner-controller",
+            "kcm-rs's controllers: deployment-controller",
+            "always sends and requests application/json",
+            "[default: 12h0m0s]",
+            "Nodelifecycle controller flags",
+            "Burst to use while talking with kubernetes apiserver.",
+            "Larger number = more responsive deployments, but more CPU (and network) load\n",
+        ] {
+            assert!(help.contains(needle), "help lacks {needle:?}:\n{help}");
+        }
+        assert!(!help.contains("--cloud-provider <"), "refused flags stay hidden");
     }
 }
