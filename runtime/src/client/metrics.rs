@@ -12,8 +12,11 @@ use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
 use tokio::time::Instant;
 use tower::{Layer, Service};
 
-use super::LATENCY_BUCKETS;
 use super::limiter::ThrottleWait;
+
+/// client-go's latency buckets for `rest_client_request_duration_seconds`
+/// and `rest_client_rate_limiter_duration_seconds`.
+pub const LATENCY_BUCKETS: [f64; 12] = [0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0];
 
 /// client-go's request metrics. Cheap to clone (the vectors are shared).
 #[derive(Clone, Debug)]

@@ -39,7 +39,7 @@ mod limiter;
 mod metrics;
 
 pub use limiter::{ClientRateLimit, ClientRateLimitLayer, TokenBucket};
-pub use metrics::{RequestMetrics, RequestMetricsLayer, RestClientMetrics};
+pub use metrics::{LATENCY_BUCKETS, RequestMetrics, RequestMetricsLayer, RestClientMetrics};
 
 /// Where the API server is and how hard to talk to it (kube-controller-manager's
 /// `--kubeconfig`, `--master`, `--kube-api-qps`, `--kube-api-burst`,
@@ -63,10 +63,6 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The user agent every client sends (before any per-use suffix).
 pub const USER_AGENT: &str = concat!("kcm-rs/", env!("CARGO_PKG_VERSION"));
-
-/// client-go's latency buckets for `rest_client_request_duration_seconds`
-/// and `rest_client_rate_limiter_duration_seconds`.
-pub const LATENCY_BUCKETS: [f64; 12] = [0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0];
 
 /// Why a client could not be configured or built.
 #[derive(Debug, thiserror::Error)]

@@ -148,7 +148,7 @@ mod tests {
     use tokio::time::Instant;
 
     use super::lru::Lru;
-    use super::recorder::Pending;
+    use super::writer::Pending;
     use super::writer::{Failure, classify, describe, make_event};
     use super::*;
 

@@ -17,7 +17,7 @@ use kube::Client;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::writer::{Stop, Writer, object_key};
+use super::writer::{Pending, Stop, Writer, object_key};
 use super::{
     Correlator, DEFAULT_FLUSH_TIMEOUT, DEFAULT_MAX_TRIES, DEFAULT_QUEUE_CAPACITY, DEFAULT_RETRY_SLEEP, EventType,
 };
@@ -47,17 +47,6 @@ struct Shared {
     dropped: AtomicU64,
     /// The same, exported, if the builder was given a counter.
     dropped_counter: Option<prometheus::IntCounter>,
-}
-
-/// An event as the caller described it, before correlation.
-#[derive(Debug, Clone)]
-pub(super) struct Pending {
-    pub(super) regarding: ObjectReference,
-    pub(super) kind: EventType,
-    pub(super) reason: String,
-    pub(super) message: String,
-    /// When [`EventRecorder::event`] was called (first/lastTimestamp).
-    pub(super) at: Timestamp,
 }
 
 impl EventRecorder {

@@ -18,8 +18,18 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::recorder::Pending;
-use super::{Correlated, Correlator};
+use super::{Correlated, Correlator, EventType};
+
+/// An event as the caller described it, before correlation.
+#[derive(Debug, Clone)]
+pub(super) struct Pending {
+    pub(super) regarding: ObjectReference,
+    pub(super) kind: EventType,
+    pub(super) reason: String,
+    pub(super) message: String,
+    /// When [`EventRecorder::event`] was called (first/lastTimestamp).
+    pub(super) at: Timestamp,
+}
 
 /// The background task: queue -> correlator -> API server.
 pub(super) struct Writer {

@@ -10,13 +10,10 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::Weak;
 use std::time::Duration;
 
 use prometheus::{Counter, CounterVec, Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec, Opts, Registry};
 use tokio::time::{Instant, MissedTickBehavior};
-
-use super::queue::Shared;
 
 /// Errors raised while creating or registering the workqueue metrics.
 #[derive(Debug, thiserror::Error)]
@@ -242,22 +239,18 @@ fn seconds_since(start: Instant, now: Instant) -> f64 {
     now.saturating_duration_since(start).as_secs_f64()
 }
 
-/// Refreshes the unfinished-work gauges every [`UNFINISHED_WORK_UPDATE_PERIOD`] until the queue
-/// shuts down or is dropped (client-go's `updateUnfinishedWorkLoop`). Holds only a weak
-/// reference so it never keeps the queue alive.
-pub(super) async fn unfinished_work_loop<K: Clone + Eq + Hash + Send + Sync + 'static>(shared: Weak<Shared<K>>) {
+/// Has the queue refresh its unfinished-work gauges every [`UNFINISHED_WORK_UPDATE_PERIOD`]
+/// until `refresh` answers false: the queue shut down or was dropped (client-go's
+/// `updateUnfinishedWorkLoop`; the queue hands it a weak reference, so the loop never keeps the
+/// queue alive).
+pub(super) async fn unfinished_work_loop(mut refresh: impl FnMut(Instant) -> bool) {
     let mut ticker =
         tokio::time::interval_at(Instant::now() + UNFINISHED_WORK_UPDATE_PERIOD, UNFINISHED_WORK_UPDATE_PERIOD);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
     loop {
         ticker.tick().await;
-        let Some(shared) = shared.upgrade() else { return };
-        let state = shared.lock();
-        if state.shutting_down {
+        if !refresh(Instant::now()) {
             return;
-        }
-        if let Some(metrics) = &state.metrics {
-            metrics.update_unfinished_work(Instant::now());
         }
     }
 }

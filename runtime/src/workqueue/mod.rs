@@ -10,8 +10,9 @@
 //!
 //! - [`queue`]: [`WorkQueue`], the FIFO + dirty set + processing set, shutdown and drain, and
 //!   the rate-limited entry points.
-//! - [`delaying`]: [`WorkQueue::add_after`] and the background task that adds keys when their
-//!   instant comes.
+//! - [`delaying`]: the delayed adds, [`WorkQueue::add_after`].
+//! - `waiting`: the heap of keys waiting for their instant, and the background task that adds
+//!   them when it comes.
 //! - [`rate_limiter`]: the [`RateLimiter`] trait, per-key exponential backoff, the token bucket,
 //!   max-of, and the controllers' default combinations.
 //! - [`metrics`]: the `workqueue_*` Prometheus metrics, labelled by queue `name`.
@@ -22,6 +23,7 @@ pub mod delaying;
 pub mod metrics;
 pub mod queue;
 pub mod rate_limiter;
+mod waiting;
 
 pub use metrics::{Error, QueueMetrics, Result};
 pub use queue::WorkQueue;

@@ -21,9 +21,9 @@ use prometheus::Counter;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::delaying::{Next, Waiting, waiting_loop};
 use super::metrics::{QueueMetrics, QueueMetricsState, unfinished_work_loop};
 use super::rate_limiter::RateLimiter;
+use super::waiting::{Next, Waiting, waiting_loop};
 
 /// A rate-limited, delaying, deduplicating work queue of keys (usually `"namespace/name"`).
 ///
@@ -130,9 +130,19 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> WorkQueue<K> {
             limiter: Box::new(limiter),
             retries: named.map(|named| named.retries),
         });
-        tokio::spawn(waiting_loop(Arc::downgrade(&shared), Arc::clone(&shared.waiting_changed)));
+        let weak = Arc::downgrade(&shared);
+        let promote_ready = move |now| weak.upgrade().map_or(Next::ShutDown, |shared| shared.promote_ready(now));
+        tokio::spawn(waiting_loop(promote_ready, Arc::clone(&shared.waiting_changed)));
         if shared.retries.is_some() {
-            tokio::spawn(unfinished_work_loop(Arc::downgrade(&shared)));
+            let weak = Arc::downgrade(&shared);
+            tokio::spawn(unfinished_work_loop(move |now| {
+                let Some(shared) = weak.upgrade() else { return false };
+                let state = shared.lock();
+                if let Some(metrics) = state.metrics.as_ref().filter(|_| !state.shutting_down) {
+                    metrics.update_unfinished_work(now);
+                }
+                !state.shutting_down
+            }));
         }
         Self { shared }
     }
