@@ -3,7 +3,6 @@
 //! sync (read the cache, ask the core, write what it planned).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use k8s_openapi::jiff::Timestamp;
@@ -29,11 +28,8 @@ pub const QUEUE_NAME: &str = "widget";
 /// Failed syncs of one key before it is dropped until its next change.
 pub const MAX_RETRIES: u32 = 15;
 
-/// How long stopping waits for the syncs in flight.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// How the workers retry and drain.
-const RETRIES: Retries = Retries { max_retries: Some(MAX_RETRIES), drain_timeout: DRAIN_TIMEOUT };
+const RETRIES: Retries = Retries::at_most(MAX_RETRIES);
 
 /// The Widget controller, built before `factory.start()`, run after.
 pub struct WidgetController {

@@ -62,6 +62,23 @@ pub struct Retries {
     pub drain_timeout: Duration,
 }
 
+// === impl Retries ===
+
+impl Retries {
+    /// How long stopping waits for the syncs in flight.
+    pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// Failed syncs retried with backoff for as long as they fail (the
+    /// controllers upstream gives no `maxRetries`).
+    pub const FOREVER: Retries = Retries { max_retries: None, drain_timeout: Self::DRAIN_TIMEOUT };
+
+    /// A key dropped after `max_retries` failed syncs in a row, until it
+    /// changes again (upstream's `maxRetries`).
+    pub const fn at_most(max_retries: u32) -> Retries {
+        Retries { max_retries: Some(max_retries), drain_timeout: Self::DRAIN_TIMEOUT }
+    }
+}
+
 // === impl RunContext ===
 
 impl RunContext {

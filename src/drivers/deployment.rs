@@ -10,7 +10,7 @@
 //!   left with no pods);
 //! - the `deployment` workqueue (upstream's default controller rate
 //!   limiter) and the worker pool (`--concurrent-deployment-syncs`, at most
-//!   [`MAX_RETRIES`] failed syncs per key);
+//!   [`RETRIES`] failed syncs per key);
 //! - the per-key sync: a [`Snapshot`] of the caches, the core's plan, and
 //!   the executor contract of `kcm_controllers::deployment` (on a failed
 //!   create of the new ReplicaSet, `after_create_failure`).
@@ -19,7 +19,6 @@
 //! left alone until it changes (upstream retries it 15 times to no avail).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
@@ -49,14 +48,9 @@ pub const QUEUE_NAME: &str = "deployment";
 /// The `source.component` of the controller's Events.
 pub const EVENT_COMPONENT: &str = "deployment-controller";
 
-/// How the workers retry and drain.
-const RETRIES: Retries = Retries { max_retries: Some(MAX_RETRIES), drain_timeout: DRAIN_TIMEOUT };
-
-/// Failed syncs of one key before it is dropped (upstream `maxRetries`).
-pub const MAX_RETRIES: u32 = 15;
-
-/// How long stopping waits for syncs in flight.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Failed syncs of one key before it is dropped, 15 (upstream `maxRetries`:
+/// 5 ms · 2^15 ≈ 82 s of backoff in total), drained on stop.
+pub const RETRIES: Retries = Retries::at_most(15);
 
 /// The Deployment controller, ready to run once its caches sync.
 pub struct DeploymentController {

@@ -8,7 +8,7 @@
 //!   expectations with the pod adds and deletes they observe;
 //! - the `replicaset` workqueue (upstream's default controller rate
 //!   limiter) and the worker pool (`--concurrent-replicaset-syncs`, at most
-//!   [`MAX_RETRIES`] failed syncs per key);
+//!   [`RETRIES`] failed syncs per key);
 //! - the per-key sync: a [`Snapshot`] of the caches, the core's [`Plan`],
 //!   and the executor contract of `kcm_controllers::replicaset` (expectation
 //!   bookkeeping, `after_manage_error` on a failed create or delete step).
@@ -47,15 +47,9 @@ pub const QUEUE_NAME: &str = "replicaset";
 /// The `source.component` of the controller's Events.
 pub const EVENT_COMPONENT: &str = "replicaset-controller";
 
-/// How the workers retry and drain.
-const RETRIES: Retries = Retries { max_retries: Some(MAX_RETRIES), drain_timeout: DRAIN_TIMEOUT };
-
-/// Failed syncs of one key before it is dropped (upstream
-/// `maxRetries = 15`: 5 ms · 2^15 ≈ 82 s of backoff in total).
-pub const MAX_RETRIES: u32 = 15;
-
-/// How long stopping waits for syncs in flight.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Failed syncs of one key before it is dropped, 15 (upstream `maxRetries`:
+/// 5 ms · 2^15 ≈ 82 s of backoff in total), drained on stop.
+pub const RETRIES: Retries = Retries::at_most(15);
 
 /// The ReplicaSet controller, ready to run once its caches sync.
 pub struct ReplicaSetController {

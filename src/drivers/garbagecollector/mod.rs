@@ -67,11 +67,8 @@ pub const ATTEMPT_TO_DELETE_QUEUE: &str = "garbage_collector_attempt_to_delete";
 /// The `attemptToOrphan` queue's name (upstream's).
 pub const ATTEMPT_TO_ORPHAN_QUEUE: &str = "garbage_collector_attempt_to_orphan";
 
-/// How long stopping waits for syncs in flight.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// How the workers retry (forever, as upstream's) and drain.
-const RETRIES: Retries = Retries { max_retries: None, drain_timeout: DRAIN_TIMEOUT };
+const RETRIES: Retries = Retries::FOREVER;
 
 /// How long the workers wait for the first feeds to list everything before
 /// starting anyway (a type that cannot be listed must not stop the

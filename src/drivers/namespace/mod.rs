@@ -49,9 +49,6 @@ pub const QPS_FACTOR: f32 = 20.0;
 /// See [`QPS_FACTOR`].
 pub const BURST_FACTOR: u32 = 100;
 
-/// How long stopping waits for syncs in flight.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Why one namespace's sync failed; the key is retried with backoff.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -125,8 +122,7 @@ impl Controller for NamespaceController {
     fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
         Box::pin(async move {
             let synced: Vec<&(dyn HasSynced + Sync)> = vec![&self.namespaces, &self.registration];
-            let retries = Retries { max_retries: None, drain_timeout: DRAIN_TIMEOUT };
-            cx.run_when_synced(&synced, self.queue.clone(), self.syncer.clone(), retries).await;
+            cx.run_when_synced(&synced, self.queue.clone(), self.syncer.clone(), Retries::FOREVER).await;
         })
     }
 }

@@ -88,11 +88,8 @@ pub const NODE_WORKERS: usize = 8;
 /// Pod workers (upstream `podUpdateWorkerSize`).
 pub const POD_WORKERS: usize = 4;
 
-/// How long stopping waits for work in flight.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// How the workers retry (forever, as upstream's) and drain.
-const RETRIES: Retries = Retries { max_retries: None, drain_timeout: DRAIN_TIMEOUT };
+const RETRIES: Retries = Retries::FOREVER;
 
 /// The controller's settings, from the flags.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -48,7 +48,6 @@ mod workers;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -84,11 +83,8 @@ pub const POD_QUEUE_NAME: &str = "noexec_taint_pod";
 /// Workers per queue (upstream `UpdateWorkerSize`).
 pub const WORKERS: usize = 8;
 
-/// How long stopping waits for work in flight.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// How the workers retry (forever, as upstream's) and drain.
-const RETRIES: Retries = Retries { max_retries: None, drain_timeout: DRAIN_TIMEOUT };
+const RETRIES: Retries = Retries::FOREVER;
 
 /// The taint-eviction-controller, ready to run once its caches sync.
 pub struct TaintEvictionController {
