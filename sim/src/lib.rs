@@ -43,6 +43,7 @@ pub mod selectors;
 pub mod server;
 pub mod store;
 pub mod table;
+pub mod testing;
 pub mod typed;
 pub mod validation;
 
