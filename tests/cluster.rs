@@ -28,9 +28,8 @@ use kube_sim::kubelet::KubeletConfig;
 use serde::de::DeserializeOwned;
 use tokio::process::Command;
 
-mod common;
-use common::recorder::{Recorder, assert_foreground};
-use common::{Env, kubectl_ok, run_ok, start, start_with, wait_until};
+use crate::common::recorder::{Recorder, assert_foreground};
+use crate::common::{Env, kubectl_ok, run_ok, start, start_with, wait_until};
 
 const NS: &str = "default";
 

@@ -10,8 +10,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
-mod common;
-use common::{free_port, https_get, sim_with_kubeconfig, wait_until};
+use crate::common::{free_port, https_get, sim_with_kubeconfig, wait_until};
 
 /// How long a stopped daemon may take to exit.
 const EXIT_DEADLINE: Duration = Duration::from_secs(30);

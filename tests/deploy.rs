@@ -25,8 +25,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-mod common;
-use common::{free_port, run_ok, sim_with_kubeconfig, spawn_with, wait_until};
+use crate::common::{free_port, run_ok, sim_with_kubeconfig, spawn_with, wait_until};
 
 // === utils ===
 

@@ -26,8 +26,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 use tokio::sync::oneshot;
 
-mod common;
-use common::{Env, Kubectl, events, kubectl, kubectl_ok, spawn, start, wait_until};
+use crate::common::{Env, Kubectl, events, kubectl, kubectl_ok, spawn, start, wait_until};
 
 const NS: &str = "default";
 const REVISION: &str = "deployment.kubernetes.io/revision";

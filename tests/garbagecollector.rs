@@ -21,9 +21,8 @@ use kube_sim::faults::{FaultRule, FaultSpec};
 use serde_json::json;
 use tokio::process::Command;
 
-mod common;
-use common::recorder::{Recorder, assert_foreground};
-use common::{Env, start, wait_until, widgets};
+use crate::common::recorder::{Recorder, assert_foreground};
+use crate::common::{Env, start, wait_until, widgets};
 
 const NS: &str = "default";
 

@@ -17,8 +17,7 @@ use kube_sim::{Sim, SimConfig};
 use rand::Rng;
 use serde_json::json;
 
-mod common;
-use common::wait_until;
+use crate::common::wait_until;
 
 // === utils ===
 

@@ -17,8 +17,7 @@ use kube_sim::faults::{FaultRule, FaultSpec};
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-mod common;
-use common::{Env, start, wait_until, widgets};
+use crate::common::{Env, start, wait_until, widgets};
 
 // === utils ===
 

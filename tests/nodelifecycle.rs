@@ -25,8 +25,7 @@ use kube_sim::kubelet::KubeletConfig;
 use serde_json::json;
 use tokio::process::Command;
 
-mod common;
-use common::{Env, free_port, spawn_on, start_with, wait_until};
+use crate::common::{Env, free_port, spawn_on, start_with, wait_until};
 
 // === utils ===
 

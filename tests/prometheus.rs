@@ -11,8 +11,7 @@ use kube_sim::{Sim, SimConfig};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-mod common;
-use common::{free_port, sim_with_kubeconfig, spawn_with, wait_until};
+use crate::common::{free_port, sim_with_kubeconfig, spawn_with, wait_until};
 
 // === utils ===
 

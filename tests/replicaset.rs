@@ -18,8 +18,7 @@ use kube_sim::faults::{FaultRule, FaultSpec};
 use serde_json::json;
 use tokio::process::Command;
 
-mod common;
-use common::{Env, spawn, start, wait_until};
+use crate::common::{Env, spawn, start, wait_until};
 
 const NS: &str = "default";
 

@@ -16,8 +16,7 @@ use kube::runtime::watcher;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-mod common;
-use common::{Env, start, wait_until};
+use crate::common::{Env, start, wait_until};
 
 const NS: &str = "default";
 

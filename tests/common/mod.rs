@@ -1,8 +1,5 @@
 //! Fixtures shared by the end-to-end tests of the `kcm-rs` binary.
 
-// Each test binary uses part of these fixtures.
-#![allow(dead_code)]
-
 use std::future::Future;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
