@@ -25,12 +25,12 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ApiResource, ListParams};
 use kube_sim::SimConfig;
 use kube_sim::kubelet::KubeletConfig;
+use kube_sim::testing::{kubectl_ok, wait_for};
 use serde::de::DeserializeOwned;
 use tokio::process::Command;
 
-mod common;
-use common::recorder::{Recorder, assert_foreground};
-use common::{Env, kubectl_ok, run_ok, start, start_with, wait_until};
+use crate::common::recorder::{Recorder, assert_foreground};
+use crate::common::{Env, PATIENCE, run_ok, start, start_with};
 
 const NS: &str = "default";
 
@@ -82,7 +82,7 @@ async fn create_deployment(env: &Env, name: &str, replicas: i32, tolerate_unreac
 /// pods for its current generation; returns its uid.
 async fn fully_available(env: &Env, name: &str, replicas: i32) -> String {
     let api: Api<Deployment> = Api::namespaced(env.client.clone(), NS);
-    wait_until(&env.sim, &format!("Deployment {name} fully available"), || async {
+    wait_for(&env.sim, PATIENCE, &format!("Deployment {name} fully available"), || async {
         let d = api.get(name).await.expect("Deployment");
         let s = d.status.clone().unwrap_or_default();
         let counts = (s.replicas, s.updated_replicas, s.ready_replicas, s.available_replicas);
@@ -184,8 +184,8 @@ async fn kubectl_delete_deployment_removes_its_replica_sets_and_pods() {
     let (replica_sets, pods) = chain(&env, &uid).await;
     assert_eq!((replica_sets.len(), pods.len()), (1, 2));
 
-    kubectl_ok(&env, &["delete", "deployment", "web", "-n", NS, "--timeout=90s"]).await;
-    wait_until(&env.sim, "the ReplicaSet and its pods gone", || async {
+    kubectl_ok(&env.kubeconfig, &["delete", "deployment", "web", "-n", NS, "--timeout=90s"]).await;
+    wait_for(&env.sim, PATIENCE, "the ReplicaSet and its pods gone", || async {
         let (rs, pods) =
             (owned::<ReplicaSet>(&env, std::slice::from_ref(&uid)).await, owned::<Pod>(&env, &replica_sets).await);
         let names: Vec<_> = pods.iter().map(|p| (&p.metadata.name, p.metadata.deletion_timestamp.is_some())).collect();
@@ -208,7 +208,8 @@ async fn cascade_foreground_removes_pods_then_replica_sets_then_the_deployment()
     let recorder = Recorder::start(&env, &types).await;
 
     // kubectl waits until the Deployment is gone.
-    kubectl_ok(&env, &["delete", "deployment", "web", "-n", NS, "--cascade=foreground", "--timeout=90s"]).await;
+    kubectl_ok(&env.kubeconfig, &["delete", "deployment", "web", "-n", NS, "--cascade=foreground", "--timeout=90s"])
+        .await;
     let api: Api<Deployment> = Api::namespaced(env.client.clone(), NS);
     assert!(api.get_opt("web").await.expect("get").is_none(), "kubectl returned before the Deployment went");
 
@@ -231,7 +232,7 @@ async fn cascade_orphan_keeps_the_replica_set_and_its_running_pods() {
     let (replica_sets, pods) = chain(&env, &uid).await;
     assert_eq!((replica_sets.len(), pods.len()), (1, 2));
 
-    kubectl_ok(&env, &["delete", "deployment", "web", "-n", NS, "--cascade=orphan", "--timeout=90s"]).await;
+    kubectl_ok(&env.kubeconfig, &["delete", "deployment", "web", "-n", NS, "--cascade=orphan", "--timeout=90s"]).await;
     let api: Api<Deployment> = Api::namespaced(env.client.clone(), NS);
     assert!(api.get_opt("web").await.expect("get").is_none(), "kubectl returned before the Deployment went");
 
@@ -274,7 +275,7 @@ async fn a_dead_nodes_pods_are_evicted_after_their_toleration_and_replaced_elsew
     // Replaced on the other nodes: three available pods, none on the dead
     // node but the evicted ones, Terminating there (no kubelet finishes
     // them, as on a real cluster).
-    wait_until(&env.sim, "web available again without the dead node", || async {
+    wait_for(&env.sim, PATIENCE, "web available again without the dead node", || async {
         let pods = pods_of(&env, "web").await;
         let active: Vec<&Pod> = pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()).collect();
         let on_dead = active.iter().filter(|p| node_name(p) == dead).count();
@@ -338,7 +339,7 @@ async fn a_dead_nodes_pods_are_evicted_after_their_toleration_and_replaced_elsew
 
     // Started again, the node loses its taints and its evicted pods finish.
     env.sim.controls().start_node(&dead).expect("node exists");
-    wait_until(&env.sim, "the node Ready, untainted, without pods", || async {
+    wait_for(&env.sim, PATIENCE, "the node Ready, untainted, without pods", || async {
         let node = Api::<Node>::all(env.client.clone()).get(&dead).await.expect("node");
         let left = pods_of(&env, "web").await.iter().filter(|p| node_name(p) == dead).count();
         if node_ready(&node) == Some("True") && taints(&node).is_empty() && left == 0 {
@@ -365,7 +366,7 @@ async fn with_every_node_dead_nothing_is_tainted_no_execute_or_evicted() {
         env.sim.controls().stop_node(node).expect("node exists");
     }
     let disrupted_at = std::cell::Cell::new(0.0);
-    wait_until(&env.sim, "every node Unknown, every zone at 0% health, every pod not Ready", || async {
+    wait_for(&env.sim, PATIENCE, "every node Unknown, every zone at 0% health, every pod not Ready", || async {
         let body = metrics(&env).await;
         let healths: Vec<Option<f64>> =
             ["zone-a", "zone-b", "zone-c"].iter().map(|z| sample(&body, "node_collector_zone_health", z)).collect();
@@ -381,7 +382,7 @@ async fn with_every_node_dead_nothing_is_tainted_no_execute_or_evicted() {
     .await;
     // Longer than the pods tolerate the taint: every pass of these would
     // have tainted a zone's node NoExecute and the taint would have expired.
-    wait_until(&env.sim, "six more monitor passes", || async {
+    wait_for(&env.sim, PATIENCE, "six more monitor passes", || async {
         let now = passes(&metrics(&env).await);
         if now >= disrupted_at.get() + 6.0 { Ok(()) } else { Err(format!("{now} passes")) }
     })
@@ -417,7 +418,7 @@ async fn with_every_node_dead_nothing_is_tainted_no_execute_or_evicted() {
     for node in NODES {
         env.sim.controls().start_node(node).expect("node exists");
     }
-    wait_until(&env.sim, "every node Ready and untainted", || async {
+    wait_for(&env.sim, PATIENCE, "every node Ready and untainted", || async {
         let nodes = nodes(&env).await;
         let left: Vec<_> = nodes.iter().filter(|n| node_ready(n) != Some("True") || !taints(n).is_empty()).collect();
         let left: Vec<_> = left.iter().map(|n| (&n.metadata.name, node_ready(n), taints(n))).collect();

@@ -7,11 +7,11 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
+use kube_sim::testing::wait_for;
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
-mod common;
-use common::{free_port, https_get, sim_with_kubeconfig, wait_until};
+use crate::common::{PATIENCE, free_port, https_get, sim_with_kubeconfig};
 
 /// How long a stopped daemon may take to exit.
 const EXIT_DEADLINE: Duration = Duration::from_secs(30);
@@ -84,7 +84,7 @@ async fn exactly_one_of_two_leads_and_a_killed_leader_is_replaced() {
     let (sim, _dir, kubeconfig) = sim_with_kubeconfig(SimConfig::default()).await;
     let a = spawn(&kubeconfig, "3s", "2s", "500ms");
     let b = spawn(&kubeconfig, "3s", "2s", "500ms");
-    wait_until(&sim, "one leader", || async {
+    wait_for(&sim, PATIENCE, "one leader", || async {
         let l = leading(&[&a, &b]).await;
         if l.iter().filter(|x| **x).count() == 1 && !holder(&lease(&sim).await).is_empty() {
             Ok(())
@@ -101,7 +101,7 @@ async fn exactly_one_of_two_leads_and_a_killed_leader_is_replaced() {
     let first = holder(&before);
 
     leader.signal("-KILL");
-    wait_until(&sim, "the standby to take over after the lease expires", || async {
+    wait_for(&sim, PATIENCE, "the standby to take over after the lease expires", || async {
         let now = lease(&sim).await;
         let standby_leads = leading(&[&standby]).await[0];
         if standby_leads && holder(&now) != first && !holder(&now).is_empty() {
@@ -120,12 +120,12 @@ async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once() {
     // A lease far longer than the test's deadline: only a release explains
     // a take-over within it.
     let a = spawn(&kubeconfig, "120s", "10s", "500ms");
-    wait_until(&sim, "a leads", || async {
+    wait_for(&sim, PATIENCE, "a leads", || async {
         if leading(&[&a]).await[0] { Ok(()) } else { Err(holder(&lease(&sim).await)) }
     })
     .await;
     let b = spawn(&kubeconfig, "120s", "10s", "500ms");
-    wait_until(&sim, "b to serve as a standby", || async {
+    wait_for(&sim, PATIENCE, "b to serve as a standby", || async {
         let (code, _) = b.get("/healthz").await;
         if code == 200 && !leading(&[&b]).await[0] { Ok(()) } else { Err(format!("code {code}")) }
     })
@@ -135,7 +135,7 @@ async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once() {
     let mut a = a;
     let status = tokio::time::timeout(EXIT_DEADLINE, a.child.wait()).await.expect("a exits").expect("status");
     assert!(status.success(), "SIGTERM ends kcm-rs with status 0, got {status}");
-    wait_until(&sim, "b to take over the released lease", || async {
+    wait_for(&sim, PATIENCE, "b to take over the released lease", || async {
         let now = holder(&lease(&sim).await);
         if leading(&[&b]).await[0] && !now.is_empty() && now != first { Ok(()) } else { Err(now) }
     })
@@ -157,7 +157,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
     .expect("valid");
     replica_sets.create(&Default::default(), &rs).await.expect("created");
     let d = spawn(&kubeconfig, "3s", "2s", "500ms");
-    wait_until(&sim, "metrics with leader election and client requests", || async {
+    wait_for(&sim, PATIENCE, "metrics with leader election and client requests", || async {
         let (code, body) = d.get("/metrics").await;
         let ready = code == 200
             && body.contains("leader_election_master_status")
@@ -207,7 +207,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
     ] {
         assert!(health.contains(&format!("[+]{check} ok\n")), "{check}: {health}");
     }
-    wait_until(&sim, "ready", || async {
+    wait_for(&sim, PATIENCE, "ready", || async {
         let (code, text) = d.get("/readyz?verbose").await;
         if code == 200 && text.contains("[+]informer-sync ok") { Ok(()) } else { Err(text) }
     })

@@ -21,13 +21,13 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind,
 use kube_sim::controls::CustomResource;
 use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::kubelet::KubeletConfig;
+use kube_sim::testing::wait_for;
 use kube_sim::{Sim, SimConfig};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-mod common;
-use common::{free_port, run_ok, sim_with_kubeconfig, spawn_with, wait_until};
+use crate::common::{PATIENCE, free_port, run_ok, sim_with_kubeconfig, spawn_with};
 
 // === utils ===
 
@@ -649,7 +649,7 @@ async fn exercise_leader_election(sim: &Sim, client: &kube::Client, args: &[Stri
     let lease_ns = flag(args, "leader-elect-resource-namespace").unwrap_or("kube-system");
     let lease_name = flag(args, "leader-elect-resource-name").unwrap_or("kube-controller-manager").to_owned();
     let leases: Api<Lease> = Api::namespaced(client.clone(), lease_ns);
-    wait_until(sim, "kcm-rs to lead", || async {
+    wait_for(sim, PATIENCE, "kcm-rs to lead", || async {
         let holder = leases.get_opt(&lease_name).await.ok().flatten().and_then(|l| l.spec?.holder_identity);
         if holder.is_some_and(|h| !h.is_empty()) { Ok(()) } else { Err("no holder".into()) }
     })
@@ -679,17 +679,17 @@ async fn exercise_replicaset_controller(sim: &Sim, client: &kube::Client, ns: &s
             if seen == (want, want) { Ok(()) } else { Err(format!("(replicas, ready) = {seen:?}")) }
         }
     };
-    wait_until(sim, "13 ready replicas, the orphan adopted", || ready(13)).await;
+    wait_for(sim, PATIENCE, "13 ready replicas, the orphan adopted", || ready(13)).await;
     let relabel = json!({"metadata": {"labels": {"app": "elsewhere"}}});
     pods.patch("stray", &PatchParams::default(), &Patch::Merge(&relabel)).await.expect("relabelled");
-    wait_until(sim, "the relabelled pod released", || async {
+    wait_for(sim, PATIENCE, "the relabelled pod released", || async {
         let pod = pods.get("stray").await.map_err(|e| e.to_string())?;
         if pod.metadata.owner_references.unwrap_or_default().is_empty() { Ok(()) } else { Err("still owned".into()) }
     })
     .await;
     let scale = json!({"spec": {"replicas": 1}});
     replica_sets.patch("web", &PatchParams::default(), &Patch::Merge(&scale)).await.expect("scaled");
-    wait_until(sim, "scaled down to 1", || ready(1)).await;
+    wait_for(sim, PATIENCE, "scaled down to 1", || ready(1)).await;
 }
 
 /// Namespace controller: delete `ns` with a gadget in it beside what is
@@ -701,7 +701,7 @@ async fn exercise_namespace_controller(sim: &Sim, client: &kube::Client, ns: &st
     gadget_api.create(&PostParams::default(), &DynamicObject::new("g", &ar)).await.expect("gadget");
     let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces.delete(ns, &DeleteParams::default()).await.expect("namespace deletion");
-    wait_until(sim, "the namespace gone", || async {
+    wait_for(sim, PATIENCE, "the namespace gone", || async {
         match namespaces.get_opt(ns).await {
             Ok(None) => Ok(()),
             other => Err(format!("{:?}", other.map(|n| n.and_then(|n| n.status)))),
@@ -729,14 +729,14 @@ async fn exercise_deployment_controller(sim: &Sim, client: &kube::Client) {
     let owned_by_roll = |rs: &ReplicaSet| {
         rs.metadata.owner_references.iter().flatten().any(|r| r.kind == "Deployment" && r.name == "roll")
     };
-    wait_until(sim, "the orphan ReplicaSet adopted", || async {
+    wait_for(sim, PATIENCE, "the orphan ReplicaSet adopted", || async {
         let rs = replica_sets.get("roll-stray").await.map_err(|e| e.to_string())?;
         if owned_by_roll(&rs) { Ok(()) } else { Err("not owned".into()) }
     })
     .await;
     let relabel = json!({"metadata": {"labels": {"app": "elsewhere"}}});
     replica_sets.patch("roll-stray", &PatchParams::default(), &Patch::Merge(&relabel)).await.expect("relabelled");
-    wait_until(sim, "the relabelled ReplicaSet released", || async {
+    wait_for(sim, PATIENCE, "the relabelled ReplicaSet released", || async {
         let rs = replica_sets.get("roll-stray").await.map_err(|e| e.to_string())?;
         if owned_by_roll(&rs) { Err("still owned".into()) } else { Ok(()) }
     })
@@ -770,16 +770,16 @@ async fn exercise_deployment_controller(sim: &Sim, client: &kube::Client) {
             if done { Ok(()) } else { Err(format!("template {current:?}, status {counts:?}, sets {owned:?}")) }
         }
     };
-    wait_until(sim, "v1 rolled out", || rolled_out("v1", 1)).await;
+    wait_for(sim, PATIENCE, "v1 rolled out", || rolled_out("v1", 1)).await;
     let v2 = json!({"spec": {"template": template("v2")}});
     deployments.patch("roll", &PatchParams::default(), &Patch::Merge(&v2)).await.expect("v2");
-    wait_until(sim, "v2 rolled out, v1 scaled down", || rolled_out("v2", 2)).await;
+    wait_for(sim, PATIENCE, "v2 rolled out, v1 scaled down", || rolled_out("v2", 2)).await;
     let undo = json!({"metadata": {"annotations": {"deprecated.deployment.rollback.to": "1"}}});
     deployments.patch("roll", &PatchParams::default(), &Patch::Merge(&undo)).await.expect("rollback asked");
-    wait_until(sim, "rolled back to v1", || rolled_out("v1", 2)).await;
+    wait_for(sim, PATIENCE, "rolled back to v1", || rolled_out("v1", 2)).await;
     let no_history = json!({"spec": {"revisionHistoryLimit": 0}});
     deployments.patch("roll", &PatchParams::default(), &Patch::Merge(&no_history)).await.expect("history limit");
-    wait_until(sim, "the old ReplicaSet deleted", || rolled_out("v1", 1)).await;
+    wait_for(sim, PATIENCE, "the old ReplicaSet deleted", || rolled_out("v1", 1)).await;
 }
 
 /// Garbage collector, in `default`: ConfigMaps owning ConfigMaps (a type
@@ -803,7 +803,7 @@ async fn exercise_garbage_collector(sim: &Sim, client: &kube::Client) {
         let dependent_cm = json!({"metadata": {"name": dependent, "ownerReferences": [reference]}});
         config_maps.create(&PostParams::default(), &object(dependent_cm)).await.expect("dependent");
         config_maps.delete(&owner, &params).await.expect("owner deletion");
-        wait_until(sim, &format!("{cascade} deletion done"), || async {
+        wait_for(sim, PATIENCE, &format!("{cascade} deletion done"), || async {
             let owner_left = config_maps.get_opt(&owner).await.map_err(|e| e.to_string())?;
             let dependent_left = config_maps.get_opt(&dependent).await.map_err(|e| e.to_string())?;
             let done = owner_left.is_none()
@@ -838,7 +838,7 @@ async fn exercise_taint_eviction_controller(sim: &Sim, client: &kube::Client) {
     let nodes: Api<Node> = Api::all(client.clone());
     let taint = json!({"spec": {"taints": [{"key": "dedicated", "value": "db", "effect": "NoExecute"}]}});
     nodes.patch("node-2", &PatchParams::default(), &Patch::Merge(&taint)).await.expect("tainted");
-    wait_until(sim, "the victim evicted", || async {
+    wait_for(sim, PATIENCE, "the victim evicted", || async {
         match pods.get_opt("victim").await.map_err(|e| e.to_string())? {
             None => Ok(()),
             Some(p) => Err(format!("{:?}", p.status.and_then(|s| s.conditions))),
@@ -864,7 +864,7 @@ async fn exercise_node_lifecycle_controller(sim: &Sim, client: &kube::Client) {
         let conditions = pod.status.and_then(|s| s.conditions).unwrap_or_default();
         Ok::<_, String>(conditions.into_iter().find(|c| c.type_ == "Ready").map(|c| c.status))
     };
-    wait_until(sim, "the pod on node-1 Ready", || async {
+    wait_for(sim, PATIENCE, "the pod on node-1 Ready", || async {
         let ready = pod_ready().await?;
         if ready.as_deref() == Some("True") { Ok(()) } else { Err(format!("Ready {ready:?}")) }
     })
@@ -884,13 +884,13 @@ async fn exercise_node_lifecycle_controller(sim: &Sim, client: &kube::Client) {
     };
     sim.controls().set_faults(FaultSpec { rules: vec![failing_status] }).expect("valid faults");
     sim.controls().stop_node("node-1").expect("node-1 exists");
-    wait_until(sim, "a live read of node-1 after a failed status write", || async {
+    wait_for(sim, PATIENCE, "a live read of node-1 after a failed status write", || async {
         let read = calls_by_kcm_rs(sim).iter().any(|c| (c.verb.as_str(), c.resource.as_str()) == ("get", "nodes"));
         if read { Ok(()) } else { Err("no get of a node yet".into()) }
     })
     .await;
     sim.controls().clear_faults();
-    wait_until(sim, "node-1 Unknown and tainted, its pod not Ready", || async {
+    wait_for(sim, PATIENCE, "node-1 Unknown and tainted, its pod not Ready", || async {
         let (node_ready, taints) = node_state().await?;
         let ready = pod_ready().await?;
         let tainted = taints.iter().any(|t| t == "node.kubernetes.io/unreachable");
@@ -902,7 +902,7 @@ async fn exercise_node_lifecycle_controller(sim: &Sim, client: &kube::Client) {
     })
     .await;
     sim.controls().start_node("node-1").expect("node-1 exists");
-    wait_until(sim, "node-1 Ready again, untainted", || async {
+    wait_for(sim, PATIENCE, "node-1 Ready again, untainted", || async {
         let (node_ready, taints) = node_state().await?;
         if node_ready.as_deref() == Some("True") && taints.is_empty() {
             Ok(())

@@ -11,7 +11,7 @@
 //! together). Each scenario asserts at its end that none was recorded.
 //!
 //! Each scenario has its own kube-sim and `kcm-rs`, so they run in
-//! parallel; every wait is on a condition (`wait_until`, or `kubectl
+//! parallel; every wait is on a condition (`wait_for`, or `kubectl
 //! rollout status`, which watches), never on a timing.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -23,11 +23,11 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, ListParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
+use kube_sim::testing::{Kubectl, kubectl, kubectl_ok, wait_for};
 use serde_json::json;
 use tokio::sync::oneshot;
 
-mod common;
-use common::{Env, Kubectl, events, kubectl, kubectl_ok, spawn, start, wait_until};
+use crate::common::{Env, PATIENCE, events, spawn, start};
 
 const NS: &str = "default";
 const REVISION: &str = "deployment.kubernetes.io/revision";
@@ -412,7 +412,7 @@ fn image(name: &str, v: &str) -> String {
 /// `kubectl create deployment`, then waits until the rollout is complete.
 async fn create_and_roll_out(env: &Env, name: &str, replicas: i32) {
     let out = kubectl_ok(
-        env,
+        &env.kubeconfig,
         &["create", "deployment", name, &format!("--image={}", image(name, "1")), &format!("--replicas={replicas}")],
     )
     .await;
@@ -434,7 +434,7 @@ async fn rolled_out_under_checker(
     create_and_roll_out(&env, name, replicas).await;
     if min_ready_seconds > 0 {
         let patch = json!({"spec": {"minReadySeconds": min_ready_seconds}}).to_string();
-        kubectl_ok(&env, &["patch", "deployment", name, "-p", &patch]).await;
+        kubectl_ok(&env.kubeconfig, &["patch", "deployment", name, "-p", &patch]).await;
         rolled_out(&env, name).await;
     }
     (env, checker)
@@ -448,7 +448,7 @@ async fn rolled_out(env: &Env, name: &str) {
 }
 
 async fn rollout_status(env: &Env, name: &str) -> Kubectl {
-    kubectl(env, &["rollout", "status", &format!("deployment/{name}"), "--timeout=120s"]).await
+    kubectl(&env.kubeconfig, &["rollout", "status", &format!("deployment/{name}"), "--timeout=120s"]).await
 }
 
 async fn deployment(env: &Env, name: &str) -> Deployment {
@@ -513,7 +513,7 @@ fn condition(d: &Deployment, type_: &str) -> Option<(String, String, String)> {
 
 /// Rows of `kubectl rollout history` as (revision, change-cause).
 async fn history(env: &Env, name: &str) -> Vec<(String, String)> {
-    let out = kubectl_ok(env, &["rollout", "history", &format!("deployment/{name}")]).await;
+    let out = kubectl_ok(&env.kubeconfig, &["rollout", "history", &format!("deployment/{name}")]).await;
     out.lines()
         .skip_while(|l| !l.starts_with("REVISION"))
         .skip(1)
@@ -527,7 +527,7 @@ async fn history(env: &Env, name: &str) -> Vec<(String, String)> {
 /// Waits until every active pod of `name` runs `image`, and there are
 /// `replicas` of them.
 async fn all_pods_run(env: &Env, name: &str, image: &str, replicas: usize) {
-    wait_until(&env.sim, &format!("{replicas} pods of {name} running {image}"), || async move {
+    wait_for(&env.sim, PATIENCE, &format!("{replicas} pods of {name} running {image}"), || async move {
         let pods = active_pods(env, name).await;
         let images: Vec<String> = pods.iter().map(pod_image).collect();
         if images.len() == replicas && images.iter().all(|i| i == image) { Ok(()) } else { Err(format!("{images:?}")) }
@@ -542,7 +542,7 @@ async fn all_pods_run(env: &Env, name: &str, image: &str, replicas: usize) {
 /// they are observed, so a user acting before then can see more pods than
 /// `replicas + maxSurge` for a moment, on upstream too).
 async fn sizes_are(env: &Env, name: &str, want: &[(&str, i32)]) {
-    wait_until(&env.sim, &format!("ReplicaSets of {name} at {want:?}"), || async move {
+    wait_for(&env.sim, PATIENCE, &format!("ReplicaSets of {name} at {want:?}"), || async move {
         let sets = replica_sets(env, name).await;
         let seen: Vec<(&str, i32)> = sets.iter().map(|rs| (revision(rs), spec_replicas(rs))).collect();
         let settled = sets.iter().all(|rs| {
@@ -562,7 +562,7 @@ async fn break_template(env: &Env, name: &str, v: &str) {
         "metadata": {"annotations": {"kube-sim.io/ready": "never"}},
         "spec": {"containers": [{"name": name, "image": image(name, v)}]},
     }}});
-    kubectl_ok(env, &["patch", "deployment", name, "-p", &patch.to_string()]).await;
+    kubectl_ok(&env.kubeconfig, &["patch", "deployment", name, "-p", &patch.to_string()]).await;
 }
 
 // === scenarios ===
@@ -583,7 +583,7 @@ async fn the_checker_reports_a_surge_and_an_availability_drop() {
     for name in ["probe-a", "probe-b"] {
         pods.create(&PostParams::default(), &pod(name)).await.expect("created");
     }
-    wait_until(&env.sim, "both pods Ready", || async {
+    wait_for(&env.sim, PATIENCE, "both pods Ready", || async {
         let ready =
             active_pods(&env, "probe").await.iter().filter(|p| is_available(p, 0, jiff::Timestamp::now())).count();
         if ready == 2 { Ok(()) } else { Err(format!("{ready} Ready")) }
@@ -600,7 +600,7 @@ async fn the_checker_reports_a_surge_and_an_availability_drop() {
     for name in ["probe-a", "probe-c", "probe-d"] {
         pods.delete(name, &Default::default()).await.expect("deleted");
     }
-    wait_until(&env.sim, "both violations", || async {
+    wait_for(&env.sim, PATIENCE, "both violations", || async {
         let seen = checker.violations();
         let surge = seen
             .iter()
@@ -625,9 +625,11 @@ async fn set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replic
     assert!(hash.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)), "{hash}");
 
     // A rolling update.
-    let out =
-        kubectl_ok(&env, &["set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))])
-            .await;
+    let out = kubectl_ok(
+        &env.kubeconfig,
+        &["set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))],
+    )
+    .await;
     assert_eq!(out.trim(), format!("deployment.apps/{name} image updated"));
     rolled_out(&env, name).await;
     all_pods_run(&env, name, &image(name, "2"), 4).await;
@@ -672,7 +674,7 @@ async fn set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replic
     assert_eq!(history(&env, name).await, [("1".into(), "<none>".into()), ("2".into(), "<none>".into())]);
 
     // Undo: the first ReplicaSet comes back as revision 3; none is created.
-    let out = kubectl_ok(&env, &["rollout", "undo", &format!("deployment/{name}")]).await;
+    let out = kubectl_ok(&env.kubeconfig, &["rollout", "undo", &format!("deployment/{name}")]).await;
     assert_eq!(out.trim(), format!("deployment.apps/{name} rolled back"));
     rolled_out(&env, name).await;
     all_pods_run(&env, name, &image(name, "1"), 4).await;
@@ -692,9 +694,13 @@ async fn a_paused_deployment_does_not_roll_out_until_resumed() {
     let name = "paused";
     let (env, checker) = rolled_out_under_checker(name, 3, Strategy::DEFAULT, 0).await;
 
-    kubectl_ok(&env, &["rollout", "pause", &format!("deployment/{name}")]).await;
-    kubectl_ok(&env, &["set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))]).await;
-    wait_until(&env.sim, "the paused Deployment to be observed", || async {
+    kubectl_ok(&env.kubeconfig, &["rollout", "pause", &format!("deployment/{name}")]).await;
+    kubectl_ok(
+        &env.kubeconfig,
+        &["set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))],
+    )
+    .await;
+    wait_for(&env.sim, PATIENCE, "the paused Deployment to be observed", || async {
         let d = deployment(&env, name).await;
         let observed = d.status.as_ref().and_then(|s| s.observed_generation) == d.metadata.generation;
         let paused = condition(&d, "Progressing");
@@ -706,7 +712,7 @@ async fn a_paused_deployment_does_not_roll_out_until_resumed() {
     assert_eq!(sets.len(), 1, "no new ReplicaSet while paused: {:?}", summary(&sets));
     all_pods_run(&env, name, &image(name, "1"), 3).await;
 
-    kubectl_ok(&env, &["rollout", "resume", &format!("deployment/{name}")]).await;
+    kubectl_ok(&env.kubeconfig, &["rollout", "resume", &format!("deployment/{name}")]).await;
     rolled_out(&env, name).await;
     all_pods_run(&env, name, &image(name, "2"), 3).await;
     let sets = replica_sets(&env, name).await;
@@ -722,7 +728,7 @@ async fn kubectl_scale_mid_rollout_scales_every_replica_set_proportionally() {
     let (env, checker) = rolled_out_under_checker(name, 10, strategy, 0).await;
     // The same as the default 25% for 10 replicas, but not for 30.
     let patch = r#"{"spec":{"strategy":{"rollingUpdate":{"maxSurge":3,"maxUnavailable":2}}}}"#;
-    kubectl_ok(&env, &["patch", "deployment", name, "-p", patch]).await;
+    kubectl_ok(&env.kubeconfig, &["patch", "deployment", name, "-p", patch]).await;
     rolled_out(&env, name).await;
 
     // A rollout that cannot progress: 10 + 3 - 8 = 5 new pods that never
@@ -731,7 +737,7 @@ async fn kubectl_scale_mid_rollout_scales_every_replica_set_proportionally() {
     sizes_are(&env, name, &[("1", 8), ("2", 5)]).await;
 
     checker.scale(30);
-    let out = kubectl_ok(&env, &["scale", &format!("deployment/{name}"), "--replicas=30"]).await;
+    let out = kubectl_ok(&env.kubeconfig, &["scale", &format!("deployment/{name}"), "--replicas=30"]).await;
     assert_eq!(out.trim(), format!("deployment.apps/{name} scaled"));
     // 8 + round(20 * 8/13) = 20 and 5 + round(20 * 5/13) = 13.
     sizes_are(&env, name, &[("1", 20), ("2", 13)]).await;
@@ -744,7 +750,7 @@ async fn kubectl_scale_mid_rollout_scales_every_replica_set_proportionally() {
     }
 
     // Back to the template that works: the first ReplicaSet takes over.
-    kubectl_ok(&env, &["rollout", "undo", &format!("deployment/{name}")]).await;
+    kubectl_ok(&env.kubeconfig, &["rollout", "undo", &format!("deployment/{name}")]).await;
     rolled_out(&env, name).await;
     all_pods_run(&env, name, &image(name, "1"), 30).await;
     sizes_are(&env, name, &[("2", 0), ("3", 30)]).await;
@@ -774,7 +780,11 @@ async fn recreate_stops_every_old_pod_before_starting_new_ones() {
     rolled_out(&env, name).await;
     assert!(matches!(Strategy::of(&deployment(&env, name).await), Strategy::Recreate));
 
-    kubectl_ok(&env, &["set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))]).await;
+    kubectl_ok(
+        &env.kubeconfig,
+        &["set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))],
+    )
+    .await;
     rolled_out(&env, name).await;
     all_pods_run(&env, name, &image(name, "2"), 3).await;
     let sets = replica_sets(&env, name).await;
@@ -792,7 +802,8 @@ async fn a_rollout_whose_pods_never_become_ready_exceeds_its_progress_deadline()
     let name = "stuck";
     // 25% of 4: maxSurge 1, maxUnavailable 1.
     let (env, checker) = rolled_out_under_checker(name, 4, Strategy::DEFAULT, 0).await;
-    kubectl_ok(&env, &["patch", "deployment", name, "-p", r#"{"spec":{"progressDeadlineSeconds":3}}"#]).await;
+    kubectl_ok(&env.kubeconfig, &["patch", "deployment", name, "-p", r#"{"spec":{"progressDeadlineSeconds":3}}"#])
+        .await;
     rolled_out(&env, name).await;
 
     break_template(&env, name, "404").await;
@@ -879,7 +890,7 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
         .expect("a pod");
         pods.create(&PostParams::default(), &pod).await.expect("pod created");
     }
-    wait_until(&env.sim, "the upstream pods to be Ready", || async {
+    wait_for(&env.sim, PATIENCE, "the upstream pods to be Ready", || async {
         let ready =
             active_pods(&env, "nginx").await.iter().filter(|p| is_available(p, 0, jiff::Timestamp::now())).count();
         if ready == 3 { Ok(()) } else { Err(format!("{ready} Ready")) }
@@ -900,7 +911,7 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
 
     env.daemon = spawn(&env.kubeconfig);
     let checker = RolloutChecker::start(&env, "nginx", 3, Strategy::DEFAULT, 0).await;
-    wait_until(&env.sim, "kcm-rs to fill the Deployment's status", || async {
+    wait_for(&env.sim, PATIENCE, "kcm-rs to fill the Deployment's status", || async {
         let d = deployment(&env, name).await;
         let s = d.status.clone().unwrap_or_default();
         let filled = s.observed_generation == d.metadata.generation

@@ -18,12 +18,11 @@ use k8s_openapi::api::core::v1::{ConfigMap, Event, Pod};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
 use kube_sim::controls::CustomResource;
 use kube_sim::faults::{FaultRule, FaultSpec};
+use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::json;
-use tokio::process::Command;
 
-mod common;
-use common::recorder::{Recorder, assert_foreground};
-use common::{Env, start, wait_until, widgets};
+use crate::common::recorder::{Recorder, assert_foreground};
+use crate::common::{Env, PATIENCE, start, widgets};
 
 const NS: &str = "default";
 
@@ -31,17 +30,8 @@ const NS: &str = "default";
 
 /// `kubectl delete <resource> <name> --cascade=<cascade> --wait=false`.
 async fn kubectl_delete(env: &Env, resource: &str, name: &str, cascade: &str) {
-    let out = Command::new("kubectl")
-        .arg(format!("--kubeconfig={}", env.kubeconfig.display()))
-        .args(["delete", resource, name, "-n", NS, &format!("--cascade={cascade}"), "--wait=false"])
-        .output()
-        .await
-        .expect("kubectl runs");
-    assert!(
-        out.status.success(),
-        "kubectl delete {resource} {name} --cascade={cascade}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    kubectl_ok(&env.kubeconfig, &["delete", resource, name, "-n", NS, &format!("--cascade={cascade}"), "--wait=false"])
+        .await;
 }
 
 fn replica_set(name: &str, replicas: i32) -> ReplicaSet {
@@ -62,7 +52,7 @@ async fn replica_set_with_pods(env: &Env, name: &str, replicas: usize) -> String
     let rs = api.create(&PostParams::default(), &replica_set(name, i32::try_from(replicas).unwrap_or(0))).await;
     let uid = rs.expect("ReplicaSet created").metadata.uid.expect("uid");
     let pods = ApiResource::erase::<Pod>(&());
-    wait_until(&env.sim, &format!("{replicas} pods of {name}"), || async {
+    wait_for(&env.sim, PATIENCE, &format!("{replicas} pods of {name}"), || async {
         let n = dependents(env, &pods, &uid).await.len();
         if n == replicas { Ok(()) } else { Err(format!("{n} pods")) }
     })
@@ -82,7 +72,7 @@ async fn dependents(env: &Env, resource: &ApiResource, owner_uid: &str) -> Vec<D
 
 /// Waits until no object of `resource` names `owner_uid` as an owner.
 async fn dependents_gone(env: &Env, resource: &ApiResource, owner_uid: &str) {
-    wait_until(&env.sim, &format!("the {} of {owner_uid} to be gone", resource.plural), || async {
+    wait_for(&env.sim, PATIENCE, &format!("the {} of {owner_uid} to be gone", resource.plural), || async {
         let left: Vec<_> = dependents(env, resource, owner_uid).await.into_iter().map(|o| o.metadata.name).collect();
         if left.is_empty() { Ok(()) } else { Err(format!("left: {left:?}")) }
     })
@@ -92,7 +82,7 @@ async fn dependents_gone(env: &Env, resource: &ApiResource, owner_uid: &str) {
 /// Waits until object `name` of `resource` is gone from [`NS`].
 async fn gone(env: &Env, resource: &ApiResource, name: &str) {
     let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), NS, resource);
-    wait_until(&env.sim, &format!("{} {name} to be gone", resource.kind), || async {
+    wait_for(&env.sim, PATIENCE, &format!("{} {name} to be gone", resource.kind), || async {
         match api.get_opt(name).await.expect("get") {
             None => Ok(()),
             Some(o) => Err(format!("finalizers {:?}", o.metadata.finalizers)),
@@ -161,7 +151,7 @@ fn count(env: &Env, verb: &str, resource: &str, code: u16) -> u64 {
 /// `/apis` before a test runs kubectl), so that a type registered next is
 /// new to it: it learns of it at run time.
 async fn collector_discovered(env: &Env) {
-    wait_until(&env.sim, "the collector's first discovery", || async {
+    wait_for(&env.sim, PATIENCE, "the collector's first discovery", || async {
         let seen = count(env, "get", "/apis", 200);
         if seen >= 1 { Ok(()) } else { Err("no discovery yet".into()) }
     })
@@ -290,7 +280,7 @@ async fn a_dependent_of_an_owner_not_yet_watched_is_kept() {
     env.sim.controls().set_faults(FaultSpec { rules: vec![blind("list"), blind("watch")] }).expect("faults set");
     let uid = create_widget(&env, "w").await;
     owned_config_map(&env, "kept", ("example.com/v1", "Widget", "w", &uid)).await;
-    wait_until(&env.sim, "the collector to verify the owner live several times", || async {
+    wait_for(&env.sim, PATIENCE, "the collector to verify the owner live several times", || async {
         let gets = count(&env, "get", "widgets", 200);
         if gets >= 3 { Ok(()) } else { Err(format!("{gets} live reads of the owner")) }
     })
@@ -315,7 +305,7 @@ async fn a_reference_to_an_owner_in_another_namespace_is_reported() {
     let uid = owners.create(&PostParams::default(), &owner).await.expect("created").metadata.uid.expect("uid");
     owned_config_map(&env, "misplaced", ("v1", "ConfigMap", "owner", &uid)).await;
     let events: Api<Event> = Api::namespaced(env.client.clone(), NS);
-    wait_until(&env.sim, "an OwnerRefInvalidNamespace event", || async {
+    wait_for(&env.sim, PATIENCE, "an OwnerRefInvalidNamespace event", || async {
         let list = events.list(&ListParams::default()).await.expect("events listed");
         let found: Vec<_> = list
             .items
@@ -357,7 +347,7 @@ async fn a_dependent_with_two_owners_goes_only_with_the_last() {
     api.create(&PostParams::default(), &shared).await.expect("created");
     kubectl_delete(&env, "configmap", "owner-1", "background").await;
     // The reference to the gone owner is removed; the dependent stays.
-    wait_until(&env.sim, "the dangling reference to be removed", || async {
+    wait_for(&env.sim, PATIENCE, "the dangling reference to be removed", || async {
         let cm = config_map(&env, "shared").await.expect("the dependent is kept");
         assert!(cm.metadata.deletion_timestamp.is_none(), "the dependent is being deleted");
         let owners: Vec<String> = cm.metadata.owner_references.unwrap_or_default().into_iter().map(|r| r.uid).collect();
@@ -381,7 +371,7 @@ async fn failing_deletes_and_dropped_watches_hold_a_foreground_cascade_until_the
     env.sim.controls().set_faults(FaultSpec { rules: vec![failing] }).expect("faults set");
     kubectl_delete(&env, "rs", "web", "foreground").await;
     env.sim.controls().drop_watches();
-    wait_until(&env.sim, "the collector to retry failed pod deletes", || async {
+    wait_for(&env.sim, PATIENCE, "the collector to retry failed pod deletes", || async {
         let failed = count(&env, "delete", "pods", 500);
         if failed >= 6 { Ok(()) } else { Err(format!("{failed} failed deletes")) }
     })
@@ -426,7 +416,7 @@ async fn a_cluster_scoped_owner_cascades_to_namespaced_dependents() {
     owned_config_map(&env, "of-gadget", ("example.com/v1", "Gadget", "g", &uid)).await;
     // New to the collector, the owner is read live (where a cluster-scoped
     // object lives) and keeps its dependent.
-    wait_until(&env.sim, "the collector to read the owner", || async {
+    wait_for(&env.sim, PATIENCE, "the collector to read the owner", || async {
         let gets = count(&env, "get", "gadgets", 200);
         if gets >= 1 { Ok(()) } else { Err(format!("{gets} reads")) }
     })
@@ -445,7 +435,7 @@ async fn metrics_name_the_upstream_queues_and_the_graph() {
     let value = |body: &str, series: &str| -> Option<f64> {
         body.lines().find_map(|l| l.strip_prefix(series)).and_then(|v| v.trim().parse().ok())
     };
-    wait_until(&env.sim, "the collector's metrics", || async {
+    wait_for(&env.sim, PATIENCE, "the collector's metrics", || async {
         let (code, body) = env.scrape("/metrics").await;
         let seen = [
             r#"workqueue_adds_total{name="garbage_collector_attempt_to_delete"}"#,

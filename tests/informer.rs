@@ -13,12 +13,12 @@ use kcm_runtime::informer::{EventHandler, FactoryConfig, SharedInformerFactory, 
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Client, Resource, ResourceExt};
 use kube_sim::faults::{FaultRule, FaultSpec};
+use kube_sim::testing::wait_for;
 use kube_sim::{Sim, SimConfig};
 use rand::Rng;
 use serde_json::json;
 
-mod common;
-use common::wait_until;
+use crate::common::PATIENCE;
 
 // === utils ===
 
@@ -213,7 +213,7 @@ async fn two_controllers_share_one_list_and_watch() {
     factory.start(); // idempotent
     assert!(factory.wait_for_cache_sync("test", &[&pods1, &pods2, &reg1, &reg2]).await);
 
-    wait_until(&sim, "both handlers saw the pod", || {
+    wait_for(&sim, PATIENCE, "both handlers saw the pod", || {
         let (a, b) = (rec1.live(), rec2.live());
         async move { if a.len() == 1 && b.len() == 1 { Ok(()) } else { Err(format!("{a:?} {b:?}")) } }
     })
@@ -222,7 +222,7 @@ async fn two_controllers_share_one_list_and_watch() {
     let (a, b) = (pods1.store().get("default/p").unwrap(), pods2.store().get("default/p").unwrap());
     assert!(Arc::ptr_eq(&a, &b));
     // The watch follows the list: wait for it, then count.
-    wait_until(&sim, "the informer watches", || {
+    wait_for(&sim, PATIENCE, "the informer watches", || {
         let n = request_count(&sim, "watch", "pods");
         async move { if n > 0 { Ok(()) } else { Err("no watch yet".into()) } }
     })
@@ -259,7 +259,7 @@ async fn the_store_mirrors_the_server_with_indexes() {
     Api::<Pod>::namespaced(client.clone(), "a").delete("p2", &DeleteParams::default().grace_period(0)).await.unwrap();
 
     let store = pods.store();
-    wait_until(&sim, "store equals server", || {
+    wait_for(&sim, PATIENCE, "store equals server", || {
         let (client, store) = (client.clone(), store.clone());
         async move {
             let (server, cached) = (server_state::<Pod>(&client).await?, store_state(&store));
@@ -317,7 +317,7 @@ async fn sync_gating_late_handlers_and_resync() {
     assert_eq!(late.live().len(), 5);
 
     // Resync goes to the resyncing handler only, as update(obj, obj).
-    wait_until(&sim, "two resyncs of every object", || {
+    wait_for(&sim, PATIENCE, "two resyncs of every object", || {
         let n = resyncing.lock().resyncs;
         async move { if n >= 10 { Ok(()) } else { Err(format!("{n} resyncs")) } }
     })
@@ -453,7 +453,7 @@ async fn no_change_is_lost_or_duplicated_under_faults() {
     let calm = std::time::Instant::now();
     // Lists made here, to tell the informer's relists from them.
     let own_lists = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    wait_until(&sim, "store and handler equal the server", || {
+    wait_for(&sim, PATIENCE, "store and handler equal the server", || {
         let (client, store, recorder, own_lists) = (client.clone(), store.clone(), recorder.clone(), own_lists.clone());
         async move {
             let server = server_state::<ConfigMap>(&client).await?;
@@ -509,7 +509,7 @@ async fn last_resource_version_follows_lists_and_watch_events() {
     let watched = api.create(&PostParams::default(), &cm("watched")).await.expect("created");
     let watched_rv: u64 = rv(&watched).parse().expect("numeric");
     let store = informer.store();
-    wait_until(&sim, "the watch event counted", || {
+    wait_for(&sim, PATIENCE, "the watch event counted", || {
         let (informer, store) = (informer.clone(), store.clone());
         async move {
             let reached = informer.last_resource_version().unwrap_or(0);

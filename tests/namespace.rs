@@ -14,11 +14,10 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use kube_sim::faults::{FaultRule, FaultSpec};
+use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::{Value, json};
-use tokio::process::Command;
 
-mod common;
-use common::{Env, start, wait_until, widgets};
+use crate::common::{Env, PATIENCE, start, widgets};
 
 // === utils ===
 
@@ -94,13 +93,7 @@ async fn populate(env: &Env, ns: &str) {
 }
 
 async fn kubectl_delete_ns(env: &Env, ns: &str) {
-    let out = Command::new("kubectl")
-        .arg(format!("--kubeconfig={}", env.kubeconfig.display()))
-        .args(["delete", "ns", ns, "--wait=false"])
-        .output()
-        .await
-        .expect("kubectl runs");
-    assert!(out.status.success(), "kubectl delete ns: {}", String::from_utf8_lossy(&out.stderr));
+    kubectl_ok(&env.kubeconfig, &["delete", "ns", ns, "--wait=false"]).await;
 }
 
 /// Records every state of namespace `ns` a watch sees.
@@ -127,7 +120,7 @@ fn condition<'a>(ns: &'a Namespace, type_: &str) -> Option<&'a k8s_openapi::api:
 /// Waits until namespace `ns` is gone.
 async fn gone(env: &Env, ns: &str) {
     let api: Api<Namespace> = Api::all(env.client.clone());
-    wait_until(&env.sim, &format!("namespace {ns} to be gone"), || async {
+    wait_for(&env.sim, PATIENCE, &format!("namespace {ns} to be gone"), || async {
         match api.get_opt(ns).await.expect("get namespace") {
             None => Ok(()),
             Some(state) => Err(format!("{:?}", state.status)),
@@ -204,7 +197,7 @@ async fn a_foreign_finalizer_holds_the_namespace_and_is_named_until_removed() {
 
     let api: Api<Namespace> = Api::all(env.client.clone());
     let want = "Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances";
-    wait_until(&env.sim, "the finalizer to be named", || async {
+    wait_for(&env.sim, PATIENCE, "the finalizer to be named", || async {
         let ns = api.get("held").await.expect("still there while the finalizer is");
         let named = condition(&ns, "NamespaceFinalizersRemaining").is_some_and(|c| {
             c.status == "True"

@@ -22,11 +22,11 @@ use kube::api::{Api, ListParams, PostParams};
 use kube::runtime::watcher;
 use kube_sim::SimConfig;
 use kube_sim::kubelet::KubeletConfig;
+use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::json;
 use tokio::process::Command;
 
-mod common;
-use common::{Env, free_port, spawn_on, start_with, wait_until};
+use crate::common::{Env, PATIENCE, free_port, spawn_on, start_with};
 
 // === utils ===
 
@@ -167,16 +167,6 @@ impl Drop for TaintHistory {
     }
 }
 
-async fn kubectl(env: &Env, args: &[&str]) {
-    let out = Command::new("kubectl")
-        .arg(format!("--kubeconfig={}", env.kubeconfig.display()))
-        .args(args)
-        .output()
-        .await
-        .expect("kubectl runs");
-    assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
 /// Monitor passes run so far, from the daemon's metrics.
 async fn passes(env: &Env) -> f64 {
     sample(&metrics(env).await, "node_collector_update_all_nodes_health_duration_seconds_count", "").unwrap_or(0.0)
@@ -185,7 +175,7 @@ async fn passes(env: &Env) -> f64 {
 /// Waits until `n` more monitor passes have run.
 async fn more_passes(env: &Env, n: f64) {
     let from = passes(env).await;
-    wait_until(&env.sim, "more monitor passes", || async {
+    wait_for(&env.sim, PATIENCE, "more monitor passes", || async {
         let now = passes(env).await;
         if now >= from + n { Ok(()) } else { Err(format!("{now} passes, from {from}")) }
     })
@@ -218,7 +208,7 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
     }))
     .expect("pod");
     pods.create(&PostParams::default(), &pod).await.expect("created");
-    wait_until(&env.sim, "the pod Ready and node-1 registered", || async {
+    wait_for(&env.sim, PATIENCE, "the pod Ready and node-1 registered", || async {
         let ready = pod_ready(&pods.get("web").await.expect("pod"));
         let registered = has_event(
             &events(&env).await,
@@ -233,7 +223,7 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
     .await;
 
     node_control(&env, "node-1", "stop").await;
-    wait_until(&env.sim, "node-1 Unknown with both unreachable taints, its pod not Ready", || async {
+    wait_for(&env.sim, PATIENCE, "node-1 Unknown with both unreachable taints, its pod not Ready", || async {
         let n = node(&env, "node-1").await;
         let pod = pod_ready(&pods.get("web").await.expect("pod"));
         let ok = ready(&n) == ("Unknown".into(), Some("NodeStatusUnknown".into()))
@@ -260,7 +250,7 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
         let o = node(&env, other).await;
         assert_eq!((ready(&o).0, taints(&o)), ("True".into(), Vec::<String>::new()), "{other} untouched");
     }
-    wait_until(&env.sim, "NodeNotReady events on the node and the pod", || async {
+    wait_for(&env.sim, PATIENCE, "NodeNotReady events on the node and the pod", || async {
         let events = events(&env).await;
         let on_node =
             has_event(&events, "Node", "node-1", "Normal", "NodeNotReady", "Node node-1 status is now: NodeNotReady");
@@ -268,7 +258,7 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
         if on_node && on_pod { Ok(()) } else { Err(format!("node {on_node}, pod {on_pod}")) }
     })
     .await;
-    wait_until(&env.sim, "upstream's metrics", || async {
+    wait_for(&env.sim, PATIENCE, "upstream's metrics", || async {
         let body = metrics(&env).await;
         let evictions = sample(&body, "node_collector_evictions_total", "zone-a");
         let zones = body.lines().filter(|l| l.starts_with("node_collector_zone_size{")).count();
@@ -286,7 +276,7 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
     .await;
 
     node_control(&env, "node-1", "start").await;
-    wait_until(&env.sim, "node-1 Ready again without taints", || async {
+    wait_for(&env.sim, PATIENCE, "node-1 Ready again without taints", || async {
         let n = node(&env, "node-1").await;
         if ready(&n).0 == "True" && taints(&n).is_empty() {
             Ok(())
@@ -315,7 +305,7 @@ async fn with_every_node_silent_no_noexecute_taint_is_added_until_one_is_back() 
     .await;
     let history = TaintHistory::start(&env);
     let disrupted_at = Cell::new(0.0);
-    wait_until(&env.sim, "every node Unknown, every zone at 0% health", || async {
+    wait_for(&env.sim, PATIENCE, "every node Unknown, every zone at 0% health", || async {
         let body = metrics(&env).await;
         let healths: Vec<f64> = ["zone-a", "zone-b", "zone-c"]
             .iter()
@@ -331,7 +321,7 @@ async fn with_every_node_silent_no_noexecute_taint_is_added_until_one_is_back() 
     })
     .await;
     // Three more passes: each would have queued and tainted the nodes.
-    wait_until(&env.sim, "three more monitor passes", || async {
+    wait_for(&env.sim, PATIENCE, "three more monitor passes", || async {
         let now = passes(&env).await;
         let at = disrupted_at.get();
         if now >= at + 3.0 { Ok(()) } else { Err(format!("{now} passes, disrupted at {at}")) }
@@ -347,7 +337,7 @@ async fn with_every_node_silent_no_noexecute_taint_is_added_until_one_is_back() 
     // are now single zones down beside a healthy one, so their nodes get
     // the NoExecute taint; node-1 never does.
     env.sim.controls().start_node("node-1").expect("node exists");
-    wait_until(&env.sim, "node-2 and node-3 tainted NoExecute, node-1 Ready", || async {
+    wait_for(&env.sim, PATIENCE, "node-2 and node-3 tainted NoExecute, node-1 Ready", || async {
         let mut seen = Vec::new();
         for n in ["node-1", "node-2", "node-3"] {
             let node = node(&env, n).await;
@@ -366,21 +356,21 @@ async fn with_every_node_silent_no_noexecute_taint_is_added_until_one_is_back() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_cordon_and_relabelling_are_followed_and_a_healthy_cluster_costs_no_writes() {
     let env = start_with(sim_config(), FLAGS, |_| {}).await;
-    kubectl(&env, &["cordon", "node-2"]).await;
-    wait_until(&env.sim, "the unschedulable taint on node-2", || async {
+    kubectl_ok(&env.kubeconfig, &["cordon", "node-2"]).await;
+    wait_for(&env.sim, PATIENCE, "the unschedulable taint on node-2", || async {
         let t = taints(&node(&env, "node-2").await);
         if t == ["node.kubernetes.io/unschedulable:NoSchedule"] { Ok(()) } else { Err(format!("{t:?}")) }
     })
     .await;
-    kubectl(&env, &["uncordon", "node-2"]).await;
-    wait_until(&env.sim, "node-2 untainted", || async {
+    kubectl_ok(&env.kubeconfig, &["uncordon", "node-2"]).await;
+    wait_for(&env.sim, PATIENCE, "node-2 untainted", || async {
         let t = taints(&node(&env, "node-2").await);
         if t.is_empty() { Ok(()) } else { Err(format!("{t:?}")) }
     })
     .await;
     // The beta arch label follows kubernetes.io/arch.
-    kubectl(&env, &["label", "node", "node-3", "beta.kubernetes.io/arch=arm64", "--overwrite"]).await;
-    wait_until(&env.sim, "the beta arch label copied back", || async {
+    kubectl_ok(&env.kubeconfig, &["label", "node", "node-3", "beta.kubernetes.io/arch=arm64", "--overwrite"]).await;
+    wait_for(&env.sim, PATIENCE, "the beta arch label copied back", || async {
         let n = node(&env, "node-3").await;
         let label = n.metadata.labels.as_ref().and_then(|l| l.get("beta.kubernetes.io/arch")).cloned();
         if label.as_deref() == Some("amd64") { Ok(()) } else { Err(format!("{label:?}")) }
@@ -400,7 +390,7 @@ async fn a_restarted_daemon_clears_the_noexecute_taint_of_a_silent_node_and_puts
     let history = TaintHistory::start(&env);
     let no_execute = format!("{UNREACHABLE}:NoExecute");
     node_control(&env, "node-1", "stop").await;
-    wait_until(&env.sim, "node-1 tainted NoExecute", || async {
+    wait_for(&env.sim, PATIENCE, "node-1 tainted NoExecute", || async {
         let t = taints(&node(&env, "node-1").await);
         if t.contains(&no_execute) { Ok(()) } else { Err(format!("{t:?}")) }
     })
@@ -420,7 +410,7 @@ async fn a_restarted_daemon_clears_the_noexecute_taint_of_a_silent_node_and_puts
         .expect("a numeric resourceVersion");
     env.port = free_port();
     env.daemon = spawn_on(&env.kubeconfig, env.port, FLAGS);
-    wait_until(&env.sim, "node-1 untainted, then tainted NoExecute again", || async {
+    wait_for(&env.sim, PATIENCE, "node-1 untainted, then tainted NoExecute again", || async {
         let states = history.states("node-1", killed_at);
         let cleared = states.iter().position(|ts| !ts.contains(&no_execute));
         let again = cleared.is_some_and(|i| states[i..].iter().any(|ts| ts.contains(&no_execute)));

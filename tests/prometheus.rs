@@ -7,12 +7,12 @@ use std::path::Path;
 use std::process::Stdio;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
+use kube_sim::testing::wait_for;
 use kube_sim::{Sim, SimConfig};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-mod common;
-use common::{free_port, sim_with_kubeconfig, spawn_with, wait_until};
+use crate::common::{PATIENCE, free_port, sim_with_kubeconfig, spawn_with};
 
 // === utils ===
 
@@ -87,7 +87,7 @@ async fn wait_for_series(sim: &Sim, port: u16, promql: &str, label: &str, want: 
         let seen: Vec<&str> = series.iter().filter_map(|s| s["metric"][label].as_str()).collect();
         if want.iter().all(|w| seen.contains(w)) { Ok(()) } else { Err(format!("{label}s so far: {seen:?}")) }
     };
-    wait_until(sim, promql, || async { has_all(&query(port, promql).await?) }).await;
+    wait_for(sim, PATIENCE, promql, || async { has_all(&query(port, promql).await?) }).await;
     query(port, promql).await.expect("the series just seen")
 }
 

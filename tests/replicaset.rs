@@ -15,11 +15,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use kube_sim::faults::{FaultRule, FaultSpec};
+use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::json;
-use tokio::process::Command;
 
-mod common;
-use common::{Env, spawn, start, wait_until};
+use crate::common::{Env, PATIENCE, spawn, start};
 
 const NS: &str = "default";
 
@@ -140,7 +139,7 @@ async fn rs(env: &Env, name: &str) -> ReplicaSet {
 /// Waits until the ReplicaSet has exactly `n` active pods, and its status
 /// says `n` replicas, all Ready and available, for its current generation.
 async fn converged(env: &Env, name: &str, n: i32) {
-    wait_until(&env.sim, &format!("{name} to converge on {n} Ready pods"), || async move {
+    wait_for(&env.sim, PATIENCE, &format!("{name} to converge on {n} Ready pods"), || async move {
         let pods = active_pods(env, name).await;
         let rs = rs(env, name).await;
         let status = rs.status.clone().unwrap_or_default();
@@ -202,7 +201,7 @@ async fn a_replica_set_gets_exactly_its_pods_and_status() {
     let status = rs(&env, "web").await.status.unwrap_or_default();
     assert_eq!(status.fully_labeled_replicas, Some(3));
 
-    wait_until(&env.sim, "SuccessfulCreate events for every pod", || async {
+    wait_for(&env.sim, PATIENCE, "SuccessfulCreate events for every pod", || async {
         let seen = count(&events(&env, "web", "SuccessfulCreate").await);
         if seen >= 3 { Ok(()) } else { Err(format!("{seen} SuccessfulCreate")) }
     })
@@ -226,17 +225,11 @@ async fn scaling_up_and_down_creates_and_deletes_pods_kubectl_scale_included() {
     let five = names(&active_pods(&env, "scaled").await);
 
     // As a user would: kubectl, through the /scale subresource.
-    let out = Command::new("kubectl")
-        .arg(format!("--kubeconfig={}", env.kubeconfig.display()))
-        .args(["scale", "rs", "scaled", "--replicas=1", "-n", NS])
-        .output()
-        .await
-        .expect("kubectl runs");
-    assert!(out.status.success(), "kubectl scale: {}", String::from_utf8_lossy(&out.stderr));
+    kubectl_ok(&env.kubeconfig, &["scale", "rs", "scaled", "--replicas=1", "-n", NS]).await;
     converged(&env, "scaled", 1).await;
     let one = names(&active_pods(&env, "scaled").await);
     assert!(five.contains(&one[0]), "the survivor {one:?} is one of {five:?}");
-    wait_until(&env.sim, "SuccessfulDelete events for the 4 deleted pods", || async {
+    wait_for(&env.sim, PATIENCE, "SuccessfulDelete events for the 4 deleted pods", || async {
         let seen = count(&events(&env, "scaled", "SuccessfulDelete").await);
         if seen >= 4 { Ok(()) } else { Err(format!("{seen} SuccessfulDelete")) }
     })
@@ -266,7 +259,7 @@ async fn an_orphan_is_adopted_and_a_not_ready_pod_goes_first() {
     let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
     pods.create(&PostParams::default(), &orphan).await.expect("orphan created");
 
-    wait_until(&env.sim, "the orphan to be adopted", || async {
+    wait_for(&env.sim, PATIENCE, "the orphan to be adopted", || async {
         let owners = pods.get_opt("orphan").await.ok().flatten().and_then(|p| p.metadata.owner_references);
         match owners {
             Some(refs) if refs.iter().any(|r| r.name == "adopter" && r.controller == Some(true)) => Ok(()),
@@ -277,7 +270,7 @@ async fn an_orphan_is_adopted_and_a_not_ready_pod_goes_first() {
     .await;
     converged(&env, "adopter", 2).await;
     assert_eq!(names(&active_pods(&env, "adopter").await), before, "the Ready pods are kept");
-    wait_until(&env.sim, "the orphan to be deleted", || async {
+    wait_for(&env.sim, PATIENCE, "the orphan to be deleted", || async {
         match pods.get_opt("orphan").await.ok().flatten() {
             Some(p) if p.metadata.deletion_timestamp.is_none() => Err("still there".into()),
             _ => Ok(()),
@@ -295,7 +288,7 @@ async fn a_pod_deleted_by_hand_is_replaced() {
 
     let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
     pods.delete(&before[0], &DeleteParams::default()).await.expect("pod deleted");
-    wait_until(&env.sim, "a replacement pod", || async {
+    wait_for(&env.sim, PATIENCE, "a replacement pod", || async {
         let now = names(&active_pods(&env, "healed").await);
         let replaced = now.len() == 3 && !now.contains(&before[0]);
         if replaced { Ok(()) } else { Err(format!("{now:?}")) }
@@ -340,7 +333,7 @@ async fn failing_creates_never_overshoot() {
     let max = *max_seen.lock().expect("lock");
     assert!(max <= REPLICAS, "saw {max} active pods for {REPLICAS} replicas");
     assert!(failed > 0, "no create failed: the faults were not exercised");
-    wait_until(&env.sim, "FailedCreate events", || async {
+    wait_for(&env.sim, PATIENCE, "FailedCreate events", || async {
         let seen = count(&events(&env, "faulty", "FailedCreate").await);
         if seen > 0 { Ok(()) } else { Err("none".into()) }
     })
@@ -362,7 +355,7 @@ async fn a_relabelled_pod_is_released_and_replaced() {
     )
     .await
     .expect("pod relabelled");
-    wait_until(&env.sim, "the relabelled pod to be released", || async {
+    wait_for(&env.sim, PATIENCE, "the relabelled pod to be released", || async {
         let pod = pods.get(&before[0]).await.map_err(|e| e.to_string())?;
         let owned = pod
             .metadata
@@ -392,7 +385,7 @@ async fn restarts_dropped_watches_and_compaction_mid_scale_never_overshoot() {
     // Disturb the controller while it scales: drop its watches, compact
     // the history (its next watch gets 410 and relists), then kill it and
     // start a new process whose expectations start empty.
-    wait_until(&env.sim, "the scale-up to start", || async {
+    wait_for(&env.sim, PATIENCE, "the scale-up to start", || async {
         let n = active_pods(&env, "chaos").await.len();
         if n > 3 { Ok(()) } else { Err(format!("{n} pods")) }
     })
@@ -448,7 +441,7 @@ async fn a_matching_orphan_present_first_is_adopted_and_one_fewer_pod_is_created
         owned.unwrap_or_default().iter().any(|r| r.name == "lean" && r.controller == Some(true)),
         "the orphan is adopted"
     );
-    wait_until(&env.sim, "two SuccessfulCreate events", || async {
+    wait_for(&env.sim, PATIENCE, "two SuccessfulCreate events", || async {
         let seen = count(&events(&env, "lean", "SuccessfulCreate").await);
         if seen >= 2 { Ok(()) } else { Err(format!("{seen} SuccessfulCreate")) }
     })

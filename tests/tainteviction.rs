@@ -13,34 +13,14 @@ use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::api::{Api, ListParams};
 use kube::runtime::watcher;
-use tokio::io::AsyncWriteExt;
+use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use tokio::process::Command;
 
-mod common;
-use common::{Env, start, wait_until};
+use crate::common::{Env, PATIENCE, start};
 
 const NS: &str = "default";
 
 // === utils ===
-
-/// Runs kubectl against the simulated cluster, with `input` on stdin.
-async fn kubectl(env: &Env, args: &[&str], input: Option<&str>) {
-    let mut child = Command::new("kubectl")
-        .arg(format!("--kubeconfig={}", env.kubeconfig.display()))
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    let mut stdin = child.stdin.take().expect("stdin");
-    if let Some(input) = input {
-        stdin.write_all(input.as_bytes()).await.expect("stdin written");
-    }
-    drop(stdin);
-    let out = child.wait_with_output().await.expect("kubectl ends");
-    assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
 
 /// `kubectl create` of a pod bound to `node`, tolerating the taint
 /// `dedicated` for `seconds` (`Some(None)`: for good; `None`: no such
@@ -57,13 +37,13 @@ async fn create_pod(env: &Env, name: &str, node: &str, toleration: Option<Option
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {NS}\nspec:\n  nodeName: {node}\n  \
          containers:\n  - name: app\n    image: nginx{tolerations}\n"
     );
-    kubectl(env, &["create", "-f", "-"], Some(&manifest)).await;
+    kubectl_ok_with_stdin(&env.kubeconfig, &["create", "-f", "-"], &manifest).await;
 }
 
 /// Waits until every pod named is Running.
 async fn running(env: &Env, names: &[&str]) {
     let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
-    wait_until(&env.sim, &format!("pods {names:?} Running"), || async {
+    wait_for(&env.sim, PATIENCE, &format!("pods {names:?} Running"), || async {
         for name in names {
             let pod = api.get_opt(name).await.expect("get pod");
             let phase = pod.as_ref().and_then(|p| p.status.as_ref()?.phase.clone());
@@ -113,7 +93,7 @@ impl Recorder {
 
     /// Waits until the watch has shown pod `name` being deleted.
     async fn deleting(&self, env: &Env, name: &str) {
-        wait_until(&env.sim, &format!("the watch to show pod {name} deleted"), || async {
+        wait_for(&env.sim, PATIENCE, &format!("the watch to show pod {name} deleted"), || async {
             match self.first_deleting(name) {
                 Some(_) => Ok(()),
                 None => Err(format!("{} states of {name}", self.states(name).len())),
@@ -144,7 +124,7 @@ fn disrupted(pod: &Pod) -> bool {
 /// Waits until pod `name` is being deleted (or gone).
 async fn deleting(env: &Env, name: &str) {
     let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
-    wait_until(&env.sim, &format!("pod {name} deleted"), || async {
+    wait_for(&env.sim, PATIENCE, &format!("pod {name} deleted"), || async {
         match api.get_opt(name).await.expect("get pod") {
             None => Ok(()),
             Some(p) if p.metadata.deletion_timestamp.is_some() => Ok(()),
@@ -190,7 +170,7 @@ async fn eviction_events(env: &Env, name: &str) -> Vec<String> {
 
 /// Waits for a `TaintManagerEviction` event about `name` saying `message`.
 async fn event(env: &Env, name: &str, message: &str) {
-    wait_until(&env.sim, &format!("event {message:?}"), || async {
+    wait_for(&env.sim, PATIENCE, &format!("event {message:?}"), || async {
         let seen = eviction_events(env, name).await;
         if seen.iter().any(|m| m == message) { Ok(()) } else { Err(format!("{seen:?}")) }
     })
@@ -224,7 +204,7 @@ async fn noexecute_taint_deletes_at_once_after_toleration_seconds_or_never() {
     }
     let recorder = Recorder::start(&env);
 
-    kubectl(&env, &["taint", "nodes", "node-1", "dedicated=db:NoExecute"], None).await;
+    kubectl_ok(&env.kubeconfig, &["taint", "nodes", "node-1", "dedicated=db:NoExecute"]).await;
 
     recorder.deleting(&env, "untolerating").await;
     recorder.deleting(&env, "five-seconds").await;
@@ -239,7 +219,7 @@ async fn noexecute_taint_deletes_at_once_after_toleration_seconds_or_never() {
 
     // Upstream's metrics: two deletions, two latencies observed, the
     // upstream queue names.
-    wait_until(&env.sim, "taint_eviction_controller_* metrics", || async {
+    wait_for(&env.sim, PATIENCE, "taint_eviction_controller_* metrics", || async {
         let out = Command::new("curl")
             .args(["-sk", &format!("https://127.0.0.1:{}/metrics", env.port)])
             .output()
@@ -279,10 +259,10 @@ async fn removing_the_taint_before_expiry_cancels_the_eviction() {
     create_pod(&env, "clock", "node-2", Some(Some(10))).await;
     running(&env, &["canary", "patient", "clock"]).await;
 
-    kubectl(&env, &["taint", "nodes", "node-1", "dedicated:NoExecute"], None).await;
+    kubectl_ok(&env.kubeconfig, &["taint", "nodes", "node-1", "dedicated:NoExecute"]).await;
     deleting(&env, "canary").await;
-    kubectl(&env, &["taint", "nodes", "node-2", "dedicated:NoExecute"], None).await;
-    kubectl(&env, &["taint", "nodes", "node-1", "dedicated:NoExecute-"], None).await;
+    kubectl_ok(&env.kubeconfig, &["taint", "nodes", "node-2", "dedicated:NoExecute"]).await;
+    kubectl_ok(&env.kubeconfig, &["taint", "nodes", "node-1", "dedicated:NoExecute-"]).await;
 
     event(&env, "patient", "Cancelling deletion of Pod default/patient").await;
     deleting(&env, "clock").await;
@@ -302,12 +282,12 @@ async fn a_replica_sets_evicted_pods_are_replaced_on_other_nodes() {
          selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    \
          spec:\n      containers:\n      - name: web\n        image: nginx\n"
     );
-    kubectl(&env, &["create", "-f", "-"], Some(&manifest)).await;
+    kubectl_ok_with_stdin(&env.kubeconfig, &["create", "-f", "-"], &manifest).await;
     let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
     let web = ListParams::default().labels("app=web");
     let node_of = |p: &Pod| p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
     let is_running = |p: &Pod| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
-    wait_until(&env.sim, "4 web pods Running", || async {
+    wait_for(&env.sim, PATIENCE, "4 web pods Running", || async {
         let pods = api.list(&web).await.expect("pods listed").items;
         let up = pods.iter().filter(|p| is_running(p)).count();
         if up == 4 { Ok(()) } else { Err(format!("{up} Running")) }
@@ -318,9 +298,9 @@ async fn a_replica_sets_evicted_pods_are_replaced_on_other_nodes() {
     let evicted: Vec<String> =
         before.iter().filter(|p| node_of(p) == victim).filter_map(|p| p.metadata.name.clone()).collect();
 
-    kubectl(&env, &["taint", "nodes", &victim, "maintenance=now:NoExecute"], None).await;
+    kubectl_ok(&env.kubeconfig, &["taint", "nodes", &victim, "maintenance=now:NoExecute"]).await;
 
-    wait_until(&env.sim, "4 active web pods Running, none on the tainted node", || async {
+    wait_for(&env.sim, PATIENCE, "4 active web pods Running, none on the tainted node", || async {
         let pods = api.list(&web).await.expect("pods listed").items;
         let active: Vec<&Pod> = pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()).collect();
         let on_victim = active.iter().filter(|p| node_of(p) == victim).count();

@@ -50,6 +50,7 @@ pub mod server;
 pub mod store;
 pub mod strategy;
 pub mod table;
+pub mod testing;
 pub mod typed;
 pub mod validation;
 

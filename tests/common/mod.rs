@@ -1,48 +1,21 @@
 //! Fixtures shared by the end-to-end tests of the `kcm-rs` binary.
 
-// Each test binary uses part of these fixtures.
-#![allow(dead_code)]
-
-use std::future::Future;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use kube_sim::testing::Patience;
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
 pub mod recorder;
 
-/// Generous deadline for any condition.
-const DEADLINE: Duration = Duration::from_secs(90);
-
-/// Longest a probe may wait for something outside the API to catch up
-/// (a daemon's metrics, an informer's handler) before it is asked again.
-const RECHECK: Duration = Duration::from_secs(1);
-
-/// Waits until `probe` holds, failing with what it last saw after
-/// [`DEADLINE`]. The probe runs again at every change kube-sim stores (what
-/// the daemons under test react to), and at the latest every second for
-/// state that follows a change with a delay.
-pub async fn wait_until<F, Fut>(sim: &Sim, what: &str, mut probe: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<(), String>>,
-{
-    let mut changes = sim.changes();
-    let start = tokio::time::Instant::now();
-    let mut last = String::new();
-    while start.elapsed() < DEADLINE {
-        match probe().await {
-            Ok(()) => return,
-            Err(seen) => last = seen,
-        }
-        // Any change (or a closed or lagging feed) is a reason to look again.
-        let _ = tokio::time::timeout(RECHECK, changes.recv()).await;
-    }
-    panic!("timed out waiting for {what}; last seen: {last}");
-}
+/// How [`kube_sim::testing::wait_for`] waits in these tests: a generous
+/// deadline for any condition, and at the latest every second a new look
+/// at what follows a change with a delay (a daemon's metrics, an
+/// informer's handler).
+pub const PATIENCE: Patience = Patience { deadline: Duration::from_secs(90), recheck: Duration::from_secs(1) };
 
 /// kube-sim, a kubeconfig for it, and a `kcm-rs` (leader election off)
 /// running against it; the process is killed on drop.
@@ -115,9 +88,7 @@ pub async fn start_with(config: SimConfig, args: &[&str], prepare: impl FnOnce(&
 /// temporary directory (kept while the `TempDir` lives).
 pub async fn sim_with_kubeconfig(config: SimConfig) -> (Sim, tempfile::TempDir, PathBuf) {
     let sim = Sim::start(config).await.expect("kube-sim starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&path).expect("kubeconfig written");
+    let (dir, path) = kube_sim::testing::kubeconfig(&sim);
     (sim, dir, path)
 }
 
@@ -152,43 +123,6 @@ pub fn spawn_with(kubeconfig: &Path, args: &[String]) -> Child {
         .kill_on_drop(true)
         .spawn()
         .expect("kcm-rs starts")
-}
-
-/// Output of one kubectl run.
-#[derive(Debug)]
-pub struct Kubectl {
-    /// Exit status was success.
-    pub ok: bool,
-    /// Standard output.
-    pub stdout: String,
-    /// Standard error.
-    pub stderr: String,
-}
-
-/// Runs the real kubectl with `args` against `env`'s kubeconfig (fails,
-/// not skips, without kubectl).
-pub async fn kubectl(env: &Env, args: &[&str]) -> Kubectl {
-    let out = Command::new("kubectl")
-        .arg(format!("--kubeconfig={}", env.kubeconfig.display()))
-        .args(args)
-        .env_remove("KUBERNETES_SERVICE_HOST")
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap_or_else(|e| panic!("kubectl must be installed for these tests (see README): {e}"));
-    Kubectl {
-        ok: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// As [`kubectl`], failing with kubectl's output unless it succeeds;
-/// gives its standard output.
-pub async fn kubectl_ok(env: &Env, args: &[&str]) -> String {
-    let out = kubectl(env, args).await;
-    assert!(out.ok, "kubectl {args:?} failed:\n{}\n{}", out.stdout, out.stderr);
-    out.stdout
 }
 
 /// The Events in `namespace` about object `name` with `reason`.

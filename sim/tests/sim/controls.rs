@@ -9,10 +9,11 @@ use kube::api::{
     ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
 };
 use kube::runtime::watcher;
+use kube_sim::testing::wait_for;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::util::{self, DEADLINE, call, wait_for};
+use super::util::{self, DEADLINE, PATIENCE, call};
 
 // === utils ===
 
@@ -229,7 +230,10 @@ async fn a_restart_ends_open_watches_and_keeps_the_state() {
     assert_eq!(names, ["after", "before"]);
     // The client from before the restart reconnects.
     let old = kube::Api::<ConfigMap>::namespaced(client, "default");
-    wait_for(&sim, "the old client reconnects", || async { old.get("after").await.map_err(|e| e.to_string()) }).await;
+    wait_for(&sim, PATIENCE, "the old client reconnects", || async {
+        old.get("after").await.map_err(|e| e.to_string())
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -245,7 +249,7 @@ async fn after_watches_are_dropped_a_watcher_resumes_without_losing_events() {
     assert!(answer.status.is_success(), "{answer:?}");
     // Created while the watcher reconnects, and after it has.
     config_maps.create(&PostParams::default(), &config_map("during")).await.expect("created");
-    wait_for(&sim, "the watcher to watch again", || async {
+    wait_for(&sim, PATIENCE, "the watcher to watch again", || async {
         let watches = stat(&client, "watch", "configmaps", 200).await;
         if watches >= 2 { Ok(()) } else { Err(format!("{watches} watches")) }
     })

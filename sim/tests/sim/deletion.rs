@@ -47,7 +47,7 @@ async fn wait_gone<K>(sim: &kube_sim::Sim, api: &Api<K>, name: &str)
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    util::wait_for(sim, &format!("{name} to be gone"), || async move {
+    kube_sim::testing::wait_for(sim, util::PATIENCE, &format!("{name} to be gone"), || async move {
         match api.get_opt(name).await {
             Ok(None) => Ok(()),
             Ok(Some(o)) => Err(format!("still there: {:?}", o.meta())),
@@ -58,7 +58,7 @@ where
 }
 
 async fn wait_running(sim: &kube_sim::Sim, api: &Api<Pod>, name: &str) {
-    util::wait_for(sim, &format!("{name} to run"), || async move {
+    kube_sim::testing::wait_for(sim, util::PATIENCE, &format!("{name} to run"), || async move {
         let pod = api.get(name).await.map_err(|e| e.to_string())?;
         let phase = pod.status.and_then(|s| s.phase).unwrap_or_default();
         if phase == "Running" { Ok(()) } else { Err(phase) }

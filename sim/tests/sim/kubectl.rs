@@ -4,33 +4,22 @@ use std::path::Path;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
+use kube_sim::testing::{
+    Kubectl, kubeconfig, kubectl, kubectl_ok, kubectl_ok_with_stdin, kubectl_running, kubectl_with_stdin,
+};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use super::util::{self, DEADLINE, Kubectl, kubectl, kubectl_with_stdin};
+use super::util::{self, DEADLINE};
 
 // === utils ===
-
-/// Runs kubectl, failing with its output unless it succeeds.
-async fn ok(config: &Path, args: &[&str]) -> String {
-    let out = kubectl(config, args).await;
-    assert!(out.ok, "kubectl {args:?} failed:\n{}\n{}", out.stdout, out.stderr);
-    out.stdout
-}
-
-/// As [`ok`], feeding `stdin`.
-async fn ok_with(config: &Path, args: &[&str], stdin: &str) -> String {
-    let out = kubectl_with_stdin(config, args, Some(stdin)).await;
-    assert!(out.ok, "kubectl {args:?} failed:\n{}\n{}", out.stdout, out.stderr);
-    out.stdout
-}
 
 /// `kubectl get <what> -o json`, parsed.
 async fn get_json(config: &Path, what: &[&str]) -> Value {
     let mut args = vec!["get"];
     args.extend_from_slice(what);
     args.extend_from_slice(&["-o", "json"]);
-    let out = ok(config, &args).await;
+    let out = kubectl_ok(config, &args).await;
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("kubectl -o json gave no JSON ({e}): {out}"))
 }
 
@@ -56,8 +45,8 @@ fn failure(out: &Kubectl) -> String {
 #[tokio::test]
 async fn get_nodes_shows_three_ready_nodes() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    let rows = table(&ok(&config, &["get", "nodes"]).await);
+    let (_dir, config) = kubeconfig(&sim);
+    let rows = table(&kubectl_ok(&config, &["get", "nodes"]).await);
     assert_eq!(rows[0], ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]);
     let nodes: Vec<(&str, &str)> = rows[1..].iter().map(|r| (r[0].as_str(), r[1].as_str())).collect();
     assert_eq!(nodes, [("node-1", "Ready"), ("node-2", "Ready"), ("node-3", "Ready")]);
@@ -67,12 +56,12 @@ async fn get_nodes_shows_three_ready_nodes() {
 #[tokio::test]
 async fn run_gives_a_pod_that_is_scheduled_and_becomes_ready() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    let out = ok(&config, &["run", "web", "--image=nginx"]).await;
+    let (_dir, config) = kubeconfig(&sim);
+    let out = kubectl_ok(&config, &["run", "web", "--image=nginx"]).await;
     assert_eq!(out.trim(), "pod/web created");
-    let out = ok(&config, &["wait", "--for=condition=Ready", "pod/web", "--timeout=20s"]).await;
+    let out = kubectl_ok(&config, &["wait", "--for=condition=Ready", "pod/web", "--timeout=20s"]).await;
     assert_eq!(out.trim(), "pod/web condition met");
-    let rows = table(&ok(&config, &["get", "pods", "-o", "wide"]).await);
+    let rows = table(&kubectl_ok(&config, &["get", "pods", "-o", "wide"]).await);
     assert_eq!(&rows[0][..4], ["NAME", "READY", "STATUS", "RESTARTS"]);
     let web = &rows[1];
     assert_eq!(&web[..3], ["web", "1/1", "Running"], "{rows:?}");
@@ -83,10 +72,10 @@ async fn run_gives_a_pod_that_is_scheduled_and_becomes_ready() {
 #[tokio::test]
 async fn create_from_stdin_then_get_as_json() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
+    let (_dir, config) = kubeconfig(&sim);
     let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels: {team: a}\n\
                     data:\n  mode: fast\n";
-    let out = ok_with(&config, &["create", "-f", "-"], manifest).await;
+    let out = kubectl_ok_with_stdin(&config, &["create", "-f", "-"], manifest).await;
     assert_eq!(out.trim(), "configmap/settings created");
     let cm = get_json(&config, &["configmap", "settings"]).await;
     assert_eq!(cm["kind"], "ConfigMap");
@@ -100,8 +89,9 @@ async fn create_from_stdin_then_get_as_json() {
 #[tokio::test]
 async fn apply_creates_then_updates_bumping_generation_on_spec_and_annotation_changes_only() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    let out = ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
+    let (_dir, config) = kubeconfig(&sim);
+    let out =
+        kubectl_ok_with_stdin(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
     assert_eq!(out.trim(), "deployment.apps/web created");
     let created = get_json(&config, &["deployment", "web"]).await;
     assert_eq!(created["metadata"]["generation"], 1);
@@ -110,35 +100,44 @@ async fn apply_creates_then_updates_bumping_generation_on_spec_and_annotation_ch
         "{created}"
     );
 
-    let out = ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.28", "{app: web}")).await;
+    let out =
+        kubectl_ok_with_stdin(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.28", "{app: web}")).await;
     assert_eq!(out.trim(), "deployment.apps/web configured");
     let updated = get_json(&config, &["deployment", "web"]).await;
     assert_eq!(updated["metadata"]["generation"], 2);
     assert_eq!(updated["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.28");
 
-    let out =
-        ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.28", "{app: web, tier: front}")).await;
+    let out = kubectl_ok_with_stdin(
+        &config,
+        &["apply", "-f", "-"],
+        &deployment_yaml(2, "nginx:1.28", "{app: web, tier: front}"),
+    )
+    .await;
     assert_eq!(out.trim(), "deployment.apps/web configured");
     let relabelled = get_json(&config, &["deployment", "web"]).await;
     assert_eq!(relabelled["metadata"]["labels"]["tier"], "front");
     // apply rewrote its last-applied annotation, and a Deployment's
     // annotations count as spec (upstream's deployment strategy).
     assert_eq!(relabelled["metadata"]["generation"], 3, "the annotation changed");
-    ok(&config, &["label", "deployment", "web", "team=a"]).await;
+    kubectl_ok(&config, &["label", "deployment", "web", "team=a"]).await;
     let labelled = get_json(&config, &["deployment", "web"]).await;
     assert_eq!(labelled["metadata"]["generation"], 3, "a label is not spec");
 
-    let out =
-        ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.28", "{app: web, tier: front}")).await;
+    let out = kubectl_ok_with_stdin(
+        &config,
+        &["apply", "-f", "-"],
+        &deployment_yaml(2, "nginx:1.28", "{app: web, tier: front}"),
+    )
+    .await;
     assert_eq!(out.trim(), "deployment.apps/web unchanged");
 }
 
 #[tokio::test]
 async fn scale_sets_replicas_and_bumps_generation() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
-    let out = ok(&config, &["scale", "deployment", "web", "--replicas=5"]).await;
+    let (_dir, config) = kubeconfig(&sim);
+    kubectl_ok_with_stdin(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
+    let out = kubectl_ok(&config, &["scale", "deployment", "web", "--replicas=5"]).await;
     assert_eq!(out.trim(), "deployment.apps/web scaled");
     let scaled = get_json(&config, &["deployment", "web"]).await;
     assert_eq!(scaled["spec"]["replicas"], 5);
@@ -151,16 +150,16 @@ async fn scale_sets_replicas_and_bumps_generation() {
 #[tokio::test]
 async fn label_adds_overwrites_and_removes_labels() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    ok(&config, &["run", "web", "--image=nginx"]).await;
-    assert_eq!(ok(&config, &["label", "pod", "web", "color=blue"]).await.trim(), "pod/web labeled");
+    let (_dir, config) = kubeconfig(&sim);
+    kubectl_ok(&config, &["run", "web", "--image=nginx"]).await;
+    assert_eq!(kubectl_ok(&config, &["label", "pod", "web", "color=blue"]).await.trim(), "pod/web labeled");
     let refused = kubectl(&config, &["label", "pod", "web", "color=red"]).await;
     assert!(!refused.ok && refused.stderr.contains("already has a value"), "{}", failure(&refused));
-    ok(&config, &["label", "pod", "web", "color=red", "--overwrite"]).await;
-    let rows = table(&ok(&config, &["get", "pods", "-l", "color=red", "-L", "color"]).await);
+    kubectl_ok(&config, &["label", "pod", "web", "color=red", "--overwrite"]).await;
+    let rows = table(&kubectl_ok(&config, &["get", "pods", "-l", "color=red", "-L", "color"]).await);
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!((rows[1][0].as_str(), rows[1].last().map(String::as_str)), ("web", Some("red")));
-    ok(&config, &["label", "pod", "web", "color-"]).await;
+    kubectl_ok(&config, &["label", "pod", "web", "color-"]).await;
     let pod = get_json(&config, &["pod", "web"]).await;
     assert!(pod["metadata"]["labels"].get("color").is_none(), "{pod}");
     assert_eq!(pod["metadata"]["labels"]["run"], "web");
@@ -169,24 +168,25 @@ async fn label_adds_overwrites_and_removes_labels() {
 #[tokio::test]
 async fn merge_patches_of_the_object_and_of_its_status_are_kept_apart() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
-    let out = ok(&config, &["patch", "deployment", "web", "--type=merge", "-p", r#"{"spec":{"paused":true}}"#]).await;
+    let (_dir, config) = kubeconfig(&sim);
+    kubectl_ok_with_stdin(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
+    let out =
+        kubectl_ok(&config, &["patch", "deployment", "web", "--type=merge", "-p", r#"{"spec":{"paused":true}}"#]).await;
     assert_eq!(out.trim(), "deployment.apps/web patched");
     let patched = get_json(&config, &["deployment", "web"]).await;
     assert_eq!(patched["spec"]["paused"], true);
     assert_eq!(patched["metadata"]["generation"], 2);
 
     let status = r#"{"status":{"observedGeneration":2,"replicas":2,"readyReplicas":1}}"#;
-    ok(&config, &["patch", "deployment", "web", "--subresource=status", "--type=merge", "-p", status]).await;
+    kubectl_ok(&config, &["patch", "deployment", "web", "--subresource=status", "--type=merge", "-p", status]).await;
     let after = get_json(&config, &["deployment", "web"]).await;
     assert_eq!(after["status"]["replicas"], 2);
     assert_eq!(after["status"]["readyReplicas"], 1);
     assert_eq!(after["metadata"]["generation"], 2, "a status write is not a spec change");
     // A status patch leaves the spec alone, and the main resource ignores status.
     let sneaky = r#"{"spec":{"replicas":9},"status":{"replicas":3}}"#;
-    ok(&config, &["patch", "deployment", "web", "--subresource=status", "--type=merge", "-p", sneaky]).await;
-    ok(&config, &["patch", "deployment", "web", "--type=merge", "-p", r#"{"status":{"replicas":7}}"#]).await;
+    kubectl_ok(&config, &["patch", "deployment", "web", "--subresource=status", "--type=merge", "-p", sneaky]).await;
+    kubectl_ok(&config, &["patch", "deployment", "web", "--type=merge", "-p", r#"{"status":{"replicas":7}}"#]).await;
     let last = get_json(&config, &["deployment", "web"]).await;
     assert_eq!((last["spec"]["replicas"].as_i64(), last["status"]["replicas"].as_i64()), (Some(2), Some(3)), "{last}");
 }
@@ -194,10 +194,10 @@ async fn merge_patches_of_the_object_and_of_its_status_are_kept_apart() {
 #[tokio::test]
 async fn replace_with_a_stale_object_is_a_conflict() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
-    let stale = ok(&config, &["get", "deployment", "web", "-o", "yaml"]).await;
-    ok(&config, &["label", "deployment", "web", "touched=yes"]).await;
+    let (_dir, config) = kubeconfig(&sim);
+    kubectl_ok_with_stdin(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
+    let stale = kubectl_ok(&config, &["get", "deployment", "web", "-o", "yaml"]).await;
+    kubectl_ok(&config, &["label", "deployment", "web", "touched=yes"]).await;
     let out = kubectl_with_stdin(&config, &["replace", "-f", "-"], Some(&stale)).await;
     assert!(!out.ok, "{}", failure(&out));
     assert!(
@@ -205,18 +205,18 @@ async fn replace_with_a_stale_object_is_a_conflict() {
         "{}",
         failure(&out)
     );
-    let fresh = ok(&config, &["get", "deployment", "web", "-o", "yaml"]).await;
-    let out = ok_with(&config, &["replace", "-f", "-"], &fresh.replace("nginx:1.27", "nginx:1.28")).await;
+    let fresh = kubectl_ok(&config, &["get", "deployment", "web", "-o", "yaml"]).await;
+    let out = kubectl_ok_with_stdin(&config, &["replace", "-f", "-"], &fresh.replace("nginx:1.27", "nginx:1.28")).await;
     assert_eq!(out.trim(), "deployment.apps/web replaced");
 }
 
 #[tokio::test]
 async fn delete_waits_until_the_pod_is_gone() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    ok(&config, &["run", "web", "--image=nginx"]).await;
-    ok(&config, &["wait", "--for=condition=Ready", "pod/web", "--timeout=20s"]).await;
-    let out = ok(&config, &["delete", "pod", "web", "--wait=true", "--timeout=20s"]).await;
+    let (_dir, config) = kubeconfig(&sim);
+    kubectl_ok(&config, &["run", "web", "--image=nginx"]).await;
+    kubectl_ok(&config, &["wait", "--for=condition=Ready", "pod/web", "--timeout=20s"]).await;
+    let out = kubectl_ok(&config, &["delete", "pod", "web", "--wait=true", "--timeout=20s"]).await;
     assert_eq!(out.trim(), r#"pod "web" deleted"#);
     // Gone by the time kubectl returns, not merely terminating.
     let pods: kube::Api<Pod> = kube::Api::namespaced(sim.client().expect("client"), "default");
@@ -228,9 +228,9 @@ async fn delete_waits_until_the_pod_is_gone() {
 #[tokio::test]
 async fn get_pods_watch_shows_a_pod_appear_and_start() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    ok(&config, &["run", "first", "--image=nginx"]).await;
-    let mut child = util::kubectl_running(&config, &["get", "pods", "-w", "--request-timeout=60s"]);
+    let (_dir, config) = kubeconfig(&sim);
+    kubectl_ok(&config, &["run", "first", "--image=nginx"]).await;
+    let mut child = kubectl_running(&config, &["get", "pods", "-w", "--request-timeout=60s"]);
     let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
     let mut seen = Vec::new();
     let mut next_line = async || {
@@ -249,7 +249,7 @@ async fn get_pods_watch_shows_a_pod_appear_and_start() {
         }
     }
     assert!(seen[0].starts_with("NAME "), "{seen:?}");
-    ok(&config, &["run", "second", "--image=nginx"]).await;
+    kubectl_ok(&config, &["run", "second", "--image=nginx"]).await;
     let mut second = Vec::new();
     loop {
         let row: Vec<String> = next_line().await.split_whitespace().map(str::to_owned).collect();
@@ -271,10 +271,10 @@ async fn get_pods_watch_shows_a_pod_appear_and_start() {
 #[tokio::test]
 async fn describe_pod_shows_node_state_conditions_and_tolerations() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    ok(&config, &["run", "web", "--image=nginx", "--labels=app=web"]).await;
-    ok(&config, &["wait", "--for=condition=Ready", "pod/web", "--timeout=20s"]).await;
-    let out = ok(&config, &["describe", "pod", "web"]).await;
+    let (_dir, config) = kubeconfig(&sim);
+    kubectl_ok(&config, &["run", "web", "--image=nginx", "--labels=app=web"]).await;
+    kubectl_ok(&config, &["wait", "--for=condition=Ready", "pod/web", "--timeout=20s"]).await;
+    let out = kubectl_ok(&config, &["describe", "pod", "web"]).await;
     let field = |name: &str| {
         out.lines()
             .find_map(|l| l.strip_prefix(&format!("{name}:")).map(|v| v.trim().to_owned()))
@@ -295,10 +295,10 @@ async fn describe_pod_shows_node_state_conditions_and_tolerations() {
 #[tokio::test]
 async fn get_all_lists_pods_and_deployments() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    ok(&config, &["run", "solo", "--image=nginx"]).await;
-    ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
-    let rows = table(&ok(&config, &["get", "all"]).await);
+    let (_dir, config) = kubeconfig(&sim);
+    kubectl_ok(&config, &["run", "solo", "--image=nginx"]).await;
+    kubectl_ok_with_stdin(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1.27", "{app: web}")).await;
+    let rows = table(&kubectl_ok(&config, &["get", "all"]).await);
     let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
     assert!(names.contains(&"pod/solo"), "{rows:?}");
     assert!(names.contains(&"deployment.apps/web"), "{rows:?}");
@@ -307,8 +307,8 @@ async fn get_all_lists_pods_and_deployments() {
 #[tokio::test]
 async fn explain_reads_the_openapi_schema() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    let out = ok(&config, &["explain", "deployment.spec.replicas"]).await;
+    let (_dir, config) = kubeconfig(&sim);
+    let out = kubectl_ok(&config, &["explain", "deployment.spec.replicas"]).await;
     assert!(out.contains("KIND:       Deployment") && out.contains("VERSION:    v1"), "{out}");
     assert!(out.contains("FIELD: replicas <integer>"), "{out}");
     assert!(out.contains("Number of desired pods"), "{out}");
@@ -318,8 +318,8 @@ async fn explain_reads_the_openapi_schema() {
 #[tokio::test]
 async fn create_deployment_makes_a_deployment() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    let out = ok(&config, &["create", "deployment", "web", "--image=nginx:1.27", "--replicas=3"]).await;
+    let (_dir, config) = kubeconfig(&sim);
+    let out = kubectl_ok(&config, &["create", "deployment", "web", "--image=nginx:1.27", "--replicas=3"]).await;
     assert_eq!(out.trim(), "deployment.apps/web created");
     let deployments: kube::Api<Deployment> = kube::Api::namespaced(sim.client().expect("client"), "default");
     let web = deployments.get("web").await.expect("deployment web");
@@ -351,42 +351,43 @@ fn owned_replica_set(owner: &str, hash: &str, revision: u32, image: &str, replic
 #[tokio::test]
 async fn rollout_history_undo_pause_resume_and_status_work_on_hand_made_revisions() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    ok_with(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1", "{app: web}")).await;
-    let uid = ok(&config, &["get", "deploy", "web", "-o", "jsonpath={.metadata.uid}"]).await;
-    ok_with(&config, &["create", "-f", "-"], &owned_replica_set(&uid, "aaaa", 1, "nginx:1", 0)).await;
-    ok_with(&config, &["create", "-f", "-"], &owned_replica_set(&uid, "bbbb", 2, "nginx:2", 2)).await;
-    let out = ok(&config, &["set", "image", "deploy/web", "app=nginx:2"]).await;
+    let (_dir, config) = kubeconfig(&sim);
+    kubectl_ok_with_stdin(&config, &["apply", "-f", "-"], &deployment_yaml(2, "nginx:1", "{app: web}")).await;
+    let uid = kubectl_ok(&config, &["get", "deploy", "web", "-o", "jsonpath={.metadata.uid}"]).await;
+    kubectl_ok_with_stdin(&config, &["create", "-f", "-"], &owned_replica_set(&uid, "aaaa", 1, "nginx:1", 0)).await;
+    kubectl_ok_with_stdin(&config, &["create", "-f", "-"], &owned_replica_set(&uid, "bbbb", 2, "nginx:2", 2)).await;
+    let out = kubectl_ok(&config, &["set", "image", "deploy/web", "app=nginx:2"]).await;
     assert_eq!(out.trim(), "deployment.apps/web image updated");
 
-    let rows = table(&ok(&config, &["rollout", "history", "deploy/web"]).await);
+    let rows = table(&kubectl_ok(&config, &["rollout", "history", "deploy/web"]).await);
     assert_eq!(rows[1..], [["REVISION", "CHANGE-CAUSE"], ["1", "<none>"], ["2", "<none>"]], "{rows:?}");
-    let one = ok(&config, &["rollout", "history", "deploy/web", "--revision=1"]).await;
+    let one = kubectl_ok(&config, &["rollout", "history", "deploy/web", "--revision=1"]).await;
     assert!(one.contains("Image:\tnginx:1"), "{one}");
 
-    let out = ok(&config, &["rollout", "undo", "deploy/web"]).await;
+    let out = kubectl_ok(&config, &["rollout", "undo", "deploy/web"]).await;
     assert_eq!(out.trim(), "deployment.apps/web rolled back");
     let template = get_json(&config, &["deploy", "web"]).await["spec"]["template"].clone();
     assert_eq!(template["spec"]["containers"][0]["image"], "nginx:1");
     assert_eq!(template["metadata"]["labels"], serde_json::json!({"app": "web"}), "the hash label is not copied");
 
-    assert_eq!(ok(&config, &["rollout", "pause", "deploy/web"]).await.trim(), "deployment.apps/web paused");
+    assert_eq!(kubectl_ok(&config, &["rollout", "pause", "deploy/web"]).await.trim(), "deployment.apps/web paused");
     assert_eq!(get_json(&config, &["deploy", "web"]).await["spec"]["paused"], true);
     let refused = kubectl(&config, &["rollout", "undo", "deploy/web"]).await;
     assert!(!refused.ok && refused.stderr.contains("you cannot rollback a paused deployment"), "{}", failure(&refused));
-    assert_eq!(ok(&config, &["rollout", "resume", "deploy/web"]).await.trim(), "deployment.apps/web resumed");
+    assert_eq!(kubectl_ok(&config, &["rollout", "resume", "deploy/web"]).await.trim(), "deployment.apps/web resumed");
     assert!(get_json(&config, &["deploy", "web"]).await["spec"].get("paused").is_none_or(|p| p == false));
 
     // rollout status watches: it waits while the status lags, and ends
     // when a status write says the rollout is complete.
-    let mut child = util::kubectl_running(&config, &["rollout", "status", "deploy/web", "--timeout=60s"]);
+    let mut child = kubectl_running(&config, &["rollout", "status", "deploy/web", "--timeout=60s"]);
     let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
     let first = tokio::time::timeout(DEADLINE, lines.next_line()).await.expect("kubectl waits").expect("output");
     assert!(first.as_deref().is_some_and(|l| l.starts_with("Waiting for deployment")), "{first:?}");
     let generation = get_json(&config, &["deploy", "web"]).await["metadata"]["generation"].clone();
     let status = serde_json::json!({"status": {"observedGeneration": generation, "replicas": 2, "updatedReplicas": 2,
         "readyReplicas": 2, "availableReplicas": 2}});
-    ok(&config, &["patch", "deploy", "web", "--subresource=status", "--type=merge", "-p", &status.to_string()]).await;
+    kubectl_ok(&config, &["patch", "deploy", "web", "--subresource=status", "--type=merge", "-p", &status.to_string()])
+        .await;
     let mut rest = Vec::new();
     while let Ok(Ok(Some(line))) = tokio::time::timeout(DEADLINE, lines.next_line()).await {
         rest.push(line);
@@ -396,11 +397,12 @@ async fn rollout_history_undo_pause_resume_and_status_work_on_hand_made_revision
     assert_eq!(rest.last().map(String::as_str), Some("deployment \"web\" successfully rolled out"), "{rest:?}");
 
     // A Progressing condition with ProgressDeadlineExceeded fails it.
-    ok(&config, &["scale", "deploy", "web", "--replicas=3"]).await;
+    kubectl_ok(&config, &["scale", "deploy", "web", "--replicas=3"]).await;
     let generation = get_json(&config, &["deploy", "web"]).await["metadata"]["generation"].clone();
     let stuck = serde_json::json!({"status": {"observedGeneration": generation, "conditions": [{"type": "Progressing", "status": "False",
         "reason": "ProgressDeadlineExceeded", "message": "ReplicaSet \"web-aaaa\" has timed out progressing."}]}});
-    ok(&config, &["patch", "deploy", "web", "--subresource=status", "--type=merge", "-p", &stuck.to_string()]).await;
+    kubectl_ok(&config, &["patch", "deploy", "web", "--subresource=status", "--type=merge", "-p", &stuck.to_string()])
+        .await;
     let out = kubectl(&config, &["rollout", "status", "deploy/web", "--timeout=60s"]).await;
     assert!(!out.ok && out.stderr.contains("deployment \"web\" exceeded its progress deadline"), "{}", failure(&out));
 }
@@ -450,13 +452,13 @@ spec:
 #[tokio::test]
 async fn rbac_and_pod_disruption_budgets_apply_and_print_as_on_a_cluster() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
-    let dry = ok_with(&config, &["apply", "--dry-run=server", "-f", "-"], RBAC_AND_PDB).await;
+    let (_dir, config) = kubeconfig(&sim);
+    let dry = kubectl_ok_with_stdin(&config, &["apply", "--dry-run=server", "-f", "-"], RBAC_AND_PDB).await;
     assert!(dry.contains("clusterrole.rbac.authorization.k8s.io/ctl:reader created (server dry run)"), "{dry}");
     let none = kubectl(&config, &["get", "clusterrole", "ctl:reader"]).await;
     assert!(!none.ok && none.stderr.contains("NotFound"), "a dry run stores nothing: {}", failure(&none));
 
-    let applied = ok_with(&config, &["apply", "-f", "-"], RBAC_AND_PDB).await;
+    let applied = kubectl_ok_with_stdin(&config, &["apply", "-f", "-"], RBAC_AND_PDB).await;
     for line in [
         "serviceaccount/ctl created",
         "clusterrole.rbac.authorization.k8s.io/ctl:reader created",
@@ -467,7 +469,7 @@ async fn rbac_and_pod_disruption_budgets_apply_and_print_as_on_a_cluster() {
     ] {
         assert!(applied.contains(line), "{line:?} missing from:\n{applied}");
     }
-    let again = ok_with(&config, &["apply", "-f", "-"], RBAC_AND_PDB).await;
+    let again = kubectl_ok_with_stdin(&config, &["apply", "-f", "-"], RBAC_AND_PDB).await;
     // (The bindings whose User and Group subjects got their apiGroup
     // defaulted are patched again, their subjects being an atomic list.)
     for unchanged in [
@@ -479,14 +481,14 @@ async fn rbac_and_pod_disruption_budgets_apply_and_print_as_on_a_cluster() {
         assert!(again.contains(&format!("{unchanged} unchanged")), "{again}");
     }
 
-    let bindings = table(&ok(&config, &["get", "clusterrolebinding", "ctl:reader", "-o", "wide"]).await);
+    let bindings = table(&kubectl_ok(&config, &["get", "clusterrolebinding", "ctl:reader", "-o", "wide"]).await);
     assert_eq!(bindings[0], ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]);
     assert_eq!(bindings[1][..2], ["ctl:reader", "ClusterRole/ctl:reader"]);
     assert_eq!(bindings[1][3..], ["alice", "kube-system/ctl"]);
-    let pdb = table(&ok(&config, &["get", "pdb", "-n", "kube-system"]).await);
+    let pdb = table(&kubectl_ok(&config, &["get", "pdb", "-n", "kube-system"]).await);
     assert_eq!(pdb[0], ["NAME", "MIN", "AVAILABLE", "MAX", "UNAVAILABLE", "ALLOWED", "DISRUPTIONS", "AGE"]);
     assert_eq!(pdb[1][..4], ["ctl", "N/A", "1", "0"]);
-    let roles = table(&ok(&config, &["get", "roles", "-n", "kube-system"]).await);
+    let roles = table(&kubectl_ok(&config, &["get", "roles", "-n", "kube-system"]).await);
     assert_eq!(roles[0], ["NAME", "CREATED", "AT"]);
     assert_eq!(roles[1][0], "lease");
 
@@ -499,7 +501,7 @@ async fn rbac_and_pod_disruption_budgets_apply_and_print_as_on_a_cluster() {
 #[tokio::test]
 async fn invalid_pod_disruption_budgets_and_rbac_names_are_refused() {
     let sim = util::start().await;
-    let (_dir, config) = util::kubeconfig(&sim);
+    let (_dir, config) = kubeconfig(&sim);
     let both = "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: x}\n\
                 spec: {minAvailable: 1, maxUnavailable: 150%}\n";
     let out = kubectl_with_stdin(&config, &["create", "-f", "-"], Some(both)).await;

@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube_sim::testing::wait_for;
 use serde_json::{Value, json};
 
-use super::util::{self, wait_for};
+use super::util::{self, PATIENCE};
 
 // === utils ===
 
@@ -93,7 +94,7 @@ async fn wait_pod(
     what: &str,
     ok: impl Fn(&Value) -> bool,
 ) -> Value {
-    wait_for(sim, &format!("pod {name} {what}"), || async {
+    wait_for(sim, PATIENCE, &format!("pod {name} {what}"), || async {
         let pod = api.get(name).await.map_err(|e| e.to_string())?;
         let pod = as_json(&pod);
         if ok(&pod) { Ok(pod) } else { Err(summary(&pod)) }
@@ -107,7 +108,7 @@ async fn wait_ready(sim: &kube_sim::Sim, api: &kube::Api<Pod>, name: &str) -> Va
 
 /// Waits until pod `name` is gone (404).
 async fn wait_gone(sim: &kube_sim::Sim, api: &kube::Api<Pod>, name: &str) {
-    wait_for(sim, &format!("pod {name} gone"), || async {
+    wait_for(sim, PATIENCE, &format!("pod {name} gone"), || async {
         match api.get_opt(name).await {
             Ok(None) => Ok(()),
             Ok(Some(p)) => Err(summary(&as_json(&p))),
@@ -136,7 +137,7 @@ async fn renew_times(sim: &kube_sim::Sim) -> BTreeMap<String, String> {
 
 /// Waits until `node`'s Lease is renewed past `since`; returns the new time.
 async fn wait_renewed(sim: &kube_sim::Sim, node: &str, since: &str) -> String {
-    wait_for(sim, &format!("lease {node} renewed after {since}"), || async {
+    wait_for(sim, PATIENCE, &format!("lease {node} renewed after {since}"), || async {
         let times = renew_times(sim).await;
         match times.get(node) {
             Some(t) if t.as_str() > since => Ok(t.clone()),
@@ -169,7 +170,7 @@ async fn three_ready_nodes_each_hold_a_lease_that_is_renewed() {
         let node = as_json(node);
         assert_eq!(condition(&node, "Ready").as_deref(), Some("True"), "{node}");
     }
-    let first = wait_for(&sim, "a Lease per node", || async {
+    let first = wait_for(&sim, PATIENCE, "a Lease per node", || async {
         let times = renew_times(&sim).await;
         let complete = ["node-1", "node-2", "node-3"].iter().all(|n| times.get(*n).is_some_and(|t| !t.is_empty()));
         if complete { Ok(times) } else { Err(format!("{times:?}")) }
@@ -229,7 +230,7 @@ async fn pods_spread_evenly_over_the_nodes() {
     for i in 0..9 {
         create(&api, pod(&format!("p{i}"), json!({}))).await;
     }
-    let placement = wait_for(&sim, "nine pods bound", || async {
+    let placement = wait_for(&sim, PATIENCE, "nine pods bound", || async {
         let list = api.list(&ListParams::default()).await.map_err(|e| e.to_string())?;
         let mut per_node: BTreeMap<String, usize> = BTreeMap::new();
         for p in &list.items {
@@ -270,7 +271,7 @@ async fn a_pod_whose_node_selector_matches_no_node_waits_until_one_appears() {
     let bound = wait_ready(&sim, &api, "gpu-job").await;
     assert_eq!(node_name(&bound), "gpu-1");
     // The new node heartbeats like the others.
-    wait_for(&sim, "a Lease for gpu-1", || async {
+    wait_for(&sim, PATIENCE, "a Lease for gpu-1", || async {
         let times = renew_times(&sim).await;
         if times.contains_key("gpu-1") { Ok(()) } else { Err(format!("{times:?}")) }
     })
@@ -418,7 +419,7 @@ async fn a_stopped_node_stops_heartbeating_and_its_pods_stop_until_it_starts() {
 
     sim.controls().start_node("node-2").expect("node-2 started");
     wait_renewed(&sim, "node-2", &lease_at_stop).await;
-    wait_for(&sim, "node-2 heartbeat", || async {
+    wait_for(&sim, PATIENCE, "node-2 heartbeat", || async {
         let now = heartbeat(&sim, "node-2").await;
         if now > heartbeat_at_stop { Ok(()) } else { Err(now) }
     })

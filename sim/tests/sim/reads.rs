@@ -157,7 +157,7 @@ async fn field_selectors_select_pods_by_name_namespace_node_and_phase() {
     default.create(&PostParams::default(), &pod("running", json!({"nodeName": "node-1"}))).await.expect("created");
     default.create(&PostParams::default(), &pod("pending", nowhere.clone())).await.expect("created");
     other.create(&PostParams::default(), &pod("elsewhere", nowhere)).await.expect("created");
-    util::wait_for(&sim, "pod running to be Running", || {
+    kube_sim::testing::wait_for(&sim, util::PATIENCE, "pod running to be Running", || {
         let default = default.clone();
         async move {
             let p = default.get("running").await.map_err(|e| e.to_string())?;

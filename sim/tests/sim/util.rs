@@ -1,18 +1,19 @@
-//! Shared fixtures: start a simulator, run kubectl, wait for conditions.
+//! Shared fixtures: start a simulator, talk raw HTTP to it, and how long
+//! these tests wait (waiting, kubeconfigs and kubectl are
+//! [`kube_sim::testing`]'s).
 
-use std::future::Future;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use kube_sim::kubelet::KubeletConfig;
+use kube_sim::testing::Patience;
 use kube_sim::{Sim, SimConfig};
-use tokio::process::Command;
 
 /// Generous deadline for conditions that should hold within milliseconds.
 pub const DEADLINE: Duration = Duration::from_secs(20);
 
-/// Longest [`wait_for`] waits for a change before it asks again.
-const RECHECK: Duration = Duration::from_millis(200);
+/// How [`kube_sim::testing::wait_for`] waits in these tests: up to [`DEADLINE`], asking again
+/// at the latest every 200 ms.
+pub const PATIENCE: Patience = Patience { deadline: DEADLINE, recheck: Duration::from_millis(200) };
 
 /// A simulator with fast pod start-up and heartbeats, for tests.
 pub async fn start() -> Sim {
@@ -30,99 +31,6 @@ pub async fn start() -> Sim {
 /// A simulator with the given configuration.
 pub async fn start_with(config: SimConfig) -> Sim {
     Sim::start(config).await.expect("kube-sim starts")
-}
-
-/// Runs `probe` until it returns `Ok`, failing with `what` and the last
-/// state seen (from `probe`'s `Err`) after [`DEADLINE`]. The probe runs
-/// again at every change `sim` stores, and at the latest every [`RECHECK`]
-/// for what follows a change with a delay (a reconnecting client, a
-/// heartbeat).
-pub async fn wait_for<T, F, Fut>(sim: &Sim, what: &str, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, String>>,
-{
-    let mut changes = sim.changes();
-    let start = tokio::time::Instant::now();
-    let mut last = String::new();
-    while start.elapsed() < DEADLINE {
-        match probe().await {
-            Ok(v) => return v,
-            Err(seen) => last = seen,
-        }
-        // Any change (or a closed or lagging feed) is a reason to look again.
-        let _ = tokio::time::timeout(RECHECK, changes.recv()).await;
-    }
-    panic!("timed out waiting for {what}; last seen: {last}");
-}
-
-/// A kubeconfig for `sim` in a temporary directory (kept while the returned
-/// guard lives).
-pub fn kubeconfig(sim: &Sim) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&path).expect("kubeconfig written");
-    (dir, path)
-}
-
-/// Output of one kubectl run.
-#[derive(Debug)]
-pub struct Kubectl {
-    /// Exit status was success.
-    pub ok: bool,
-    /// Standard output.
-    pub stdout: String,
-    /// Standard error.
-    pub stderr: String,
-}
-
-/// Runs the real kubectl with `args` against the kubeconfig at `config`.
-/// Panics with a clear message when kubectl is not installed: these tests
-/// must fail, not skip, without it.
-pub async fn kubectl(config: &std::path::Path, args: &[&str]) -> Kubectl {
-    kubectl_with_stdin(config, args, None).await
-}
-
-/// As [`kubectl`], feeding `stdin`.
-pub async fn kubectl_with_stdin(config: &std::path::Path, args: &[&str], stdin: Option<&str>) -> Kubectl {
-    use std::process::Stdio;
-    use tokio::io::AsyncWriteExt;
-    let mut child = Command::new("kubectl")
-        .args(args)
-        .env("KUBECONFIG", config)
-        .env_remove("KUBERNETES_SERVICE_HOST")
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("kubectl must be installed for these tests (see README): {e}"));
-    if let Some(input) = stdin {
-        let mut pipe = child.stdin.take().expect("piped stdin");
-        pipe.write_all(input.as_bytes()).await.expect("stdin written");
-    }
-    let out = child.wait_with_output().await.expect("kubectl ran");
-    Kubectl {
-        ok: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// Starts the real kubectl with `args`, its output piped, for commands
-/// that run until something happens (`get -w`, `rollout status`); killed
-/// on drop.
-pub fn kubectl_running(config: &std::path::Path, args: &[&str]) -> tokio::process::Child {
-    use std::process::Stdio;
-    Command::new("kubectl")
-        .args(args)
-        .env("KUBECONFIG", config)
-        .env_remove("KUBERNETES_SERVICE_HOST")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap_or_else(|e| panic!("kubectl must be installed for these tests (see README): {e}"))
 }
 
 // === raw HTTP ===

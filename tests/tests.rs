@@ -1,0 +1,30 @@
+//! kcm-rs end to end: the real `kcm-rs` binary (or the informers) against
+//! kube-sim, driven as a user would (kubectl, `/metrics`, a real
+//! Prometheus). One test binary; one module per area.
+//!
+//! Run one area with `cargo test --test tests <area>::`.
+
+/// Scenarios spanning several controllers: a Deployment deleted, a dead node.
+mod cluster;
+/// Fixtures shared by the areas: kube-sim with a `kcm-rs` against it.
+mod common;
+/// The `kcm-rs` binary: leader hand-over between two processes, serving, promtool.
+mod daemon;
+/// `deploy/`, the Dockerfile, the flags in the docs, links, RBAC against the daemon's calls.
+mod deploy;
+/// The Deployment controller, driven by kubectl, under a rollout checker.
+mod deployment;
+/// The garbage collector: background, foreground and orphan cascades, with faults.
+mod garbagecollector;
+/// Shared informers against kube-sim with faults: nothing lost, nothing duplicated.
+mod informer;
+/// The Namespace controller: a full namespace deleted, finalizers, faults.
+mod namespace;
+/// The node lifecycle controller: dead nodes, taints, full disruption.
+mod nodelifecycle;
+/// A real Prometheus scrapes kcm-rs with `deploy/`'s scrape job.
+mod prometheus;
+/// The ReplicaSet controller: scaling, adoption, replacement, with faults.
+mod replicaset;
+/// The taint eviction controller: pods on `NoExecute`-tainted nodes.
+mod tainteviction;
