@@ -8,7 +8,7 @@
 //! per Deployment (kube-sim's request counts, minus the benchmark's own
 //! writes), and at the end kcm-rs's peak resident memory.
 //!
-//! The figures go into the README's benchmark section.
+//! The figures go into docs/benchmarks.md.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -7,7 +7,7 @@
 //! kcm-rs made meanwhile (kube-sim's request counts, minus the benchmark's
 //! own deletes and polls).
 //!
-//! The figures go into the README's benchmark section.
+//! The figures go into docs/benchmarks.md.
 
 use std::time::{Duration, Instant};
 

@@ -12,7 +12,7 @@
 //!    carry the unreachable `NoExecute` taint, the writes that took, and
 //!    peak resident memory.
 //!
-//! The figures go into the README's benchmark section.
+//! The figures go into docs/benchmarks.md.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

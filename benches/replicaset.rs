@@ -6,7 +6,7 @@
 //! kcm-rs made per ReplicaSet (kube-sim's request counts, minus the
 //! benchmark's own creates), and kcm-rs's resident memory.
 //!
-//! The figures go into the README's benchmark section.
+//! The figures go into docs/benchmarks.md.
 
 use std::time::{Duration, Instant};
 

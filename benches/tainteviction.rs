@@ -8,7 +8,7 @@
 //! limiter sets the pace, and with a 1,000 qps client, which shows the
 //! controller's own cost.
 //!
-//! The figures go into the README's benchmark section.
+//! The figures go into docs/benchmarks.md.
 
 use std::time::{Duration, Instant};
 

@@ -75,7 +75,7 @@ async fn create_deployment(env: &Env, name: &str, replicas: i32, tolerate_unreac
          app: {name}\n    spec:\n      containers:\n      - name: web\n        image: nginx{tolerations}\n"
     );
     let kubeconfig = format!("--kubeconfig={}", env.kubeconfig.display());
-    run_ok("kubectl", &[&kubeconfig, "create", "-f", "-"], Some(&manifest), "see README").await;
+    run_ok("kubectl", &[&kubeconfig, "create", "-f", "-"], Some(&manifest), "see docs/testing.md").await;
 }
 
 /// Waits until Deployment `name` reports `replicas` updated, available

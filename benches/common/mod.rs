@@ -4,20 +4,11 @@
 // Each benchmark uses part of these.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 
-use kube_sim::Sim;
+pub use kube_sim::testing::kubeconfig;
 use tokio::process::{Child, Command};
-
-/// Writes a kubeconfig for `sim` into a temporary directory (kept while the
-/// `TempDir` lives).
-pub fn kubeconfig(sim: &Sim) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&path).expect("kubeconfig written");
-    (dir, path)
-}
 
 /// Starts the `kcm-rs` this benchmark was built with against
 /// `kubeconfig`, leader election off, serving on a free port, with these

@@ -8,7 +8,7 @@
 //! 3. Fills the store to 100,000 pods and reports the server's resident
 //!    memory (VmRSS of its process).
 //!
-//! The figures go into the README's benchmark section.
+//! The figures go into docs/benchmarks.md.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;

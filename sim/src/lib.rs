@@ -21,7 +21,9 @@
 //! - `kubelet`: the kubelet and scheduler stand-in;
 //! - `faults`, `controls`: injected failures, request stats and the
 //!   `/sim/v1` control endpoints;
-//! - `server`: the HTTP listener.
+//! - `server`: the HTTP listener;
+//! - `testing`: what tests against kube-sim share (waiting on its change
+//!   feed with a deadline, a kubeconfig, the kubectl runners).
 //!
 //! # Use from Rust
 //! ```no_run
