@@ -3,7 +3,6 @@
 //! edited through the API; each test waits (on the simulator's change
 //! feed, with a deadline) until the status says what the core decides.
 
-use std::future::Future;
 use std::time::Duration;
 
 use kcm_example_operator::controller::{CONTROLLER_NAME, WidgetController};
@@ -16,6 +15,7 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt};
 use kube_sim::controls::CustomResource;
 use kube_sim::resources::Subresource;
+use kube_sim::testing::{Patience, wait_for};
 use kube_sim::{Sim, SimConfig};
 use serde_json::json;
 use tokio::sync::oneshot;
@@ -24,29 +24,9 @@ use tokio::task::JoinHandle;
 /// Longest a condition that should hold within milliseconds is waited for.
 const DEADLINE: Duration = Duration::from_secs(20);
 
-/// Longest [`wait_for`] waits for a change before it looks again anyway.
-const RECHECK: Duration = Duration::from_millis(200);
-
-/// Runs `probe` at every change `sim` stores (and every [`RECHECK`]) until
-/// it returns `Ok`; after [`DEADLINE`], fails with `what` and the last
-/// state the probe reported.
-async fn wait_for<T, F, Fut>(sim: &Sim, what: &str, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, String>>,
-{
-    let mut changes = sim.changes();
-    let start = tokio::time::Instant::now();
-    let mut last = String::new();
-    while start.elapsed() < DEADLINE {
-        match probe().await {
-            Ok(v) => return v,
-            Err(seen) => last = seen,
-        }
-        let _ = tokio::time::timeout(RECHECK, changes.recv()).await;
-    }
-    panic!("timed out waiting for {what}; last seen: {last}");
-}
+/// How long a condition is waited for, and how often it is asked again
+/// when kube-sim stores no change.
+const PATIENCE: Patience = Patience { deadline: DEADLINE, recheck: Duration::from_millis(200) };
 
 /// kube-sim serving the Widget type, and the operator running against it.
 struct Env {
@@ -116,7 +96,7 @@ impl Env {
     /// granted and `Ready` at `ready` for `reason`; returns that status.
     async fn status_says(&self, name: &str, generation: i64, replicas: i32, ready: &str, reason: &str) -> WidgetStatus {
         let what = format!("{name}: generation {generation} observed, {replicas} granted, Ready={ready} ({reason})");
-        wait_for(&self.sim, &what, || async {
+        wait_for(&self.sim, PATIENCE, &what, || async {
             let widget = self.widgets.get(name).await.map_err(|e| e.to_string())?;
             let status = widget.status.clone().unwrap_or_default();
             let condition = status.conditions.iter().find(|c| c.type_ == READY);
