@@ -31,7 +31,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kcm_runtime::client::{self, ClientConfig};
 use kcm_runtime::controller::{self, RunContext};
 use kcm_runtime::events::{EventRecorder, EventType};
-use kcm_runtime::informer::{HasSynced, SharedInformerFactory};
+use kcm_runtime::informer::{SharedInformerFactory, SyncSignal};
 use kcm_runtime::leader::{self, LeaderElectionConfig, LeaderElector, LeaderMetrics, Outcome, StopSignal};
 use kcm_runtime::runner::SyncMetrics;
 use kcm_runtime::server::{self, Checks, Endpoints, TlsSource};
@@ -248,8 +248,9 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
     factory.start();
     let ready = async {
         let caches = factory.wait_for_all_caches_sync("kcm-rs").await;
-        let signals: Vec<&(dyn HasSynced + Sync)> = started.iter().map(|s| s as &(dyn HasSynced + Sync)).collect();
-        caches && factory.wait_for_cache_sync("kcm-rs", &signals).await
+        // Then what controllers start beyond the shared informers (the
+        // garbage collector's own watches).
+        caches && futures::future::join_all(started.into_iter().map(SyncSignal::synced)).await.into_iter().all(|ok| ok)
     };
     tokio::select! {
         synced = ready => runtime.caches_synced.store(synced, Ordering::Relaxed),
