@@ -1,4 +1,4 @@
-//! Client-side rate limiting as client-go does it: a [`TokenBucket`]
+//! Client-side rate limiting as client-go does it: a [`RequestLimiter`]
 //! (`--kube-api-qps`, `--kube-api-burst`) and the [`ClientRateLimit`] layer
 //! that makes each request wait for a token. The wait is handed to the
 //! metrics layer (`metrics.rs`) on the response.
@@ -28,15 +28,15 @@ pub(super) struct ThrottleWait(pub(super) Duration);
 /// never fails: it reserves the next one, possibly in the future, and says
 /// how long to wait, so waiters are served in the order they asked.
 #[derive(Debug)]
-pub struct TokenBucket(Mutex<kcm_gotime::TokenBucket<std::time::Instant>>);
+pub struct RequestLimiter(Mutex<kcm_gotime::TokenBucket<std::time::Instant>>);
 
-impl TokenBucket {
+impl RequestLimiter {
     /// A full bucket; `None` when `qps <= 0` (no limit).
-    pub fn new(qps: f32, burst: u32) -> Option<TokenBucket> {
+    pub fn new(qps: f32, burst: u32) -> Option<RequestLimiter> {
         if qps <= 0.0 || qps.is_nan() {
             return None;
         }
-        Some(TokenBucket(Mutex::new(kcm_gotime::TokenBucket::new(f64::from(qps), burst))))
+        Some(RequestLimiter(Mutex::new(kcm_gotime::TokenBucket::new(f64::from(qps), burst))))
     }
 
     /// Takes a token and returns how long to wait before using it (zero when
@@ -56,16 +56,16 @@ impl TokenBucket {
     }
 }
 
-/// Tower layer holding each request until the client's [`TokenBucket`]
+/// Tower layer holding each request until the client's [`RequestLimiter`]
 /// grants it a token; a `None` bucket (qps <= 0) passes everything.
 #[derive(Clone, Debug)]
 pub struct ClientRateLimitLayer {
-    bucket: Option<Arc<TokenBucket>>,
+    bucket: Option<Arc<RequestLimiter>>,
 }
 
 impl ClientRateLimitLayer {
     /// Limits with `bucket`.
-    pub fn new(bucket: Option<Arc<TokenBucket>>) -> Self {
+    pub fn new(bucket: Option<Arc<RequestLimiter>>) -> Self {
         ClientRateLimitLayer { bucket }
     }
 }
@@ -86,7 +86,7 @@ impl<S> Layer<S> for ClientRateLimitLayer {
 /// (not `Clone`) is only called once a token is held.
 pub struct ClientRateLimit<S> {
     inner: S,
-    bucket: Option<Arc<TokenBucket>>,
+    bucket: Option<Arc<RequestLimiter>>,
     permit: Permit,
 }
 

@@ -25,7 +25,7 @@
 //!
 //! This module owns [`ClientConfig`] and [`build`]; the two layers are
 //! `metrics.rs` ([`RequestMetrics`]) and `limiter.rs` ([`ClientRateLimit`]
-//! over a [`TokenBucket`]).
+//! over a [`RequestLimiter`]).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -38,7 +38,7 @@ use prometheus::Registry;
 mod limiter;
 mod metrics;
 
-pub use limiter::{ClientRateLimit, ClientRateLimitLayer, TokenBucket};
+pub use limiter::{ClientRateLimit, ClientRateLimitLayer, RequestLimiter};
 pub use metrics::{LATENCY_BUCKETS, RequestMetrics, RequestMetricsLayer, RestClientMetrics};
 
 /// Where the API server is and how hard to talk to it (kube-controller-manager's
@@ -242,7 +242,7 @@ pub fn build(config: &ClientConfig, registry: &Registry, user_agent_suffix: Opti
     kube.headers.push((HeaderName::from_static("user-agent"), ua_value));
 
     let metrics = config.metrics(registry)?;
-    let limiter = TokenBucket::new(config.qps, config.burst).map(Arc::new);
+    let limiter = RequestLimiter::new(config.qps, config.burst).map(Arc::new);
     let builder = kube::client::ClientBuilder::try_from(kube).map_err(Error::Build)?;
     Ok(builder
         .with_layer(&ClientRateLimitLayer::new(limiter))
@@ -310,7 +310,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn bucket_grants_burst_then_qps() {
-        let bucket = TokenBucket::new(10.0, 5).unwrap();
+        let bucket = RequestLimiter::new(10.0, 5).unwrap();
         let waits: Vec<Duration> = (0..8).map(|_| bucket.reserve()).collect();
         assert!(waits[..5].iter().all(Duration::is_zero), "{waits:?}");
         // Tokens 6, 7, 8 are reserved 100ms apart.
@@ -327,7 +327,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn limiter_holds_requests_beyond_the_burst() {
         let burst = 5u32;
-        let bucket = Arc::new(TokenBucket::new(10.0, burst).unwrap());
+        let bucket = Arc::new(RequestLimiter::new(10.0, burst).unwrap());
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let inner = {
             let calls = calls.clone();
@@ -364,8 +364,8 @@ mod tests {
 
     #[test]
     fn no_bucket_without_qps() {
-        assert!(TokenBucket::new(0.0, 30).is_none());
-        assert!(TokenBucket::new(-1.0, 30).is_none());
+        assert!(RequestLimiter::new(0.0, 30).is_none());
+        assert!(RequestLimiter::new(-1.0, 30).is_none());
     }
 
     #[test]
