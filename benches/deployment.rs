@@ -99,7 +99,7 @@ fn conflicts(sim: &Sim) -> u64 {
 /// A Deployment whose rollout to `image` is complete: observed, every
 /// replica updated and available, no old pod left.
 fn complete(d: &Deployment, image: &str) -> bool {
-    let spec_image = d.spec.as_ref().and_then(|s| s.template.spec.as_ref()).map(|s| s.containers[0].image.as_deref());
+    let spec_image = d.spec.template.spec.as_ref().map(|s| s.containers[0].image.as_deref());
     let Some(s) = d.status.as_ref() else { return false };
     spec_image == Some(Some(image))
         && s.observed_generation == d.metadata.generation

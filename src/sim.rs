@@ -123,7 +123,7 @@ async fn status_line(client: kube::Client, registry: prometheus::Registry) {
             .iter()
             .map(|d| {
                 let status = d.status.clone().unwrap_or_default();
-                let want = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+                let want = d.spec.replicas.unwrap_or(1);
                 format!(
                     "{}/{} {}/{want}",
                     d.metadata.namespace.as_deref().unwrap_or(""),

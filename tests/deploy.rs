@@ -746,7 +746,7 @@ async fn exercise_deployment_controller(sim: &Sim, client: &kube::Client) {
         let (deployments, replica_sets) = (deployments.clone(), replica_sets.clone());
         async move {
             let d = deployments.get("roll").await.map_err(|e| e.to_string())?;
-            let spec = d.spec.clone().unwrap_or_default();
+            let spec = d.spec.clone();
             let current = spec.template.spec.as_ref().map(|p| p.containers[0].image.clone().unwrap_or_default());
             let status = d.status.clone().unwrap_or_default();
             let counts = (status.updated_replicas, status.ready_replicas, status.replicas);
@@ -758,7 +758,7 @@ async fn exercise_deployment_controller(sim: &Sim, client: &kube::Client) {
                 .into_iter()
                 .filter(owned_by_roll)
                 .map(|rs| {
-                    let spec = rs.spec.unwrap_or_default();
+                    let spec = rs.spec;
                     let image = spec.template.and_then(|t| t.spec).and_then(|p| p.containers[0].image.clone());
                     (image, spec.replicas)
                 })

@@ -83,7 +83,7 @@ impl Strategy {
 
     /// Read from a Deployment's spec (defaulted by the API server).
     fn of(d: &Deployment) -> Strategy {
-        let strategy = d.spec.as_ref().and_then(|s| s.strategy.clone()).unwrap_or_default();
+        let strategy = d.spec.strategy.clone().unwrap_or_default();
         if strategy.type_.as_deref() == Some("Recreate") {
             return Strategy::Recreate;
         }
@@ -208,19 +208,13 @@ impl Checked {
     fn judge_replica_sets(&mut self, event: &str) {
         self.events += 1;
         let (surge, _) = self.fenceposts();
-        let desired: i32 =
-            self.replica_sets.values().map(|rs| rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1)).sum();
+        let desired: i32 = self.replica_sets.values().map(|rs| rs.spec.replicas.unwrap_or(1)).sum();
         let replicas = self.replicas;
         if desired > replicas + surge && self.replica_sets_surge_armed {
             let sizes: Vec<(String, i32)> = self
                 .replica_sets
                 .values()
-                .map(|rs| {
-                    (
-                        rs.metadata.name.clone().unwrap_or_default(),
-                        rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1),
-                    )
-                })
+                .map(|rs| (rs.metadata.name.clone().unwrap_or_default(), rs.spec.replicas.unwrap_or(1)))
                 .collect();
             self.violation(format!(
                 "{event}: ReplicaSets want {desired} replicas > replicas {replicas} + maxSurge {surge}: {sizes:?}"
@@ -473,11 +467,11 @@ fn revision(rs: &ReplicaSet) -> &str {
 }
 
 fn spec_replicas(rs: &ReplicaSet) -> i32 {
-    rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1)
+    rs.spec.replicas.unwrap_or(1)
 }
 
 fn rs_image(rs: &ReplicaSet) -> String {
-    let template = rs.spec.as_ref().and_then(|s| s.template.as_ref()).and_then(|t| t.spec.as_ref());
+    let template = rs.spec.template.as_ref().and_then(|t| t.spec.as_ref());
     template.and_then(|s| s.containers.first()).and_then(|c| c.image.clone()).unwrap_or_default()
 }
 
@@ -505,10 +499,13 @@ fn pod_image(pod: &Pod) -> String {
 /// The condition `type_` of a Deployment as (status, reason, message).
 fn condition(d: &Deployment, type_: &str) -> Option<(String, String, String)> {
     let conditions = d.status.as_ref().and_then(|s| s.conditions.as_ref())?;
-    conditions
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| (c.status.clone(), c.reason.clone().unwrap_or_default(), c.message.clone().unwrap_or_default()))
+    conditions.iter().find(|c| c.type_.as_deref() == Some(type_)).map(|c| {
+        (
+            c.status.clone().unwrap_or_default(),
+            c.reason.clone().unwrap_or_default(),
+            c.message.clone().unwrap_or_default(),
+        )
+    })
 }
 
 /// Rows of `kubectl rollout history` as (revision, change-cause).
@@ -853,7 +850,7 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
     let d = deployments.create(&PostParams::default(), &d).await.expect("Deployment created");
     // The premise: kcm-rs would name this template's ReplicaSet otherwise,
     // so only recognising the template (not the name) passes.
-    let stored = d.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+    let stored = d.spec.template.clone();
     assert_ne!(kcm_controllers::deployment::compute_hash(&stored, None), UPSTREAM_HASH);
     let owner = json!([{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
         "uid": d.metadata.uid, "controller": true, "blockOwnerDeletion": true}]);

@@ -86,7 +86,7 @@ fn labels(app: &str) -> BTreeMap<String, String> {
 fn replica_set(name: &str, replicas: i32) -> ReplicaSet {
     ReplicaSet {
         metadata: ObjectMeta { name: Some(name.into()), namespace: Some(NS.into()), ..Default::default() },
-        spec: Some(ReplicaSetSpec {
+        spec: ReplicaSetSpec {
             replicas: Some(replicas),
             selector: LabelSelector { match_labels: Some(labels(name)), ..Default::default() },
             template: Some(PodTemplateSpec {
@@ -94,7 +94,7 @@ fn replica_set(name: &str, replicas: i32) -> ReplicaSet {
                 spec: Some(pod_spec()),
             }),
             ..Default::default()
-        }),
+        },
         status: None,
     }
 }

@@ -147,17 +147,17 @@ impl RsBuilder {
                 resource_version: Some("7".into()),
                 ..Default::default()
             },
-            spec: Some(ReplicaSetSpec {
+            spec: ReplicaSetSpec {
                 replicas: Some(replicas),
                 min_ready_seconds: None,
                 selector: LabelSelector { match_labels: Some(labels(&[("app", "web")])), ..Default::default() },
                 template: Some(template("nginx")),
-            }),
+            },
             status: Some(ReplicaSetStatus { replicas: 0, observed_generation: Some(1), ..Default::default() }),
         })
     }
     pub fn min_ready_seconds(mut self, s: i32) -> Self {
-        self.0.spec.get_or_insert_default().min_ready_seconds = Some(s);
+        self.0.spec.min_ready_seconds = Some(s);
         self
     }
     pub fn generation(mut self, g: i64) -> Self {
@@ -232,7 +232,7 @@ pub fn describe_step(step: &Step) -> String {
 pub fn describe(action: &Action) -> String {
     let n = |v: Option<i32>| v.unwrap_or(0);
     let replica_set = |verb: &str, rs: &ReplicaSet| {
-        let replicas = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(-1);
+        let replicas = rs.spec.replicas.unwrap_or(-1);
         format!("{verb} {} {replicas}", rs.metadata.name.as_deref().unwrap_or(""))
     };
     match action {
@@ -248,7 +248,7 @@ pub fn describe(action: &Action) -> String {
             }
         }
         Action::UpdateReplicaSetStatus { status: s, .. } => {
-            let conditions = reasons(s.conditions.iter().flatten().map(|c| (&c.type_, &c.reason)));
+            let conditions = reasons(s.conditions.iter().flatten().map(|c| (c.type_.as_deref(), &c.reason)));
             format!(
                 "status {}/{}/{}/{} gen={}{conditions}",
                 s.replicas,
@@ -262,7 +262,7 @@ pub fn describe(action: &Action) -> String {
         Action::UpdateReplicaSet { replica_set: rs } => replica_set("update", rs),
         Action::UpdateDeploymentStatus { deployment } => {
             let s = deployment.status.clone().unwrap_or_default();
-            let conditions = reasons(s.conditions.iter().flatten().map(|c| (&c.type_, &c.reason)));
+            let conditions = reasons(s.conditions.iter().flatten().map(|c| (c.type_.as_deref(), &c.reason)));
             format!(
                 "status {}/{}/{}/{}/{}{conditions}",
                 n(s.replicas),
@@ -278,6 +278,8 @@ pub fn describe(action: &Action) -> String {
 }
 
 /// ` <type>=<reason>` for each condition.
-fn reasons<'a>(conditions: impl Iterator<Item = (&'a String, &'a Option<String>)>) -> String {
-    conditions.map(|(type_, reason)| format!(" {type_}={}", reason.as_deref().unwrap_or(""))).collect()
+fn reasons<'a>(conditions: impl Iterator<Item = (Option<&'a str>, &'a Option<String>)>) -> String {
+    conditions
+        .map(|(type_, reason)| format!(" {}={}", type_.unwrap_or_default(), reason.as_deref().unwrap_or_default()))
+        .collect()
 }

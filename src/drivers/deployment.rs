@@ -227,7 +227,7 @@ impl Lookup {
             return;
         }
         for d in self.deployments.list_namespace(namespace) {
-            let Ok(selector) = Selector::new(d.spec.as_ref().map(|s| &s.selector)) else { continue };
+            let Ok(selector) = Selector::new(Some(&d.spec.selector)) else { continue };
             if !selector.is_everything() && selector.matches(rs.metadata.labels.as_ref()) {
                 self.queue.add(core::key(&d));
             }
@@ -292,7 +292,7 @@ impl EventHandler<Pod> for PodHandler {
             return;
         }
         let namespace = d.metadata.namespace.as_deref().unwrap_or("");
-        let Ok(selector) = Selector::new(d.spec.as_ref().map(|s| &s.selector)) else { return };
+        let Ok(selector) = Selector::new(Some(&d.spec.selector)) else { return };
         let owned: Vec<String> = self
             .lookup
             .replica_sets

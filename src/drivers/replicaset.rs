@@ -294,7 +294,7 @@ impl EventHandler<Pod> for PodHandler {
         }
         if let Some(cref) = new_ref {
             if let Some(rs) = self.resolve(new, cref) {
-                let min_ready = rs.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+                let min_ready = rs.spec.min_ready_seconds.unwrap_or(0);
                 self.queue.add(core::key(&rs));
                 if min_ready > 0 && !is_pod_ready(old) && is_pod_ready(new) {
                     // Check availability once minReadySeconds have passed.
@@ -335,7 +335,7 @@ impl PodHandler {
     fn enqueue_adopters(&self, pod: &Pod) {
         let Some(namespace) = pod.metadata.namespace.as_deref() else { return };
         for rs in self.replica_sets.list_namespace(namespace) {
-            let Ok(selector) = Selector::new(rs.spec.as_ref().map(|s| &s.selector)) else { continue };
+            let Ok(selector) = Selector::new(Some(&rs.spec.selector)) else { continue };
             if !selector.is_everything() && selector.matches(pod.metadata.labels.as_ref()) {
                 self.queue.add(core::key(&rs));
             }

@@ -15,7 +15,7 @@ impl Planner<'_> {
     /// Example (scenario 18): five old ReplicaSets at 0 with revisions 1–5
     /// and a limit of 2: revisions 1, 2 and 3 are deleted.
     pub(super) fn cleanup(&mut self, old: &[Rs]) {
-        let Some(limit) = self.d.spec.as_ref().and_then(|s| s.revision_history_limit).filter(|&l| l != i32::MAX) else {
+        let Some(limit) = self.d.spec.revision_history_limit.filter(|&l| l != i32::MAX) else {
             return;
         };
         let mut alive: Vec<Rs> =
@@ -125,7 +125,7 @@ mod tests {
         assert!(p.plan.is_empty(), "{:?}", describe_plan(&p.plan));
         // No limit (unset or MaxInt32): nothing is cleaned.
         let mut d = DeploymentBuilder::new(1).build();
-        d.spec.as_mut().unwrap().revision_history_limit = None;
+        d.spec.revision_history_limit = None;
         let mut p = planner(d, vec![rs("a", 0)], &options);
         p.cleanup(&[0]);
         assert!(p.plan.is_empty());

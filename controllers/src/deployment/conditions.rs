@@ -56,8 +56,8 @@ pub(super) fn new_condition(
 ) -> DeploymentCondition {
     let now = Time(Timestamp::from_second(now.as_second()).unwrap_or(now));
     DeploymentCondition {
-        type_: type_.to_owned(),
-        status: status.to_owned(),
+        type_: Some(type_.to_owned()),
+        status: Some(status.to_owned()),
         reason: Some(reason.to_owned()),
         message: Some(message),
         last_update_time: Some(now.clone()),
@@ -67,14 +67,14 @@ pub(super) fn new_condition(
 
 /// The condition of `type_`, if present.
 pub(super) fn get_condition<'a>(status: &'a DeploymentStatus, type_: &str) -> Option<&'a DeploymentCondition> {
-    status.conditions.iter().flatten().find(|c| c.type_ == type_)
+    status.conditions.iter().flatten().find(|c| c.type_.as_deref() == Some(type_))
 }
 
 /// Sets `condition` (upstream `SetDeploymentCondition`): nothing if the
 /// status and reason are unchanged; the transition time is kept if only
 /// the reason changed; the condition moves to the end.
 pub(super) fn set_condition(status: &mut DeploymentStatus, mut condition: DeploymentCondition) {
-    if let Some(current) = get_condition(status, &condition.type_) {
+    if let Some(current) = get_condition(status, condition.type_.as_deref().unwrap_or_default()) {
         if current.status == condition.status && current.reason == condition.reason {
             return;
         }
@@ -82,13 +82,13 @@ pub(super) fn set_condition(status: &mut DeploymentStatus, mut condition: Deploy
             condition.last_transition_time = current.last_transition_time.clone();
         }
     }
-    remove_condition(status, &condition.type_);
+    remove_condition(status, condition.type_.as_deref().unwrap_or_default());
     status.conditions.get_or_insert_default().push(condition);
 }
 
 /// Removes the condition of `type_` (upstream `RemoveDeploymentCondition`).
 pub(super) fn remove_condition(status: &mut DeploymentStatus, type_: &str) {
     if let Some(conditions) = status.conditions.as_mut() {
-        conditions.retain(|c| c.type_ != type_);
+        conditions.retain(|c| c.type_.as_deref() != Some(type_));
     }
 }

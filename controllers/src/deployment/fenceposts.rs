@@ -56,7 +56,7 @@ fn fenceposts(d: &Deployment) -> Option<Result<(i32, i32), Error>> {
     if strategy_type(d) != "RollingUpdate" {
         return None;
     }
-    let params = d.spec.as_ref().and_then(|s| s.strategy.as_ref()).and_then(|s| s.rolling_update.as_ref());
+    let params = d.spec.strategy.as_ref().and_then(|s| s.rolling_update.as_ref());
     Some(resolve_fenceposts(
         params.and_then(|p| p.max_surge.as_ref()),
         params.and_then(|p| p.max_unavailable.as_ref()),
@@ -97,7 +97,7 @@ pub fn max_unavailable(d: &Deployment) -> i32 {
 pub fn new_rs_new_replicas(d: &Deployment, all: &[&ReplicaSet], new_rs: &ReplicaSet) -> Result<i32, Error> {
     match strategy_type(d) {
         "RollingUpdate" => {
-            let params = d.spec.as_ref().and_then(|s| s.strategy.as_ref()).and_then(|s| s.rolling_update.as_ref());
+            let params = d.spec.strategy.as_ref().and_then(|s| s.rolling_update.as_ref());
             let zero = IntOrString::Int(0);
             let surge = scaled_value(params.and_then(|p| p.max_surge.as_ref()).unwrap_or(&zero), replicas(d), true)?;
             let current = spec_count(all);

@@ -62,7 +62,7 @@ pub fn equal_ignore_hash(a: &PodTemplateSpec, b: &PodTemplateSpec) -> bool {
 /// (upstream's AlreadyExists check in `getNewReplicaSet`).
 pub fn is_same_replica_set(existing: &ReplicaSet, planned: &ReplicaSet) -> bool {
     let owner = |rs: &ReplicaSet| controller_of(&rs.metadata).map(|r| r.uid.clone());
-    let template = |rs: &ReplicaSet| rs.spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
+    let template = |rs: &ReplicaSet| rs.spec.template.clone().unwrap_or_default();
     owner(existing).is_some()
         && owner(existing) == owner(planned)
         && equal_ignore_hash(&template(existing), &template(planned))

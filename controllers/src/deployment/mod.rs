@@ -171,7 +171,7 @@ pub fn object_ref(d: &Deployment) -> ObjectRef {
 
 /// `spec.replicas`, defaulting to 1 as the API does.
 pub fn replicas(d: &Deployment) -> i32 {
-    d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1)
+    d.spec.replicas.unwrap_or(1)
 }
 
 /// Whether the Deployment uses the `Recreate` strategy.
@@ -181,15 +181,15 @@ pub fn is_recreate(d: &Deployment) -> bool {
 
 /// `spec.strategy.type`, `RollingUpdate` when unset (the API default).
 fn strategy_type(d: &Deployment) -> &str {
-    d.spec.as_ref().and_then(|s| s.strategy.as_ref()).and_then(|s| s.type_.as_deref()).unwrap_or("RollingUpdate")
+    d.spec.strategy.as_ref().and_then(|s| s.type_.as_deref()).unwrap_or("RollingUpdate")
 }
 
 /// `spec.progressDeadlineSeconds` when it is set and not `MaxInt32`
 /// (upstream `HasProgressDeadline`).
 fn progress_deadline(d: &Deployment) -> Option<i32> {
-    d.spec.as_ref().and_then(|s| s.progress_deadline_seconds).filter(|&s| s != i32::MAX)
+    d.spec.progress_deadline_seconds.filter(|&s| s != i32::MAX)
 }
 
 fn min_ready_seconds(d: &Deployment) -> i32 {
-    d.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0)
+    d.spec.min_ready_seconds.unwrap_or(0)
 }

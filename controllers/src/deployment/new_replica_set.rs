@@ -76,9 +76,9 @@ impl Planner<'_> {
     /// the hash label (upstream `FindNewReplicaSet`).
     fn find_new_replica_set(&self) -> Option<Rs> {
         let template = self.template();
-        self.by_creation((0..self.rss.len()).collect()).into_iter().find(|&i| {
-            self.rss[i].spec.as_ref().and_then(|s| s.template.as_ref()).is_some_and(|t| equal_ignore_hash(t, &template))
-        })
+        self.by_creation((0..self.rss.len()).collect())
+            .into_iter()
+            .find(|&i| self.rss[i].spec.template.as_ref().is_some_and(|t| equal_ignore_hash(t, &template)))
     }
 
     /// The new ReplicaSet (created if `create` and missing) and every old
@@ -102,9 +102,9 @@ impl Planner<'_> {
             let mut rs = self.rss[i].clone();
             let annotations_updated = set_new_replica_set_annotations(&self.d, &mut rs, new_revision, true, surge);
             let min_ready = super::min_ready_seconds(&self.d);
-            let rs_min_ready = rs.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+            let rs_min_ready = rs.spec.min_ready_seconds.unwrap_or(0);
             if annotations_updated || rs_min_ready != min_ready {
-                rs.spec.get_or_insert_default().min_ready_seconds = Some(min_ready);
+                rs.spec.min_ready_seconds = Some(min_ready);
                 self.rss[i] = rs.clone();
                 self.plan.push(Action::UpdateReplicaSet { replica_set: Box::new(rs) });
                 // The Deployment's revision follows on the next sync.
@@ -144,7 +144,7 @@ impl Planner<'_> {
         let template_meta = template.metadata.get_or_insert_default();
         template_meta.labels.get_or_insert_default().insert(POD_TEMPLATE_HASH_LABEL.to_owned(), hash.clone());
         let labels = template_meta.labels.clone();
-        let mut selector = d.spec.as_ref().map(|s| s.selector.clone()).unwrap_or_default();
+        let mut selector = d.spec.selector.clone();
         selector.match_labels.get_or_insert_default().insert(POD_TEMPLATE_HASH_LABEL.to_owned(), hash.clone());
         let name = format!("{}-{hash}", d.metadata.name.as_deref().unwrap_or(""));
         let mut rs = ReplicaSet {
@@ -155,17 +155,17 @@ impl Planner<'_> {
                 labels,
                 ..Default::default()
             },
-            spec: Some(ReplicaSetSpec {
+            spec: ReplicaSetSpec {
                 replicas: Some(0),
                 min_ready_seconds: Some(super::min_ready_seconds(d)),
                 selector,
                 template: Some(template),
-            }),
+            },
             status: None,
         };
         let all: Vec<&ReplicaSet> = old.iter().map(|&i| &self.rss[i]).chain(std::iter::once(&rs)).collect();
         let new_replicas = fenceposts::new_rs_new_replicas(d, &all, &rs)?;
-        rs.spec.get_or_insert_default().replicas = Some(new_replicas);
+        rs.spec.replicas = Some(new_replicas);
         set_new_replica_set_annotations(d, &mut rs, new_revision, false, surge);
         self.plan.push(Action::CreateReplicaSet {
             namespace: d.metadata.namespace.clone().unwrap_or_default(),
@@ -253,8 +253,6 @@ mod tests {
         let mut with_hash = RsB::new("b-hashed", 1).image("v2").created(5).build();
         with_hash
             .spec
-            .as_mut()
-            .unwrap()
             .template
             .as_mut()
             .unwrap()

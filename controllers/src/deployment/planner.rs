@@ -117,7 +117,7 @@ impl<'a> Planner<'a> {
     }
 
     pub(super) fn template(&self) -> PodTemplateSpec {
-        self.d.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default()
+        self.d.spec.template.clone()
     }
 
     /// ReplicaSets with `spec.replicas > 0` (upstream

@@ -50,7 +50,7 @@ fn deployment_timed_out(d: &Deployment, status: &DeploymentStatus, now: Timestam
 /// ReplicaSet's (upstream `getReplicaFailures`).
 fn replica_failure(all: &[&ReplicaSet], new_rs: Option<&ReplicaSet>) -> Option<DeploymentCondition> {
     let failure = |rs: &ReplicaSet| {
-        rs.status.as_ref()?.conditions.iter().flatten().find(|c| c.type_ == REPLICA_FAILURE).map(|c| {
+        rs.status.as_ref()?.conditions.iter().flatten().find(|c| c.type_.as_deref() == Some(REPLICA_FAILURE)).map(|c| {
             DeploymentCondition {
                 type_: c.type_.clone(),
                 status: c.status.clone(),
@@ -94,7 +94,7 @@ pub(super) fn rollout_status(
             let msg = name("is progressing.");
             let mut condition = new_condition(PROGRESSING, "True", RS_UPDATED_REASON, msg, now);
             if let Some(current) = current {
-                if current.status == "True" {
+                if current.status.as_deref() == Some("True") {
                     condition.last_transition_time = current.last_transition_time.clone();
                 }
                 remove_condition(&mut status, PROGRESSING);
@@ -147,7 +147,7 @@ pub(super) fn paused_condition(d: &Deployment, now: Timestamp) -> Option<Deploym
         return None;
     }
     let paused_exists = reason == Some(PAUSED_DEPLOY_REASON);
-    let paused = d.spec.as_ref().and_then(|s| s.paused).unwrap_or(false);
+    let paused = d.spec.paused.unwrap_or(false);
     let condition = if paused && !paused_exists {
         new_condition(PROGRESSING, "Unknown", PAUSED_DEPLOY_REASON, "Deployment is paused".into(), now)
     } else if !paused && paused_exists {
@@ -196,8 +196,8 @@ mod tests {
 
     fn progressing(status: &str, reason: &str) -> DeploymentCondition {
         DeploymentCondition {
-            type_: PROGRESSING.into(),
-            status: status.into(),
+            type_: Some(PROGRESSING.into()),
+            status: Some(status.into()),
             reason: Some(reason.into()),
             message: None,
             last_update_time: Some(Time(test_time())),
@@ -214,12 +214,12 @@ mod tests {
     ) -> Deployment {
         Deployment {
             metadata: ObjectMeta { name: Some("progress-test".into()), ..Default::default() },
-            spec: Some(DeploymentSpec {
+            spec: DeploymentSpec {
                 replicas: Some(replicas),
                 progress_deadline_seconds: pds,
                 strategy: Some(DeploymentStrategy { type_: Some("Recreate".into()), rolling_update: None }),
                 ..Default::default()
-            }),
+            },
             status: Some(status(st, conditions)),
         }
     }
@@ -406,7 +406,11 @@ mod tests {
                 None => assert!(cond.is_none(), "{name}: {cond:?}"),
                 Some((status, reason)) => {
                     let c = cond.unwrap_or_else(|| panic!("{name}: no condition"));
-                    assert_eq!((c.status.as_str(), c.reason.as_deref()), (status, Some(reason)), "{name}");
+                    assert_eq!(
+                        (c.status.as_deref().unwrap_or_default(), c.reason.as_deref()),
+                        (status, Some(reason)),
+                        "{name}"
+                    );
                     let kept = |t: &Option<Time>| t.as_ref().map(|t| t.0) == Some(test_time());
                     assert_eq!(kept(&c.last_update_time), update_kept, "{name}: lastUpdateTime");
                     assert_eq!(kept(&c.last_transition_time), transition_kept, "{name}: lastTransitionTime");
@@ -455,7 +459,7 @@ mod tests {
         let w =
             World::new(DeploymentBuilder::new(10).condition(PROGRESSING, "True", RS_UPDATED_REASON, NOW - 10), rss());
         let s = w.last_status().unwrap();
-        let p = s.conditions.iter().flatten().find(|c| c.type_ == PROGRESSING).unwrap();
+        let p = s.conditions.iter().flatten().find(|c| c.type_.as_deref() == Some(PROGRESSING)).unwrap();
         assert_eq!(p.reason.as_deref(), Some(NEW_RS_AVAILABLE_REASON));
         assert_eq!(p.message.as_deref(), Some(format!("ReplicaSet \"{new}\" has successfully progressed.").as_str()));
         assert_eq!(w.plan().requeue_after, None);
@@ -516,8 +520,8 @@ mod tests {
         assert!(w.lines().is_empty(), "not strictly after yet: {:?}", w.lines());
         let w = world(NOW + 601);
         let s = w.last_status().unwrap();
-        let p = s.conditions.iter().flatten().find(|c| c.type_ == PROGRESSING).unwrap();
-        assert_eq!((p.status.as_str(), p.reason.as_deref()), ("False", Some(TIMED_OUT_REASON)));
+        let p = s.conditions.iter().flatten().find(|c| c.type_.as_deref() == Some(PROGRESSING)).unwrap();
+        assert_eq!((p.status.as_deref().unwrap_or_default(), p.reason.as_deref()), ("False", Some(TIMED_OUT_REASON)));
         assert_eq!(p.message.as_deref(), Some(format!("ReplicaSet \"{new}\" has timed out progressing.").as_str()));
     }
 

@@ -27,7 +27,7 @@ impl Planner<'_> {
             self.abandon(ROLLBACK_REVISION_NOT_FOUND, "Unable to find the revision to rollback to.".into());
             return Ok(());
         };
-        let mut template = self.rss[rs].spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
+        let mut template = self.rss[rs].spec.template.clone().unwrap_or_default();
         if equal_ignore_hash(&self.template(), &template) {
             let name = self.d.metadata.name.clone().unwrap_or_default();
             let msg = format!("The rollback revision contains the same template as current deployment \"{name}\"");
@@ -37,7 +37,7 @@ impl Planner<'_> {
         if let Some(labels) = template.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
             labels.remove(POD_TEMPLATE_HASH_LABEL);
         }
-        self.d.spec.get_or_insert_default().template = template;
+        self.d.spec.template = template;
         let source = self.rss[rs].clone();
         set_deployment_annotations_to(&mut self.d, &source);
         self.clear_rollback_to();
@@ -86,7 +86,7 @@ mod tests {
             ["update deployment", "event DeploymentRollback: Rolled back deployment \"d\" to revision 2"]
         );
         let d = w.last_deployment().unwrap();
-        assert_eq!(d.spec.unwrap().template, template("i2"));
+        assert_eq!(d.spec.template, template("i2"));
         assert!(!d.metadata.annotations.unwrap().contains_key(ROLLBACK_TO_ANNOTATION));
 
         let w = World::new(DeploymentBuilder::new(3).annotation(ROLLBACK_TO_ANNOTATION, "7"), rss());
@@ -97,7 +97,7 @@ mod tests {
                 "update deployment"
             ]
         );
-        assert_eq!(w.last_deployment().unwrap().spec.unwrap().template, template("v2"));
+        assert_eq!(w.last_deployment().unwrap().spec.template, template("v2"));
 
         let w = World::new(DeploymentBuilder::new(3).annotation(ROLLBACK_TO_ANNOTATION, "3"), rss());
         assert_eq!(

@@ -153,7 +153,7 @@ mod tests {
             .filter_map(|a| match a {
                 Action::UpdateReplicaSet { replica_set } => Some((
                     replica_set.metadata.name.clone().unwrap_or_default(),
-                    replica_set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
+                    replica_set.spec.replicas.unwrap_or(0),
                 )),
                 _ => None,
             })
@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(a[MAX_REPLICAS_ANNOTATION], "13");
         let hash = new.trim_start_matches("d-");
         assert_eq!(rs.metadata.labels.as_ref().unwrap()[POD_TEMPLATE_HASH_LABEL], hash);
-        let spec = rs.spec.as_ref().unwrap();
+        let spec = rs.spec;
         assert_eq!(spec.selector.match_labels.as_ref().unwrap()[POD_TEMPLATE_HASH_LABEL], hash);
         assert_eq!(
             spec.template.as_ref().unwrap().metadata.as_ref().unwrap().labels.as_ref().unwrap()

@@ -165,7 +165,7 @@ impl Planner<'_> {
             return false;
         }
         let target = &mut self.rss[rs];
-        target.spec.get_or_insert_default().replicas = Some(new_scale);
+        target.spec.replicas = Some(new_scale);
         set_replicas_annotations(target, desired, max);
         self.plan.push(Action::UpdateReplicaSet { replica_set: Box::new(target.clone()) });
         if size_changed {
@@ -253,7 +253,7 @@ mod tests {
                 plan.actions()
                     .filter_map(|a| match a {
                         Action::UpdateReplicaSet { replica_set } if replica_set.metadata.name.as_deref() == Some(n) => {
-                            replica_set.spec.as_ref().and_then(|s| s.replicas)
+                            replica_set.spec.replicas
                         }
                         _ => None,
                     })
@@ -285,7 +285,7 @@ mod tests {
                     let an = replica_set.metadata.annotations.as_ref().unwrap();
                     Some((
                         replica_set.metadata.name.clone().unwrap(),
-                        replica_set.spec.as_ref().unwrap().replicas.unwrap(),
+                        replica_set.spec.replicas.unwrap(),
                         an[DESIRED_REPLICAS_ANNOTATION].clone(),
                         an[MAX_REPLICAS_ANNOTATION].clone(),
                     ))

@@ -18,7 +18,7 @@ use crate::plan::{Action, EventType, Plan};
 #[doc(alias = "syncDeployment")]
 pub fn sync(snapshot: &Snapshot<'_>, options: &Options) -> Result<Plan, Error> {
     let d = snapshot.deployment;
-    let selector_spec = d.spec.as_ref().map(|s| &s.selector);
+    let selector_spec = Some(&d.spec.selector);
     if selector_spec.is_none_or(is_empty_selector) {
         return Ok(selecting_all(d));
     }
@@ -78,7 +78,7 @@ fn selecting_all(d: &Deployment) -> Plan {
 }
 
 fn is_paused(d: &Deployment) -> bool {
-    d.spec.as_ref().and_then(|s| s.paused).unwrap_or(false)
+    d.spec.paused.unwrap_or(false)
 }
 
 impl Planner<'_> {
@@ -188,7 +188,7 @@ mod tests {
         assert!(w.lines().iter().all(|l| l.starts_with("status")), "{:?}", w.lines());
 
         let mut d = DeploymentBuilder::new(10).build();
-        d.spec.as_mut().unwrap().selector = LabelSelector::default();
+        d.spec.selector = LabelSelector::default();
         d.metadata.generation = Some(2);
         let w = World { d, rss: vec![], pods: vec![], now: ts(NOW) };
         assert_eq!(

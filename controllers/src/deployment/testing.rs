@@ -41,7 +41,7 @@ impl DeploymentBuilder {
                 resource_version: Some("5".into()),
                 ..Default::default()
             },
-            spec: Some(DeploymentSpec {
+            spec: DeploymentSpec {
                 replicas: Some(replicas),
                 selector: LabelSelector { match_labels: Some(labels(&[("app", "web")])), ..Default::default() },
                 template: template("v2"),
@@ -55,13 +55,12 @@ impl DeploymentBuilder {
                 revision_history_limit: Some(10),
                 progress_deadline_seconds: Some(600),
                 ..Default::default()
-            }),
+            },
             status: Some(DeploymentStatus { observed_generation: Some(1), ..Default::default() }),
         })
     }
     pub fn fenceposts(mut self, surge: IntOrString, unavailable: IntOrString) -> Self {
-        let s = self.0.spec.as_mut().unwrap();
-        s.strategy = Some(DeploymentStrategy {
+        self.0.spec.strategy = Some(DeploymentStrategy {
             type_: Some("RollingUpdate".into()),
             rolling_update: Some(RollingUpdateDeployment {
                 max_surge: Some(surge),
@@ -71,17 +70,16 @@ impl DeploymentBuilder {
         self
     }
     pub fn surge(self, surge: i32) -> Self {
-        let unavailable = self.0.spec.as_ref().unwrap().strategy.as_ref().unwrap().rolling_update.as_ref().unwrap();
+        let unavailable = self.0.spec.strategy.as_ref().unwrap().rolling_update.as_ref().unwrap();
         let unavailable = unavailable.max_unavailable.clone().unwrap();
         self.fenceposts(IntOrString::Int(surge), unavailable)
     }
     pub fn recreate(mut self) -> Self {
-        self.0.spec.as_mut().unwrap().strategy =
-            Some(DeploymentStrategy { type_: Some("Recreate".into()), rolling_update: None });
+        self.0.spec.strategy = Some(DeploymentStrategy { type_: Some("Recreate".into()), rolling_update: None });
         self
     }
     pub fn image(mut self, image: &str) -> Self {
-        self.0.spec.as_mut().unwrap().template = template(image);
+        self.0.spec.template = template(image);
         self
     }
     pub fn annotation(mut self, k: &str, v: &str) -> Self {
@@ -89,15 +87,15 @@ impl DeploymentBuilder {
         self
     }
     pub fn paused(mut self) -> Self {
-        self.0.spec.as_mut().unwrap().paused = Some(true);
+        self.0.spec.paused = Some(true);
         self
     }
     pub fn history(mut self, limit: i32) -> Self {
-        self.0.spec.as_mut().unwrap().revision_history_limit = Some(limit);
+        self.0.spec.revision_history_limit = Some(limit);
         self
     }
     pub fn deadline(mut self, pds: Option<i32>) -> Self {
-        self.0.spec.as_mut().unwrap().progress_deadline_seconds = pds;
+        self.0.spec.progress_deadline_seconds = pds;
         self
     }
     pub fn status(mut self, status: DeploymentStatus) -> Self {
@@ -107,8 +105,8 @@ impl DeploymentBuilder {
     pub fn condition(mut self, type_: &str, status: &str, reason: &str, updated: i64) -> Self {
         let st = self.0.status.get_or_insert_default();
         st.conditions.get_or_insert_default().push(DeploymentCondition {
-            type_: type_.into(),
-            status: status.into(),
+            type_: Some(type_.into()),
+            status: Some(status.into()),
             reason: Some(reason.into()),
             message: Some(String::new()),
             last_update_time: Some(Time(ts(updated))),
@@ -151,12 +149,12 @@ impl RsB {
                 }]),
                 ..Default::default()
             },
-            spec: Some(ReplicaSetSpec {
+            spec: ReplicaSetSpec {
                 replicas: Some(replicas),
                 selector: LabelSelector { match_labels: Some(labels(&[("app", "web")])), ..Default::default() },
                 template: Some(template("v1")),
                 min_ready_seconds: Some(0),
-            }),
+            },
             status: Some(ReplicaSetStatus {
                 replicas,
                 ready_replicas: Some(replicas),
@@ -167,7 +165,7 @@ impl RsB {
         })
     }
     pub fn image(mut self, image: &str) -> Self {
-        self.0.spec.as_mut().unwrap().template = Some(template(image));
+        self.0.spec.template = Some(template(image));
         self
     }
     pub fn revision(self, rev: &str) -> Self {
@@ -211,8 +209,8 @@ impl RsB {
     }
     pub fn failure(mut self, reason: &str, message: &str) -> Self {
         self.0.status.get_or_insert_default().conditions = Some(vec![ReplicaSetCondition {
-            type_: REPLICA_FAILURE.into(),
-            status: "True".into(),
+            type_: Some(REPLICA_FAILURE.into()),
+            status: Some("True".into()),
             reason: Some(reason.into()),
             message: Some(message.into()),
             last_transition_time: Some(Time(ts(NOW - 5))),
@@ -302,7 +300,13 @@ pub fn conditions(s: &DeploymentStatus) -> Vec<(String, String, String)> {
     s.conditions
         .iter()
         .flatten()
-        .map(|c| (c.type_.clone(), c.status.clone(), c.reason.clone().unwrap_or_default()))
+        .map(|c| {
+            (
+                c.type_.clone().unwrap_or_default(),
+                c.status.clone().unwrap_or_default(),
+                c.reason.clone().unwrap_or_default(),
+            )
+        })
         .collect()
 }
 

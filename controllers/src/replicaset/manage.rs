@@ -90,7 +90,7 @@ fn plan_creations(input: &Input<'_>, count: usize, plan: &mut Plan) {
         return;
     }
     let rs = input.rs;
-    let template = rs.spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
+    let template = rs.spec.template.clone().unwrap_or_default();
     let cref = new_controller_ref(&rs.metadata, "apps/v1", "ReplicaSet");
     let pod = pod_from_template(&template, rs.metadata.name.as_deref().unwrap_or(""), cref);
     let namespace = rs.metadata.namespace.clone().unwrap_or_default();

@@ -36,9 +36,7 @@ pub fn calculate_status(
     manage_error: Option<&str>,
     now: Timestamp,
 ) -> ReplicaSetStatus {
-    let spec = rs.spec.as_ref();
-    let template_labels =
-        spec.and_then(|s| s.template.as_ref()).and_then(|t| t.metadata.as_ref()).and_then(|m| m.labels.as_ref());
+    let template_labels = rs.spec.template.as_ref().and_then(|t| t.metadata.as_ref()).and_then(|m| m.labels.as_ref());
     let min_ready = min_ready_seconds(rs);
     let count = |f: &dyn Fn(&Pod) -> bool| to_i32(claimed.iter().filter(|p| f(p)).count());
 
@@ -60,8 +58,8 @@ pub fn calculate_status(
                 _ => "",
             };
             status.conditions.get_or_insert_default().push(ReplicaSetCondition {
-                type_: REPLICA_FAILURE.to_owned(),
-                status: "True".to_owned(),
+                type_: Some(REPLICA_FAILURE.to_owned()),
+                status: Some("True".to_owned()),
                 reason: Some(reason.to_owned()),
                 message: Some(message.to_owned()),
                 last_transition_time: Some(Time(now)),
@@ -69,7 +67,7 @@ pub fn calculate_status(
         }
         None if has_failure => {
             let conditions = status.conditions.get_or_insert_default();
-            conditions.retain(|c| c.type_ != REPLICA_FAILURE);
+            conditions.retain(|c| c.type_.as_deref() != Some(REPLICA_FAILURE));
             if conditions.is_empty() {
                 status.conditions = None;
             }
@@ -113,15 +111,15 @@ pub fn requeue_after(rs: &ReplicaSet, status: &ReplicaSetStatus, claimed: &[&Pod
 
 /// `spec.replicas`, defaulting to 1 as the API does.
 pub fn replicas(rs: &ReplicaSet) -> i32 {
-    rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1)
+    rs.spec.replicas.unwrap_or(1)
 }
 
 fn min_ready_seconds(rs: &ReplicaSet) -> i32 {
-    rs.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0)
+    rs.spec.min_ready_seconds.unwrap_or(0)
 }
 
 fn condition<'a>(status: &'a ReplicaSetStatus, type_: &str) -> Option<&'a ReplicaSetCondition> {
-    status.conditions.iter().flatten().find(|c| c.type_ == type_)
+    status.conditions.iter().flatten().find(|c| c.type_.as_deref() == Some(type_))
 }
 
 fn to_i32(n: usize) -> i32 {
@@ -171,7 +169,7 @@ mod tests {
         let s = calculate_status(&rs, &[], None, Some("quota exceeded"), ts(5));
         let c = condition(&s, REPLICA_FAILURE).unwrap();
         assert_eq!(
-            (c.status.as_str(), c.reason.as_deref(), c.message.as_deref()),
+            (c.status.as_deref().unwrap_or_default(), c.reason.as_deref(), c.message.as_deref()),
             ("True", Some(FAILED_CREATE), Some("quota exceeded"))
         );
         assert_eq!(c.last_transition_time, Some(Time(ts(5))));

@@ -76,7 +76,7 @@ struct View<'a> {
 impl<'a> View<'a> {
     fn new(snapshot: &Snapshot<'a>, options: &Options) -> Option<Self> {
         let rs = snapshot.replica_set;
-        let selector = Selector::new(rs.spec.as_ref().map(|s| &s.selector)).ok()?;
+        let selector = Selector::new(Some(&rs.spec.selector)).ok()?;
         let in_namespace = snapshot.pods.iter().map(|p| &**p).filter(|p| p.metadata.namespace == rs.metadata.namespace);
         let active = in_namespace.clone().filter(|p| is_pod_active(p)).collect();
         let terminating = options.terminating_replicas.then(|| {
@@ -135,7 +135,7 @@ fn related_pods<'a>(snapshot: &Snapshot<'a>) -> Vec<&'a Pod> {
     let mut seen = HashSet::new();
     let mut related = Vec::new();
     for sibling in std::iter::once(rs).chain(siblings) {
-        let Ok(selector) = Selector::new(sibling.spec.as_ref().map(|s| &s.selector)) else { continue };
+        let Ok(selector) = Selector::new(Some(&sibling.spec.selector)) else { continue };
         for pod in snapshot.pods.iter().map(|p| &**p) {
             if pod.metadata.namespace == sibling.metadata.namespace
                 && selector.matches(pod.metadata.labels.as_ref())
@@ -265,7 +265,7 @@ mod tests {
         assert_eq!(namespace, "ns");
         assert_eq!(owner, &object_ref(&w.rs));
         assert_eq!(pod.metadata.generate_name.as_deref(), Some("web-"));
-        let template = w.rs.spec.as_ref().and_then(|s| s.template.as_ref()).unwrap();
+        let template = w.rs.spec.template.as_ref().unwrap();
         assert_eq!(pod.metadata.labels, template.metadata.as_ref().unwrap().labels);
         assert_eq!(pod.spec, template.spec);
         let refs = pod.metadata.owner_references.as_ref().unwrap();
@@ -355,8 +355,7 @@ mod tests {
         let mut sibling = RsBuilder::new(1).controlled_by("dep-uid").build();
         sibling.metadata.uid = Some("old-uid".into());
         sibling.metadata.name = Some("web-old".into());
-        sibling.spec.as_mut().unwrap().selector.match_labels =
-            Some([("app".to_string(), "old".to_string())].into_iter().collect());
+        sibling.spec.selector.match_labels = Some([("app".to_string(), "old".to_string())].into_iter().collect());
         w.replica_sets = vec![Arc::new(w.rs.clone()), Arc::new(sibling)];
         assert_eq!(w.steps(), ["expect -ns/b", "delete b"]);
     }
@@ -509,8 +508,8 @@ mod tests {
     fn replica_failure_is_cleared_by_a_sync_without_errors() {
         let failing = ReplicaSetStatus {
             conditions: Some(vec![ReplicaSetCondition {
-                type_: REPLICA_FAILURE.into(),
-                status: "True".into(),
+                type_: Some(REPLICA_FAILURE.into()),
+                status: Some("True".into()),
                 reason: Some(FAILED_CREATE.into()),
                 message: Some("quota".into()),
                 last_transition_time: Some(Time(ts(0))),
@@ -556,7 +555,7 @@ mod tests {
     #[test]
     fn an_invalid_selector_plans_nothing() {
         let mut rs = RsBuilder::new(3).build();
-        rs.spec.as_mut().unwrap().selector.match_expressions =
+        rs.spec.selector.match_expressions =
             Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
                 key: "app".into(),
                 operator: "Near".into(),

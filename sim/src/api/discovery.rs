@@ -9,7 +9,7 @@ use crate::resources::{Registry, ResourceType, Subresource};
 
 /// The version kube-sim reports at `/version`, matching the k8s-openapi
 /// schemas it validates against.
-pub const KUBERNETES_VERSION: &str = "v1.33.0";
+pub const KUBERNETES_VERSION: &str = "v1.37.0";
 
 /// `GET /version`.
 pub fn version() -> Value {

@@ -8,16 +8,13 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::api::Api;
+use crate::api::{Api, KUBERNETES_VERSION};
 use crate::object::now_rfc3339;
 use crate::resources::Builtin;
 use crate::store::{StoreError, TypeKey, UpdateError};
 
 /// Namespace of the node Leases.
 pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
-
-/// Kubelet version the nodes report.
-const KUBELET_VERSION: &str = "v1.33.0";
 
 /// Controls of a running stand-in. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -135,7 +132,7 @@ fn node_status(i: usize) -> Value {
         "nodeInfo": {
             "machineID": format!("{i:032x}"), "systemUUID": format!("{i:032x}"), "bootID": format!("{i:032x}"),
             "kernelVersion": "6.1.0-kube-sim", "osImage": "kube-sim", "containerRuntimeVersion": "kube-sim://1.0",
-            "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": KUBELET_VERSION,
+            "kubeletVersion": KUBERNETES_VERSION, "kubeProxyVersion": KUBERNETES_VERSION,
             "operatingSystem": "linux", "architecture": "amd64",
         },
     })

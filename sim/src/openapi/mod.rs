@@ -40,6 +40,7 @@ use schemars::generate::SchemaSettings;
 use schemars::transform::ReplaceBoolSchemas;
 use serde_json::{Map, Value, json};
 
+use crate::api::KUBERNETES_VERSION;
 use crate::resources::{Registry, ResourceType, Subresource};
 
 pub(crate) mod definitions;
@@ -54,9 +55,6 @@ use schemas::{
     MetaNames, apply_patch_meta, custom_definition_name, custom_schema, fix_scalar_unions, gvk, list_schema, set_gvk,
     type_meta,
 };
-
-/// The server version in each document's `info`.
-const KUBERNETES_VERSION: &str = "v1.33.0";
 
 /// The OpenAPI v3 documents for one [`Registry`] snapshot: the index and one
 /// document per served group-version, pre-serialised. Cheap to clone.

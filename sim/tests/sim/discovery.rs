@@ -37,11 +37,11 @@ async fn version_reports_the_served_kubernetes_version() {
     let answer = get(&client, "/version").await;
     assert_eq!(answer.code(), 200);
     let v = answer.json();
-    assert_eq!((v["major"].as_str(), v["minor"].as_str()), (Some("1"), Some("33")));
-    assert_eq!(v["gitVersion"], "v1.33.0");
+    assert_eq!((v["major"].as_str(), v["minor"].as_str()), (Some("1"), Some("37")));
+    assert_eq!(v["gitVersion"], "v1.37.0");
     // kube-rs reads the same document.
     let info = client.apiserver_version().await.expect("version");
-    assert_eq!(info.git_version, "v1.33.0");
+    assert_eq!(info.git_version, "v1.37.0");
 }
 
 #[tokio::test]

@@ -323,7 +323,7 @@ async fn create_deployment_makes_a_deployment() {
     assert_eq!(out.trim(), "deployment.apps/web created");
     let deployments: kube::Api<Deployment> = kube::Api::namespaced(sim.client().expect("client"), "default");
     let web = deployments.get("web").await.expect("deployment web");
-    let spec = web.spec.expect("spec");
+    let spec = web.spec;
     assert_eq!(spec.replicas, Some(3));
     let containers = spec.template.spec.expect("pod spec").containers;
     assert_eq!(containers[0].image.as_deref(), Some("nginx:1.27"));

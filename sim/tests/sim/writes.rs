@@ -204,7 +204,7 @@ async fn generation_bumps_on_spec_change_only() {
     d = api.patch_status("web", &PatchParams::default(), &Patch::Merge(status)).await.expect("status");
     assert_eq!(generation(&d), 2, "status writes are not spec, whatever they carry");
 
-    d.spec.as_mut().expect("spec").replicas = Some(3);
+    d.spec.replicas = Some(3);
     d = api.replace("web", &PostParams::default(), &d).await.expect("spec");
     assert_eq!(generation(&d), 3, "a spec change bumps the generation");
     let patch =
@@ -227,12 +227,12 @@ async fn main_resource_writes_leave_status_alone_and_status_writes_leave_spec_an
     // annotations are kept (upstream's Deployment status strategy: the
     // deployment controller writes its revision annotation this way).
     let mut d = api.get("web").await.expect("web");
-    d.spec.as_mut().expect("spec").replicas = Some(9);
+    d.spec.replicas = Some(9);
     d.metadata.labels = Some([("sneaky".to_owned(), "yes".to_owned())].into());
     d.metadata.annotations = Some([("deployment.kubernetes.io/revision".to_owned(), "1".to_owned())].into());
     d.status = Some(serde_json::from_value(json!({"replicas": 5, "readyReplicas": 4})).expect("status"));
     let after_status = api.replace_status("web", &PostParams::default(), &d).await.expect("status written");
-    assert_eq!(after_status.spec.as_ref().and_then(|s| s.replicas), Some(1));
+    assert_eq!(after_status.spec.replicas, Some(1));
     assert_eq!(after_status.metadata.labels, None);
     assert_eq!(after_status.metadata.annotations, d.metadata.annotations);
     assert_eq!(after_status.status.as_ref().and_then(|s| s.replicas), Some(5));
@@ -240,10 +240,10 @@ async fn main_resource_writes_leave_status_alone_and_status_writes_leave_spec_an
 
     // A main-resource write carrying a status change changes only the rest.
     let mut d = after_status.clone();
-    d.spec.as_mut().expect("spec").replicas = Some(2);
+    d.spec.replicas = Some(2);
     d.status = Some(serde_json::from_value(json!({"replicas": 0})).expect("status"));
     let after_main = api.replace("web", &PostParams::default(), &d).await.expect("written");
-    assert_eq!(after_main.spec.as_ref().and_then(|s| s.replicas), Some(2));
+    assert_eq!(after_main.spec.replicas, Some(2));
     let status = after_main.status.as_ref().expect("status");
     assert_eq!((status.replicas, status.ready_replicas), (Some(5), Some(4)));
     let stored = api.get("web").await.expect("web");
@@ -285,7 +285,7 @@ async fn the_scale_subresource_reads_and_writes_spec_replicas() {
     assert_eq!(answer.code(), 200);
     assert_eq!(answer.json()["spec"]["replicas"], 4);
     let d = api.get("web").await.expect("web");
-    assert_eq!((d.spec.as_ref().and_then(|s| s.replicas), generation(&d)), (Some(4), 2));
+    assert_eq!((d.spec.replicas, generation(&d)), (Some(4), 2));
 
     // PATCH, through kube-rs as a controller or HPA would.
     let patched = api
@@ -294,7 +294,7 @@ async fn the_scale_subresource_reads_and_writes_spec_replicas() {
         .expect("scale patched");
     assert_eq!(patched.spec.and_then(|s| s.replicas), Some(1));
     let d = api.get("web").await.expect("web");
-    assert_eq!((d.spec.as_ref().and_then(|s| s.replicas), generation(&d)), (Some(1), 3));
+    assert_eq!((d.spec.replicas, generation(&d)), (Some(1), 3));
     let read = api.get_scale("web").await.expect("scale");
     assert_eq!(read.status.map(|s| s.selector), Some(Some("app=web".to_owned())));
 
@@ -366,7 +366,8 @@ async fn strategic_merge_patch_merges_containers_by_name() {
     let patched = api.patch("web", &PatchParams::default(), &Patch::Strategic(patch)).await.expect("patched");
     let containers: Vec<(String, Option<String>)> = patched
         .spec
-        .and_then(|s| s.template.spec)
+        .template
+        .spec
         .map(|s| s.containers.into_iter().map(|c| (c.name, c.image)).collect())
         .unwrap_or_default();
     assert_eq!(
@@ -378,11 +379,8 @@ async fn strategic_merge_patch_merges_containers_by_name() {
     // `$patch: delete` removes one element by its merge key.
     let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "sidecar", "$patch": "delete"}]}}}});
     let patched = api.patch("web", &PatchParams::default(), &Patch::Strategic(patch)).await.expect("patched");
-    let names: Vec<String> = patched
-        .spec
-        .and_then(|s| s.template.spec)
-        .map(|s| s.containers.into_iter().map(|c| c.name).collect())
-        .unwrap_or_default();
+    let names: Vec<String> =
+        patched.spec.template.spec.map(|s| s.containers.into_iter().map(|c| c.name).collect()).unwrap_or_default();
     assert_eq!(names, ["app"]);
 }
 
@@ -579,9 +577,9 @@ async fn dry_run_stores_nothing() {
     let created = api.create(&PostParams::default(), &deployment("web", 1)).await.expect("created");
     let dry = PatchParams { dry_run: true, ..PatchParams::default() };
     let shown = api.patch("web", &dry, &Patch::Merge(json!({"spec": {"replicas": 5}}))).await.expect("dry patch");
-    assert_eq!(shown.spec.and_then(|s| s.replicas), Some(5));
+    assert_eq!(shown.spec.replicas, Some(5));
     let stored = api.get("web").await.expect("web");
-    assert_eq!(stored.spec.and_then(|s| s.replicas), Some(1));
+    assert_eq!(stored.spec.replicas, Some(1));
     assert_eq!(stored.metadata.resource_version, created.metadata.resource_version);
 
     let dry_delete = kube::api::DeleteParams { dry_run: true, ..Default::default() };

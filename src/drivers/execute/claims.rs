@@ -81,18 +81,18 @@ mod tests {
         let (_sim, executor, client) = start().await;
         let api: Api<Deployment> = Api::namespaced(client, "default");
         let rs = replica_set("default", "d", "v1", None);
-        let spec = rs.spec.unwrap();
+        let spec = rs.spec;
         let d = Deployment {
             metadata: ObjectMeta {
                 name: Some("d".into()),
                 finalizers: Some(vec!["example.com/hold".into()]),
                 ..Default::default()
             },
-            spec: Some(k8s_openapi::api::apps::v1::DeploymentSpec {
+            spec: k8s_openapi::api::apps::v1::DeploymentSpec {
                 selector: spec.selector,
                 template: spec.template.unwrap(),
                 ..Default::default()
-            }),
+            },
             status: None,
         };
         let created = api.create(&PostParams::default(), &d).await.expect("create");

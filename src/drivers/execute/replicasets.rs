@@ -67,7 +67,7 @@ mod tests {
         let created = api.create(&PostParams::default(), &rs).await.expect("create");
         // A planned template comes from a Deployment the API server
         // defaulted the same way.
-        rs.spec.as_mut().unwrap().template = created.spec.unwrap().template;
+        rs.spec.template = created.spec.template;
         match executor.run(&create(&rs), &NoBookkeeping).await {
             Executed::Failed(message) => assert!(message.contains("waiting for the cache"), "{message}"),
             other => panic!("{other:?}"),

@@ -39,7 +39,7 @@ pub(super) fn replica_set(ns: &str, name: &str, image: &str, owner_uid: Option<&
             }),
             ..Default::default()
         },
-        spec: Some(ReplicaSetSpec {
+        spec: ReplicaSetSpec {
             replicas: Some(0),
             selector: LabelSelector { match_labels: Some(labels.clone()), ..Default::default() },
             template: Some(PodTemplateSpec {
@@ -50,7 +50,7 @@ pub(super) fn replica_set(ns: &str, name: &str, image: &str, owner_uid: Option<&
                 }),
             }),
             ..Default::default()
-        }),
+        },
         status: None,
     }
 }

@@ -133,13 +133,13 @@ mod tests {
         let mut first = cached.clone();
         first.metadata.annotations = Some([("a".to_string(), "1".to_string())].into());
         let mut second = first.clone();
-        second.spec.as_mut().unwrap().replicas = Some(3);
+        second.spec.replicas = Some(3);
         let mut plan = Plan::new();
         plan.push(Action::UpdateReplicaSet { replica_set: Box::new(first) });
         plan.push(Action::UpdateReplicaSet { replica_set: Box::new(second) });
         assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
         let now = api.get("rs").await.expect("get");
-        assert_eq!(now.spec.unwrap().replicas, Some(3));
+        assert_eq!(now.spec.replicas, Some(3));
         assert_eq!(now.metadata.annotations.unwrap()["a"], "1");
         // An adoption patch counts as a write too (the planner's copy
         // carries the new reference).
@@ -152,7 +152,7 @@ mod tests {
             block_owner_deletion: Some(true),
         };
         let mut adopted = api.get("rs").await.expect("get");
-        adopted.spec.as_mut().unwrap().replicas = Some(4);
+        adopted.spec.replicas = Some(4);
         adopted.metadata.owner_references = Some(vec![owner.clone()]);
         let mut plan = Plan::new();
         plan.push(Action::PatchReplicaSetOwnerRefs {
@@ -164,7 +164,7 @@ mod tests {
         plan.push(Action::UpdateReplicaSet { replica_set: Box::new(adopted) });
         assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
         let now = api.get("rs").await.expect("get");
-        assert_eq!(now.spec.unwrap().replicas, Some(4));
+        assert_eq!(now.spec.replicas, Some(4));
         assert_eq!(now.metadata.owner_references.unwrap()[0].uid, "d-uid");
         // A stale version from outside the plan still conflicts.
         let mut plan = Plan::new();
