@@ -4,13 +4,15 @@
 //! through Terminating with upstream's conditions and goes, leaving
 //! nothing; a foreign finalizer holds it (and is named) until removed;
 //! failing deletes and a dropped watch delay but never stop it, and it is
-//! never finalized while content remains. Every test waits on conditions,
+//! never finalized while content remains; its pods go first, and a pod
+//! held by a finalizer keeps every other object (upstream's conformance
+//! test of ordered namespace deletion). Every test waits on conditions,
 //! never on timings.
 
 use std::sync::{Arc, Mutex};
 
 use futures::TryStreamExt;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use kube_sim::faults::{FaultRule, FaultSpec};
@@ -241,4 +243,76 @@ async fn failing_deletes_and_a_dropped_watch_delay_but_never_stop_deletion() {
     gone(&env, "faulty").await;
     nothing_left(&env, "faulty").await;
     env.sim.controls().clear_faults();
+}
+
+/// Upstream's conformance test "OrderedNamespaceDeletion namespace deletion
+/// should delete pod first", with Secrets and Services beside the
+/// ConfigMap: while a finalizer holds the deleted namespace's pod, nothing
+/// else is deleted; once it is removed, the pod, then everything, goes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_finalizer_held_pod_keeps_every_other_object_until_it_goes() {
+    let env = start().await;
+    create_namespace(&env, "ordered").await;
+    let pod =
+        json!({"metadata": {"name": "test-pod", "finalizers": ["e2e.example.com/finalizer"]}, "spec": pod_spec(30)});
+    create(&env, "ordered", "v1", "pods", "Pod", pod).await;
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), "ordered");
+    wait_for(&env.sim, PATIENCE, "the pod to run", || async {
+        let phase = pods.get("test-pod").await.expect("pod").status.and_then(|s| s.phase);
+        if phase.as_deref() == Some("Running") { Ok(()) } else { Err(format!("{phase:?}")) }
+    })
+    .await;
+    let others: [(&str, &str, &str, Value); 4] = [
+        ("configmaps", "ConfigMap", "test-configmap", json!({"data": {"key": "value"}})),
+        ("configmaps", "ConfigMap", "second-configmap", json!({"data": {"key": "value"}})),
+        ("secrets", "Secret", "test-secret", json!({"stringData": {"key": "value"}})),
+        ("services", "Service", "test-service", json!({"spec": {"ports": [{"port": 80}]}})),
+    ];
+    for (plural, kind, name, body) in &others {
+        let mut body = body.clone();
+        body["metadata"] = json!({"name": name});
+        create(&env, "ordered", "v1", plural, kind, body).await;
+    }
+
+    kubectl_delete_ns(&env, "ordered").await;
+    let namespaces: Api<Namespace> = Api::all(env.client.clone());
+    wait_for(&env.sim, PATIENCE, "the namespace controller to report the held pod", || async {
+        let ns = namespaces.get("ordered").await.expect("held by its pod");
+        let terminating = ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating");
+        let reported = condition(&ns, "NamespaceDeletionContentFailure").is_some()
+            && condition(&ns, "NamespaceContentRemaining")
+                .and_then(|c| c.message.as_deref())
+                .is_some_and(|m| m == "Some resources are remaining: pods. has 1 resource instances");
+        let deleting = pods.get("test-pod").await.expect("held by its finalizer").metadata.deletion_timestamp;
+        if terminating && reported && deleting.is_some() { Ok(()) } else { Err(format!("{:?}", ns.status)) }
+    })
+    .await;
+    let ns = namespaces.get("ordered").await.expect("held by its pod");
+    let finalizers = condition(&ns, "NamespaceFinalizersRemaining").and_then(|c| c.message.clone());
+    assert_eq!(
+        finalizers.as_deref(),
+        Some(
+            "Some content in the namespace has finalizers remaining: e2e.example.com/finalizer in 1 resource instances"
+        )
+    );
+    for (plural, kind, name, _) in &others {
+        let obj = api_for(&env, "ordered", "v1", plural, kind).get(name).await.expect("outlives the pod");
+        assert_eq!(obj.metadata.deletion_timestamp, None, "{kind} {name} deleted while a pod remains");
+    }
+
+    let mut held = pods.get("test-pod").await.expect("pod");
+    held.metadata.finalizers = Some(Vec::new());
+    pods.replace("test-pod", &PostParams::default(), &held).await.expect("finalizer removed");
+    wait_for(&env.sim, PATIENCE, "the pod to go", || async {
+        match pods.get_opt("test-pod").await.expect("get pod") {
+            None => Ok(()),
+            Some(p) => Err(format!("{:?}", p.metadata.finalizers)),
+        }
+    })
+    .await;
+    gone(&env, "ordered").await;
+    for (plural, kind, _, _) in &others {
+        let left = api_for(&env, "ordered", "v1", plural, kind).list(&ListParams::default()).await.expect("listed");
+        assert!(left.items.is_empty(), "{plural} left behind");
+    }
 }

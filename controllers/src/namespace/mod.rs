@@ -9,6 +9,8 @@
 //!   ([`supports_delete_collection`]), parsing group versions
 //!   ([`parse_group_version`]);
 //! - how long pods still need to terminate ([`estimate_graceful_termination`]);
+//! - the order: pods first, the rest once no pod remains ([`waves`],
+//!   [`first_wave_settled`]);
 //! - what one type's leftovers mean ([`remaining_outcome`]);
 //! - the five deletion conditions, written only when they change
 //!   ([`conditions`], [`merge_conditions`]);
@@ -17,12 +19,14 @@
 //!
 //! # Layout
 //! - `resources`: resource types, which are content, how to delete them;
+//! - `order`: ordered deletion, pods first;
 //! - `remaining`: the pod estimate, one type's leftovers, the pass report;
 //! - `conditions`: the deletion conditions and their merge;
 //! - `next_step`: the step after a pass, and finalizing.
 
 mod conditions;
 mod next_step;
+mod order;
 mod remaining;
 mod resources;
 
@@ -30,6 +34,7 @@ use std::time::Duration;
 
 pub use self::conditions::{Condition, condition_type, conditions, merge_conditions, reason};
 pub use self::next_step::{NextStep, finalized, next_step};
+pub use self::order::{Waves, first_wave_settled, waves};
 pub use self::remaining::{DeletionReport, PodGrace, Remaining, estimate_graceful_termination, remaining_outcome};
 pub use self::resources::{Gvr, deletable, parse_group_version, supports_delete_collection};
 

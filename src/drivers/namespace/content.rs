@@ -2,7 +2,8 @@
 //! namespaced deletable type at its group's preferred version (one failing
 //! group does not stop the others), then per type the live list and the
 //! `deletecollection`, falling back to list + delete, and the re-list the
-//! core judges.
+//! core judges; pods first, the other types only once no pod remains
+//! (ordered namespace deletion).
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
@@ -13,13 +14,23 @@ use kube::{Client, ResourceExt};
 use crate::drivers::api_errors::code;
 
 /// Upstream `deleteAllContent`: discovers, then deletes each type in
-/// turn and records what is left.
+/// turn and records what is left: the pods first, and the other types
+/// only once the pods are settled (else the report is of the pods alone,
+/// and the next pass tries again).
 pub(super) async fn delete_all_content(client: &Client, ns: &Namespace) -> DeletionReport {
     let name = ns.name_any();
     let mut report = DeletionReport::default();
-    let types = discover(client, &mut report).await;
+    let waves = core::waves(discover(client, &mut report).await);
     let deleted_at = ns.metadata.deletion_timestamp.as_ref().map(|t| t.0);
-    for (gvr, resource) in types {
+    for (gvr, resource) in waves.first {
+        let outcome = delete_content(client, &name, &gvr, &resource, deleted_at).await;
+        report.record(&gvr, outcome);
+    }
+    if !core::first_wave_settled(&report) {
+        tracing::debug!(namespace = name, "pods remain; the other types wait for them");
+        return report;
+    }
+    for (gvr, resource) in waves.rest {
         let outcome = delete_content(client, &name, &gvr, &resource, deleted_at).await;
         report.record(&gvr, outcome);
     }
