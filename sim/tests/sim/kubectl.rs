@@ -42,6 +42,22 @@ fn failure(out: &Kubectl) -> String {
 
 // === tests ===
 
+/// kubectl at the targeted release, against kube-sim: both sides say 1.37.
+#[tokio::test]
+async fn kubectl_version_is_1_37_on_both_sides() {
+    let sim = util::start().await;
+    let (_dir, config) = kubeconfig(&sim);
+    let v: Value = serde_json::from_str(&kubectl_ok(&config, &["version", "-o", "json"]).await).expect("json");
+    let side = |s: &str| (v[s]["major"].as_str().map(str::to_owned), v[s]["minor"].as_str().map(str::to_owned));
+    let want = (Some("1".to_owned()), Some("37".to_owned()));
+    assert_eq!(side("serverVersion"), want, "{v}");
+    assert_eq!(
+        side("clientVersion"),
+        want,
+        "the tests drive kube-sim with kubectl 1.37 (scripts/test installs it): {v}"
+    );
+}
+
 #[tokio::test]
 async fn get_nodes_shows_three_ready_nodes() {
     let sim = util::start().await;
@@ -217,7 +233,7 @@ async fn delete_waits_until_the_pod_is_gone() {
     kubectl_ok(&config, &["run", "web", "--image=nginx"]).await;
     kubectl_ok(&config, &["wait", "--for=condition=Ready", "pod/web", "--timeout=20s"]).await;
     let out = kubectl_ok(&config, &["delete", "pod", "web", "--wait=true", "--timeout=20s"]).await;
-    assert_eq!(out.trim(), r#"pod "web" deleted"#);
+    assert_eq!(out.trim(), r#"pod "web" deleted from default namespace"#);
     // Gone by the time kubectl returns, not merely terminating.
     let pods: kube::Api<Pod> = kube::Api::namespaced(sim.client().expect("client"), "default");
     assert!(pods.get_opt("web").await.expect("read").is_none());
