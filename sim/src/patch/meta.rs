@@ -8,12 +8,13 @@ use serde_json::{Map, Value};
 
 use crate::resources::Builtin;
 
-/// The strategic merge patch metadata of the Kubernetes 1.33 API for every
+/// The strategic merge patch metadata of the Kubernetes 1.37 API for every
 /// field reachable from kube-sim's built-in kinds that has any: (OpenAPI
 /// definition name, property name, `x-kubernetes-patch-strategy`,
 /// `x-kubernetes-patch-merge-key`, empty for lists of primitives and for
 /// non-list fields). Taken from the `patchStrategy`/`patchMergeKey` struct
-/// tags of k8s.io/api and k8s.io/apimachinery. A field not listed has no
+/// tags of k8s.io/api and k8s.io/apimachinery (checked against the
+/// `x-kubernetes-patch-*` extensions of the 1.37 OpenAPI definitions). A field not listed has no
 /// strategy: its maps merge and its lists are replaced. Note that
 /// `NodeSpec.taints`, `PodSpec.tolerations`, `Container.args` and
 /// `NamespaceSpec.finalizers` have none.
@@ -24,6 +25,7 @@ pub const PATCH_META: &[(&str, &str, &str, &str)] = &[
     // core/v1 PodSpec
     (POD_SPEC, "containers", "merge", "name"),
     (POD_SPEC, "ephemeralContainers", "merge", "name"),
+    (POD_SPEC, "evictionResponders", "merge", "name"),
     (POD_SPEC, "hostAliases", "merge", "ip"),
     (POD_SPEC, "imagePullSecrets", "merge", "name"),
     (POD_SPEC, "initContainers", "merge", "name"),
@@ -43,8 +45,12 @@ pub const PATCH_META: &[(&str, &str, &str, &str)] = &[
     // core/v1 PodStatus and ContainerStatus
     (POD_STATUS, "conditions", "merge", "type"),
     (POD_STATUS, "hostIPs", "merge", "ip"),
+    (POD_STATUS, "nodeAllocatableResourceClaimStatuses", "merge", "resourceClaimName"),
     (POD_STATUS, "podIPs", "merge", "ip"),
     (POD_STATUS, "resourceClaimStatuses", "merge,retainKeys", "name"),
+    (NODE_ALLOCATABLE_CLAIM_STATUS, "mapping", "merge", "name"),
+    (NODE_ALLOCATABLE_CLAIM_STATUS, "overhead", "merge", "name"),
+    (POD_VOLUME_HEALTH, "healthConditions", "merge", "status"),
     (CONTAINER_STATUS, "allocatedResourcesStatus", "merge", "name"),
     (CONTAINER_STATUS, "volumeMounts", "merge", "mountPath"),
     // core/v1 Node, Namespace, Service, ServiceAccount
@@ -59,6 +65,7 @@ pub const PATCH_META: &[(&str, &str, &str, &str)] = &[
     (DEPLOYMENT_SPEC, "strategy", "retainKeys", ""),
     (DEPLOYMENT_STATUS, "conditions", "merge", "type"),
     (REPLICA_SET_STATUS, "conditions", "merge", "type"),
+    (PDB_SPEC, "selector", "replace", ""),
     (PDB_STATUS, "conditions", "merge", "type"),
 ];
 
@@ -92,7 +99,14 @@ const DEPLOYMENT_SPEC: &str = "io.k8s.api.apps.v1.DeploymentSpec";
 const DEPLOYMENT_STATUS: &str = "io.k8s.api.apps.v1.DeploymentStatus";
 /// `appsv1.ReplicaSetStatus`.
 const REPLICA_SET_STATUS: &str = "io.k8s.api.apps.v1.ReplicaSetStatus";
+/// `policy/v1.PodDisruptionBudgetStatus`.
 const PDB_STATUS: &str = "io.k8s.api.policy.v1.PodDisruptionBudgetStatus";
+/// `policy/v1.PodDisruptionBudgetSpec`.
+const PDB_SPEC: &str = "io.k8s.api.policy.v1.PodDisruptionBudgetSpec";
+/// `core/v1.NodeAllocatableResourceClaimStatus`.
+const NODE_ALLOCATABLE_CLAIM_STATUS: &str = "io.k8s.api.core.v1.NodeAllocatableResourceClaimStatus";
+/// `core/v1.PodVolumeHealth`.
+const POD_VOLUME_HEALTH: &str = "io.k8s.api.core.v1.PodVolumeHealth";
 
 /// The OpenAPI definition of a built-in kind's top-level object.
 fn root_definition(kind: Builtin) -> &'static str {
