@@ -59,10 +59,12 @@ mod apps;
 mod core_v1;
 mod errors;
 mod meta;
+mod node;
 mod pod;
 mod policy;
 mod render;
 mod syntax;
+mod taints;
 mod values;
 
 use access::{at, int, list, map, str_of, text};
@@ -155,8 +157,8 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
             nonnegative(errs, int(spec, "leaseTransitions"), "spec.leaseTransitions");
         }
         Builtin::PodDisruptionBudget => pod_disruption_budget_spec(errs, at(object, "spec")),
+        Builtin::Node => node::node(errs, object, old),
         Builtin::Pod
-        | Builtin::Node
         | Builtin::ClusterRole
         | Builtin::ClusterRoleBinding
         | Builtin::Role

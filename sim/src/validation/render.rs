@@ -1,6 +1,6 @@
 //! Go value rendering for messages, as `field.Error` prints values with
-//! `%q`, `%v` and `%#v`: quoted strings, string maps and slices, and label
-//! selectors.
+//! `%q`, `%v` and `%#v`: quoted strings, string maps and slices, pointers,
+//! label selectors and taints.
 
 use std::collections::BTreeMap;
 
@@ -76,5 +76,22 @@ pub(super) fn go_label_selector(selector: &Value) -> String {
     format!(
         "v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{expressions}}}",
         go_string_map(at(selector, "matchLabels"))
+    )
+}
+
+/// Go's `%#v` of a pointer field of type `*ty`: `(*ty)(nil)` when absent,
+/// else an address (Go prints the real one, which differs every run).
+pub(super) fn go_pointer(value: &Value, ty: &str) -> String {
+    if value.is_null() { format!("(*{ty})(nil)") } else { format!("(*{ty})(0xc000000000)") }
+}
+
+/// Go's `%#v` of a `core.Taint`.
+pub(super) fn go_taint(taint: &Value) -> String {
+    format!(
+        "core.Taint{{Key:{}, Value:{}, Effect:{}, TimeAdded:{}}}",
+        go_quote(text(taint, "key")),
+        go_quote(text(taint, "value")),
+        go_quote(text(taint, "effect")),
+        go_pointer(at(taint, "timeAdded"), "v1.Time"),
     )
 }

@@ -1,0 +1,132 @@
+//! Validation as clients see it (422 Invalid, causes, message) for the
+//! rules beyond a kind's spec: node taints and pod tolerations.
+
+use serde_json::{Value, json};
+
+use super::util::{self, Answer, call};
+
+// === utils ===
+
+const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+const REPLICASETS: &str = "/apis/apps/v1/namespaces/default/replicasets";
+const PODS: &str = "/api/v1/namespaces/default/pods";
+const NODES: &str = "/api/v1/nodes";
+
+fn workload(kind: &str, name: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
+            },
+        },
+    })
+}
+
+/// `PATCH path` with a JSON merge patch.
+async fn merge(client: &kube::Client, path: &str, patch: Value) -> Answer {
+    call(client, "PATCH", path, &[("content-type", "application/merge-patch+json")], Some(&patch)).await
+}
+
+/// `POST path` with `body`, which must succeed.
+async fn create(client: &kube::Client, path: &str, body: &Value) -> Value {
+    let answer = call(client, "POST", path, &[], Some(body)).await;
+    assert_eq!(answer.code(), 201, "{path}: {}", answer.body);
+    answer.json()
+}
+
+/// Asserts a 422 Invalid with `message`, and returns its causes as
+/// `field: message` lines.
+fn invalid(answer: &Answer, message: &str) -> Vec<String> {
+    assert_eq!(answer.code(), 422, "{}", answer.body);
+    let status = answer.json();
+    assert_eq!(status["reason"], "Invalid", "{status}");
+    assert_eq!(status["message"], message, "{status}");
+    status["details"]["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| format!("{}: {}", c["field"].as_str().unwrap_or(""), c["message"].as_str().unwrap_or("")))
+        .collect()
+}
+
+// === scheduling ===
+
+#[tokio::test]
+async fn node_taints_are_validated_on_create_update_and_status() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let node = json!({"metadata": {"name": "n1"}, "spec": {"taints": [{"key": "a", "effect": "Sometimes"}]}});
+    let answer = call(&client, "POST", NODES, &[], Some(&node)).await;
+    assert_eq!(
+        invalid(
+            &answer,
+            "Node \"n1\" is invalid: metadata.taints[0].effect: Unsupported value: \"Sometimes\": supported values: \
+             \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""
+        ),
+        ["metadata.taints[0].effect: Unsupported value: \"Sometimes\": supported values: \"NoSchedule\", \
+          \"PreferNoSchedule\", \"NoExecute\""]
+    );
+    create(
+        &client,
+        NODES,
+        &json!({"metadata": {"name": "n1"}, "spec": {"taints": [{"key": "a", "effect": "NoSchedule"}]}}),
+    )
+    .await;
+    let twice = json!({"spec": {"taints": [{"key": "a", "effect": "NoSchedule"}, {"key": "a", "value": "x",
+        "effect": "NoSchedule"}]}});
+    let answer = merge(&client, &format!("{NODES}/n1"), twice).await;
+    invalid(
+        &answer,
+        "Node \"n1\" is invalid: metadata.taints[1]: Duplicate value: core.Taint{Key:\"a\", Value:\"x\", \
+         Effect:\"NoSchedule\", TimeAdded:(*v1.Time)(nil)}: taints must be unique by key and effect pair",
+    );
+    let answer = merge(&client, &format!("{NODES}/n1"), json!({"spec": {"taints": [{"key": "a"}]}})).await;
+    invalid(&answer, "Node \"n1\" is invalid: metadata.taints[0].effect: Required value");
+    let addresses = json!({"status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.1"},
+        {"type": "InternalIP", "address": "10.0.0.1"}]}});
+    let answer = merge(&client, &format!("{NODES}/n1/status"), addresses).await;
+    invalid(
+        &answer,
+        "Node \"n1\" is invalid: status.addresses[1]: Duplicate value: core.NodeAddress{Type:\"InternalIP\", \
+         Address:\"10.0.0.1\"}",
+    );
+}
+
+#[tokio::test]
+async fn tolerations_are_validated_on_pods_and_templates() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}], "tolerations": [
+        {"key": "k", "operator": "Exists", "value": "v"},
+        {"key": "k", "effect": "NoSchedule", "tolerationSeconds": 10},
+        {"operator": "Equal"},
+        {"key": "k", "operator": "Gte"}]}});
+    let answer = call(&client, "POST", PODS, &[], Some(&pod)).await;
+    let causes = [
+        "spec.tolerations[0].operator: Invalid value: \"v\": value must be empty when `operator` is 'Exists'",
+        "spec.tolerations[1].effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when \
+         `tolerationSeconds` is set",
+        "spec.tolerations[2].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which \
+         means \"match all values and all keys\"",
+        "spec.tolerations[3].operator: Unsupported value: \"Gte\": supported values: \"Equal\", \"Exists\"",
+    ];
+    assert_eq!(invalid(&answer, &format!("Pod \"p\" is invalid: [{}]", causes.join(", "))), causes);
+
+    let mut deployment = workload("Deployment", "web");
+    deployment["spec"]["template"]["spec"]["tolerations"] = json!([{"key": "k", "operator": "Exists", "value": "v"}]);
+    let answer = call(&client, "POST", DEPLOYMENTS, &[], Some(&deployment)).await;
+    invalid(
+        &answer,
+        "Deployment.apps \"web\" is invalid: spec.template.spec.tolerations[0].operator: Invalid value: \"v\": value \
+         must be empty when `operator` is 'Exists'",
+    );
+    let mut rs = workload("ReplicaSet", "rs");
+    rs["spec"]["template"]["spec"]["tolerations"] = json!([{"key": "bad key", "operator": "Exists"}]);
+    let answer = call(&client, "POST", REPLICASETS, &[], Some(&rs)).await;
+    assert_eq!(answer.code(), 422, "{}", answer.body);
+    assert_eq!(answer.json()["details"]["causes"][0]["field"], "spec.template.spec.tolerations[0].key");
+}
