@@ -1,6 +1,6 @@
-//! Validation of the core/v1 kinds other than pods: Service specs,
-//! ConfigMap and Secret keys and immutability, and Namespace finalizer
-//! names.
+//! Validation of the core/v1 kinds other than pods and nodes: Service
+//! specs, ConfigMap and Secret keys and immutability, and Namespace
+//! finalizer names and status phase.
 
 use std::collections::BTreeSet;
 
@@ -92,5 +92,24 @@ pub(super) fn finalizer_name(errs: &mut Errors, name: &str, path: &str) {
     }
     if !name.contains('/') && name != "kubernetes" {
         errs.invalid(path, go_quote(name), "name is neither a standard finalizer name nor is it fully qualified");
+    }
+}
+
+/// `ValidateNamespaceStatusUpdate`: the phase is `Active` until the
+/// namespace is being deleted, then `Terminating` (upstream's field path is
+/// `status.Phase`).
+pub(super) fn namespace_phase(errs: &mut Errors, namespace: &Value) {
+    let phase = text(at(namespace, "status"), "phase");
+    let deleting = !at(at(namespace, "metadata"), "deletionTimestamp").is_null();
+    match (deleting, phase) {
+        (false, "Active") | (true, "Terminating") => {}
+        (false, _) => {
+            errs.invalid("status.Phase", go_quote(phase), "may only be 'Active' if `deletionTimestamp` is empty")
+        }
+        (true, _) => errs.invalid(
+            "status.Phase",
+            go_quote(phase),
+            "may only be 'Terminating' if `deletionTimestamp` is not empty",
+        ),
     }
 }

@@ -66,15 +66,17 @@ mod render;
 mod syntax;
 mod taints;
 mod values;
+mod workload_status;
 
 use access::{at, int, list, map, str_of, text};
 use apps::{deployment_spec, replica_set_spec, selector_immutable};
-use core_v1::{data_keys, finalizer_name, immutable_data, service_spec};
+use core_v1::{data_keys, finalizer_name, immutable_data, namespace_phase, service_spec};
 use errors::{Errors, IMMUTABLE, nonnegative};
 use meta::{object_meta, object_meta_update};
 use pod::{pod_spec, pod_template_spec};
 use policy::pod_disruption_budget_spec;
 use render::go_quote;
+use workload_status::{collision_count_update, deployment_status, replica_set_status};
 
 pub use errors::{
     Cause, FIELD_VALUE_DUPLICATE, FIELD_VALUE_FORBIDDEN, FIELD_VALUE_INVALID, FIELD_VALUE_NOT_SUPPORTED,
@@ -102,6 +104,27 @@ pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     let mut errs = Errors::default();
     object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
     spec(&mut errs, kind, new, Some(old));
+    errs.finish()
+}
+
+/// Validates an update of `old` to `new` through the `/status`
+/// subresource: the metadata update rules, then the kind's status rules
+/// where upstream's status strategy has its own, else its update rules.
+#[doc(alias = "ValidateDeploymentStatusUpdate")]
+#[doc(alias = "ValidateReplicaSetStatusUpdate")]
+#[doc(alias = "ValidateNamespaceStatusUpdate")]
+pub fn validate_status_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
+    let mut errs = Errors::default();
+    object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
+    match kind {
+        Builtin::Deployment => {
+            deployment_status(&mut errs, at(new, "status"));
+            collision_count_update(&mut errs, old, new);
+        }
+        Builtin::ReplicaSet => replica_set_status(&mut errs, at(new, "status")),
+        Builtin::Namespace => namespace_phase(&mut errs, new),
+        _ => spec(&mut errs, kind, new, Some(old)),
+    }
     errs.finish()
 }
 

@@ -1,9 +1,10 @@
 //! Validation as clients see it (422 Invalid, causes, message) for the
-//! rules beyond a kind's spec: node taints and pod tolerations.
+//! rules beyond a kind's spec: workload and namespace status writes, node
+//! taints and pod tolerations.
 
 use serde_json::{Value, json};
 
-use super::util::{self, Answer, call};
+use super::util::{self, Answer, call, get};
 
 // === utils ===
 
@@ -11,6 +12,7 @@ const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 const REPLICASETS: &str = "/apis/apps/v1/namespaces/default/replicasets";
 const PODS: &str = "/api/v1/namespaces/default/pods";
 const NODES: &str = "/api/v1/nodes";
+const NAMESPACES: &str = "/api/v1/namespaces";
 
 fn workload(kind: &str, name: &str) -> Value {
     json!({
@@ -51,6 +53,146 @@ fn invalid(answer: &Answer, message: &str) -> Vec<String> {
         .flatten()
         .map(|c| format!("{}: {}", c["field"].as_str().unwrap_or(""), c["message"].as_str().unwrap_or("")))
         .collect()
+}
+
+// === status ===
+
+#[tokio::test]
+async fn replica_set_status_counts_are_validated() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    create(&client, REPLICASETS, &workload("ReplicaSet", "rs")).await;
+    let status = format!("{REPLICASETS}/rs/status");
+
+    let answer =
+        merge(&client, &status, json!({"status": {"replicas": 2, "readyReplicas": 1, "availableReplicas": 2}})).await;
+    assert_eq!(
+        invalid(
+            &answer,
+            "ReplicaSet.apps \"rs\" is invalid: status.availableReplicas: Invalid value: 2: cannot be greater than readyReplicas"
+        ),
+        ["status.availableReplicas: Invalid value: 2: cannot be greater than readyReplicas"]
+    );
+    let answer = merge(
+        &client,
+        &status,
+        json!({"status": {"replicas": 1, "fullyLabeledReplicas": 2, "observedGeneration": -1}}),
+    )
+    .await;
+    assert_eq!(
+        invalid(
+            &answer,
+            "ReplicaSet.apps \"rs\" is invalid: [status.observedGeneration: Invalid value: -1: must be greater than or \
+             equal to 0, status.fullyLabeledReplicas: Invalid value: 2: cannot be greater than status.replicas]"
+        ),
+        [
+            "status.observedGeneration: Invalid value: -1: must be greater than or equal to 0",
+            "status.fullyLabeledReplicas: Invalid value: 2: cannot be greater than status.replicas",
+        ]
+    );
+    let answer = merge(&client, &status, json!({"status": {"replicas": 1, "terminatingReplicas": -1}})).await;
+    invalid(
+        &answer,
+        "ReplicaSet.apps \"rs\" is invalid: status.terminatingReplicas: Invalid value: -1: must be greater than or equal to 0",
+    );
+
+    // A consistent status is stored, terminatingReplicas included.
+    let answer = merge(
+        &client,
+        &status,
+        json!({"status": {"replicas": 3, "fullyLabeledReplicas": 3, "readyReplicas": 2, "availableReplicas": 1,
+            "observedGeneration": 1, "terminatingReplicas": 2}}),
+    )
+    .await;
+    assert_eq!(answer.code(), 200, "{}", answer.body);
+    let stored = get(&client, &format!("{REPLICASETS}/rs")).await.json();
+    assert_eq!(
+        (&stored["status"]["terminatingReplicas"], &stored["status"]["availableReplicas"]),
+        (&json!(2), &json!(1))
+    );
+}
+
+#[tokio::test]
+async fn deployment_status_counts_and_collision_count_are_validated() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    create(&client, DEPLOYMENTS, &workload("Deployment", "web")).await;
+    let status = format!("{DEPLOYMENTS}/web/status");
+
+    let answer = merge(
+        &client,
+        &status,
+        json!({"status": {"replicas": 1, "updatedReplicas": 2, "readyReplicas": 1, "availableReplicas": 1}}),
+    )
+    .await;
+    assert_eq!(
+        invalid(
+            &answer,
+            "Deployment.apps \"web\" is invalid: status.updatedReplicas: Invalid value: 2: cannot be greater than status.replicas"
+        ),
+        ["status.updatedReplicas: Invalid value: 2: cannot be greater than status.replicas"]
+    );
+    let answer = merge(&client, &status, json!({"status": {"unavailableReplicas": -1}})).await;
+    invalid(
+        &answer,
+        "Deployment.apps \"web\" is invalid: status.unavailableReplicas: Invalid value: -1: must be greater than or equal to 0",
+    );
+
+    let ok = merge(&client, &status, json!({"status": {"replicas": 3, "collisionCount": 2, "terminatingReplicas": 1}}))
+        .await;
+    assert_eq!(ok.code(), 200, "{}", ok.body);
+    assert_eq!(ok.json()["status"]["terminatingReplicas"], 1);
+    let answer = merge(&client, &status, json!({"status": {"collisionCount": 1}})).await;
+    invalid(
+        &answer,
+        "Deployment.apps \"web\" is invalid: status.collisionCount: Invalid value: 1: cannot be decremented",
+    );
+    let answer = merge(&client, &status, json!({"status": {"collisionCount": null}})).await;
+    invalid(
+        &answer,
+        "Deployment.apps \"web\" is invalid: status.collisionCount: Invalid value: 0: cannot be decremented",
+    );
+    let stored = get(&client, &format!("{DEPLOYMENTS}/web")).await.json();
+    assert_eq!((&stored["status"]["collisionCount"], &stored["status"]["terminatingReplicas"]), (&json!(2), &json!(1)));
+}
+
+#[tokio::test]
+async fn namespace_status_phase_follows_the_deletion_timestamp() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    create(&client, NAMESPACES, &json!({"metadata": {"name": "team"}})).await;
+    let status = format!("{NAMESPACES}/team/status");
+
+    let answer = merge(&client, &status, json!({"status": {"phase": "Terminating"}})).await;
+    assert_eq!(
+        invalid(
+            &answer,
+            "Namespace \"team\" is invalid: status.Phase: Invalid value: \"Terminating\": may only be 'Active' if \
+             `deletionTimestamp` is empty"
+        ),
+        ["status.Phase: Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty"]
+    );
+    // A main-resource write cannot change the phase at all.
+    let answer = merge(&client, &format!("{NAMESPACES}/team"), json!({"status": {"phase": "Terminating"}})).await;
+    assert_eq!(answer.code(), 200, "{}", answer.body);
+    assert_eq!(answer.json()["status"]["phase"], "Active");
+
+    let answer = call(&client, "DELETE", &format!("{NAMESPACES}/team"), &[], None).await;
+    assert!(answer.status.is_success(), "{}", answer.body);
+    let answer = merge(&client, &status, json!({"status": {"phase": "Active"}})).await;
+    invalid(
+        &answer,
+        "Namespace \"team\" is invalid: status.Phase: Invalid value: \"Active\": may only be 'Terminating' if \
+         `deletionTimestamp` is not empty",
+    );
+    let answer = merge(
+        &client,
+        &status,
+        json!({"status": {"conditions": [{"type": "NamespaceContentRemaining",
+        "status": "True"}]}}),
+    )
+    .await;
+    assert_eq!(answer.code(), 200, "a Terminating namespace takes status writes: {}", answer.body);
 }
 
 // === scheduling ===
