@@ -16,7 +16,7 @@ mod sim {
     mod reads;
     /// Shared fixtures.
     pub mod util;
-    /// Validation beyond the specs: status, taints, tolerations.
+    /// Validation beyond the specs: status, owners, finalizers, taints, tolerations.
     mod validation;
     /// create, update, patch, subresources, validation.
     mod writes;

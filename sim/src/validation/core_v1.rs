@@ -85,12 +85,17 @@ pub(super) fn immutable_data(errs: &mut Errors, old: &Value, new: &Value, fields
     }
 }
 
-/// Namespace `validateFinalizerName`.
+/// The finalizer names a namespace's `spec.finalizers` may hold without a
+/// domain (upstream `IsStandardFinalizerName`).
+const STANDARD_FINALIZERS: [&str; 3] = ["kubernetes", "orphan", "foregroundDeletion"];
+
+/// Namespace `validateFinalizerName`: a qualified name, and a standard one
+/// unless it has a domain.
 pub(super) fn finalizer_name(errs: &mut Errors, name: &str, path: &str) {
     for msg in qualified_name(name) {
         errs.invalid(path, go_quote(name), &msg);
     }
-    if !name.contains('/') && name != "kubernetes" {
+    if !name.contains('/') && !STANDARD_FINALIZERS.contains(&name) {
         errs.invalid(path, go_quote(name), "name is neither a standard finalizer name nor is it fully qualified");
     }
 }

@@ -1,6 +1,6 @@
 //! Validation as clients see it (422 Invalid, causes, message) for the
-//! rules beyond a kind's spec: workload and namespace status writes, node
-//! taints and pod tolerations.
+//! rules beyond a kind's spec: workload and namespace status writes, owner
+//! references, finalizer names, node taints and pod tolerations.
 
 use serde_json::{Value, json};
 
@@ -10,6 +10,7 @@ use super::util::{self, Answer, call, get};
 
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 const REPLICASETS: &str = "/apis/apps/v1/namespaces/default/replicasets";
+const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 const PODS: &str = "/api/v1/namespaces/default/pods";
 const NODES: &str = "/api/v1/nodes";
 const NAMESPACES: &str = "/api/v1/namespaces";
@@ -193,6 +194,100 @@ async fn namespace_status_phase_follows_the_deletion_timestamp() {
     )
     .await;
     assert_eq!(answer.code(), 200, "a Terminating namespace takes status writes: {}", answer.body);
+}
+
+// === metadata ===
+
+#[tokio::test]
+async fn owner_references_are_validated_on_create_and_update() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let owner = |kind: &str, name: &str, controller: bool| json!({"apiVersion": "apps/v1", "kind": kind, "name": name, "uid": format!("{name}-uid"), "controller": controller});
+    let two = json!({"metadata": {"name": "two", "ownerReferences": [
+        owner("ReplicaSet", "a", true), owner("ReplicaSet", "b", false), owner("Deployment", "c", true)]}});
+    let answer = call(&client, "POST", CONFIGMAPS, &[], Some(&two)).await;
+    let shown = "[]v1.OwnerReference{\
+        v1.OwnerReference{APIVersion:\"apps/v1\", Kind:\"ReplicaSet\", Name:\"a\", UID:\"a-uid\", Controller:(*bool)(0xc000000000), BlockOwnerDeletion:(*bool)(nil)}, \
+        v1.OwnerReference{APIVersion:\"apps/v1\", Kind:\"ReplicaSet\", Name:\"b\", UID:\"b-uid\", Controller:(*bool)(0xc000000000), BlockOwnerDeletion:(*bool)(nil)}, \
+        v1.OwnerReference{APIVersion:\"apps/v1\", Kind:\"Deployment\", Name:\"c\", UID:\"c-uid\", Controller:(*bool)(0xc000000000), BlockOwnerDeletion:(*bool)(nil)}}";
+    let detail = "Only one reference can have Controller set to true. Found \"true\" in references for ReplicaSet/a and \
+                  Deployment/c";
+    assert_eq!(
+        invalid(
+            &answer,
+            &format!("ConfigMap \"two\" is invalid: metadata.ownerReferences: Invalid value: {shown}: {detail}")
+        ),
+        [format!("metadata.ownerReferences: Invalid value: {shown}: {detail}")]
+    );
+
+    let incomplete = json!({"metadata": {"name": "incomplete", "ownerReferences": [
+        {"apiVersion": "v1", "kind": "Event", "name": "e"}]}});
+    let answer = call(&client, "POST", CONFIGMAPS, &[], Some(&incomplete)).await;
+    let event = "v1.OwnerReference{APIVersion:\"v1\", Kind:\"Event\", Name:\"e\", UID:\"\", Controller:(*bool)(nil), \
+                 BlockOwnerDeletion:(*bool)(nil)}";
+    assert_eq!(
+        invalid(
+            &answer,
+            &format!(
+                "ConfigMap \"incomplete\" is invalid: [metadata.ownerReferences.uid: Invalid value: \"\": must not be \
+                 empty, metadata.ownerReferences: Invalid value: {event}: /v1, Kind=Event is disallowed from being an owner]"
+            )
+        ),
+        [
+            "metadata.ownerReferences.uid: Invalid value: \"\": must not be empty".to_owned(),
+            format!(
+                "metadata.ownerReferences: Invalid value: {event}: /v1, Kind=Event is disallowed from being an owner"
+            ),
+        ]
+    );
+
+    // Updates are held to the same rules, on any kind.
+    create(&client, PODS, &json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}))
+        .await;
+    let answer = merge(
+        &client,
+        &format!("{PODS}/p"),
+        json!({"metadata": {"ownerReferences": [owner("ReplicaSet", "a", true), owner("ReplicaSet", "b", true)]}}),
+    )
+    .await;
+    assert_eq!(answer.code(), 422, "{}", answer.body);
+    assert!(
+        answer.json()["message"].as_str().unwrap_or("").ends_with("ReplicaSet/a and ReplicaSet/b"),
+        "{}",
+        answer.body
+    );
+}
+
+#[tokio::test]
+async fn finalizer_names_are_validated_on_every_kind() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let bad = json!({"metadata": {"name": "bad", "finalizers": ["example.com/ok", "no/t/qualified"]}});
+    let answer = call(&client, "POST", CONFIGMAPS, &[], Some(&bad)).await;
+    let msg = "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with \
+               an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is \
+               '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. \
+               'example.com/MyName')";
+    assert_eq!(
+        invalid(
+            &answer,
+            &format!("ConfigMap \"bad\" is invalid: metadata.finalizers: Invalid value: \"no/t/qualified\": {msg}")
+        ),
+        [format!("metadata.finalizers: Invalid value: \"no/t/qualified\": {msg}")]
+    );
+    let both = json!({"metadata": {"name": "both", "finalizers": ["orphan", "foregroundDeletion"]}});
+    let answer = call(&client, "POST", &format!("{NAMESPACES}"), &[], Some(&both)).await;
+    invalid(
+        &answer,
+        "Namespace \"both\" is invalid: metadata.finalizers: Invalid value: []string{\"orphan\", \"foregroundDeletion\"}: \
+         finalizer orphan and foregroundDeletion cannot be both set",
+    );
+    // A name without a domain is accepted in metadata (upstream only warns).
+    create(&client, CONFIGMAPS, &json!({"metadata": {"name": "plain", "finalizers": ["cleanup"]}})).await;
+    let answer = merge(&client, &format!("{CONFIGMAPS}/plain"), json!({"metadata": {"finalizers": ["a/b/c"]}})).await;
+    assert_eq!(answer.code(), 422, "updates too: {}", answer.body);
+    // A namespace's spec.finalizers take the standard names.
+    create(&client, NAMESPACES, &json!({"metadata": {"name": "std"}, "spec": {"finalizers": ["orphan"]}})).await;
 }
 
 // === scheduling ===
