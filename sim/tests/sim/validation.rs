@@ -196,6 +196,47 @@ async fn namespace_status_phase_follows_the_deletion_timestamp() {
     assert_eq!(answer.code(), 200, "a Terminating namespace takes status writes: {}", answer.body);
 }
 
+#[tokio::test]
+async fn pod_status_writes_keep_the_qos_class_and_check_conditions() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    // The kubelet stand-in leaves the pod's containers alone for an hour.
+    let pod = json!({"metadata": {"name": "p", "annotations": {"kube-sim.io/start-delay": "1h"}},
+        "spec": {"restartPolicy": "Never",
+        "containers": [{"name": "c", "image": "i"}]}});
+    create(&client, PODS, &pod).await;
+    let status = format!("{PODS}/p/status");
+
+    let answer = merge(&client, &status, json!({"status": {"qosClass": "Guaranteed"}})).await;
+    assert_eq!(
+        invalid(&answer, "Pod \"p\" is invalid: status.qosClass: Invalid value: \"Guaranteed\": field is immutable"),
+        ["status.qosClass: Invalid value: \"Guaranteed\": field is immutable"]
+    );
+    let answer =
+        merge(&client, &status, json!({"status": {"hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.9"}]}})).await;
+    invalid(
+        &answer,
+        "Pod \"p\" is invalid: status.hostIPs[0].ip: Invalid value: \"10.0.0.9\": must be equal to `hostIP`",
+    );
+    let answer =
+        merge(&client, &status, json!({"status": {"conditions": [{"type": "not valid", "status": "True"}]}})).await;
+    assert_eq!(answer.code(), 422, "{}", answer.body);
+    assert_eq!(answer.json()["details"]["causes"][0]["field"], "metadata.conditions[0].Type");
+
+    // Under restartPolicy Never, a terminated container stays terminated.
+    let done = json!({"status": {"containerStatuses": [{"name": "c", "image": "i", "imageID": "", "ready": false,
+        "restartCount": 0, "state": {"terminated": {"exitCode": 0}}}]}});
+    let answer = merge(&client, &status, done).await;
+    assert_eq!(answer.code(), 200, "{}", answer.body);
+    let again = json!({"status": {"containerStatuses": [{"name": "c", "image": "i", "imageID": "", "ready": true,
+        "restartCount": 1, "state": {"running": {}}}]}});
+    let answer = merge(&client, &status, again).await;
+    invalid(
+        &answer,
+        "Pod \"p\" is invalid: status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state",
+    );
+}
+
 // === metadata ===
 
 #[tokio::test]
