@@ -317,7 +317,7 @@ async fn finalizer_names_are_validated_on_every_kind() {
         [format!("metadata.finalizers: Invalid value: \"no/t/qualified\": {msg}")]
     );
     let both = json!({"metadata": {"name": "both", "finalizers": ["orphan", "foregroundDeletion"]}});
-    let answer = call(&client, "POST", &format!("{NAMESPACES}"), &[], Some(&both)).await;
+    let answer = call(&client, "POST", NAMESPACES, &[], Some(&both)).await;
     invalid(
         &answer,
         "Namespace \"both\" is invalid: metadata.finalizers: Invalid value: []string{\"orphan\", \"foregroundDeletion\"}: \
