@@ -16,6 +16,8 @@ mod sim {
     mod reads;
     /// Shared fixtures.
     pub mod util;
+    /// Validation beyond the specs: status, owners, finalizers, taints, tolerations.
+    mod validation;
     /// create, update, patch, subresources, validation.
     mod writes;
 }

@@ -86,7 +86,11 @@ pub fn next_state(
     };
     if let Some(kind) = rt.builtin {
         defaults::apply(kind, &mut next);
-        invalid(rt, &name, validation::validate_update(kind, current, &next))?;
+        let causes = match sub {
+            Some(Subresource::Status) => validation::validate_status_update(kind, current, &next),
+            _ => validation::validate_update(kind, current, &next),
+        };
+        invalid(rt, &name, causes)?;
     }
     let annotations_changed = || current.pointer("/metadata/annotations") != next.pointer("/metadata/annotations");
     // Status writes never bump the generation.

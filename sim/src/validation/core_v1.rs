@@ -1,6 +1,6 @@
-//! Validation of the core/v1 kinds other than pods: Service specs,
-//! ConfigMap and Secret keys and immutability, and Namespace finalizer
-//! names.
+//! Validation of the core/v1 kinds other than pods and nodes: Service
+//! specs, ConfigMap and Secret keys and immutability, and Namespace
+//! finalizer names and status phase.
 
 use std::collections::BTreeSet;
 
@@ -85,12 +85,36 @@ pub(super) fn immutable_data(errs: &mut Errors, old: &Value, new: &Value, fields
     }
 }
 
-/// Namespace `validateFinalizerName`.
+/// The finalizer names a namespace's `spec.finalizers` may hold without a
+/// domain (upstream `IsStandardFinalizerName`).
+const STANDARD_FINALIZERS: [&str; 3] = ["kubernetes", "orphan", "foregroundDeletion"];
+
+/// Namespace `validateFinalizerName`: a qualified name, and a standard one
+/// unless it has a domain.
 pub(super) fn finalizer_name(errs: &mut Errors, name: &str, path: &str) {
     for msg in qualified_name(name) {
         errs.invalid(path, go_quote(name), &msg);
     }
-    if !name.contains('/') && name != "kubernetes" {
+    if !name.contains('/') && !STANDARD_FINALIZERS.contains(&name) {
         errs.invalid(path, go_quote(name), "name is neither a standard finalizer name nor is it fully qualified");
+    }
+}
+
+/// `ValidateNamespaceStatusUpdate`: the phase is `Active` until the
+/// namespace is being deleted, then `Terminating` (upstream's field path is
+/// `status.Phase`).
+pub(super) fn namespace_phase(errs: &mut Errors, namespace: &Value) {
+    let phase = text(at(namespace, "status"), "phase");
+    let deleting = !at(at(namespace, "metadata"), "deletionTimestamp").is_null();
+    match (deleting, phase) {
+        (false, "Active") | (true, "Terminating") => {}
+        (false, _) => {
+            errs.invalid("status.Phase", go_quote(phase), "may only be 'Active' if `deletionTimestamp` is empty")
+        }
+        (true, _) => errs.invalid(
+            "status.Phase",
+            go_quote(phase),
+            "may only be 'Terminating' if `deletionTimestamp` is not empty",
+        ),
     }
 }

@@ -69,7 +69,12 @@ impl Errors {
 
     /// `field.Duplicate`.
     pub(super) fn duplicate(&mut self, field: &str, shown: String) {
-        self.push(FIELD_VALUE_DUPLICATE, field, format!("Duplicate value: {shown}"));
+        self.duplicate_because(field, shown, "");
+    }
+
+    /// `field.Duplicate` with a detail.
+    pub(super) fn duplicate_because(&mut self, field: &str, shown: String, detail: &str) {
+        self.push(FIELD_VALUE_DUPLICATE, field, with_detail(format!("Duplicate value: {shown}"), detail));
     }
 
     /// `field.NotSupported`.

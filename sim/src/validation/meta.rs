@@ -1,6 +1,6 @@
 //! Validation of `metadata` (name, namespace, generation, labels,
-//! annotations, owner references), its update rules, and of label
-//! selector fields.
+//! annotations, owner references, finalizers), its update rules, and of
+//! label selector fields.
 
 use serde_json::Value;
 
@@ -8,7 +8,7 @@ use crate::resources::Builtin;
 
 use super::access::{at, int, list, str_of, text};
 use super::errors::{Errors, IMMUTABLE, nonnegative};
-use super::render::go_quote;
+use super::render::{go_owner_reference, go_owner_references, go_quote, go_string_slice};
 use super::syntax::{
     dns1035_label, dns1123_label, dns1123_subdomain, label_value, mask_trailing_dash, path_segment_name, qualified_name,
 };
@@ -50,6 +50,7 @@ pub(super) fn object_meta(errs: &mut Errors, kind: Builtin, meta: &Value) {
     }
     nonnegative(errs, int(meta, "generation"), "metadata.generation");
     meta_maps(errs, meta, "metadata");
+    owners_and_finalizers(errs, meta);
 }
 
 /// `ValidateObjectMetaUpdate`.
@@ -66,16 +67,19 @@ pub(super) fn object_meta_update(errs: &mut Errors, old: &Value, new: &Value) {
         }
     }
     meta_maps(errs, new, "metadata");
+    owners_and_finalizers(errs, new);
 }
 
-/// Labels, annotations and owner references of an object or template
-/// metadata at `path`.
+/// Labels and annotations of an object or template metadata at `path`.
 pub(super) fn meta_maps(errs: &mut Errors, meta: &Value, path: &str) {
     labels(errs, at(meta, "labels"), &format!("{path}.labels"));
     annotations(errs, at(meta, "annotations"), &format!("{path}.annotations"));
-    for reference in list(meta, "ownerReferences") {
-        owner_reference(errs, reference, &format!("{path}.ownerReferences"));
-    }
+}
+
+/// An object's (not a template's) owner references and finalizers.
+fn owners_and_finalizers(errs: &mut Errors, meta: &Value) {
+    owner_references(errs, list(meta, "ownerReferences"), "metadata.ownerReferences");
+    finalizers(errs, list(meta, "finalizers"), "metadata.finalizers");
 }
 
 /// `ValidateLabels`: every key a qualified name, every value a label value.
@@ -106,21 +110,70 @@ fn annotations(errs: &mut Errors, annotations: &Value, path: &str) {
     }
 }
 
-/// `validateOwnerReference` (version, kind, name and uid present).
+/// Owners no object may have (upstream `BannedOwners`): core/v1 Events.
+const BANNED_OWNERS: [(&str, &str); 1] = [("v1", "Event")];
+
+/// `ValidateOwnerReferences`: each reference complete and not banned, and
+/// at most one with `controller: true` (the second one found is reported,
+/// with the first, as `Kind/name`).
+fn owner_references(errs: &mut Errors, references: &[Value], path: &str) {
+    let mut first_controller: Option<String> = None;
+    for reference in references {
+        owner_reference(errs, reference, path);
+        if at(reference, "controller") != &Value::Bool(true) {
+            continue;
+        }
+        let current = format!("{}/{}", text(reference, "kind"), text(reference, "name"));
+        match &first_controller {
+            Some(first) => errs.invalid(
+                path,
+                go_owner_references(references),
+                &format!("Only one reference can have Controller set to true. Found \"true\" in references for {first} and {current}"),
+            ),
+            None => first_controller = Some(current),
+        }
+    }
+}
+
+/// `validateOwnerReference`: version, kind, name and uid present, and the
+/// owner's kind not banned.
 fn owner_reference(errs: &mut Errors, reference: &Value, path: &str) {
     let api_version = text(reference, "apiVersion");
-    let version = match api_version.split('/').collect::<Vec<_>>().as_slice() {
-        [version] | [_, version] => *version,
-        _ => "",
+    // `schema.ParseGroupVersion`: "v1", "group/v1"; anything else has no version.
+    let (group, version) = match api_version.split('/').collect::<Vec<_>>().as_slice() {
+        [version] => ("", *version),
+        [group, version] => (*group, *version),
+        _ => ("", ""),
     };
+    let kind = text(reference, "kind");
     if version.is_empty() {
         errs.invalid(&format!("{path}.apiVersion"), go_quote(api_version), "version must not be empty");
     }
-    for (field, what) in [("kind", "kind"), ("name", "name"), ("uid", "uid")] {
+    for field in ["kind", "name", "uid"] {
         let value = text(reference, field);
         if value.is_empty() {
-            errs.invalid(&format!("{path}.{field}"), go_quote(value), &format!("{what} must not be empty"));
+            errs.invalid(&format!("{path}.{field}"), go_quote(value), "must not be empty");
         }
+    }
+    if group.is_empty() && BANNED_OWNERS.contains(&(version, kind)) {
+        let gvk = format!("{group}/{version}, Kind={kind}");
+        errs.invalid(path, go_owner_reference(reference), &format!("{gvk} is disallowed from being an owner"));
+    }
+}
+
+/// `ValidateFinalizers`: each name a qualified name (a name without a
+/// domain is accepted), and not both `orphan` and `foregroundDeletion`.
+fn finalizers(errs: &mut Errors, finalizers: &[Value], path: &str) {
+    for finalizer in finalizers {
+        let name = str_of(finalizer);
+        for msg in qualified_name(name) {
+            errs.invalid(path, go_quote(name), &msg);
+        }
+    }
+    let has = |wanted: &str| finalizers.iter().any(|f| str_of(f) == wanted);
+    if has("orphan") && has("foregroundDeletion") {
+        let shown = go_string_slice(&Value::Array(finalizers.to_vec()));
+        errs.invalid(path, shown, "finalizer orphan and foregroundDeletion cannot be both set");
     }
 }
 

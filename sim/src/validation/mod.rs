@@ -1,54 +1,66 @@
 //! Validation of built-in objects, with the real API server's messages.
 //!
-//! Field validation ([`validate_create`], [`validate_update`]), which the
+//! Field validation ([`validate_create`], [`validate_update`],
+//! [`validate_status_update`]), which the
 //! caller turns into a 422 Invalid status whose causes are [`Cause`]s.
 //! Decoding and unknown fields come first, in `typed.rs`.
 //!
 //! This file holds the entry points and the per-kind dispatch. The rules
-//! are `meta.rs`, `pod.rs`, `apps.rs`, `core_v1.rs` and `policy.rs`; what
-//! they share is `errors.rs` (causes and their messages), `access.rs`
-//! (reading the JSON), `render.rs` (Go's rendering of values), `syntax.rs`
-//! (name and value syntax) and `values.rs` (selectors, int-or-string). None
-//! of them imports this file.
+//! are `meta.rs`, `pod.rs`, `pod_status.rs`, `apps.rs`,
+//! `workload_status.rs`, `node.rs`, `taints.rs`, `core_v1.rs` and
+//! `policy.rs`; what they share is `errors.rs` (causes and their messages),
+//! `access.rs` (reading the JSON), `render.rs` (Go's rendering of values),
+//! `syntax.rs` (name and value syntax) and `values.rs` (selectors,
+//! int-or-string). None of them imports this file.
 //!
 //! Field validation expects the *defaulted* object (see the `defaults` module), as
 //! upstream does. Rules, messages and field paths follow
 //! `k8s.io/apimachinery/pkg/util/validation` (names, labels, `field.Error`
 //! rendering) and `k8s.io/kubernetes/pkg/apis/{core,apps}/validation`.
 //! Where upstream prints a Go value with `%#v` (label selectors,
-//! int-or-string, maps) the message spells it the same way. Map keys are
-//! visited in sorted order, where Go's order is random.
+//! int-or-string, maps, owner references, taints) the message spells it the
+//! same way; a pointer prints as `0xc000000000` where Go prints an address.
+//! Map keys are visited in sorted order, where Go's order is random.
 //!
 //! Validated (nothing else):
 //! - every kind: `metadata.name` / `generateName` (DNS-1123 label for
 //!   Namespace, DNS-1035 label for Service, DNS-1123 subdomain otherwise),
 //!   `metadata.namespace` when set, `generation`, label and annotation keys
-//!   and values, annotation total size, owner reference essentials; on
-//!   update, immutable `name`, `namespace`, `uid` and non-decreasing
-//!   `generation`;
+//!   and values, annotation total size, owner references (complete, at most
+//!   one controller, no Event owner), finalizer names (qualified; not both
+//!   `orphan` and `foregroundDeletion`); on update, immutable `name`,
+//!   `namespace`, `uid` and non-decreasing `generation`;
 //! - Deployment and ReplicaSet: the spec rules of `ValidateDeploymentSpec` /
 //!   `ValidateReplicaSetSpec` (replicas, minReadySeconds,
 //!   revisionHistoryLimit, progressDeadlineSeconds, selector, selector vs
 //!   template labels, strategy and rolling update int-or-percent rules,
 //!   template restartPolicy and activeDeadlineSeconds) and, on update, the
-//!   apps/v1 selector immutability;
+//!   apps/v1 selector immutability; on `/status`, the status counts and a
+//!   Deployment's `collisionCount` never decremented;
 //! - pod specs (Pod, PodTemplate, templates): volume names, containers
 //!   required, container and init container names (DNS label, unique),
 //!   image required, terminationMessagePolicy, ports (name, number,
 //!   hostPort, protocol), imagePullPolicy, restartPolicy, dnsPolicy,
 //!   nodeSelector, serviceAccountName, nodeName, activeDeadlineSeconds,
-//!   hostname; ephemeral containers forbidden on create;
+//!   hostname, tolerations; ephemeral containers forbidden on create;
+//! - Pod `/status`: custom condition types, nominatedNodeName, the QoS class
+//!   immutable, terminated containers not revived against the restart
+//!   policy, `hostIPs[0]` equal to `hostIP`;
+//! - Node (main resource and `/status`): taints, unique `status.addresses`,
+//!   `podCIDRs` and `providerID` unchanged once set, `externalID` unchanged;
 //! - Service: type, sessionAffinity, ports (required, names, numbers,
 //!   protocol, targetPort), externalName required, selector labels;
-//! - Namespace finalizer names; ConfigMap and Secret keys, `immutable`
-//!   ConfigMaps and Secrets, Secret `type` immutability; Lease durations.
+//! - Namespace finalizer names and, on `/status`, the phase against the
+//!   deletion timestamp; ConfigMap and Secret keys, `immutable` ConfigMaps
+//!   and Secrets, Secret `type` immutability; Lease durations; PDB specs.
 //!
 //! Not validated: pod update restrictions (the "pod updates may not change
-//! fields" rule), Service cluster IP and node port rules, resource
-//! quantities, env, volume mounts and sources, probes, security contexts,
-//! affinity, tolerations, topology spread, pod-specific annotations,
-//! finalizers in metadata, managedFields, Node, Endpoints, Event and
-//! ServiceAccount specifics, and status.
+//! fields" rule), Service cluster IP and node port rules and its status,
+//! resource quantities, env, volume mounts and sources, probes, security
+//! contexts, affinity, topology spread, pod-specific annotations, pod and
+//! host IP syntax, managedFields, Endpoints, Event and ServiceAccount
+//! specifics, node resources and CIDR syntax, PDB status, and the warning
+//! upstream gives for a finalizer name without a domain.
 
 use serde_json::Value;
 
@@ -59,20 +71,26 @@ mod apps;
 mod core_v1;
 mod errors;
 mod meta;
+mod node;
 mod pod;
+mod pod_status;
 mod policy;
 mod render;
 mod syntax;
+mod taints;
 mod values;
+mod workload_status;
 
 use access::{at, int, list, map, str_of, text};
 use apps::{deployment_spec, replica_set_spec, selector_immutable};
-use core_v1::{data_keys, finalizer_name, immutable_data, service_spec};
+use core_v1::{data_keys, finalizer_name, immutable_data, namespace_phase, service_spec};
 use errors::{Errors, IMMUTABLE, nonnegative};
 use meta::{object_meta, object_meta_update};
 use pod::{pod_spec, pod_template_spec};
+use pod_status::pod_status_update;
 use policy::pod_disruption_budget_spec;
 use render::go_quote;
+use workload_status::{collision_count_update, deployment_status, replica_set_status};
 
 pub use errors::{
     Cause, FIELD_VALUE_DUPLICATE, FIELD_VALUE_FORBIDDEN, FIELD_VALUE_INVALID, FIELD_VALUE_NOT_SUPPORTED,
@@ -100,6 +118,29 @@ pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     let mut errs = Errors::default();
     object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
     spec(&mut errs, kind, new, Some(old));
+    errs.finish()
+}
+
+/// Validates an update of `old` to `new` through the `/status`
+/// subresource: the metadata update rules, then the kind's status rules
+/// where upstream's status strategy has its own, else its update rules.
+#[doc(alias = "ValidateDeploymentStatusUpdate")]
+#[doc(alias = "ValidateReplicaSetStatusUpdate")]
+#[doc(alias = "ValidateNamespaceStatusUpdate")]
+#[doc(alias = "ValidatePodStatusUpdate")]
+pub fn validate_status_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
+    let mut errs = Errors::default();
+    object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
+    match kind {
+        Builtin::Deployment => {
+            deployment_status(&mut errs, at(new, "status"));
+            collision_count_update(&mut errs, old, new);
+        }
+        Builtin::ReplicaSet => replica_set_status(&mut errs, at(new, "status")),
+        Builtin::Namespace => namespace_phase(&mut errs, new),
+        Builtin::Pod => pod_status_update(&mut errs, old, new),
+        _ => spec(&mut errs, kind, new, Some(old)),
+    }
     errs.finish()
 }
 
@@ -155,8 +196,8 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
             nonnegative(errs, int(spec, "leaseTransitions"), "spec.leaseTransitions");
         }
         Builtin::PodDisruptionBudget => pod_disruption_budget_spec(errs, at(object, "spec")),
+        Builtin::Node => node::node(errs, object, old),
         Builtin::Pod
-        | Builtin::Node
         | Builtin::ClusterRole
         | Builtin::ClusterRoleBinding
         | Builtin::Role

@@ -1,7 +1,7 @@
 //! Validation of pod specs, as in Pods, PodTemplates and workload
-//! templates: containers, ports, policies and the pod-level fields listed in
-//! the module doc of `validation`, with the small enumerated and numeric
-//! rules they share with Services.
+//! templates: containers, ports, policies, tolerations (`taints.rs`) and the
+//! pod-level fields listed in the module doc of `validation`, with the small
+//! enumerated and numeric rules they share with Services.
 
 use std::collections::BTreeSet;
 
@@ -12,6 +12,7 @@ use super::errors::Errors;
 use super::meta::{labels, meta_maps};
 use super::render::go_quote;
 use super::syntax::{dns1123_label, dns1123_subdomain, port_name_messages};
+use super::taints::tolerations;
 
 /// `ValidatePodTemplateSpec`: template labels and annotations, then the spec.
 pub(super) fn pod_template_spec(errs: &mut Errors, template: &Value, path: &str) {
@@ -86,6 +87,7 @@ pub(super) fn pod_spec(errs: &mut Errors, spec: &Value, path: &str) {
             errs.invalid(&format!("{path}.hostname"), go_quote(hostname), &msg);
         }
     }
+    tolerations(errs, list(spec, "tolerations"), &format!("{path}.tolerations"));
 }
 
 /// `validateContainerCommon`: name, image, termination message policy,

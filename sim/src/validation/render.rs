@@ -1,6 +1,6 @@
 //! Go value rendering for messages, as `field.Error` prints values with
-//! `%q`, `%v` and `%#v`: quoted strings, string maps and slices, and label
-//! selectors.
+//! `%q`, `%v` and `%#v`: quoted strings, string maps and slices, pointers,
+//! label selectors, owner references and taints.
 
 use std::collections::BTreeMap;
 
@@ -41,7 +41,7 @@ pub(super) fn go_string_map(value: &Value) -> String {
 }
 
 /// Go's `%#v` of a `[]string` (absent is nil).
-fn go_string_slice(value: &Value) -> String {
+pub(super) fn go_string_slice(value: &Value) -> String {
     match value.as_array() {
         None => "[]string(nil)".to_owned(),
         Some(items) => {
@@ -76,5 +76,41 @@ pub(super) fn go_label_selector(selector: &Value) -> String {
     format!(
         "v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{expressions}}}",
         go_string_map(at(selector, "matchLabels"))
+    )
+}
+
+/// Go's `%#v` of a pointer field of type `*ty`: `(*ty)(nil)` when absent,
+/// else an address (Go prints the real one, which differs every run).
+pub(super) fn go_pointer(value: &Value, ty: &str) -> String {
+    if value.is_null() { format!("(*{ty})(nil)") } else { format!("(*{ty})(0xc000000000)") }
+}
+
+/// Go's `%#v` of a `metav1.OwnerReference`.
+pub(super) fn go_owner_reference(reference: &Value) -> String {
+    format!(
+        "v1.OwnerReference{{APIVersion:{}, Kind:{}, Name:{}, UID:{}, Controller:{}, BlockOwnerDeletion:{}}}",
+        go_quote(text(reference, "apiVersion")),
+        go_quote(text(reference, "kind")),
+        go_quote(text(reference, "name")),
+        go_quote(text(reference, "uid")),
+        go_pointer(at(reference, "controller"), "bool"),
+        go_pointer(at(reference, "blockOwnerDeletion"), "bool"),
+    )
+}
+
+/// Go's `%#v` of a `[]metav1.OwnerReference`.
+pub(super) fn go_owner_references(references: &[Value]) -> String {
+    let body: Vec<String> = references.iter().map(go_owner_reference).collect();
+    format!("[]v1.OwnerReference{{{}}}", body.join(", "))
+}
+
+/// Go's `%#v` of a `core.Taint`.
+pub(super) fn go_taint(taint: &Value) -> String {
+    format!(
+        "core.Taint{{Key:{}, Value:{}, Effect:{}, TimeAdded:{}}}",
+        go_quote(text(taint, "key")),
+        go_quote(text(taint, "value")),
+        go_quote(text(taint, "effect")),
+        go_pointer(at(taint, "timeAdded"), "v1.Time"),
     )
 }
