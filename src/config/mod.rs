@@ -20,7 +20,8 @@
 //! job; running controllers is the manager's.
 //!
 //! The flags themselves are in `flags.rs`, the upstream flags kcm-rs refuses
-//! in `refused.rs`, the controller table and `--controllers` resolution in
+//! in `refused.rs`, `--feature-gates` in `feature_gates.rs` (its table of
+//! gates in `gate_table.rs`), the controller table and `--controllers` resolution in
 //! `controllers.rs`, Go's boolean syntax in `go_values.rs` (Go's durations
 //! are `kcm_gotime`'s), stage two in `derive.rs` and its [`Error`] in
 //! `error.rs`. This module owns the derived [`Config`] and its settings.
@@ -34,12 +35,18 @@ pub use kcm_runtime::client::ClientSettings;
 mod controllers;
 mod derive;
 mod error;
+mod feature_gates;
 mod flags;
+mod gate_table;
 mod go_values;
 mod refused;
 
 pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name};
 pub use error::{Error, Result};
+pub use feature_gates::{
+    ALL_ALPHA, ALL_BETA, CONTROLLER_GATES, FeatureGates, GateSettings, Honour, TERMINATING_REPLICAS,
+    parse_feature_gates,
+};
 pub use flags::Flags;
 pub use go_values::parse_go_bool;
 pub use kcm_gotime::{GoDuration, format_go_duration, parse_go_duration};
@@ -54,6 +61,9 @@ pub struct Config {
     pub client: ClientSettings,
     /// Controllers to run.
     pub controllers: ControllerSet,
+    /// `--feature-gates`, resolved at 1.37 (what kcm-rs's controllers read
+    /// of it: [`TERMINATING_REPLICAS`]).
+    pub feature_gates: FeatureGates,
     /// `--concurrent-deployment-syncs`.
     pub concurrent_deployment_syncs: usize,
     /// `--concurrent-replicaset-syncs`.
@@ -390,6 +400,24 @@ mod tests {
     }
 
     #[test]
+    fn feature_gates_resolve_into_the_config() {
+        assert!(config(&[]).unwrap().feature_gates.enabled(TERMINATING_REPLICAS), "on at 1.37");
+        let c = config(&[
+            "--feature-gates=DeploymentReplicaSetTerminatingReplicas=false",
+            "--feature-gates",
+            "NodeSwap=true",
+        ]);
+        assert!(!c.unwrap().feature_gates.enabled(TERMINATING_REPLICAS));
+        let err = flags(&["--feature-gates=Frobnicate=true"]).unwrap_err().to_string();
+        assert!(err.contains("unrecognized feature gate: Frobnicate"), "{err}");
+        let err = flags(&["--feature-gates=PodDeletionCost"]).unwrap_err().to_string();
+        assert!(err.contains("missing bool value for PodDeletionCost"), "{err}");
+        let err = config(&["--feature-gates=AllAlpha=true"]).unwrap_err();
+        assert!(matches!(err, Error::UnimplementedFeatureGates { .. }), "{err}");
+        assert!(err.to_string().contains("TaintTolerationComparisonOperators=true (set by AllAlpha=true)"), "{err}");
+    }
+
+    #[test]
     fn enable_garbage_collector_false_drops_the_gc() {
         let c = config(&["--enable-garbage-collector=false"]).unwrap();
         assert!(!c.controllers.contains("garbage-collector-controller"));
@@ -478,6 +506,9 @@ mod tests {
 
         // A flag nobody knows gets clap's own error.
         let err = flags(&["--frobnicate"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
+        // Removed from kube-controller-manager in 1.37: unknown there, and here.
+        let err = flags(&["--concurrent-service-syncs=5"]).unwrap_err();
         assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
     }
 
