@@ -227,7 +227,9 @@ mod tests {
 
     // === tests ===
 
-    /// kube-controller-manager's defaults (v1.33), as `--help` shows them.
+    /// kube-controller-manager's defaults (1.33's `--help`; none of these
+    /// changed by 1.37 in the staging repositories read, the controller
+    /// flags not re-checked).
     const UPSTREAM_DEFAULTS: &[(&str, &str)] = &[
         ("controllers", "*"),
         ("concurrent-deployment-syncs", "5"),
@@ -350,7 +352,21 @@ mod tests {
         let set = ControllerSet::resolve(&["*"], &implemented()).unwrap();
         assert!(set.skipped().contains(&"job-controller"));
         assert!(!set.skipped().contains(&"bootstrap-signer-controller"), "off by default upstream");
-        assert!(!set.skipped().contains(&"resourceclaim-controller"), "feature-gated off upstream");
+        assert!(!set.skipped().contains(&"storage-version-migrator-controller"), "its gate is off at 1.37");
+        assert!(!set.skipped().contains(&"podcertificaterequest-cleaner-controller"), "its gate is off at 1.37");
+        // Gated controllers whose gate is on at 1.37 are started by `*` upstream.
+        for on in [
+            "resourceclaim-controller",
+            "device-taint-eviction-controller",
+            "volumeattributesclass-protection-controller",
+        ] {
+            assert!(set.skipped().contains(&on), "{on}");
+        }
+        for d in CONTROLLERS {
+            if let UpstreamDefault::Gated(name) = d.upstream_default {
+                assert!(gate_table::gate(name).is_some(), "{name} is a 1.37 gate");
+            }
+        }
         // No entries, no controllers.
         assert_eq!(controllers("").unwrap(), Vec::<&str>::new());
     }
