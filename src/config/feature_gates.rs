@@ -102,6 +102,31 @@ pub fn parse_feature_gates(value: &str) -> Result<GateSettings, String> {
     Ok(GateSettings(settings))
 }
 
+/// `--feature-gates`'s long help: upstream's sentence and its list of the
+/// alpha and beta gates (`Name=true|false (BETA - default=true)`, sorted;
+/// GA and deprecated gates are not listed), then what kcm-rs makes of them.
+pub fn feature_gates_help() -> String {
+    let stage_name = |stage: Stage| if stage == Stage::Alpha { "ALPHA" } else { "BETA" };
+    let mut known: Vec<String> = [(ALL_ALPHA, Stage::Alpha), (ALL_BETA, Stage::Beta)]
+        .into_iter()
+        .map(|(name, stage)| format!("{name}=true|false ({} - default=false)", stage_name(stage)))
+        .collect();
+    for g in GATES {
+        let spec = g.at_target();
+        if matches!(spec.stage, Stage::Alpha | Stage::Beta) {
+            known.push(format!("{}=true|false ({} - default={})", g.name, stage_name(spec.stage), spec.default));
+        }
+    }
+    known.sort();
+    format!(
+        "A set of key=value pairs that describe feature gates for alpha/experimental features. Options are:\n{}\n\
+         (kcm-rs: the gates of kube-controller-manager 1.37. Those that change kcm-rs's controllers: {}; a value \
+         kcm-rs cannot honour is refused. Every other gate is accepted and changes nothing in kcm-rs.)",
+        known.join("\n"),
+        CONTROLLER_GATES.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
+    )
+}
+
 /// The table's spelling of a gate name, special gates included.
 fn known_name(key: &str) -> Option<&'static str> {
     [ALL_ALPHA, ALL_BETA].into_iter().find(|n| *n == key).or_else(|| gate(key).map(|g| g.name))
@@ -288,6 +313,20 @@ mod tests {
         assert!(!gates.enabled("KubeletCrashLoopBackOffMax"));
         assert!(gates.enabled(TERMINATING_REPLICAS));
         assert!(resolve(&["MaxUnavailableStatefulSet=false,HPAScaleToZero=true"]).is_ok());
+    }
+
+    #[test]
+    fn help_lists_alpha_and_beta_gates_as_upstream() {
+        let help = feature_gates_help();
+        for line in [
+            "Options are:\nAPIResponseCompression=true|false (BETA - default=true)\n",
+            "\nAllAlpha=true|false (ALPHA - default=false)\n",
+            "\nDeploymentReplicaSetTerminatingReplicas=true|false (BETA - default=true)\n",
+            "\nTaintTolerationComparisonOperators=true|false (ALPHA - default=false)\n",
+        ] {
+            assert!(help.contains(line), "{line:?} in\n{help}");
+        }
+        assert!(!help.contains("DynamicResourceAllocation="), "GA gates are not listed");
     }
 
     #[test]

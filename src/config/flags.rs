@@ -12,7 +12,7 @@ use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
 
 use super::{
     CONTROLLERS, FlagKind, GateSettings, GoDuration, LogFormat, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault,
-    parse_feature_gates, parse_go_bool,
+    feature_gates_help, parse_feature_gates, parse_go_bool,
 };
 
 /// kcm-rs command line: the kube-controller-manager flags kcm-rs implements,
@@ -285,7 +285,8 @@ impl Flags {
         let help = controllers_help(implemented);
         let mut cmd = <Flags as CommandFactory>::command()
             .mut_args(restore_final_period)
-            .mut_arg("controllers", |arg| arg.help(help.clone()).long_help(help));
+            .mut_arg("controllers", |arg| arg.help(help.clone()).long_help(help))
+            .mut_arg("feature_gates", |arg| arg.long_help(feature_gates_help()));
         for flag in UNIMPLEMENTED_UPSTREAM_FLAGS {
             let arg = Arg::new(flag.name).long(flag.name).hide(true).action(ArgAction::Append);
             let arg = match flag.kind {

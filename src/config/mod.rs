@@ -45,7 +45,7 @@ pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, Upstream
 pub use error::{Error, Result};
 pub use feature_gates::{
     ALL_ALPHA, ALL_BETA, CONTROLLER_GATES, FeatureGates, GateSettings, Honour, TERMINATING_REPLICAS,
-    parse_feature_gates,
+    feature_gates_help, parse_feature_gates,
 };
 pub use flags::Flags;
 pub use go_values::parse_go_bool;
