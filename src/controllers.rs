@@ -18,7 +18,7 @@ use kcm_runtime::informer::SharedInformerFactory;
 use kcm_runtime::workqueue::QueueMetrics;
 use prometheus::Registry;
 
-use crate::config::Config;
+use crate::config::{Config, TERMINATING_REPLICAS};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::namespace::{self, NamespaceController};
@@ -73,7 +73,11 @@ pub const TABLE: &[Row] = &[
         workers: |config| config.concurrent_deployment_syncs,
         start: |cx| {
             let recorder = EventRecorder::new(cx.client.clone(), deployment::EVENT_COMPONENT);
-            Ok(Box::new(DeploymentController::new(cx.factory, cx.client.clone(), recorder, Some(cx.queue_metrics))))
+            let options = kcm_controllers::deployment::Options {
+                terminating_replicas: cx.config.feature_gates.enabled(TERMINATING_REPLICAS),
+            };
+            let queues = Some(cx.queue_metrics);
+            Ok(Box::new(DeploymentController::new(cx.factory, cx.client.clone(), recorder, options, queues)))
         },
     },
     Row {
@@ -81,7 +85,10 @@ pub const TABLE: &[Row] = &[
         workers: |config| config.concurrent_replicaset_syncs,
         start: |cx| {
             let recorder = EventRecorder::new(cx.client.clone(), replicaset::EVENT_COMPONENT);
-            Ok(Box::new(ReplicaSetController::new(cx.factory, cx.client.clone(), recorder, Some(cx.queue_metrics))))
+            let terminating_replicas = cx.config.feature_gates.enabled(TERMINATING_REPLICAS);
+            let options = kcm_controllers::replicaset::Options { terminating_replicas, ..Default::default() };
+            let queues = Some(cx.queue_metrics);
+            Ok(Box::new(ReplicaSetController::new(cx.factory, cx.client.clone(), recorder, options, queues)))
         },
     },
     Row {

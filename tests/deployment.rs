@@ -945,3 +945,38 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
     assert_eq!(revisions, [(format!("{name}-{old_hash}"), "1".into()), (rs_name, "2".into())]);
     checker.assert_clean();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployment_reports_the_sum_of_its_replica_sets_terminating_replicas() {
+    use kube::api::{DeleteParams, Patch, PatchParams};
+    let env = start().await;
+    create_and_roll_out(&env, "draining", 2).await;
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let held: Vec<String> = active_pods(&env, "draining").await.into_iter().filter_map(|p| p.metadata.name).collect();
+    for pod in &held {
+        let finalizer = json!({"metadata": {"finalizers": ["kcm-rs.test/hold"]}});
+        pods.patch(pod, &PatchParams::default(), &Patch::Merge(finalizer)).await.expect("finalizer added");
+        pods.delete(pod, &DeleteParams::default()).await.expect("pod deleted");
+    }
+    // DeploymentReplicaSetTerminatingReplicas is on at 1.37.
+    wait_for(&env.sim, PATIENCE, "terminatingReplicas 2 on the ReplicaSet and the Deployment", || async {
+        let of_rs: Vec<Option<i32>> = replica_sets(&env, "draining")
+            .await
+            .into_iter()
+            .map(|rs| rs.status.and_then(|s| s.terminating_replicas))
+            .collect();
+        let of_d = deployment(&env, "draining").await.status.and_then(|s| s.terminating_replicas);
+        let seen = format!("ReplicaSets {of_rs:?}, Deployment {of_d:?}");
+        if of_rs == [Some(2)] && of_d == Some(2) { Ok(()) } else { Err(seen) }
+    })
+    .await;
+    for pod in &held {
+        let clear = json!({"metadata": {"finalizers": null}});
+        pods.patch(pod, &PatchParams::default(), &Patch::Merge(clear)).await.expect("finalizer removed");
+    }
+    wait_for(&env.sim, PATIENCE, "terminatingReplicas back to 0", || async {
+        let of_d = deployment(&env, "draining").await.status.and_then(|s| s.terminating_replicas);
+        if of_d == Some(0) { Ok(()) } else { Err(format!("{of_d:?}")) }
+    })
+    .await;
+}

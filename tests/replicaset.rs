@@ -448,3 +448,61 @@ async fn a_matching_orphan_present_first_is_adopted_and_one_fewer_pod_is_created
     .await;
     assert_eq!(count(&events(&env, "lean", "SuccessfulCreate").await), 2, "one fewer pod created than replicas");
 }
+
+/// Holds one of `name`'s pods in deletion with a finalizer, and returns it.
+async fn hold_one_pod_in_deletion(env: &Env, name: &str) -> String {
+    let held = names(&active_pods(env, name).await).remove(0);
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let finalizer = json!({"metadata": {"finalizers": ["kcm-rs.test/hold"]}});
+    pods.patch(&held, &PatchParams::default(), &Patch::Merge(finalizer)).await.expect("finalizer added");
+    pods.delete(&held, &DeleteParams::default()).await.expect("pod deleted");
+    held
+}
+
+async fn release(env: &Env, pod: &str) {
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let clear = json!({"metadata": {"finalizers": null}});
+    pods.patch(pod, &PatchParams::default(), &Patch::Merge(clear)).await.expect("finalizer removed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminating_pod_is_reported_in_status_terminating_replicas() {
+    let env = start().await;
+    create_rs(&env, "ending", 2).await;
+    converged(&env, "ending", 2).await;
+    let held = hold_one_pod_in_deletion(&env, "ending").await;
+
+    // DeploymentReplicaSetTerminatingReplicas is on at 1.37: the held pod is
+    // counted while a replacement brings the active pods back to two.
+    wait_for(&env.sim, PATIENCE, "terminatingReplicas 1 beside 2 Ready pods", || async {
+        let status = rs(&env, "ending").await.status.unwrap_or_default();
+        let active = active_pods(&env, "ending").await.len();
+        let seen = format!("terminatingReplicas={:?}, {active} active pods", status.terminating_replicas);
+        if status.terminating_replicas == Some(1) && active == 2 { Ok(()) } else { Err(seen) }
+    })
+    .await;
+
+    release(&env, &held).await;
+    wait_for(&env.sim, PATIENCE, "terminatingReplicas 0 once the pod is gone", || async {
+        let status = rs(&env, "ending").await.status.unwrap_or_default();
+        if status.terminating_replicas == Some(0) { Ok(()) } else { Err(format!("{:?}", status.terminating_replicas)) }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_gate_off_status_terminating_replicas_is_not_written() {
+    let gate_off = ["--feature-gates=DeploymentReplicaSetTerminatingReplicas=false"];
+    let env = crate::common::start_with(kube_sim::SimConfig::default(), &gate_off, |_| {}).await;
+    create_rs(&env, "kept", 2).await;
+    converged(&env, "kept", 2).await;
+    let held = hold_one_pod_in_deletion(&env, "kept").await;
+    wait_for(&env.sim, PATIENCE, "a replacement beside the held pod", || async {
+        let active = names(&active_pods(&env, "kept").await);
+        if active.len() == 2 && !active.contains(&held) { Ok(()) } else { Err(format!("{active:?}")) }
+    })
+    .await;
+    converged(&env, "kept", 2).await;
+    assert_eq!(rs(&env, "kept").await.status.unwrap_or_default().terminating_replicas, None);
+    release(&env, &held).await;
+}

@@ -7,17 +7,32 @@
 
 use std::collections::BTreeSet;
 
+use super::gate_table::gate;
 use super::{Error, Result};
 
-/// Whether upstream's `*` starts a controller (v1.33, default feature gates).
+/// Whether upstream's `*` starts a controller (1.37).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpstreamDefault {
     /// Started by `*`.
     On,
     /// Disabled by default: listed in upstream's "Disabled-by-default controllers".
     Off,
-    /// Behind a feature gate that is off by default; skipped by `*`.
+    /// Started by `*` only when this feature gate is on (upstream's
+    /// `requiredFeatureGates`); see [`UpstreamDefault::under_star`].
     Gated(&'static str),
+}
+
+impl UpstreamDefault {
+    /// Whether `*` starts the controller with 1.37's default feature gates
+    /// (a gated controller follows its gate's 1.37 default: the
+    /// resourceclaim-controller runs, as DynamicResourceAllocation is GA).
+    pub fn under_star(self) -> bool {
+        match self {
+            UpstreamDefault::On => true,
+            UpstreamDefault::Off => false,
+            UpstreamDefault::Gated(name) => gate(name).is_some_and(|g| g.at_target().default),
+        }
+    }
 }
 
 /// One of kube-controller-manager's controllers, as its `names` package and
@@ -38,8 +53,10 @@ const fn c(name: &'static str, aliases: &'static [&'static str], d: UpstreamDefa
 
 use UpstreamDefault::{Gated, Off, On};
 
-/// Every kube-controller-manager controller (v1.33), in upstream's help order
-/// (sorted by canonical name).
+/// Every kube-controller-manager controller, in upstream's help order (sorted
+/// by canonical name): 1.33's, plus podcertificaterequest-cleaner-controller
+/// (added in 1.34, behind PodCertificateRequest), as the newest stored
+/// upstream `NewControllerDescriptors` registers them; none was removed.
 pub const CONTROLLERS: &[ControllerDescriptor] = &[
     c("bootstrap-signer-controller", &["bootstrapsigner"], Off),
     c("certificatesigningrequest-approving-controller", &["csrapproving"], On),
@@ -71,6 +88,7 @@ pub const CONTROLLERS: &[ControllerDescriptor] = &[
     c("persistentvolume-protection-controller", &["pv-protection"], On),
     c("persistentvolumeclaim-protection-controller", &["pvc-protection"], On),
     c("pod-garbage-collector-controller", &["podgc"], On),
+    c("podcertificaterequest-cleaner-controller", &[], Gated("PodCertificateRequest")),
     c("replicaset-controller", &["replicaset"], On),
     c("replicationcontroller-controller", &["replicationcontroller"], On),
     c("resourceclaim-controller", &["resource-claim-controller"], Gated("DynamicResourceAllocation")),
@@ -143,7 +161,7 @@ impl ControllerSet {
             let explicit = canonical.iter().find(|(_, n)| *n == desc.name).map(|(disable, _)| !disable);
             let on = match explicit {
                 Some(on) => on,
-                None => star && desc.upstream_default == On,
+                None => star && desc.upstream_default.under_star(),
             };
             if !on {
                 continue;

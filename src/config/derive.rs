@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 
 use super::{
-    ClientSettings, Config, ControllerSet, Error, Flags, LeaderElectionSettings, LoggingSettings,
+    ClientSettings, Config, ControllerSet, Error, FeatureGates, Flags, LeaderElectionSettings, LoggingSettings,
     NodeLifecycleSettings, Result, ServingSettings, SimSettings, TlsFiles, format_go_duration, level_for_verbosity,
 };
 
@@ -38,6 +38,8 @@ impl Config {
             // Upstream's garbage collector start-up returns "not started" when the flag is off.
             controllers.remove(GARBAGE_COLLECTOR);
         }
+
+        let feature_gates = FeatureGates::resolve(&flags.feature_gates)?;
 
         let workers = |flag: &'static str, value: i32| -> Result<usize> {
             usize::try_from(value).ok().filter(|n| *n > 0).ok_or(Error::NonPositiveWorkers { flag, value })
@@ -83,6 +85,7 @@ impl Config {
                 content_type: flags.kube_api_content_type.clone(),
             },
             controllers,
+            feature_gates,
             concurrent_deployment_syncs: workers("concurrent-deployment-syncs", flags.concurrent_deployment_syncs)?,
             concurrent_replicaset_syncs: workers("concurrent-replicaset-syncs", flags.concurrent_replicaset_syncs)?,
             concurrent_namespace_syncs: workers("concurrent-namespace-syncs", flags.concurrent_namespace_syncs)?,

@@ -25,6 +25,25 @@ pub enum Error {
         /// The controllers kcm-rs implements.
         implemented: Vec<&'static str>,
     },
+    /// `--feature-gates` sets gates that change kcm-rs's controllers to values
+    /// kcm-rs does not implement.
+    #[error(
+        "feature {} {} {} not implemented by kcm-rs; kcm-rs runs with {}: remove {} from --feature-gates or set {} \
+         to {}",
+        if requested.len() == 1 { "gate" } else { "gates" },
+        requested.join(", "),
+        if requested.len() == 1 { "is" } else { "are" },
+        honoured.join(", "),
+        if requested.len() == 1 { "it" } else { "them" },
+        if requested.len() == 1 { "it" } else { "them" },
+        if requested.len() == 1 { "that value" } else { "those values" }
+    )]
+    UnimplementedFeatureGates {
+        /// Each refused gate as resolved (`Name=value`, and what set it).
+        requested: Vec<String>,
+        /// The value kcm-rs runs each of them with (`Name=value`).
+        honoured: Vec<String>,
+    },
     /// `--leader-elect-resource-lock` is not `leases` (upstream's message).
     #[error("resourceLock value must be \"leases\"")]
     ResourceLock(String),

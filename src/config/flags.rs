@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
 
 use super::{
-    CONTROLLERS, FlagKind, GoDuration, LogFormat, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault, parse_go_bool,
+    CONTROLLERS, FlagKind, GateSettings, GoDuration, LogFormat, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault,
+    feature_gates_help, parse_feature_gates, parse_go_bool,
 };
 
 /// kcm-rs command line: the kube-controller-manager flags kcm-rs implements,
@@ -55,6 +56,18 @@ pub struct Flags {
         help_heading = "Generic flags"
     )]
     pub controllers: Vec<String>,
+
+    /// A set of key=value pairs that describe feature gates for alpha/experimental features. (kcm-rs: the gates
+    /// kube-controller-manager 1.37 registers, with their 1.37 defaults; a gate that changes a kcm-rs controller in a
+    /// way kcm-rs does not implement is refused, the others are accepted and change nothing.)
+    #[arg(
+        long,
+        value_name = "mapStringBool",
+        action = ArgAction::Append,
+        value_parser = parse_feature_gates,
+        help_heading = "Generic flags"
+    )]
+    pub feature_gates: Vec<GateSettings>,
 
     /// The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod.
     #[arg(long, value_name = "duration", default_value = "12h0m0s", help_heading = "Generic flags")]
@@ -272,7 +285,8 @@ impl Flags {
         let help = controllers_help(implemented);
         let mut cmd = <Flags as CommandFactory>::command()
             .mut_args(restore_final_period)
-            .mut_arg("controllers", |arg| arg.help(help.clone()).long_help(help));
+            .mut_arg("controllers", |arg| arg.help(help.clone()).long_help(help))
+            .mut_arg("feature_gates", |arg| arg.long_help(feature_gates_help()));
         for flag in UNIMPLEMENTED_UPSTREAM_FLAGS {
             let arg = Arg::new(flag.name).long(flag.name).hide(true).action(ArgAction::Append);
             let arg = match flag.kind {

@@ -20,7 +20,8 @@
 //! job; running controllers is the manager's.
 //!
 //! The flags themselves are in `flags.rs`, the upstream flags kcm-rs refuses
-//! in `refused.rs`, the controller table and `--controllers` resolution in
+//! in `refused.rs`, `--feature-gates` in `feature_gates.rs` (its table of
+//! gates in `gate_table.rs`), the controller table and `--controllers` resolution in
 //! `controllers.rs`, Go's boolean syntax in `go_values.rs` (Go's durations
 //! are `kcm_gotime`'s), stage two in `derive.rs` and its [`Error`] in
 //! `error.rs`. This module owns the derived [`Config`] and its settings.
@@ -34,12 +35,18 @@ pub use kcm_runtime::client::ClientSettings;
 mod controllers;
 mod derive;
 mod error;
+mod feature_gates;
 mod flags;
+mod gate_table;
 mod go_values;
 mod refused;
 
 pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name};
 pub use error::{Error, Result};
+pub use feature_gates::{
+    ALL_ALPHA, ALL_BETA, CONTROLLER_GATES, FeatureGates, GateSettings, Honour, TERMINATING_REPLICAS,
+    feature_gates_help, parse_feature_gates,
+};
 pub use flags::Flags;
 pub use go_values::parse_go_bool;
 pub use kcm_gotime::{GoDuration, format_go_duration, parse_go_duration};
@@ -54,6 +61,9 @@ pub struct Config {
     pub client: ClientSettings,
     /// Controllers to run.
     pub controllers: ControllerSet,
+    /// `--feature-gates`, resolved at 1.37 (what kcm-rs's controllers read
+    /// of it: [`TERMINATING_REPLICAS`]).
+    pub feature_gates: FeatureGates,
     /// `--concurrent-deployment-syncs`.
     pub concurrent_deployment_syncs: usize,
     /// `--concurrent-replicaset-syncs`.
@@ -217,7 +227,9 @@ mod tests {
 
     // === tests ===
 
-    /// kube-controller-manager's defaults (v1.33), as `--help` shows them.
+    /// kube-controller-manager's defaults (1.33's `--help`; none of these
+    /// changed by 1.37 in the staging repositories read, the controller
+    /// flags not re-checked).
     const UPSTREAM_DEFAULTS: &[(&str, &str)] = &[
         ("controllers", "*"),
         ("concurrent-deployment-syncs", "5"),
@@ -340,7 +352,21 @@ mod tests {
         let set = ControllerSet::resolve(&["*"], &implemented()).unwrap();
         assert!(set.skipped().contains(&"job-controller"));
         assert!(!set.skipped().contains(&"bootstrap-signer-controller"), "off by default upstream");
-        assert!(!set.skipped().contains(&"resourceclaim-controller"), "feature-gated off upstream");
+        assert!(!set.skipped().contains(&"storage-version-migrator-controller"), "its gate is off at 1.37");
+        assert!(!set.skipped().contains(&"podcertificaterequest-cleaner-controller"), "its gate is off at 1.37");
+        // Gated controllers whose gate is on at 1.37 are started by `*` upstream.
+        for on in [
+            "resourceclaim-controller",
+            "device-taint-eviction-controller",
+            "volumeattributesclass-protection-controller",
+        ] {
+            assert!(set.skipped().contains(&on), "{on}");
+        }
+        for d in CONTROLLERS {
+            if let UpstreamDefault::Gated(name) = d.upstream_default {
+                assert!(gate_table::gate(name).is_some(), "{name} is a 1.37 gate");
+            }
+        }
         // No entries, no controllers.
         assert_eq!(controllers("").unwrap(), Vec::<&str>::new());
     }
@@ -387,6 +413,24 @@ mod tests {
         assert_eq!(names, sorted, "kept in upstream's (sorted) help order");
         names.dedup();
         assert_eq!(names.len(), CONTROLLERS.len());
+    }
+
+    #[test]
+    fn feature_gates_resolve_into_the_config() {
+        assert!(config(&[]).unwrap().feature_gates.enabled(TERMINATING_REPLICAS), "on at 1.37");
+        let c = config(&[
+            "--feature-gates=DeploymentReplicaSetTerminatingReplicas=false",
+            "--feature-gates",
+            "NodeSwap=true",
+        ]);
+        assert!(!c.unwrap().feature_gates.enabled(TERMINATING_REPLICAS));
+        let err = flags(&["--feature-gates=Frobnicate=true"]).unwrap_err().to_string();
+        assert!(err.contains("unrecognized feature gate: Frobnicate"), "{err}");
+        let err = flags(&["--feature-gates=PodDeletionCost"]).unwrap_err().to_string();
+        assert!(err.contains("missing bool value for PodDeletionCost"), "{err}");
+        let err = config(&["--feature-gates=AllAlpha=true"]).unwrap_err();
+        assert!(matches!(err, Error::UnimplementedFeatureGates { .. }), "{err}");
+        assert!(err.to_string().contains("TaintTolerationComparisonOperators=true (set by AllAlpha=true)"), "{err}");
     }
 
     #[test]
@@ -478,6 +522,9 @@ mod tests {
 
         // A flag nobody knows gets clap's own error.
         let err = flags(&["--frobnicate"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
+        // Removed from kube-controller-manager in 1.37: unknown there, and here.
+        let err = flags(&["--concurrent-service-syncs=5"]).unwrap_err();
         assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
     }
 

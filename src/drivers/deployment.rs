@@ -86,7 +86,8 @@ struct Syncer {
 impl DeploymentController {
     /// Builds the controller on `factory`'s informers and registers its
     /// handlers (before `factory.start()`). Events are recorded through
-    /// `recorder` (component [`EVENT_COMPONENT`]).
+    /// `recorder` (component [`EVENT_COMPONENT`]); `options` are the core's
+    /// settings (from `--feature-gates`).
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
@@ -94,6 +95,7 @@ impl DeploymentController {
         factory: &SharedInformerFactory,
         client: Client,
         recorder: EventRecorder,
+        options: Options,
         queue_metrics: Option<&QueueMetrics>,
     ) -> Self {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
@@ -113,7 +115,7 @@ impl DeploymentController {
             replica_sets: replica_sets.store(),
             pods: pods.store(),
             executor: Executor::new(client, recorder),
-            options: Options::default(),
+            options,
         });
         Self { queue, deployments, replica_sets, pods, registrations, syncer }
     }

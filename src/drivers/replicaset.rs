@@ -92,7 +92,8 @@ struct Shared(Arc<Mutex<Expectations>>);
 impl ReplicaSetController {
     /// Builds the controller on `factory`'s informers and registers its
     /// handlers (before `factory.start()`). Events are recorded through
-    /// `recorder` (component [`EVENT_COMPONENT`]).
+    /// `recorder` (component [`EVENT_COMPONENT`]); `options` are the core's
+    /// settings (from `--feature-gates`).
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
@@ -100,6 +101,7 @@ impl ReplicaSetController {
         factory: &SharedInformerFactory,
         client: Client,
         recorder: EventRecorder,
+        options: Options,
         queue_metrics: Option<&QueueMetrics>,
     ) -> Self {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
@@ -119,7 +121,7 @@ impl ReplicaSetController {
             replica_sets: replica_sets.store(),
             expectations,
             executor: Executor::new(client, recorder).with_replica_sets(replica_sets.store()),
-            options: Options::default(),
+            options,
         });
         Self { queue, pods, replica_sets, registrations: vec![rs_registration, pod_registration], syncer }
     }

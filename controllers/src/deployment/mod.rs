@@ -125,7 +125,8 @@ pub const ROLLBACK_TEMPLATE_UNCHANGED: &str = "DeploymentRollbackTemplateUnchang
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// Fill `status.terminatingReplicas` (upstream feature gate
-    /// `DeploymentReplicaSetTerminatingReplicas`, default off in 1.33).
+    /// `DeploymentReplicaSetTerminatingReplicas`: alpha in 1.33, beta and on
+    /// since 1.35; kcm-rs sets it from `--feature-gates`).
     pub terminating_replicas: bool,
 }
 

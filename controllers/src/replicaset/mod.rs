@@ -95,7 +95,8 @@ pub struct Options {
     /// Most pods created or deleted per sync.
     pub burst_replicas: usize,
     /// Fill `status.terminatingReplicas` (upstream feature gate
-    /// `DeploymentReplicaSetTerminatingReplicas`, default off in 1.33).
+    /// `DeploymentReplicaSetTerminatingReplicas`: alpha in 1.33, beta and on
+    /// since 1.35; kcm-rs sets it from `--feature-gates`).
     pub terminating_replicas: bool,
 }
 
