@@ -35,7 +35,7 @@ pub(super) fn calculate_status(
         available_replicas: Some(available),
         unavailable_replicas: Some(spec_count(all).saturating_sub(available).max(0)),
         collision_count: current.collision_count,
-        terminating_replicas: if terminating_replicas { terminating_count(all) } else { current.terminating_replicas },
+        terminating_replicas: terminating_replicas.then(|| terminating_count(all)).flatten(),
         conditions: current.conditions.clone(),
     };
     let condition = if available >= replicas(d).saturating_sub(max_unavailable(d)) {
@@ -199,5 +199,19 @@ mod tests {
             let got = get_condition(&status, AVAILABLE).unwrap().status.clone();
             assert_eq!(got.as_deref(), Some(want), "{d:?} {available}");
         }
+    }
+
+    /// `terminatingReplicas` sums the ReplicaSets' with the gate on, and
+    /// is cleared with it off (upstream builds the status afresh).
+    #[test]
+    fn terminating_replicas_follow_the_gate() {
+        let mut d = DeploymentBuilder::new(2).build();
+        d.status.get_or_insert_default().terminating_replicas = Some(5);
+        let mut rs = RsB::new("new", 2).image("v2").available(2, 2).build();
+        rs.status.get_or_insert_default().terminating_replicas = Some(1);
+        let on = crate::deployment::status::calculate_status(&d, &[&rs], Some(&rs), true, ts(NOW));
+        assert_eq!(on.terminating_replicas, Some(1));
+        let off = crate::deployment::status::calculate_status(&d, &[&rs], Some(&rs), false, ts(NOW));
+        assert_eq!(off.terminating_replicas, None);
     }
 }
