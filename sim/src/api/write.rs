@@ -19,7 +19,7 @@ use super::state::Api;
 use crate::admission;
 use crate::error::{ApiError, ApiResult};
 use crate::object;
-use crate::patch::{self, PatchError, PatchType};
+use crate::patch::{self, PatchError, PatchType, Patched};
 use crate::resources::Subresource;
 use crate::store::{StoreError, Stored, UpdateError};
 use crate::strategy::{self, next_state, should_delete_after_update};
@@ -99,11 +99,12 @@ pub fn patch(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respon
     // transform and collect warnings through a cell.
     let warn_cell = std::cell::RefCell::new(Vec::new());
     let response = commit(api, req, target, &[], |current: &Value| {
-        let (base, kind) = match sub {
-            Some(Subresource::Scale) => (scale_of(current), None),
-            _ => (current.clone(), rt.builtin),
+        let (base, target) = match (sub, rt.builtin) {
+            (Some(Subresource::Scale), _) => (scale_of(current), Patched::Scale),
+            (_, Some(kind)) => (current.clone(), Patched::Builtin(kind)),
+            (_, None) => (current.clone(), Patched::Custom),
         };
-        let patched = patch::apply(patch_type, kind, &base, &body).map_err(|e| match e {
+        let patched = patch::apply(patch_type, target, &base, &body).map_err(|e| match e {
             PatchError::Malformed(m) => ApiError::bad_request(m),
             PatchError::Failed(m) => {
                 ApiError::invalid(&rt, object::name(current), &[("FieldValueInvalid".into(), m, String::new())])

@@ -165,6 +165,12 @@ impl Ty {
         Ty::named(root_definition(kind))
     }
 
+    /// The `autoscaling/v1` Scale: only maps and scalars, no strategies,
+    /// so its shape need not be known.
+    pub(super) fn scale() -> Ty {
+        Ty::UNKNOWN
+    }
+
     /// The type of the definition `name`; unknown if there is none.
     pub(super) fn named(name: &str) -> Ty {
         match definitions().get_key_value(name) {
