@@ -24,8 +24,8 @@
 //!   Namespace, DNS-1035 label for Service, DNS-1123 subdomain otherwise),
 //!   `metadata.namespace` when set, `generation`, label and annotation keys
 //!   and values, annotation total size, owner reference essentials; on
-//!   update, immutable `name`, `namespace`, `uid` and non-decreasing
-//!   `generation`;
+//!   update, immutable `name`, `namespace`, `uid`, `deletionTimestamp`
+//!   and `deletionGracePeriodSeconds`, and non-decreasing `generation`;
 //! - Deployment and ReplicaSet: the spec rules of `ValidateDeploymentSpec` /
 //!   `ValidateReplicaSetSpec` (replicas, minReadySeconds,
 //!   revisionHistoryLimit, progressDeadlineSeconds, selector, selector vs
@@ -57,6 +57,7 @@ use crate::resources::Builtin;
 mod access;
 mod apps;
 mod core_v1;
+mod deletion;
 mod errors;
 mod meta;
 mod pod;
@@ -68,6 +69,7 @@ mod values;
 use access::{at, int, list, map, str_of, text};
 use apps::{deployment_spec, replica_set_spec, selector_immutable};
 use core_v1::{data_keys, finalizer_name, immutable_data, service_spec};
+use deletion::deletion_immutable;
 use errors::{Errors, IMMUTABLE, nonnegative};
 use meta::{object_meta, object_meta_update};
 use pod::{pod_spec, pod_template_spec};
@@ -99,6 +101,7 @@ pub fn validate_create(kind: Builtin, object: &Value) -> Vec<Cause> {
 pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     let mut errs = Errors::default();
     object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
+    deletion_immutable(&mut errs, at(old, "metadata"), at(new, "metadata"));
     spec(&mut errs, kind, new, Some(old));
     errs.finish()
 }

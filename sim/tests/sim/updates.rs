@@ -97,3 +97,121 @@ async fn every_patch_type_works_on_the_scale_subresource() {
     );
     assert_eq!(get(&client, &format!("{REPLICA_SETS}/web")).await.json()["spec"]["replicas"], 6);
 }
+
+// === metadata ===
+
+#[tokio::test]
+async fn a_put_with_another_uid_fails_its_precondition_and_an_empty_uid_is_the_stored_one() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let created = create(&client, DEPLOYMENTS, &workload("Deployment", "web", 1)).await;
+    let uid = created["metadata"]["uid"].as_str().expect("a uid").to_owned();
+    let path = format!("{DEPLOYMENTS}/web");
+
+    let mut forged = created.clone();
+    forged["metadata"]["uid"] = json!("forged");
+    let answer = call(&client, "PUT", &path, &[], Some(&forged)).await;
+    let expected = format!(
+        "Operation cannot be fulfilled on deployments.apps \"web\": StorageError: invalid object, Code: 4, \
+         Key: /registry/deployments/default/web, ResourceVersion: 0, AdditionalErrorMsg: \
+         Precondition failed: UID in precondition: forged, UID in object meta: {uid}"
+    );
+    assert_eq!(refusal(&answer), (409, "Conflict".to_owned(), expected));
+    // The same precondition holds for the status and scale subresources.
+    let answer = call(&client, "PUT", &format!("{path}/status"), &[], Some(&forged)).await;
+    assert_eq!(answer.code(), 409, "{}", answer.body);
+    let mut scale = get(&client, &format!("{path}/scale")).await.json();
+    scale["metadata"]["uid"] = json!("forged");
+    assert_eq!(call(&client, "PUT", &format!("{path}/scale"), &[], Some(&scale)).await.code(), 409);
+
+    let mut anonymous = created.clone();
+    anonymous["metadata"].as_object_mut().expect("metadata").remove("uid");
+    anonymous["spec"]["replicas"] = json!(2);
+    let answer = call(&client, "PUT", &path, &[], Some(&anonymous)).await;
+    assert_eq!(answer.code(), 200, "{}", answer.body);
+    assert_eq!(answer.json()["metadata"]["uid"], json!(uid));
+}
+
+#[tokio::test]
+async fn a_patch_that_changes_the_uid_is_invalid() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    create(&client, DEPLOYMENTS, &workload("Deployment", "web", 1)).await;
+    let path = format!("{DEPLOYMENTS}/web");
+    for (header, body) in [
+        (MERGE, json!({"metadata": {"uid": "forged"}})),
+        (STRATEGIC, json!({"metadata": {"uid": "forged"}})),
+        (JSON_PATCH, json!([{"op": "replace", "path": "/metadata/uid", "value": "forged"}])),
+    ] {
+        let answer = call(&client, "PATCH", &path, &[header], Some(&body)).await;
+        let expected = r#"Deployment.apps "web" is invalid: metadata.uid: Invalid value: "forged": field is immutable"#;
+        assert_eq!(refusal(&answer), (422, "Invalid".to_owned(), expected.to_owned()), "{}", header.1);
+    }
+}
+
+#[tokio::test]
+async fn name_and_namespace_must_be_the_urls() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let created = create(&client, DEPLOYMENTS, &workload("Deployment", "web", 1)).await;
+    let path = format!("{DEPLOYMENTS}/web");
+    let bad_request = |message: &str| (400, "BadRequest".to_owned(), message.to_owned());
+
+    let mut moved = created.clone();
+    moved["metadata"]["namespace"] = json!("other");
+    assert_eq!(
+        refusal(&call(&client, "PUT", &path, &[], Some(&moved)).await),
+        bad_request("the namespace of the object (other) does not match the namespace on the URL (default)")
+    );
+    let answer = call(&client, "PATCH", &path, &[MERGE], Some(&json!({"metadata": {"name": "other"}}))).await;
+    assert_eq!(
+        refusal(&answer),
+        bad_request("the name of the object (other) does not match the name on the URL (web)")
+    );
+    let answer = call(&client, "PATCH", &path, &[STRATEGIC], Some(&json!({"metadata": {"namespace": "other"}}))).await;
+    assert_eq!(
+        refusal(&answer),
+        bad_request("the namespace of the object (other) does not match the namespace on the URL (default)")
+    );
+
+    // An empty namespace is the URL's.
+    let mut unplaced = created.clone();
+    unplaced["metadata"].as_object_mut().expect("metadata").remove("namespace");
+    unplaced["metadata"]["labels"] = json!({"x": "y"});
+    let answer = call(&client, "PUT", &path, &[], Some(&unplaced)).await;
+    assert_eq!((answer.code(), answer.json()["metadata"]["namespace"].clone()), (200, json!("default")));
+}
+
+#[tokio::test]
+async fn server_owned_metadata_is_kept_and_deletion_metadata_cannot_be_set() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let created = create(&client, DEPLOYMENTS, &workload("Deployment", "web", 1)).await;
+    let path = format!("{DEPLOYMENTS}/web");
+
+    // creationTimestamp and generation are the server's: silently kept.
+    let mut rewritten = created.clone();
+    rewritten["metadata"]["creationTimestamp"] = json!("2001-01-01T00:00:00Z");
+    rewritten["metadata"]["generation"] = json!(40);
+    rewritten["metadata"]["selfLink"] = json!("/somewhere");
+    rewritten["metadata"]["labels"] = json!({"x": "y"});
+    let answer = call(&client, "PUT", &path, &[], Some(&rewritten)).await;
+    assert_eq!(answer.code(), 200, "{}", answer.body);
+    let metadata = &answer.json()["metadata"];
+    assert_eq!(
+        (&metadata["creationTimestamp"], &metadata["generation"], metadata.get("selfLink")),
+        (&created["metadata"]["creationTimestamp"], &json!(1), None)
+    );
+
+    // A deletion timestamp or grace period comes only from a delete.
+    let stamp = json!({"metadata": {"deletionTimestamp": "2026-01-02T03:04:05Z"}});
+    let expected = "Deployment.apps \"web\" is invalid: metadata.deletionTimestamp: \
+                    Invalid value: 2026-01-02 03:04:05 +0000 UTC: field is immutable";
+    let answer = call(&client, "PATCH", &path, &[MERGE], Some(&stamp)).await;
+    assert_eq!(refusal(&answer), (422, "Invalid".to_owned(), expected.to_owned()));
+    let grace = json!({"metadata": {"deletionGracePeriodSeconds": 30}});
+    let expected = "Deployment.apps \"web\" is invalid: metadata.deletionGracePeriodSeconds: \
+                    Invalid value: 30: field is immutable";
+    let answer = call(&client, "PATCH", &path, &[MERGE], Some(&grace)).await;
+    assert_eq!(refusal(&answer), (422, "Invalid".to_owned(), expected.to_owned()));
+}
