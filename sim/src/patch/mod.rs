@@ -48,7 +48,7 @@ pub use meta::PATCH_META;
 
 use error::Result;
 use json::{apply_json_patch, apply_merge_patch};
-use meta::Ty;
+pub(crate) use meta::Ty;
 use strategic::apply_strategic;
 
 /// The patch formats of the `Content-Type` of a `PATCH` request.

@@ -11,7 +11,7 @@ use super::kinds::{
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::resources::{Builtin, ResourceType, Subresource};
-use crate::{defaults, validation};
+use crate::{defaults, omitempty, validation};
 
 /// The object to store for an update of `current` with `incoming` through
 /// `sub`, or `None` when nothing changes.
@@ -87,6 +87,7 @@ pub fn next_state(
     if let Some(kind) = rt.builtin {
         defaults::apply(kind, &mut next);
         invalid(rt, &name, validation::validate_update(kind, current, &next))?;
+        omitempty::drop_empty(kind, &mut next);
     }
     let annotations_changed = || current.pointer("/metadata/annotations") != next.pointer("/metadata/annotations");
     // Status writes never bump the generation.

@@ -215,3 +215,46 @@ async fn server_owned_metadata_is_kept_and_deletion_metadata_cannot_be_set() {
     let answer = call(&client, "PATCH", &path, &[MERGE], Some(&grace)).await;
     assert_eq!(refusal(&answer), (422, "Invalid".to_owned(), expected.to_owned()));
 }
+
+// === empty optional fields ===
+
+#[tokio::test]
+async fn optional_lists_and_maps_left_empty_are_not_stored() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let owner = create(&client, DEPLOYMENTS, &workload("Deployment", "web", 1)).await;
+    let mut rs = workload("ReplicaSet", "web-1", 1);
+    rs["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
+        "uid": owner["metadata"]["uid"], "controller": true}]);
+    rs["spec"]["template"]["spec"]["containers"][0]["env"] = json!([]);
+    rs["spec"]["template"]["spec"]["volumes"] = json!([]);
+    let created = create(&client, REPLICA_SETS, &rs).await;
+    let container = &created["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!((container.get("env"), created["spec"]["template"]["spec"].get("volumes")), (None, None));
+
+    // What the garbage collector does when the owner is deleted with
+    // --cascade=orphan: the owner reference is patched away.
+    let path = format!("{REPLICA_SETS}/web-1");
+    let orphaning = json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": owner["metadata"]["uid"]}],
+        "uid": created["metadata"]["uid"]}});
+    let answer = call(&client, "PATCH", &path, &[STRATEGIC], Some(&orphaning)).await;
+    assert_eq!(answer.code(), 200, "{}", answer.body);
+    assert_eq!(answer.json()["metadata"].get("ownerReferences"), None, "{}", answer.body);
+    let ops = json!([{"op": "replace", "path": "/metadata/labels", "value": {}}]);
+    let answer = call(&client, "PATCH", &path, &[JSON_PATCH], Some(&ops)).await;
+    assert_eq!(answer.json()["metadata"].get("labels"), None, "{}", answer.body);
+    let stored = get(&client, &path).await.json();
+    assert_eq!((stored["metadata"].get("ownerReferences"), stored["metadata"].get("labels")), (None, None));
+    // Required lists and empty structs are still written.
+    let containers = &stored["spec"]["template"]["spec"]["containers"];
+    assert_eq!((containers[0]["resources"].clone(), stored["status"].is_object()), (json!({}), true), "{stored}");
+
+    // A custom resource is kept as written.
+    let resource = json!({"group": "example.com", "version": "v1", "plural": "widgets", "kind": "Widget",
+        "namespaced": true});
+    assert!(call(&client, "POST", "/sim/v1/resources", &[], Some(&resource)).await.status.is_success());
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "labels": {}}, "spec": {"items": []}});
+    let created = create(&client, "/apis/example.com/v1/namespaces/default/widgets", &widget).await;
+    assert_eq!((&created["metadata"]["labels"], &created["spec"]["items"]), (&json!({}), &json!([])));
+}
