@@ -5,7 +5,8 @@
 //! Decoding and unknown fields come first, in `typed.rs`.
 //!
 //! This file holds the entry points and the per-kind dispatch. The rules
-//! are `meta.rs`, `pod.rs`, `apps.rs`, `core_v1.rs` and `policy.rs`; what
+//! are `meta.rs`, `deletion.rs`, `pod.rs`, `pod_update.rs`, `apps.rs`,
+//! `core_v1.rs` and `policy.rs`; what
 //! they share is `errors.rs` (causes and their messages), `access.rs`
 //! (reading the JSON), `render.rs` (Go's rendering of values), `syntax.rs`
 //! (name and value syntax) and `values.rs` (selectors, int-or-string). None
@@ -41,10 +42,11 @@
 //! - Service: type, sessionAffinity, ports (required, names, numbers,
 //!   protocol, targetPort), externalName required, selector labels;
 //! - Namespace finalizer names; ConfigMap and Secret keys, `immutable`
-//!   ConfigMaps and Secrets, Secret `type` immutability; Lease durations.
+//!   ConfigMaps and Secrets, Secret `type` immutability; Lease durations;
+//! - pod updates: only what upstream `ValidatePodUpdate` lets change
+//!   (`pod_update.rs`).
 //!
-//! Not validated: pod update restrictions (the "pod updates may not change
-//! fields" rule), Service cluster IP and node port rules, resource
+//! Not validated: Service cluster IP and node port rules, resource
 //! quantities, env, volume mounts and sources, probes, security contexts,
 //! affinity, tolerations, topology spread, pod-specific annotations,
 //! finalizers in metadata, managedFields, Node, Endpoints, Event and
@@ -61,6 +63,7 @@ mod deletion;
 mod errors;
 mod meta;
 mod pod;
+mod pod_update;
 mod policy;
 mod render;
 mod syntax;
@@ -73,6 +76,7 @@ use deletion::deletion_immutable;
 use errors::{Errors, IMMUTABLE, nonnegative};
 use meta::{object_meta, object_meta_update};
 use pod::{pod_spec, pod_template_spec};
+use pod_update::pod_update;
 use policy::pod_disruption_budget_spec;
 use render::go_quote;
 
@@ -98,6 +102,7 @@ pub fn validate_create(kind: Builtin, object: &Value) -> Vec<Cause> {
 /// Validates an update of `old` to `new`, immutable fields included.
 #[doc(alias = "ValidateDeploymentUpdate")]
 #[doc(alias = "ValidateReplicaSetUpdate")]
+#[doc(alias = "ValidatePodUpdate")]
 pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     let mut errs = Errors::default();
     object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
@@ -121,7 +126,12 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
                 selector_immutable(errs, old, object);
             }
         }
-        Builtin::Pod if old.is_none() => pod_spec(errs, at(object, "spec"), "spec"),
+        Builtin::Pod => {
+            pod_spec(errs, at(object, "spec"), "spec");
+            if let Some(old) = old {
+                pod_update(errs, old, object);
+            }
+        }
         Builtin::PodTemplate => pod_template_spec(errs, at(object, "template"), "template"),
         Builtin::Service => service_spec(errs, at(object, "spec")),
         Builtin::Namespace => {
@@ -158,8 +168,7 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
             nonnegative(errs, int(spec, "leaseTransitions"), "spec.leaseTransitions");
         }
         Builtin::PodDisruptionBudget => pod_disruption_budget_spec(errs, at(object, "spec")),
-        Builtin::Pod
-        | Builtin::Node
+        Builtin::Node
         | Builtin::ClusterRole
         | Builtin::ClusterRoleBinding
         | Builtin::Role

@@ -258,3 +258,79 @@ async fn optional_lists_and_maps_left_empty_are_not_stored() {
     let created = create(&client, "/apis/example.com/v1/namespaces/default/widgets", &widget).await;
     assert_eq!((&created["metadata"]["labels"], &created["spec"]["items"]), (&json!({}), &json!([])));
 }
+
+// === pods ===
+
+#[tokio::test]
+async fn a_pod_update_may_change_only_what_upstream_lets_change() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let mut bound = pod("p");
+    bound["spec"]["nodeName"] = json!("node-1");
+    create(&client, PODS, &bound).await;
+    let path = format!("{PODS}/p");
+    let patch = |body: Value| {
+        let (client, path) = (client.clone(), path.clone());
+        async move { call(&client, "PATCH", &path, &[STRATEGIC], Some(&body)).await }
+    };
+
+    // Images, a lower deadline, more tolerations and labels may change (a
+    // strategic merge patch replaces the tolerations list: it has no merge
+    // key).
+    let mut tolerations = get(&client, &path).await.json()["spec"]["tolerations"].clone();
+    let before = tolerations.as_array().map_or(0, Vec::len);
+    tolerations.as_array_mut().expect("tolerations").push(json!({"key": "b", "operator": "Exists"}));
+    let allowed = json!({"metadata": {"labels": {"x": "y"}}, "spec": {
+        "containers": [{"name": "app", "image": "nginx:2"}], "activeDeadlineSeconds": 60,
+        "tolerations": tolerations}});
+    let answer = patch(allowed).await;
+    assert_eq!(answer.code(), 200, "{}", answer.body);
+    assert_eq!(answer.json()["spec"]["containers"][0]["image"], "nginx:2");
+    assert_eq!(answer.json()["spec"]["tolerations"].as_array().map(Vec::len), Some(before + 1));
+
+    let prefix = "Pod \"p\" is invalid: spec: Forbidden: pod updates may not change fields other than \
+                  `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,\
+                  `spec.tolerations` (only additions to existing tolerations),\
+                  `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)\n";
+    for refused in [
+        json!({"spec": {"nodeName": "node-2"}}),
+        json!({"spec": {"containers": [{"name": "app", "resources": {"limits": {"cpu": "1"}}}]}}),
+        json!({"spec": {"ephemeralContainers": [{"name": "debug", "image": "busybox"}]}}),
+        json!({"spec": {"restartPolicy": "Never"}}),
+    ] {
+        let (code, reason, message) = refusal(&patch(refused.clone()).await);
+        assert_eq!((code, reason.as_str()), (422, "Invalid"), "{refused}: {message}");
+        assert!(message.starts_with(prefix), "{refused}: {message}");
+    }
+    let (code, _, message) = refusal(&patch(json!({"spec": {"activeDeadlineSeconds": 90}})).await);
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            422,
+            "Pod \"p\" is invalid: spec.activeDeadlineSeconds: Invalid value: 90: \
+             must be less than or equal to previous value"
+        )
+    );
+    let (code, _, message) =
+        refusal(&patch(json!({"spec": {"tolerations": [{"key": "b", "operator": "Exists"}]}})).await);
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            422,
+            "Pod \"p\" is invalid: spec.tolerations: Forbidden: \
+             existing toleration can not be modified except its tolerationSeconds"
+        )
+    );
+
+    // A status write cannot change the spec either.
+    let mut current = get(&client, &path).await.json();
+    current["spec"]["nodeName"] = json!("node-3");
+    let answer = call(&client, "PUT", &format!("{path}/status"), &[], Some(&current)).await;
+    assert_eq!(answer.code(), 200, "{}", answer.body);
+    assert_eq!(get(&client, &path).await.json()["spec"]["nodeName"], "node-1");
+
+    // kubectl set image is one of the updates a pod takes.
+    let (_dir, config) = kubeconfig(&sim);
+    assert_eq!(kubectl_ok(&config, &["set", "image", "pod/p", "app=nginx:3"]).await.trim(), "pod/p image updated");
+    assert_eq!(get(&client, &path).await.json()["spec"]["containers"][0]["image"], "nginx:3");
+}
