@@ -334,3 +334,31 @@ async fn a_pod_update_may_change_only_what_upstream_lets_change() {
     assert_eq!(kubectl_ok(&config, &["set", "image", "pod/p", "app=nginx:3"]).await.trim(), "pod/p image updated");
     assert_eq!(get(&client, &path).await.json()["spec"]["containers"][0]["image"], "nginx:3");
 }
+
+// === immutable spec fields ===
+
+#[tokio::test]
+async fn selectors_and_immutable_data_cannot_change() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let reselect = json!({"spec": {"selector": {"matchLabels": {"tier": "x"}},
+        "template": {"metadata": {"labels": {"tier": "x"}}}}});
+    for (kind, collection) in [("Deployment", DEPLOYMENTS), ("ReplicaSet", REPLICA_SETS)] {
+        create(&client, collection, &workload(kind, "web", 1)).await;
+        let answer = call(&client, "PATCH", &format!("{collection}/web"), &[STRATEGIC], Some(&reselect)).await;
+        let expected = format!(
+            "{kind}.apps \"web\" is invalid: spec.selector: Invalid value: \
+             v1.LabelSelector{{MatchLabels:map[string]string{{\"app\":\"web\", \"tier\":\"x\"}}, \
+             MatchExpressions:[]v1.LabelSelectorRequirement(nil)}}: field is immutable"
+        );
+        assert_eq!(refusal(&answer), (422, "Invalid".to_owned(), expected));
+    }
+
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let frozen = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "immutable": true,
+        "data": {"a": "1"}});
+    create(&client, configmaps, &frozen).await;
+    let answer = call(&client, "PATCH", &format!("{configmaps}/c"), &[MERGE], Some(&json!({"data": {"a": "2"}}))).await;
+    let expected = "ConfigMap \"c\" is invalid: data: Forbidden: field is immutable when `immutable` is set";
+    assert_eq!(refusal(&answer), (422, "Invalid".to_owned(), expected.to_owned()));
+}
