@@ -16,8 +16,8 @@
 //! - `api/`: routing and the verbs; `strategy/`: what a write makes of an
 //!   object (server-owned metadata, subresources, generation, deletion);
 //!   `selectors`, `patch`, `table`, `openapi`, `defaults`, `validation`,
-//!   `typed`, `protobuf`, `admission`: the API server's rules, one concept
-//!   each;
+//!   `typed`, `omitempty`, `protobuf`, `admission`: the API server's rules,
+//!   one concept each;
 //! - `kubelet`: the kubelet and scheduler stand-in;
 //! - `faults`, `controls`: injected failures, request stats and the
 //!   `/sim/v1` control endpoints;
@@ -43,6 +43,7 @@ pub mod error;
 pub mod faults;
 pub mod kubelet;
 pub mod object;
+pub mod omitempty;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;

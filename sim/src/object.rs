@@ -17,6 +17,11 @@ pub fn name(object: &Value) -> &str {
     object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
 }
 
+/// `metadata.namespace`, or "".
+pub fn namespace(object: &Value) -> &str {
+    object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("")
+}
+
 /// `metadata.resourceVersion`, or "".
 pub fn resource_version(object: &Value) -> &str {
     object.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("")

@@ -14,6 +14,9 @@ mod sim {
     mod kubelet;
     /// get, list, watch: selectors, pagination, bookmarks, 410.
     mod reads;
+    /// What an update or patch may change: scale patches, server-owned and
+    /// immutable metadata and spec, pod updates, empty optional fields.
+    mod updates;
     /// Shared fixtures.
     pub mod util;
     /// Validation beyond the specs: status, owners, finalizers, taints, tolerations.

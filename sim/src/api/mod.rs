@@ -16,6 +16,7 @@
 mod body;
 mod delete;
 mod discovery;
+mod identity;
 mod read;
 mod request;
 mod response;

@@ -11,6 +11,7 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::body::{FieldValidation, check_schema, check_type, parse_body};
+use super::identity::{check_name, check_uid_precondition};
 use super::request::Request;
 use super::response::{bytes_response, json_response, render, with_warnings};
 use super::route::Target;
@@ -19,7 +20,7 @@ use super::state::Api;
 use crate::admission;
 use crate::error::{ApiError, ApiResult};
 use crate::object;
-use crate::patch::{self, PatchError, PatchType};
+use crate::patch::{self, PatchError, PatchType, Patched};
 use crate::resources::Subresource;
 use crate::store::{StoreError, Stored, UpdateError};
 use crate::strategy::{self, next_state, should_delete_after_update};
@@ -60,24 +61,21 @@ pub fn create(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respo
 /// `PUT` of an object or a subresource.
 pub fn update(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Response> {
     let rt = &target.rt;
-    let name = target.name.clone().unwrap_or_default();
     let fv = FieldValidation::of(req)?;
     let mut incoming = parse_body(req, rt.builtin.filter(|_| target.sub != Some(Subresource::Scale)))?;
     match target.sub {
         Some(Subresource::Scale) => check_type(rt, &mut incoming, "Scale", "autoscaling/v1")?,
         _ => check_type(rt, &mut incoming, &rt.kind, &rt.api_version())?,
     }
-    if object::name(&incoming) != name {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({}) does not match the name on the URL ({name})",
-            object::name(&incoming)
-        )));
-    }
+    check_name(target, &incoming)?;
     let mut warnings = Vec::new();
     if target.sub != Some(Subresource::Scale) {
         incoming = check_schema(rt, incoming, fv, &mut warnings)?;
     }
-    commit(api, req, target, &warnings, move |_current| Ok(incoming))
+    commit(api, req, target, &warnings, move |current| {
+        check_uid_precondition(target, current, &incoming)?;
+        Ok(incoming)
+    })
 }
 
 /// `PATCH` of an object or a subresource.
@@ -99,17 +97,19 @@ pub fn patch(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respon
     // transform and collect warnings through a cell.
     let warn_cell = std::cell::RefCell::new(Vec::new());
     let response = commit(api, req, target, &[], |current: &Value| {
-        let (base, kind) = match sub {
-            Some(Subresource::Scale) => (scale_of(current), None),
-            _ => (current.clone(), rt.builtin),
+        let (base, patched_type) = match (sub, rt.builtin) {
+            (Some(Subresource::Scale), _) => (scale_of(current), Patched::Scale),
+            (_, Some(kind)) => (current.clone(), Patched::Builtin(kind)),
+            (_, None) => (current.clone(), Patched::Custom),
         };
-        let patched = patch::apply(patch_type, kind, &base, &body).map_err(|e| match e {
+        let patched = patch::apply(patch_type, patched_type, &base, &body).map_err(|e| match e {
             PatchError::Malformed(m) => ApiError::bad_request(m),
             PatchError::Failed(m) => {
                 ApiError::invalid(&rt, object::name(current), &[("FieldValueInvalid".into(), m, String::new())])
             }
             PatchError::Unsupported(m) => ApiError::unsupported_media_type(m),
         })?;
+        check_name(target, &patched)?;
         if sub == Some(Subresource::Scale) {
             return Ok(patched);
         }

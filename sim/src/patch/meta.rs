@@ -149,17 +149,17 @@ pub(super) fn definitions() -> &'static Map<String, Value> {
 /// Where the merge is in the type tree: a (possibly unknown) schema, and
 /// the definition name when it is a named object type.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Ty {
+pub(crate) struct Ty {
     /// The definition the schema came from, for [`PATCH_META`] lookups.
-    pub(super) name: Option<&'static str>,
+    pub(crate) name: Option<&'static str>,
     /// The resolved schema; `None` when the shape is not known (a field
     /// missing from the schema), in which case nothing has a strategy.
-    pub(super) schema: Option<&'static Value>,
+    pub(crate) schema: Option<&'static Value>,
 }
 
 /// What the patch strategy of one field says.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Field {
+pub(crate) struct Field {
     /// Lists merge element-wise (strategy contains `merge`).
     pub(super) merge: bool,
     /// Maps are replaced wholesale (strategy `replace`).
@@ -167,7 +167,7 @@ pub(super) struct Field {
     /// The merge key of a list of objects; empty for primitives.
     pub(super) merge_key: &'static str,
     /// The type of the field's value.
-    pub(super) ty: Ty,
+    pub(crate) ty: Ty,
 }
 
 impl Ty {
@@ -175,8 +175,14 @@ impl Ty {
     const UNKNOWN: Ty = Ty { name: None, schema: None };
 
     /// The top-level type of a built-in kind.
-    pub(super) fn root(kind: Builtin) -> Ty {
+    pub(crate) fn root(kind: Builtin) -> Ty {
         Ty::named(root_definition(kind))
+    }
+
+    /// The `autoscaling/v1` Scale: only maps and scalars, no strategies,
+    /// so its shape need not be known.
+    pub(super) fn scale() -> Ty {
+        Ty::UNKNOWN
     }
 
     /// The type of the definition `name`; unknown if there is none.
@@ -190,7 +196,7 @@ impl Ty {
     /// The field `key` of this object type: its value's type and its patch
     /// strategy. Keys of a map type (`additionalProperties`) have the value
     /// type and no strategy; unknown keys have neither.
-    pub(super) fn field(self, key: &str) -> Field {
+    pub(crate) fn field(self, key: &str) -> Field {
         let mut field = Field { merge: false, replace: false, merge_key: "", ty: Ty::UNKNOWN };
         let Some(schema) = self.schema else {
             return field;
@@ -232,7 +238,7 @@ impl Ty {
     }
 
     /// The element type of this list type.
-    pub(super) fn items(self) -> Ty {
+    pub(crate) fn items(self) -> Ty {
         match self.schema.and_then(|s| s.get("items")) {
             Some(items) => Ty::anonymous(items),
             None => Ty::UNKNOWN,

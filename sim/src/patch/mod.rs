@@ -48,6 +48,7 @@ pub use meta::PATCH_META;
 
 use error::Result;
 use json::{apply_json_patch, apply_merge_patch};
+pub(crate) use meta::Ty;
 use strategic::apply_strategic;
 
 /// The patch formats of the `Content-Type` of a `PATCH` request.
@@ -90,9 +91,22 @@ impl PatchType {
     }
 }
 
-/// Applies a patch body to `original` and returns the patched object.
-/// `kind` is the built-in type of the object, or `None` for a custom
-/// resource (which has no strategic merge metadata).
+/// What a patch is applied to, which decides whether a strategic merge
+/// patch is possible and where its list strategies come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Patched {
+    /// An object of a built-in kind: strategies from its Go type's tags.
+    Builtin(Builtin),
+    /// The `autoscaling/v1` Scale of a `/scale` subresource. It is a
+    /// built-in type, so the API server takes every patch type for it; it
+    /// has no lists, so a strategic merge patch merges it as maps.
+    Scale,
+    /// A custom resource: no Go type, so no strategic merge patch.
+    Custom,
+}
+
+/// Applies a patch body to `original` (what `target` says it is) and
+/// returns the patched object.
 ///
 /// # Errors
 ///
@@ -100,20 +114,19 @@ impl PatchType {
 /// `patch_type`, [`PatchError::Failed`] when it cannot be applied, and
 /// [`PatchError::Unsupported`] for server-side apply and for strategic
 /// merge patch on custom resources.
-pub fn apply(patch_type: PatchType, kind: Option<Builtin>, original: &Value, body: &[u8]) -> Result<Value> {
+pub fn apply(patch_type: PatchType, target: Patched, original: &Value, body: &[u8]) -> Result<Value> {
     match patch_type {
         PatchType::Json => apply_json_patch(original, body),
         PatchType::Merge => apply_merge_patch(original, body),
-        PatchType::Strategic => {
-            let Some(kind) = kind else {
-                return Err(PatchError::Unsupported(
-                    "strategic merge patch is not supported for custom resources: use a JSON \
-                     merge patch (kubectl patch --type=merge) or a JSON patch (--type=json)"
-                        .to_owned(),
-                ));
-            };
-            apply_strategic(kind, original, body)
-        }
+        PatchType::Strategic => match target {
+            Patched::Builtin(kind) => apply_strategic(Ty::root(kind), original, body),
+            Patched::Scale => apply_strategic(Ty::scale(), original, body),
+            Patched::Custom => Err(PatchError::Unsupported(
+                "strategic merge patch is not supported for custom resources: use a JSON \
+                 merge patch (kubectl patch --type=merge) or a JSON patch (--type=json)"
+                    .to_owned(),
+            )),
+        },
         PatchType::Apply => Err(PatchError::Unsupported(
             "server-side apply (application/apply-patch+yaml) is not supported by kube-sim: \
              use client-side apply (kubectl apply without --server-side)"
@@ -182,7 +195,7 @@ mod tests {
     /// Applies a strategic merge patch, which must succeed.
     fn strategic(kind: Builtin, original: &Value, patch: &Value) -> Value {
         let body = patch.to_string();
-        apply(PatchType::Strategic, Some(kind), original, body.as_bytes())
+        apply(PatchType::Strategic, Patched::Builtin(kind), original, body.as_bytes())
             .unwrap_or_else(|e| panic!("patch {patch} failed: {e}"))
     }
 
@@ -556,7 +569,7 @@ mod tests {
         ("list of lists", br#"{"metadata":{"finalizers":[["x"]]}}"#, 422),
     ];
         for (name, body, code) in cases {
-            let err = apply(PatchType::Strategic, Some(Builtin::Deployment), &d, body).expect_err(name);
+            let err = apply(PatchType::Strategic, Patched::Builtin(Builtin::Deployment), &d, body).expect_err(name);
             assert_eq!(err.status_code(), code, "{name}: {err}");
         }
     }
@@ -564,10 +577,10 @@ mod tests {
     #[test]
     fn unsupported_patches() {
         let d = deployment();
-        let err = apply(PatchType::Strategic, None, &d, b"{}").expect_err("custom resource");
+        let err = apply(PatchType::Strategic, Patched::Custom, &d, b"{}").expect_err("custom resource");
         assert!(matches!(err, PatchError::Unsupported(_)), "{err}");
         assert_eq!(err.status_code(), 415);
-        let err = apply(PatchType::Apply, Some(Builtin::Pod), &d, b"kind: Pod").expect_err("apply");
+        let err = apply(PatchType::Apply, Patched::Builtin(Builtin::Pod), &d, b"kind: Pod").expect_err("apply");
         assert!(matches!(&err, PatchError::Unsupported(m) if m.contains("server-side apply")), "{err}");
     }
 
@@ -575,7 +588,7 @@ mod tests {
     fn json_patch() {
         let d = deployment();
         let ok = br#"[{"op":"test","path":"/spec/replicas","value":2},{"op":"replace","path":"/spec/replicas","value":3},{"op":"add","path":"/metadata/labels/env","value":"prod"}]"#;
-        let got = apply(PatchType::Json, None, &d, ok).expect("valid JSON patch");
+        let got = apply(PatchType::Json, Patched::Custom, &d, ok).expect("valid JSON patch");
         assert_eq!(got["spec"]["replicas"], json!(3));
         assert_eq!(got["metadata"]["labels"]["env"], json!("prod"));
 
@@ -587,11 +600,11 @@ mod tests {
             ("not JSON", b"[{", 400),
         ];
         for (name, body, code) in cases {
-            let err = apply(PatchType::Json, Some(Builtin::Deployment), &d, body).expect_err(name);
+            let err = apply(PatchType::Json, Patched::Builtin(Builtin::Deployment), &d, body).expect_err(name);
             assert_eq!(err.status_code(), code, "{name}: {err}");
         }
-        let err =
-            apply(PatchType::Json, None, &d, br#"[{"op":"test","path":"/kind","value":"Pod"}]"#).expect_err("test op");
+        let err = apply(PatchType::Json, Patched::Custom, &d, br#"[{"op":"test","path":"/kind","value":"Pod"}]"#)
+            .expect_err("test op");
         assert!(matches!(err, PatchError::Failed(_)), "{err}");
     }
 
@@ -599,12 +612,12 @@ mod tests {
     fn merge_patch() {
         let d = deployment();
         let body = br#"{"metadata":{"labels":{"tier":null,"env":"prod"}},"spec":{"template":{"spec":{"containers":[{"name":"only"}]}}}}"#;
-        let got = apply(PatchType::Merge, Some(Builtin::Deployment), &d, body).expect("merge patch");
+        let got = apply(PatchType::Merge, Patched::Builtin(Builtin::Deployment), &d, body).expect("merge patch");
         assert_eq!(got["metadata"]["labels"], json!({"app": "web", "env": "prod"}));
         // RFC 7386 has no list strategies: the list is replaced.
         assert_eq!(got["spec"]["template"]["spec"]["containers"], json!([{"name": "only"}]));
         for body in [&b"{oops"[..], b"[]", b"\"x\""] {
-            let err = apply(PatchType::Merge, None, &d, body).expect_err("malformed");
+            let err = apply(PatchType::Merge, Patched::Custom, &d, body).expect_err("malformed");
             assert!(matches!(err, PatchError::Malformed(_)), "{err}");
         }
     }

@@ -5,8 +5,6 @@
 
 use serde_json::{Map, Value};
 
-use crate::resources::Builtin;
-
 use super::error::{PatchError, Result};
 use super::json::parse_object;
 use super::meta::{Field, Ty};
@@ -23,14 +21,14 @@ const SET_ELEMENT_ORDER: &str = "$setElementOrder";
 /// of primitives.
 const DELETE_FROM_PRIMITIVE_LIST: &str = "$deleteFromPrimitiveList";
 
-/// Applies a strategic merge patch body to an object of a built-in kind.
-pub(super) fn apply_strategic(kind: Builtin, original: &Value, body: &[u8]) -> Result<Value> {
+/// Applies a strategic merge patch body to an object of the type `root`.
+pub(super) fn apply_strategic(root: Ty, original: &Value, body: &[u8]) -> Result<Value> {
     let patch = parse_object(body, "strategic merge patch")?;
     let Value::Object(original) = original.clone() else {
         return Err(PatchError::Failed("the stored object is not a JSON object".to_owned()));
     };
     // `$patch: delete` at the top level leaves an empty object, as upstream.
-    let merged = merge_map(Some(original), patch, Ty::root(kind))?.unwrap_or_default();
+    let merged = merge_map(Some(original), patch, root)?.unwrap_or_default();
     Ok(Value::Object(merged))
 }
 

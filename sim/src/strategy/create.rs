@@ -8,7 +8,7 @@ use super::kinds::{reset_on_create, tracks_generation};
 use crate::error::{ApiError, ApiResult};
 use crate::object::{metadata_mut, now_rfc3339};
 use crate::resources::ResourceType;
-use crate::{defaults, validation};
+use crate::{defaults, omitempty, validation};
 
 /// Metadata only the API server writes, dropped from a create's body.
 const CLEARED_ON_CREATE: [&str; 5] =
@@ -68,13 +68,15 @@ pub fn before_create(rt: &ResourceType, namespace: &str, object: &mut Value) -> 
 }
 
 /// What a built-in kind's new object gets once admitted: the defaults, the
-/// kind's create-time resets ([`reset_on_create`]) and validation (a 422
-/// with every cause).
+/// kind's create-time resets ([`reset_on_create`]), validation (a 422
+/// with every cause), and its empty optional fields dropped as the API
+/// server's encoding drops them.
 pub fn prepare_for_create(rt: &ResourceType, name: &str, object: &mut Value) -> ApiResult<()> {
     if let Some(kind) = rt.builtin {
         defaults::apply(kind, object);
         reset_on_create(kind, object);
         invalid(rt, name, validation::validate_create(kind, object))?;
+        omitempty::drop_empty(kind, object);
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use super::kinds::{
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::resources::{Builtin, ResourceType, Subresource};
-use crate::{defaults, validation};
+use crate::{defaults, omitempty, validation};
 
 /// The object to store for an update of `current` with `incoming` through
 /// `sub`, or `None` when nothing changes.
@@ -91,6 +91,7 @@ pub fn next_state(
             _ => validation::validate_update(kind, current, &next),
         };
         invalid(rt, &name, causes)?;
+        omitempty::drop_empty(kind, &mut next);
     }
     let annotations_changed = || current.pointer("/metadata/annotations") != next.pointer("/metadata/annotations");
     // Status writes never bump the generation.
@@ -112,8 +113,8 @@ pub fn next_state(
     Ok(Some(next))
 }
 
-/// Copies the server-owned metadata of `current` into `next` and enforces
-/// what may not change during deletion (upstream `ValidateNoNewFinalizers`:
+/// Copies the server-owned metadata of `current` into `next` (upstream
+/// `BeforeUpdate`) and enforces what may not change during deletion (upstream `ValidateNoNewFinalizers`:
 /// a 422 Invalid, not a 403).
 fn keep_server_metadata(rt: &ResourceType, next: &mut Value, current: &Value) -> ApiResult<()> {
     if object::is_terminating(current) {
@@ -139,17 +140,38 @@ fn keep_server_metadata(rt: &ResourceType, next: &mut Value, current: &Value) ->
         }
     }
     let md = object::metadata_mut(next);
-    for owned in
-        ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "namespace"]
-    {
-        match current.pointer(&format!("/metadata/{owned}")) {
-            Some(v) => {
-                md.insert(owned.to_owned(), v.clone());
-            }
-            None => {
-                md.remove(owned);
-            }
+    // Upstream `BeforeUpdate`: these are the stored ones whenever the
+    // stored object has them; what a write sets that the stored object has
+    // not (a deletion timestamp, a different grace period, another uid) is
+    // left for validation to refuse as immutable.
+    let stored = |field: &str| current.pointer(&format!("/metadata/{field}")).filter(|v| !v.is_null()).cloned();
+    let unset = |md: &serde_json::Map<String, Value>, field: &str| {
+        md.get(field).is_none_or(|v| v.is_null() || v.as_str() == Some(""))
+    };
+    for kept in ["creationTimestamp", "deletionTimestamp"] {
+        if let Some(value) = stored(kept) {
+            md.insert(kept.to_owned(), value);
         }
+    }
+    for filled in ["uid", "deletionGracePeriodSeconds"] {
+        if let Some(value) = stored(filled)
+            && unset(md, filled)
+        {
+            md.insert(filled.to_owned(), value);
+        }
+    }
+    // The generation is the server's (the strategy bumps it afterwards).
+    match stored("generation") {
+        Some(generation) => md.insert("generation".to_owned(), generation),
+        None => md.remove("generation"),
+    };
+    // An empty namespace is the URL's; a cluster-scoped object has none.
+    if !rt.namespaced {
+        md.remove("namespace");
+    } else if let Some(namespace) = stored("namespace")
+        && unset(md, "namespace")
+    {
+        md.insert("namespace".to_owned(), namespace);
     }
     md.remove("selfLink");
     md.remove("managedFields");
@@ -223,13 +245,22 @@ mod tests {
         let mut incoming = current.clone();
         incoming["metadata"]["labels"] = json!({"x": "y"});
         incoming["metadata"]["annotations"] = json!({"deployment.kubernetes.io/revision": "2"});
-        incoming["metadata"]["uid"] = json!("forged");
+        incoming["metadata"]["generation"] = json!(7);
         incoming["status"] = json!({"replicas": 2});
-        let next = next_state(&rt(), Some(Subresource::Status), &current, incoming).unwrap().unwrap();
+        let next = next_state(&rt(), Some(Subresource::Status), &current, incoming.clone()).unwrap().unwrap();
         assert_eq!(next["metadata"]["annotations"]["deployment.kubernetes.io/revision"], "2");
         assert!(next["metadata"].get("labels").is_none());
         assert_eq!((&next["metadata"]["uid"], &next["metadata"]["generation"]), (&json!("u1"), &json!(1)));
         assert_eq!(next["status"]["replicas"], 2);
+        // The uid is not one of the metadata a status write may change.
+        incoming["metadata"]["uid"] = json!("forged");
+        let err = next_state(&rt(), Some(Subresource::Status), &current, incoming).unwrap_err();
+        assert_eq!((err.code, err.reason), (422, "Invalid"));
+        assert!(
+            err.message.ends_with("metadata.uid: Invalid value: \"forged\": field is immutable"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

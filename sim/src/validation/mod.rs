@@ -6,8 +6,8 @@
 //! Decoding and unknown fields come first, in `typed.rs`.
 //!
 //! This file holds the entry points and the per-kind dispatch. The rules
-//! are `meta.rs`, `pod.rs`, `pod_status.rs`, `apps.rs`,
-//! `workload_status.rs`, `node.rs`, `taints.rs`, `core_v1.rs` and
+//! are `meta.rs`, `deletion.rs`, `pod.rs`, `pod_update.rs`, `pod_status.rs`,
+//! `apps.rs`, `workload_status.rs`, `node.rs`, `taints.rs`, `core_v1.rs` and
 //! `policy.rs`; what they share is `errors.rs` (causes and their messages),
 //! `access.rs` (reading the JSON), `render.rs` (Go's rendering of values),
 //! `syntax.rs` (name and value syntax) and `values.rs` (selectors,
@@ -29,7 +29,8 @@
 //!   and values, annotation total size, owner references (complete, at most
 //!   one controller, no Event owner), finalizer names (qualified; not both
 //!   `orphan` and `foregroundDeletion`); on update, immutable `name`,
-//!   `namespace`, `uid` and non-decreasing `generation`;
+//!   `namespace`, `uid`, `deletionTimestamp` and
+//!   `deletionGracePeriodSeconds`, and non-decreasing `generation`;
 //! - Deployment and ReplicaSet: the spec rules of `ValidateDeploymentSpec` /
 //!   `ValidateReplicaSetSpec` (replicas, minReadySeconds,
 //!   revisionHistoryLimit, progressDeadlineSeconds, selector, selector vs
@@ -52,10 +53,11 @@
 //!   protocol, targetPort), externalName required, selector labels;
 //! - Namespace finalizer names and, on `/status`, the phase against the
 //!   deletion timestamp; ConfigMap and Secret keys, `immutable` ConfigMaps
-//!   and Secrets, Secret `type` immutability; Lease durations; PDB specs.
+//!   and Secrets, Secret `type` immutability; Lease durations; PDB specs;
+//! - pod updates: only what upstream `ValidatePodUpdate` lets change
+//!   (`pod_update.rs`).
 //!
-//! Not validated: pod update restrictions (the "pod updates may not change
-//! fields" rule), Service cluster IP and node port rules and its status,
+//! Not validated: Service cluster IP and node port rules and its status,
 //! resource quantities, env, volume mounts and sources, probes, security
 //! contexts, affinity, topology spread, pod-specific annotations, pod and
 //! host IP syntax, managedFields, Endpoints, Event and ServiceAccount
@@ -69,11 +71,13 @@ use crate::resources::Builtin;
 mod access;
 mod apps;
 mod core_v1;
+mod deletion;
 mod errors;
 mod meta;
 mod node;
 mod pod;
 mod pod_status;
+mod pod_update;
 mod policy;
 mod render;
 mod syntax;
@@ -84,10 +88,12 @@ mod workload_status;
 use access::{at, int, list, map, str_of, text};
 use apps::{deployment_spec, replica_set_spec, selector_immutable};
 use core_v1::{data_keys, finalizer_name, immutable_data, namespace_phase, service_spec};
+use deletion::deletion_immutable;
 use errors::{Errors, IMMUTABLE, nonnegative};
 use meta::{object_meta, object_meta_update};
 use pod::{pod_spec, pod_template_spec};
 use pod_status::pod_status_update;
+use pod_update::pod_update;
 use policy::pod_disruption_budget_spec;
 use render::go_quote;
 use workload_status::{collision_count_update, deployment_status, replica_set_status};
@@ -114,9 +120,11 @@ pub fn validate_create(kind: Builtin, object: &Value) -> Vec<Cause> {
 /// Validates an update of `old` to `new`, immutable fields included.
 #[doc(alias = "ValidateDeploymentUpdate")]
 #[doc(alias = "ValidateReplicaSetUpdate")]
+#[doc(alias = "ValidatePodUpdate")]
 pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     let mut errs = Errors::default();
     object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
+    deletion_immutable(&mut errs, at(old, "metadata"), at(new, "metadata"));
     spec(&mut errs, kind, new, Some(old));
     errs.finish()
 }
@@ -131,6 +139,7 @@ pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
 pub fn validate_status_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     let mut errs = Errors::default();
     object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
+    deletion_immutable(&mut errs, at(old, "metadata"), at(new, "metadata"));
     match kind {
         Builtin::Deployment => {
             deployment_status(&mut errs, at(new, "status"));
@@ -159,7 +168,12 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
                 selector_immutable(errs, old, object);
             }
         }
-        Builtin::Pod if old.is_none() => pod_spec(errs, at(object, "spec"), "spec"),
+        Builtin::Pod => {
+            pod_spec(errs, at(object, "spec"), "spec");
+            if let Some(old) = old {
+                pod_update(errs, old, object);
+            }
+        }
         Builtin::PodTemplate => pod_template_spec(errs, at(object, "template"), "template"),
         Builtin::Service => service_spec(errs, at(object, "spec")),
         Builtin::Namespace => {
@@ -197,8 +211,7 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
         }
         Builtin::PodDisruptionBudget => pod_disruption_budget_spec(errs, at(object, "spec")),
         Builtin::Node => node::node(errs, object, old),
-        Builtin::Pod
-        | Builtin::ClusterRole
+        Builtin::ClusterRole
         | Builtin::ClusterRoleBinding
         | Builtin::Role
         | Builtin::RoleBinding

@@ -1,0 +1,113 @@
+//! The API server's encoding of built-in objects: it decodes a write into
+//! its Go types and encodes what it stores from them, so an optional list
+//! or map left empty (`ownerReferences: []` after a patch removed the last
+//! owner, `labels: {}`) is not stored: its field is `omitempty`. kube-sim
+//! stores JSON, so it drops those fields itself.
+//!
+//! Which fields are optional comes from the k8s-openapi schemas (the type
+//! tree `crate::patch` walks for strategic merge patch): a field in its
+//! type's `required` list is written always (`PodSpec.containers`), any
+//! other is `omitempty`, except the few upstream tags differently
+//! ([`ALWAYS_WRITTEN`]). Only lists and maps are dropped: an empty struct
+//! is still written by Go (`status: {}`), and for scalars the schema does
+//! not say whether the Go field is a pointer (a pointer's `0` or `""` is
+//! kept, a plain field's is not). Custom resources are stored as written,
+//! as the API server keeps unstructured JSON.
+
+use serde_json::Value;
+
+use crate::patch::Ty;
+use crate::resources::Builtin;
+
+/// Optional in the schema, but tagged without `omitempty` in the Go type:
+/// (definition, field). An empty list of these stays.
+const ALWAYS_WRITTEN: &[(&str, &str)] = &[
+    ("io.k8s.api.rbac.v1.ClusterRole", "rules"),
+    ("io.k8s.api.rbac.v1.Role", "rules"),
+    ("io.k8s.api.core.v1.ContainerImage", "names"),
+];
+
+/// Drops the empty optional lists and maps of an object of `kind`, at any
+/// depth.
+pub fn drop_empty(kind: Builtin, object: &mut Value) {
+    walk(object, Ty::root(kind));
+}
+
+/// Drops the empty optional collections under `value`, of type `ty`.
+fn walk(value: &mut Value, ty: Ty) {
+    match value {
+        Value::Array(items) => {
+            let item_ty = ty.items();
+            for item in items {
+                walk(item, item_ty);
+            }
+        }
+        Value::Object(fields) => {
+            let Some(schema) = ty.schema else { return };
+            let is_struct = schema.get("properties").is_some();
+            fields.retain(|key, child| {
+                let field_ty = ty.field(key).ty;
+                !(is_struct && is_empty_collection(child, field_ty) && omitted(ty, schema, key))
+            });
+            for (key, child) in fields.iter_mut() {
+                walk(child, ty.field(key).ty);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `value` is an empty list, or an empty map of a map type.
+fn is_empty_collection(value: &Value, ty: Ty) -> bool {
+    match value {
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => {
+            fields.is_empty()
+                && ty.schema.is_some_and(|s| s.get("properties").is_none() && s.get("additionalProperties").is_some())
+        }
+        _ => false,
+    }
+}
+
+/// Whether field `key` of the struct type `ty` is `omitempty`.
+fn omitted(ty: Ty, schema: &Value, key: &str) -> bool {
+    let required = schema.get("required").and_then(Value::as_array).is_some_and(|r| r.iter().any(|f| f == key));
+    let always = ty.name.is_some_and(|name| ALWAYS_WRITTEN.contains(&(name, key)));
+    !required && !always
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn empty_optional_lists_and_maps_go_at_any_depth() {
+        let mut rs = json!({"metadata": {"name": "r", "ownerReferences": [], "labels": {}, "annotations": {"a": ""}},
+            "spec": {"selector": {"matchLabels": {"app": "r"}, "matchExpressions": []},
+                "template": {"metadata": {"labels": {"app": "r"}},
+                    "spec": {"containers": [{"name": "c", "image": "i", "env": [], "resources": {"limits": {}}}],
+                        "volumes": []}}},
+            "status": {}});
+        drop_empty(Builtin::ReplicaSet, &mut rs);
+        assert_eq!(
+            rs,
+            json!({"metadata": {"name": "r", "annotations": {"a": ""}},
+                "spec": {"selector": {"matchLabels": {"app": "r"}},
+                    "template": {"metadata": {"labels": {"app": "r"}},
+                        "spec": {"containers": [{"name": "c", "image": "i", "resources": {}}]}}},
+                "status": {}})
+        );
+    }
+
+    #[test]
+    fn required_fields_and_upstream_exceptions_stay_empty() {
+        let mut pod = json!({"spec": {"containers": []}});
+        drop_empty(Builtin::Pod, &mut pod);
+        assert_eq!(pod, json!({"spec": {"containers": []}}));
+        let mut role = json!({"metadata": {"name": "r"}, "rules": []});
+        drop_empty(Builtin::ClusterRole, &mut role);
+        assert_eq!(role["rules"], json!([]));
+    }
+}
