@@ -214,8 +214,14 @@ async fn kubectl_apply_k_deploy_is_accepted_then_unchanged() {
     assert_eq!(created.lines().filter(|l| l.ends_with(" created")).count(), count, "{created}");
     let listed = run_ok("kubectl", &[&kubeconfig, "get", "-k", &deploy, "-o", "name"], None, KUBECTL).await;
     assert_eq!(listed.lines().count(), count, "{listed}");
+    // A second apply changes nothing. kubectl still patches the
+    // PodDisruptionBudget and says "configured", as on a real cluster: its
+    // `spec.selector` has the `replace` patch strategy, so the computed
+    // patch always carries the whole selector.
     let again = run_ok("kubectl", &apply(&[]), None, KUBECTL).await;
-    assert_eq!(again.lines().filter(|l| l.ends_with(" unchanged")).count(), count, "{again}");
+    let configured: Vec<&str> = again.lines().filter(|l| l.ends_with(" configured")).collect();
+    assert_eq!(configured, ["poddisruptionbudget.policy/kcm-rs configured"], "{again}");
+    assert_eq!(again.lines().filter(|l| l.ends_with(" unchanged")).count(), count - 1, "{again}");
 }
 
 #[tokio::test]
