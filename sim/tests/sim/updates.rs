@@ -6,7 +6,7 @@
 use kube_sim::testing::{kubeconfig, kubectl_ok};
 use serde_json::{Value, json};
 
-use super::util::{self, Answer, call, get};
+use super::util::{self, Answer, call, create, get, workload};
 
 // === utils ===
 
@@ -16,22 +16,6 @@ const PODS: &str = "/api/v1/namespaces/default/pods";
 const STRATEGIC: (&str, &str) = ("content-type", "application/strategic-merge-patch+json");
 const MERGE: (&str, &str) = ("content-type", "application/merge-patch+json");
 const JSON_PATCH: (&str, &str) = ("content-type", "application/json-patch+json");
-
-/// A Deployment or ReplicaSet named `name` with `replicas`.
-fn workload(kind: &str, name: &str, replicas: i64) -> Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": kind,
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
-            },
-        },
-    })
-}
 
 /// A pod named `name`, not yet bound to a node.
 fn pod(name: &str) -> Value {
@@ -44,13 +28,6 @@ fn pod(name: &str) -> Value {
             "tolerations": [{"key": "a", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 10}],
         },
     })
-}
-
-/// Creates `body` in `collection`, which must succeed, and gives it back.
-async fn create(client: &kube::Client, collection: &str, body: &Value) -> Value {
-    let answer = call(client, "POST", collection, &[], Some(body)).await;
-    assert_eq!(answer.code(), 201, "{}", answer.body);
-    answer.json()
 }
 
 /// Code, reason and message of an answer.

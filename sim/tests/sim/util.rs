@@ -154,3 +154,27 @@ impl Watch {
         }
     }
 }
+
+/// A Deployment or ReplicaSet named `name` with `replicas`, selecting
+/// `app: <name>`.
+pub fn workload(kind: &str, name: &str, replicas: i64) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "apps/v1", "kind": kind,
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
+            },
+        },
+    })
+}
+
+/// `POST collection` with `body`, which must succeed; the object created.
+pub async fn create(client: &kube::Client, collection: &str, body: &serde_json::Value) -> serde_json::Value {
+    let answer = call(client, "POST", collection, &[], Some(body)).await;
+    assert_eq!(answer.code(), 201, "{collection}: {}", answer.body);
+    answer.json()
+}

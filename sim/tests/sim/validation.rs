@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::util::{self, Answer, call, get};
+use super::util::{self, Answer, call, create, get, workload};
 
 // === utils ===
 
@@ -15,30 +15,9 @@ const PODS: &str = "/api/v1/namespaces/default/pods";
 const NODES: &str = "/api/v1/nodes";
 const NAMESPACES: &str = "/api/v1/namespaces";
 
-fn workload(kind: &str, name: &str) -> Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name},
-        "spec": {
-            "replicas": 3,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
-            },
-        },
-    })
-}
-
 /// `PATCH path` with a JSON merge patch.
 async fn merge(client: &kube::Client, path: &str, patch: Value) -> Answer {
     call(client, "PATCH", path, &[("content-type", "application/merge-patch+json")], Some(&patch)).await
-}
-
-/// `POST path` with `body`, which must succeed.
-async fn create(client: &kube::Client, path: &str, body: &Value) -> Value {
-    let answer = call(client, "POST", path, &[], Some(body)).await;
-    assert_eq!(answer.code(), 201, "{path}: {}", answer.body);
-    answer.json()
 }
 
 /// Asserts a 422 Invalid with `message`, and returns its causes as
@@ -62,7 +41,7 @@ fn invalid(answer: &Answer, message: &str) -> Vec<String> {
 async fn replica_set_status_counts_are_validated() {
     let sim = util::start().await;
     let client = sim.client().expect("client");
-    create(&client, REPLICASETS, &workload("ReplicaSet", "rs")).await;
+    create(&client, REPLICASETS, &workload("ReplicaSet", "rs", 3)).await;
     let status = format!("{REPLICASETS}/rs/status");
 
     let answer =
@@ -117,7 +96,7 @@ async fn replica_set_status_counts_are_validated() {
 async fn deployment_status_counts_and_collision_count_are_validated() {
     let sim = util::start().await;
     let client = sim.client().expect("client");
-    create(&client, DEPLOYMENTS, &workload("Deployment", "web")).await;
+    create(&client, DEPLOYMENTS, &workload("Deployment", "web", 3)).await;
     let status = format!("{DEPLOYMENTS}/web/status");
 
     let answer = merge(
@@ -394,7 +373,7 @@ async fn tolerations_are_validated_on_pods_and_templates() {
     ];
     assert_eq!(invalid(&answer, &format!("Pod \"p\" is invalid: [{}]", causes.join(", "))), causes);
 
-    let mut deployment = workload("Deployment", "web");
+    let mut deployment = workload("Deployment", "web", 3);
     deployment["spec"]["template"]["spec"]["tolerations"] = json!([{"key": "k", "operator": "Exists", "value": "v"}]);
     let answer = call(&client, "POST", DEPLOYMENTS, &[], Some(&deployment)).await;
     invalid(
@@ -402,7 +381,7 @@ async fn tolerations_are_validated_on_pods_and_templates() {
         "Deployment.apps \"web\" is invalid: spec.template.spec.tolerations[0].operator: Invalid value: \"v\": value \
          must be empty when `operator` is 'Exists'",
     );
-    let mut rs = workload("ReplicaSet", "rs");
+    let mut rs = workload("ReplicaSet", "rs", 3);
     rs["spec"]["template"]["spec"]["tolerations"] = json!([{"key": "bad key", "operator": "Exists"}]);
     let answer = call(&client, "POST", REPLICASETS, &[], Some(&rs)).await;
     assert_eq!(answer.code(), 422, "{}", answer.body);

@@ -8,30 +8,15 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use super::util::{self, call, get};
+use super::util::{self, call, get, workload};
 
 // === utils ===
 
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 
-fn deployment_json(name: &str, replicas: i64) -> Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
-            },
-        },
-    })
-}
-
 fn deployment(name: &str, replicas: i64) -> Deployment {
-    serde_json::from_value(deployment_json(name, replicas)).expect("a valid deployment")
+    serde_json::from_value(workload("Deployment", name, replicas)).expect("a valid deployment")
 }
 
 fn configmap(name: &str, data: Value) -> ConfigMap {
@@ -97,7 +82,7 @@ async fn create_with_generate_name_fills_name_uid_timestamp_and_generation() {
 async fn server_owned_metadata_in_a_create_is_replaced() {
     let sim = util::start().await;
     let client = sim.client().expect("client");
-    let mut body = deployment_json("web", 1);
+    let mut body = workload("Deployment", "web", 1);
     body["metadata"]["uid"] = json!("client-chosen");
     body["metadata"]["generation"] = json!(7);
     body["metadata"]["resourceVersion"] = json!("12345");
@@ -357,7 +342,7 @@ async fn json_patch_applies_operations_and_a_failing_test_is_unprocessable() {
 async fn strategic_merge_patch_merges_containers_by_name() {
     let sim = util::start().await;
     let api: Api<Deployment> = Api::default_namespaced(sim.client().expect("client"));
-    let mut body = deployment_json("web", 1);
+    let mut body = workload("Deployment", "web", 1);
     body["spec"]["template"]["spec"]["containers"] =
         json!([{"name": "app", "image": "nginx:1"}, {"name": "sidecar", "image": "busybox:1"}]);
     api.create(&PostParams::default(), &serde_json::from_value(body).expect("deployment")).await.expect("created");
@@ -418,10 +403,10 @@ async fn server_side_apply_is_unsupported_media_type_with_a_clear_message() {
 async fn invalid_deployments_are_refused_with_the_upstream_messages() {
     let sim = util::start().await;
     let client = sim.client().expect("client");
-    let mut negative = deployment_json("neg", -1);
-    let mut mismatch = deployment_json("mismatch", 1);
+    let mut negative = workload("Deployment", "neg", -1);
+    let mut mismatch = workload("Deployment", "mismatch", 1);
     mismatch["spec"]["template"]["metadata"]["labels"] = json!({"app": "other"});
-    let mut frozen = deployment_json("frozen", 1);
+    let mut frozen = workload("Deployment", "frozen", 1);
     frozen["spec"]["strategy"] =
         json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}});
     let cases = [
@@ -471,7 +456,7 @@ async fn invalid_deployments_are_refused_with_the_upstream_messages() {
 async fn strict_field_validation_refuses_unknown_fields() {
     let sim = util::start().await;
     let client = sim.client().expect("client");
-    let mut body = deployment_json("web", 1);
+    let mut body = workload("Deployment", "web", 1);
     body["spec"]["replica"] = json!(3);
     let answer = call(&client, "POST", &format!("{DEPLOYMENTS}?fieldValidation=Strict"), &[], Some(&body)).await;
     assert_eq!(answer.code(), 400, "{}", answer.body);
@@ -485,7 +470,7 @@ async fn strict_field_validation_refuses_unknown_fields() {
 async fn unknown_fields_are_dropped_with_a_warning_by_default() {
     let sim = util::start().await;
     let client = sim.client().expect("client");
-    let mut body = deployment_json("web", 1);
+    let mut body = workload("Deployment", "web", 1);
     body["spec"]["replica"] = json!(3);
     let answer = call(&client, "POST", DEPLOYMENTS, &[], Some(&body)).await;
     assert_eq!(answer.code(), 201, "{}", answer.body);
@@ -496,7 +481,7 @@ async fn unknown_fields_are_dropped_with_a_warning_by_default() {
     assert_eq!(stored["spec"]["replicas"], 1);
 
     // Ignore drops it without a word.
-    let mut body = deployment_json("quiet", 1);
+    let mut body = workload("Deployment", "quiet", 1);
     body["spec"]["replica"] = json!(3);
     let answer = call(&client, "POST", &format!("{DEPLOYMENTS}?fieldValidation=Ignore"), &[], Some(&body)).await;
     assert_eq!(answer.code(), 201);
@@ -522,7 +507,7 @@ async fn defaults_are_visible_on_created_deployments() {
     assert_eq!(pod_spec["containers"][0]["terminationMessagePath"], "/dev/termination-log");
     assert_eq!(pod_spec["containers"][0]["imagePullPolicy"], "IfNotPresent");
     // Defaults do not overwrite what the client chose.
-    let mut body = deployment_json("chosen", 1);
+    let mut body = workload("Deployment", "chosen", 1);
     body["spec"]["revisionHistoryLimit"] = json!(2);
     body["spec"]["strategy"] = json!({"type": "Recreate"});
     let chosen =
@@ -566,7 +551,7 @@ async fn dry_run_stores_nothing() {
     let sim = util::start().await;
     let client = sim.client().expect("client");
     let answer =
-        call(&client, "POST", &format!("{DEPLOYMENTS}?dryRun=All"), &[], Some(&deployment_json("web", 1))).await;
+        call(&client, "POST", &format!("{DEPLOYMENTS}?dryRun=All"), &[], Some(&workload("Deployment", "web", 1))).await;
     assert_eq!(answer.code(), 201);
     let shown = answer.json();
     assert_eq!(shown["metadata"]["name"], "web");
