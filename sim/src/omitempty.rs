@@ -46,12 +46,13 @@ fn walk(value: &mut Value, ty: Ty) {
             let Some(schema) = ty.schema else { return };
             let is_struct = schema.get("properties").is_some();
             fields.retain(|key, child| {
-                let field_ty = ty.field(key).ty;
+                if !(child.is_array() || child.is_object()) {
+                    return true;
+                }
+                let field_ty = ty.field_type(key);
+                walk(child, field_ty);
                 !(is_struct && is_empty_collection(child, field_ty) && omitted(ty, schema, key))
             });
-            for (key, child) in fields.iter_mut() {
-                walk(child, ty.field(key).ty);
-            }
         }
         _ => {}
     }

@@ -197,31 +197,39 @@ impl Ty {
     /// strategy. Keys of a map type (`additionalProperties`) have the value
     /// type and no strategy; unknown keys have neither.
     pub(crate) fn field(self, key: &str) -> Field {
-        let mut field = Field { merge: false, replace: false, merge_key: "", ty: Ty::UNKNOWN };
-        let Some(schema) = self.schema else {
-            return field;
-        };
-        if let Some(prop) = schema.get("properties").and_then(|p| p.get(key)) {
-            field.ty = Ty::anonymous(prop);
-            if let Some(name) = self.name
-                && let Some((_, _, strategy, merge_key)) =
-                    PATCH_META.iter().find(|(def, property, _, _)| *def == name && *property == key)
-            {
-                field.merge = strategy.split(',').any(|s| s == "merge");
-                field.replace = strategy.split(',').any(|s| s == "replace");
-                field.merge_key = merge_key;
-            }
-        } else if let Some(values) = schema.get("additionalProperties")
-            && values.is_object()
+        let mut field = Field { merge: false, replace: false, merge_key: "", ty: self.field_type(key) };
+        let is_property = self.schema.and_then(|s| s.get("properties")).is_some_and(|p| p.get(key).is_some());
+        if is_property
+            && let Some(name) = self.name
+            && let Some((_, _, strategy, merge_key)) =
+                PATCH_META.iter().find(|(def, property, _, _)| *def == name && *property == key)
         {
-            field.ty = Ty::anonymous(values);
+            field.merge = strategy.split(',').any(|s| s == "merge");
+            field.replace = strategy.split(',').any(|s| s == "replace");
+            field.merge_key = merge_key;
         }
         field
     }
 
-    /// The type a schema nested in a definition describes, following `$ref`
-    /// (and the single-element `allOf` that wraps a `$ref` with a
-    /// description).
+    /// The type of field `key` of this type: a property's, or a map's
+    /// values' (what [`Ty::field`] gives, without the patch strategy).
+    pub(crate) fn field_type(self, key: &str) -> Ty {
+        let Some(schema) = self.schema else {
+            return Ty::UNKNOWN;
+        };
+        if let Some(prop) = schema.get("properties").and_then(|p| p.get(key)) {
+            Ty::anonymous(prop)
+        } else if let Some(values) = schema.get("additionalProperties")
+            && values.is_object()
+        {
+            Ty::anonymous(values)
+        } else {
+            Ty::UNKNOWN
+        }
+    }
+
+    /// Resolves a property's schema: a `$ref` (possibly inside a
+    /// one-element `allOf`) to its definition, else the schema itself.
     fn anonymous(schema: &'static Value) -> Ty {
         let mut current = schema;
         for _ in 0..4 {
