@@ -1,6 +1,7 @@
 //! Validation of `metadata` (name, namespace, generation, labels,
-//! annotations, owner references, finalizers), its update rules, and of
-//! label selector fields.
+//! annotations, owner references, finalizers), its update rules (upstream
+//! `ValidateObjectMetaUpdate`: immutable name, namespace, uid and deletion
+//! metadata), and of label selector fields.
 
 use serde_json::Value;
 
@@ -8,7 +9,7 @@ use crate::resources::Builtin;
 
 use super::access::{at, int, list, str_of, text};
 use super::errors::{Errors, IMMUTABLE, nonnegative};
-use super::render::{go_owner_reference, go_owner_references, go_quote, go_string_slice};
+use super::render::{go_owner_reference, go_owner_references, go_quote, go_string_slice, go_time};
 use super::syntax::{
     dns1035_label, dns1123_label, dns1123_subdomain, label_value, mask_trailing_dash, path_segment_name, qualified_name,
 };
@@ -66,8 +67,26 @@ pub(super) fn object_meta_update(errs: &mut Errors, old: &Value, new: &Value) {
             errs.invalid(&format!("metadata.{field}"), go_quote(new_value), IMMUTABLE);
         }
     }
+    deletion_immutable(errs, old, new);
     meta_maps(errs, new, "metadata");
     owners_and_finalizers(errs, new);
+}
+
+/// `metadata.deletionTimestamp` and `metadata.deletionGracePeriodSeconds`
+/// of `new` against `old`. The registry strategy has already put back what
+/// the stored object has, so only a value the stored object lacks, or
+/// another grace period, is left to refuse here.
+fn deletion_immutable(errs: &mut Errors, old: &Value, new: &Value) {
+    let (old_stamp, new_stamp) = (at(old, "deletionTimestamp"), at(new, "deletionTimestamp"));
+    if old_stamp != new_stamp {
+        let shown = new_stamp.as_str().map_or_else(|| "\"null\"".to_owned(), go_time);
+        errs.invalid("metadata.deletionTimestamp", shown, IMMUTABLE);
+    }
+    let (old_grace, new_grace) = (int(old, "deletionGracePeriodSeconds"), int(new, "deletionGracePeriodSeconds"));
+    if old_grace != new_grace {
+        let shown = new_grace.map_or_else(|| "\"null\"".to_owned(), |g| g.to_string());
+        errs.invalid("metadata.deletionGracePeriodSeconds", shown, IMMUTABLE);
+    }
 }
 
 /// Labels and annotations of an object or template metadata at `path`.
@@ -204,5 +223,31 @@ pub(super) fn label_selector(errs: &mut Errors, selector: &Value, path: &str) {
                 errs.invalid(&format!("{req_path}.values[{j}]"), go_quote(str_of(value)), &msg);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn causes(old: Value, new: Value) -> Vec<String> {
+        let mut errs = Errors::default();
+        object_meta_update(&mut errs, &old, &new);
+        errs.finish().iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn setting_deletion_metadata_on_update_is_refused_as_immutable() {
+        let set = json!({"deletionTimestamp": "2026-01-02T03:04:05Z", "deletionGracePeriodSeconds": 30});
+        assert_eq!(
+            causes(json!({}), set.clone()),
+            [
+                "metadata.deletionTimestamp: Invalid value: 2026-01-02 03:04:05 +0000 UTC: field is immutable",
+                "metadata.deletionGracePeriodSeconds: Invalid value: 30: field is immutable",
+            ]
+        );
+        assert!(causes(set.clone(), set).is_empty());
     }
 }

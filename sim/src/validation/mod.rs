@@ -6,7 +6,7 @@
 //! Decoding and unknown fields come first, in `typed.rs`.
 //!
 //! This file holds the entry points and the per-kind dispatch. The rules
-//! are `meta.rs`, `deletion.rs`, `pod.rs`, `pod_update.rs`, `pod_status.rs`,
+//! are `meta.rs`, `pod.rs`, `pod_update.rs`, `pod_status.rs`,
 //! `apps.rs`, `workload_status.rs`, `node.rs`, `taints.rs`, `core_v1.rs` and
 //! `policy.rs`; what they share is `errors.rs` (causes and their messages),
 //! `access.rs` (reading the JSON), `render.rs` (Go's rendering of values),
@@ -71,7 +71,6 @@ use crate::resources::Builtin;
 mod access;
 mod apps;
 mod core_v1;
-mod deletion;
 mod errors;
 mod meta;
 mod node;
@@ -88,7 +87,6 @@ mod workload_status;
 use access::{at, int, list, map, str_of, text};
 use apps::{deployment_spec, replica_set_spec, selector_immutable};
 use core_v1::{data_keys, finalizer_name, immutable_data, namespace_phase, service_spec};
-use deletion::deletion_immutable;
 use errors::{Errors, IMMUTABLE, nonnegative};
 use meta::{object_meta, object_meta_update};
 use pod::{pod_spec, pod_template_spec};
@@ -124,7 +122,6 @@ pub fn validate_create(kind: Builtin, object: &Value) -> Vec<Cause> {
 pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     let mut errs = Errors::default();
     object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
-    deletion_immutable(&mut errs, at(old, "metadata"), at(new, "metadata"));
     spec(&mut errs, kind, new, Some(old));
     errs.finish()
 }
@@ -139,7 +136,6 @@ pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
 pub fn validate_status_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     let mut errs = Errors::default();
     object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
-    deletion_immutable(&mut errs, at(old, "metadata"), at(new, "metadata"));
     match kind {
         Builtin::Deployment => {
             deployment_status(&mut errs, at(new, "status"));

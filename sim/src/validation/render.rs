@@ -114,3 +114,12 @@ pub(super) fn go_taint(taint: &Value) -> String {
         go_pointer(at(taint, "timeAdded"), "v1.Time"),
     )
 }
+
+/// Go's `time.Time.String()` of an RFC 3339 timestamp, as a `metav1.Time`
+/// prints in a message (`2026-01-02 03:04:05 +0000 UTC`).
+pub(super) fn go_time(rfc3339: &str) -> String {
+    match rfc3339.parse::<jiff::Timestamp>() {
+        Ok(t) => t.strftime("%Y-%m-%d %H:%M:%S +0000 UTC").to_string(),
+        Err(_) => rfc3339.to_owned(),
+    }
+}
