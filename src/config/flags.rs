@@ -10,9 +10,9 @@ use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
 
+use super::feature_gates::{GateSettings, feature_gates_help, parse_feature_gates};
 use super::{
-    CONTROLLERS, FlagKind, GateSettings, GoDuration, LogFormat, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault,
-    feature_gates_help, parse_feature_gates, parse_go_bool,
+    CONTROLLERS, FlagKind, GoDuration, LogFormat, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault, parse_go_bool,
 };
 
 /// kcm-rs command line: the kube-controller-manager flags kcm-rs implements,

@@ -43,10 +43,7 @@ mod refused;
 
 pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name};
 pub use error::{Error, Result};
-pub use feature_gates::{
-    ALL_ALPHA, ALL_BETA, CONTROLLER_GATES, FeatureGates, GateSettings, Honour, TERMINATING_REPLICAS,
-    feature_gates_help, parse_feature_gates,
-};
+pub use feature_gates::{FeatureGates, TERMINATING_REPLICAS};
 pub use flags::Flags;
 pub use go_values::parse_go_bool;
 pub use kcm_gotime::{GoDuration, format_go_duration, parse_go_duration};
