@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kcm_runtime::informer::{EventHandler, FactoryConfig, SharedInformerFactory, Store, key_of};
+use kcm_runtime::informer::{Cached, EventHandler, FactoryConfig, SharedInformerFactory, Store, key_of};
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Client, Resource, ResourceExt};
 use kube_sim::faults::{FaultRule, FaultSpec};
@@ -32,21 +32,21 @@ async fn namespace(client: &Client, name: &str) {
     Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await.expect("namespace created");
 }
 
-fn rv<K: Resource>(obj: &K) -> String {
-    obj.meta().resource_version.clone().unwrap_or_default()
+fn rv<K: Cached>(obj: &K) -> String {
+    obj.resource_version().unwrap_or_default().to_owned()
 }
 
 /// key -> resourceVersion of what the server holds.
 async fn server_state<K>(client: &Client) -> Result<BTreeMap<String, String>, String>
 where
-    K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Cached + Resource<DynamicType = ()> + serde::de::DeserializeOwned,
 {
     let list = Api::<K>::all(client.clone()).list(&ListParams::default()).await.map_err(|e| e.to_string())?;
     Ok(list.items.iter().map(|o| (key_of(o), rv(o))).collect())
 }
 
 /// key -> resourceVersion of what a store holds.
-fn store_state<K: Resource>(store: &Store<K>) -> BTreeMap<String, String> {
+fn store_state<K: Cached>(store: &Store<K>) -> BTreeMap<String, String> {
     store.list().iter().map(|o| (key_of(&**o), rv(&**o))).collect()
 }
 
@@ -98,7 +98,7 @@ impl Recorder {
     }
 }
 
-impl<K: Resource + Send + Sync + 'static> EventHandler<K> for Recorder {
+impl<K: Cached> EventHandler<K> for Recorder {
     fn on_add(&self, obj: &Arc<K>) {
         let mut r = self.lock();
         r.adds += 1;
@@ -184,7 +184,7 @@ fn by_controller_uid(p: &Pod) -> Vec<String> {
     p.owner_references().iter().filter(|o| o.controller == Some(true)).map(|o| o.uid.clone()).collect()
 }
 
-fn names<K: Resource>(objects: Vec<Arc<K>>) -> Vec<String> {
+fn names<K: Cached>(objects: Vec<Arc<K>>) -> Vec<String> {
     let mut names: Vec<String> = objects.iter().map(|o| key_of(&**o)).collect();
     names.sort();
     names

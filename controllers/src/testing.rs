@@ -123,12 +123,19 @@ impl PodBuilder {
             Some(vec![ContainerStatus { name: "side".into(), restart_count: n, ..Default::default() }]);
         self
     }
-    pub fn build(self) -> Pod {
-        self.0
+    /// The pod as the caches hold it: the API's form, decoded by the
+    /// slim projection's own decoder.
+    pub fn build(self) -> kcm_objects::Pod {
+        slim(&self.0)
     }
-    pub fn arc(self) -> Arc<Pod> {
-        Arc::new(self.0)
+    pub fn arc(self) -> Arc<kcm_objects::Pod> {
+        Arc::new(self.build())
     }
+}
+
+/// `pod` as the caches hold it.
+pub fn slim(pod: &Pod) -> kcm_objects::Pod {
+    serde_json::from_value(serde_json::to_value(pod).unwrap()).unwrap()
 }
 
 /// Builds ReplicaSet `ns/web` (uid `rs-uid`, generation 1, observed), selector

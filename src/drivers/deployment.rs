@@ -22,11 +22,11 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kcm_controllers::common::controller_ref::controller_of;
 use kcm_controllers::common::selector::Selector;
 use kcm_controllers::deployment::{self as core, Options, Snapshot};
+use kcm_objects::Pod;
 use kube::Client;
 
 use super::execute::{Executed, Executor, NoBookkeeping};
@@ -230,7 +230,7 @@ impl Lookup {
         }
         for d in self.deployments.list_namespace(namespace) {
             let Ok(selector) = Selector::new(Some(&d.spec.selector)) else { continue };
-            if !selector.is_everything() && selector.matches(rs.metadata.labels.as_ref()) {
+            if !selector.is_everything() && selector.matches(&rs.metadata.labels) {
                 self.queue.add(core::key(&d));
             }
         }
@@ -304,8 +304,8 @@ impl EventHandler<Pod> for PodHandler {
             .filter_map(|rs| rs.metadata.uid.clone())
             .collect();
         let remaining = self.pods.list_namespace(namespace).iter().any(|p| {
-            selector.matches(p.metadata.labels.as_ref())
-                && controller_of(&p.metadata).is_some_and(|r| owned.contains(&r.uid))
+            selector.matches(&p.metadata.labels)
+                && p.metadata.controller().is_some_and(|r| owned.iter().any(|u| *u == *r.uid))
         });
         if !remaining {
             self.lookup.queue.add(core::key(&d));
@@ -317,8 +317,8 @@ impl PodHandler {
     /// The Deployment controlling the ReplicaSet controlling `pod`
     /// (upstream `getDeploymentForPod`).
     fn deployment_of(&self, pod: &Pod) -> Option<Arc<Deployment>> {
-        let cref = controller_of(&pod.metadata).filter(|r| r.kind == "ReplicaSet")?;
-        let rs = self.lookup.replica_sets.get_namespaced(pod.metadata.namespace.as_deref(), &cref.name)?;
+        let cref = pod.metadata.controller().filter(|r| r.kind == "ReplicaSet")?;
+        let rs = self.lookup.replica_sets.get_namespaced(Some(&pod.metadata.namespace), &cref.name)?;
         if rs.metadata.uid.as_deref() != Some(cref.uid.as_str()) {
             return None;
         }

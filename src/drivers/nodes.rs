@@ -3,8 +3,8 @@
 //! upstream's `node-controller` name, the pod's node, and the pod index by
 //! node name both read.
 
-use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::node::POD_NODE_NAME_INDEX;
+use kcm_objects::Pod;
 use kcm_runtime::informer::{self, SharedInformer};
 
 /// Upstream's `node-controller`: the name of both controllers' client (the
@@ -14,7 +14,7 @@ pub const NODE_CONTROLLER: &str = "node-controller";
 
 /// The node `pod` is bound to (`spec.nodeName`; empty is none).
 pub fn node_of(pod: &Pod) -> Option<&str> {
-    pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).filter(|n| !n.is_empty())
+    pod.node_name()
 }
 
 /// Registers the pod index by `spec.nodeName` (upstream

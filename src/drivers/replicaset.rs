@@ -20,12 +20,10 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kcm_controllers::common::controller_ref::controller_of;
 use kcm_controllers::common::pod::is_pod_ready;
 use kcm_controllers::common::selector::Selector;
 use kcm_controllers::replicaset::{self as core, Expectations, Options, Snapshot};
+use kcm_objects::{OwnerRef, Pod};
 use kube::Client;
 
 use super::execute::{Bookkeeping, Executed, Executor};
@@ -262,7 +260,7 @@ impl EventHandler<Pod> for PodHandler {
             self.on_delete(pod);
             return;
         }
-        if let Some(cref) = controller_of(&pod.metadata) {
+        if let Some(cref) = pod.metadata.controller() {
             if let Some(rs) = self.resolve(pod, cref) {
                 let key = core::key(&rs);
                 self.expectations.lock().creation_observed(&key, &pod_key(pod));
@@ -288,8 +286,8 @@ impl EventHandler<Pod> for PodHandler {
             }
             return;
         }
-        let new_ref = controller_of(&new.metadata);
-        let old_ref = controller_of(&old.metadata);
+        let new_ref = new.metadata.controller();
+        let old_ref = old.metadata.controller();
         let ref_changed = new_ref != old_ref;
         if ref_changed && let Some(rs) = old_ref.and_then(|r| self.resolve(old, r)) {
             self.queue.add(core::key(&rs));
@@ -312,7 +310,7 @@ impl EventHandler<Pod> for PodHandler {
     }
 
     fn on_delete(&self, pod: &Arc<Pod>) {
-        let Some(cref) = controller_of(&pod.metadata) else { return };
+        let Some(cref) = pod.metadata.controller() else { return };
         if let Some(rs) = self.resolve(pod, cref) {
             let key = core::key(&rs);
             self.expectations.lock().deletion_observed(&key, &pod_key(pod));
@@ -324,21 +322,20 @@ impl EventHandler<Pod> for PodHandler {
 impl PodHandler {
     /// The cached ReplicaSet `cref` names, if it is that very object
     /// (upstream `resolveControllerRef`).
-    fn resolve(&self, pod: &Pod, cref: &OwnerReference) -> Option<Arc<ReplicaSet>> {
+    fn resolve(&self, pod: &Pod, cref: &OwnerRef) -> Option<Arc<ReplicaSet>> {
         if cref.kind != "ReplicaSet" {
             return None;
         }
-        let rs = self.replica_sets.get_namespaced(pod.metadata.namespace.as_deref(), &cref.name)?;
+        let rs = self.replica_sets.get_namespaced(Some(&pod.metadata.namespace), &cref.name)?;
         (rs.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(rs)
     }
 
     /// Enqueues every ReplicaSet of the pod's namespace whose selector
     /// matches it (upstream `getPodReplicaSets`): one may adopt it.
     fn enqueue_adopters(&self, pod: &Pod) {
-        let Some(namespace) = pod.metadata.namespace.as_deref() else { return };
-        for rs in self.replica_sets.list_namespace(namespace) {
+        for rs in self.replica_sets.list_namespace(&pod.metadata.namespace) {
             let Ok(selector) = Selector::new(Some(&rs.spec.selector)) else { continue };
-            if !selector.is_everything() && selector.matches(pod.metadata.labels.as_ref()) {
+            if !selector.is_everything() && selector.matches(&pod.metadata.labels) {
                 self.queue.add(core::key(&rs));
             }
         }
@@ -347,5 +344,5 @@ impl PodHandler {
 
 /// `namespace/name` of a pod, as the expectations name it.
 fn pod_key(pod: &Pod) -> String {
-    format!("{}/{}", pod.metadata.namespace.as_deref().unwrap_or(""), pod.metadata.name.as_deref().unwrap_or(""))
+    pod.metadata.key()
 }

@@ -5,10 +5,10 @@
 //! [`OwnerRefPatch`](crate::plan::OwnerRefPatch); the live re-check of the
 //! owner before adopting is [`Action::RecheckOwner`](crate::plan::Action).
 
-use k8s_openapi::Metadata;
+use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use super::selector::Selector;
+use super::selector::{LabelSet, Selector};
 
 /// The ownerReference marked `controller: true`, if any (upstream `GetControllerOf`).
 pub fn controller_of(meta: &ObjectMeta) -> Option<&OwnerReference> {
@@ -52,18 +52,66 @@ pub enum Claim {
 /// | ours | no | yes | Ignore |
 /// | none | yes | no (and dependent not deleting, same namespace) | Adopt |
 /// | none | otherwise | | Ignore |
-pub fn claim(owner: &ObjectMeta, selector: &Selector, dependent: &ObjectMeta) -> Claim {
+pub fn claim(owner: &ObjectMeta, selector: &Selector, dependent: &DependentView<'_>) -> Claim {
     let owner_deleting = owner.deletion_timestamp.is_some();
-    let matches = selector.matches(dependent.labels.as_ref());
-    match controller_of(dependent) {
-        Some(r) if Some(&r.uid) != owner.uid.as_ref() => Claim::Ignore,
+    let matches = selector.matches(dependent.labels);
+    match dependent.controller_uid {
+        Some(uid) if Some(uid) != owner.uid.as_deref() => Claim::Ignore,
         Some(_) if matches => Claim::Owned,
         Some(_) if owner_deleting => Claim::Ignore,
         Some(_) => Claim::Release,
         None if owner_deleting || !matches => Claim::Ignore,
-        None if dependent.deletion_timestamp.is_some() => Claim::Ignore,
-        None if dependent.namespace != owner.namespace => Claim::Ignore,
+        None if dependent.deleting => Claim::Ignore,
+        None if dependent.namespace != owner.namespace.as_deref().unwrap_or_default() => Claim::Ignore,
         None => Claim::Adopt,
+    }
+}
+
+/// What a claim reads of a dependent.
+pub struct DependentView<'a> {
+    /// Its namespace.
+    pub namespace: &'a str,
+    /// The uid of its controller, if it has one.
+    pub controller_uid: Option<&'a str>,
+    /// Whether it is being deleted.
+    pub deleting: bool,
+    /// Its labels.
+    pub labels: &'a dyn LabelSet,
+}
+
+/// Something a controller claims: ReplicaSets (by Deployments), cached
+/// pods (by ReplicaSets).
+pub trait Dependent {
+    /// What [`claim`] reads of it.
+    fn dependent(&self) -> DependentView<'_>;
+}
+
+impl Dependent for ObjectMeta {
+    fn dependent(&self) -> DependentView<'_> {
+        DependentView {
+            namespace: self.namespace.as_deref().unwrap_or_default(),
+            controller_uid: controller_of(self).map(|r| r.uid.as_str()),
+            deleting: self.deletion_timestamp.is_some(),
+            labels: &self.labels,
+        }
+    }
+}
+
+impl Dependent for ReplicaSet {
+    fn dependent(&self) -> DependentView<'_> {
+        self.metadata.dependent()
+    }
+}
+
+impl Dependent for kcm_objects::Pod {
+    fn dependent(&self) -> DependentView<'_> {
+        let meta = &self.metadata;
+        DependentView {
+            namespace: &meta.namespace,
+            controller_uid: meta.controller().map(|r| r.uid.as_str()),
+            deleting: meta.deletion_timestamp.is_some(),
+            labels: &meta.labels,
+        }
     }
 }
 
@@ -85,11 +133,11 @@ pub fn claim_all<'a, T>(
     candidates: impl IntoIterator<Item = &'a T>,
 ) -> Claims<'a, T>
 where
-    T: Metadata<Ty = ObjectMeta> + 'a,
+    T: Dependent + 'a,
 {
     let mut claims = Claims { claimed: Vec::new(), adopt: Vec::new(), release: Vec::new() };
     for obj in candidates {
-        match claim(owner, selector, obj.metadata()) {
+        match claim(owner, selector, &obj.dependent()) {
             Claim::Owned => claims.claimed.push(obj),
             Claim::Adopt => {
                 claims.claimed.push(obj);
@@ -146,7 +194,7 @@ mod tests {
             ("orphan other namespace", &live, meta("other", "p", "web", None, false), Claim::Ignore),
         ];
         for (name, owner, dep, want) in cases {
-            assert_eq!(claim(owner, &selector, &dep), want, "{name}");
+            assert_eq!(claim(owner, &selector, &dep.dependent()), want, "{name}");
         }
     }
 

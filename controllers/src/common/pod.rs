@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Pod, PodCondition};
+use kcm_objects::{Pod, PodCondition};
 
 /// The `Ready` condition of a pod, if it reports one.
 pub fn ready_condition(pod: &Pod) -> Option<&PodCondition> {
-    pod.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == "Ready")
+    pod.condition("Ready")
 }
 
 /// Whether the pod's `Ready` condition is `True` (upstream `IsPodReady`).
@@ -19,12 +19,12 @@ pub fn is_pod_ready(pod: &Pod) -> bool {
 
 /// When the pod last became Ready, if it is Ready and the time is known.
 pub fn ready_since(pod: &Pod) -> Option<Timestamp> {
-    ready_condition(pod).filter(|c| c.status == "True")?.last_transition_time.as_ref().map(|t| t.0)
+    ready_condition(pod).filter(|c| c.status == "True")?.last_transition_time
 }
 
 /// The pod's phase, `""` when unset.
 pub fn phase(pod: &Pod) -> &str {
-    pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("")
+    pod.phase()
 }
 
 /// Whether the pod reached `Succeeded` or `Failed`.
@@ -79,19 +79,18 @@ pub fn next_availability_check(pod: &Pod, min_ready_seconds: i32, now: Timestamp
 /// The highest restart count of the regular containers, then of the sidecars
 /// (init containers with `restartPolicy: Always`), as upstream compares them.
 pub fn max_container_restarts(pod: &Pod) -> (i32, i32) {
-    let Some(status) = pod.status.as_ref() else { return (0, 0) };
-    let regular = status.container_statuses.iter().flatten().map(|c| c.restart_count).max().unwrap_or(0).max(0);
+    let status = &pod.status;
+    let regular = status.container_statuses.iter().map(|c| c.restart_count).max().unwrap_or(0).max(0);
     let sidecars: Vec<&str> = pod
         .spec
+        .init_containers
         .iter()
-        .flat_map(|s| s.init_containers.iter().flatten())
         .filter(|c| c.restart_policy.as_deref() == Some("Always"))
         .map(|c| c.name.as_str())
         .collect();
     let sidecar = status
         .init_container_statuses
         .iter()
-        .flatten()
         .filter(|c| sidecars.contains(&c.name.as_str()))
         .map(|c| c.restart_count)
         .max()

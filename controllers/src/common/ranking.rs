@@ -25,7 +25,7 @@
 use std::cmp::Ordering;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
+use kcm_objects::Pod;
 
 use super::pod::{is_pod_active, is_pod_ready, max_container_restarts, phase, ready_since};
 
@@ -34,19 +34,18 @@ pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost"
 
 /// The pod's deletion cost; a missing or unparsable annotation is 0.
 pub fn deletion_cost(pod: &Pod) -> i32 {
-    pod.metadata.annotations.as_ref().and_then(|a| a.get(POD_DELETION_COST)).and_then(|v| v.parse().ok()).unwrap_or(0)
+    pod.metadata.annotations.get(POD_DELETION_COST).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 /// For each pod of `pods`, the number of active pods of `related` on the
 /// same node (upstream `getPodsRankedByRelatedPodsOnSameNode`; unscheduled
 /// pods share the node "").
 pub fn colocation_ranks(pods: &[&Pod], related: &[&Pod]) -> Vec<usize> {
-    let node = |p: &Pod| p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
-    let mut on_node = std::collections::HashMap::<String, usize>::new();
+    let mut on_node = std::collections::HashMap::<&str, usize>::new();
     for p in related.iter().filter(|p| is_pod_active(p)) {
-        *on_node.entry(node(p)).or_default() += 1;
+        *on_node.entry(node_name(p)).or_default() += 1;
     }
-    pods.iter().map(|p| on_node.get(&node(p)).copied().unwrap_or(0)).collect()
+    pods.iter().map(|p| on_node.get(node_name(p)).copied().unwrap_or(0)).collect()
 }
 
 /// Whether `a` (with rank `rank_a`) is deleted before `b` (upstream `Less`).
@@ -92,8 +91,7 @@ fn compare(a: &Pod, rank_a: usize, b: &Pod, rank_b: usize, now: Timestamp) -> Or
     if restarts_a.1 != restarts_b.1 {
         return restarts_b.1.cmp(&restarts_a.1);
     }
-    let (ca, cb) =
-        (a.metadata.creation_timestamp.as_ref().map(|t| t.0), b.metadata.creation_timestamp.as_ref().map(|t| t.0));
+    let (ca, cb) = (a.metadata.creation_timestamp, b.metadata.creation_timestamp);
     if ca != cb {
         return newer_first(ca, cb, a, b, now);
     }
@@ -101,7 +99,7 @@ fn compare(a: &Pod, rank_a: usize, b: &Pod, rank_b: usize, now: Timestamp) -> Or
 }
 
 fn node_name(p: &Pod) -> &str {
-    p.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or("")
+    p.node_name().unwrap_or("")
 }
 
 /// Rules 6 and 8 for two differing times: unknown first, then the younger
@@ -166,7 +164,7 @@ mod tests {
     fn order(pods: &[Pod], ranks: &[usize]) -> Vec<String> {
         let mut v: Vec<(&Pod, usize)> = pods.iter().zip(ranks.iter().copied()).collect();
         sort_for_deletion(&mut v, ts(NOW));
-        v.iter().map(|(p, _)| p.metadata.name.clone().unwrap_or_default()).collect()
+        v.iter().map(|(p, _)| p.metadata.name.to_string()).collect()
     }
 
     /// Each case lists two pods that differ only in the rule under test; the

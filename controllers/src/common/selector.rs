@@ -68,12 +68,12 @@ impl Selector {
     }
 
     /// Whether `labels` (absent = no labels) satisfy every requirement.
-    pub fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
+    pub fn matches(&self, labels: &(impl LabelSet + ?Sized)) -> bool {
         let Some(reqs) = &self.requirements else { return false };
-        let get = |k: &str| labels.and_then(|l| l.get(k));
+        let get = |k: &str| labels.label(k);
         reqs.iter().all(|r| match r {
-            Requirement::In(k, vs) => get(k).is_some_and(|v| vs.contains(v)),
-            Requirement::NotIn(k, vs) => get(k).is_none_or(|v| !vs.contains(v)),
+            Requirement::In(k, vs) => get(k).is_some_and(|v| vs.iter().any(|x| x == v)),
+            Requirement::NotIn(k, vs) => get(k).is_none_or(|v| !vs.iter().any(|x| x == v)),
             Requirement::Exists(k) => get(k).is_some(),
             Requirement::DoesNotExist(k) => get(k).is_none(),
         })
@@ -83,8 +83,33 @@ impl Selector {
 /// Whether `labels` hold every pair of `subset` (upstream
 /// `labels.Set(subset).AsSelectorPreValidated().Matches(labels)`; an empty
 /// subset matches anything).
-pub fn contains_all(labels: Option<&BTreeMap<String, String>>, subset: Option<&BTreeMap<String, String>>) -> bool {
-    subset.into_iter().flatten().all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+pub fn contains_all(labels: &(impl LabelSet + ?Sized), subset: Option<&BTreeMap<String, String>>) -> bool {
+    subset.into_iter().flatten().all(|(k, v)| labels.label(k) == Some(v.as_str()))
+}
+
+/// A set of labels a selector can be matched against: an API object's
+/// `metadata.labels` (absent = none) or a cached projection's.
+pub trait LabelSet {
+    /// The value of label `key`, if set.
+    fn label(&self, key: &str) -> Option<&str>;
+}
+
+impl LabelSet for BTreeMap<String, String> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key).map(String::as_str)
+    }
+}
+
+impl LabelSet for Option<BTreeMap<String, String>> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.as_ref()?.label(key)
+    }
+}
+
+impl LabelSet for kcm_objects::Labels {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key)
+    }
 }
 
 #[cfg(test)]
@@ -126,7 +151,7 @@ mod tests {
             ("ANDed", Some(sel(&[("app", "x")], vec![expr("t", "Exists", &[])])), &[("app", "x")], false),
         ];
         for (name, s, l, want) in cases {
-            let got = Selector::new(s.as_ref()).unwrap().matches(Some(&labels(l)));
+            let got = Selector::new(s.as_ref()).unwrap().matches(&labels(l));
             assert_eq!(got, want, "{name}");
         }
     }
@@ -142,9 +167,9 @@ mod tests {
     #[test]
     fn contains_all_is_subset() {
         let l = labels(&[("a", "1"), ("b", "2")]);
-        assert!(contains_all(Some(&l), Some(&labels(&[("a", "1")]))));
-        assert!(contains_all(Some(&l), None));
-        assert!(!contains_all(Some(&l), Some(&labels(&[("a", "2")]))));
-        assert!(!contains_all(None, Some(&labels(&[("a", "1")]))));
+        assert!(contains_all(&l, Some(&labels(&[("a", "1")]))));
+        assert!(contains_all(&l, None));
+        assert!(!contains_all(&l, Some(&labels(&[("a", "2")]))));
+        assert!(!contains_all(&None::<BTreeMap<String, String>>, Some(&labels(&[("a", "1")]))));
     }
 }

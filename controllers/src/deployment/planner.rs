@@ -13,7 +13,8 @@ use std::cmp::Ordering;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
-use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use kcm_objects::Pod;
 
 use super::{Options, Snapshot, object_ref};
 use crate::common::controller_ref::{claim_all, controller_of, new_controller_ref};
@@ -99,9 +100,10 @@ impl<'a> Planner<'a> {
                 .iter()
                 .map(|p| &**p)
                 .filter(|p| {
-                    p.metadata.namespace == d.metadata.namespace && selector.matches(p.metadata.labels.as_ref())
+                    p.metadata.namespace == d.metadata.namespace.as_deref().unwrap_or_default()
+                        && selector.matches(&p.metadata.labels)
                 })
-                .filter(|p| controller_of(&p.metadata).is_some_and(|r| uids.contains(&r.uid.as_str())))
+                .filter(|p| p.metadata.controller().is_some_and(|r| uids.contains(&r.uid.as_str())))
                 .collect()
         } else {
             Vec::new()

@@ -2,13 +2,12 @@
 //! ReplicaSet to 0, wait until none of their pods runs, then create (or
 //! scale up) the new one.
 
-use k8s_openapi::api::core::v1::Pod;
+use kcm_objects::Pod;
 
 use super::Error;
 use super::counts::actual_count;
 use super::planner::{Planner, Rs};
 use super::replicas;
-use crate::common::controller_ref::controller_of;
 use crate::common::pod::is_pod_terminal;
 
 impl Planner<'_> {
@@ -46,7 +45,7 @@ impl Planner<'_> {
         }
         let new_uid = new.and_then(|i| self.rss[i].metadata.uid.as_deref());
         self.pods.iter().any(|p: &&Pod| {
-            let owner = controller_of(&p.metadata).map(|r| r.uid.as_str());
+            let owner = p.metadata.controller().map(|r| r.uid.as_str());
             (new_uid.is_none() || owner != new_uid) && !is_pod_terminal(p)
         })
     }

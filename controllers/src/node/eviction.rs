@@ -30,8 +30,9 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{PodCondition, Taint, Toleration};
+use k8s_openapi::api::core::v1::{PodCondition, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kcm_objects::Toleration;
 
 /// The taint effect this controller acts on.
 pub const NO_EXECUTE: &str = "NoExecute";

@@ -11,12 +11,11 @@
 //! 245); the rest come once those 500 are observed.
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::Pod;
+use kcm_objects::Pod;
 
 use super::expectations::Record;
 use super::status::replicas;
 use crate::common::controller_ref::new_controller_ref;
-use crate::common::object;
 use crate::common::pod_control::pod_from_template;
 use crate::common::ranking::{colocation_ranks, sort_for_deletion};
 use crate::plan::{Action, ObjectRef, Plan};
@@ -46,7 +45,7 @@ pub(super) struct Input<'a> {
 /// Appends to `plan` the creations or deletions that bring the ReplicaSet to
 /// `spec.replicas`, counting what is already in flight.
 pub(super) fn manage_replicas(input: &Input<'_>, plan: &mut Plan) {
-    let pod_key = |p: &Pod| object::key(&p.metadata);
+    let pod_key = |p: &Pod| p.metadata.key();
     // Pods whose deletion we issued and the cache has not caught up with are
     // as good as gone; pods we created and the cache has not shown yet are as
     // good as there (see the design note in the module above).
@@ -74,9 +73,9 @@ pub(super) fn manage_replicas(input: &Input<'_>, plan: &mut Plan) {
             victims
                 .iter()
                 .map(|p| Action::DeletePod {
-                    namespace: p.metadata.namespace.clone().unwrap_or_default(),
-                    name: p.metadata.name.clone().unwrap_or_default(),
-                    uid: p.metadata.uid.clone().unwrap_or_default(),
+                    namespace: p.metadata.namespace.to_string(),
+                    name: p.metadata.name.to_string(),
+                    uid: p.metadata.uid.to_string(),
                     owner: input.owner.clone(),
                 })
                 .collect(),

@@ -75,7 +75,7 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::Pod;
+use kcm_objects::Pod;
 
 pub use self::expectations::{EXPECTATIONS_TIMEOUT, Expectations, Record};
 pub use self::manage::{SLOW_START_INITIAL_BATCH_SIZE, slow_start_batches};

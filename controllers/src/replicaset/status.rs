@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStatus};
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kcm_objects::Pod;
 
 use crate::common::pod::{is_pod_available, is_pod_ready, next_availability_check};
 use crate::common::selector::contains_all;
@@ -42,7 +42,7 @@ pub fn calculate_status(
 
     let mut status = rs.status.clone().unwrap_or_default();
     status.replicas = to_i32(claimed.len());
-    status.fully_labeled_replicas = Some(count(&|p| contains_all(p.metadata.labels.as_ref(), template_labels)));
+    status.fully_labeled_replicas = Some(count(&|p| contains_all(&p.metadata.labels, template_labels)));
     status.ready_replicas = Some(count(&is_pod_ready));
     status.available_replicas = Some(count(&|p| is_pod_available(p, min_ready, now)));
     status.terminating_replicas = terminating.map(to_i32);

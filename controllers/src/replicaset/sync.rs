@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use k8s_openapi::api::core::v1::Pod;
+use kcm_objects::Pod;
 
 use super::status::{calculate_status, needs_update, requeue_after};
 use super::{Options, Snapshot, key, manage, object_ref};
@@ -77,13 +77,17 @@ impl<'a> View<'a> {
     fn new(snapshot: &Snapshot<'a>, options: &Options) -> Option<Self> {
         let rs = snapshot.replica_set;
         let selector = Selector::new(Some(&rs.spec.selector)).ok()?;
-        let in_namespace = snapshot.pods.iter().map(|p| &**p).filter(|p| p.metadata.namespace == rs.metadata.namespace);
+        let in_namespace = snapshot
+            .pods
+            .iter()
+            .map(|p| &**p)
+            .filter(|p| p.metadata.namespace == rs.metadata.namespace.as_deref().unwrap_or_default());
         let active = in_namespace.clone().filter(|p| is_pod_active(p)).collect();
         let terminating = options.terminating_replicas.then(|| {
             in_namespace
                 .filter(|p| is_pod_terminating(p))
-                .filter(|p| controller_of(&p.metadata).is_some_and(|r| Some(&r.uid) == rs.metadata.uid.as_ref()))
-                .filter(|p| selector.matches(p.metadata.labels.as_ref()))
+                .filter(|p| p.metadata.controller().is_some_and(|r| Some(r.uid.as_str()) == rs.metadata.uid.as_deref()))
+                .filter(|p| selector.matches(&p.metadata.labels))
                 .count()
         });
         Some(Self { selector, active, terminating })
@@ -113,9 +117,9 @@ fn finish_with_status(
 
 fn patch(pod: &Pod, patch: OwnerRefPatch) -> Action {
     Action::PatchPodOwnerRefs {
-        namespace: pod.metadata.namespace.clone().unwrap_or_default(),
-        name: pod.metadata.name.clone().unwrap_or_default(),
-        uid: pod.metadata.uid.clone().unwrap_or_default(),
+        namespace: pod.metadata.namespace.to_string(),
+        name: pod.metadata.name.to_string(),
+        uid: pod.metadata.uid.to_string(),
         patch,
     }
 }
@@ -137,8 +141,8 @@ fn related_pods<'a>(snapshot: &Snapshot<'a>) -> Vec<&'a Pod> {
     for sibling in std::iter::once(rs).chain(siblings) {
         let Ok(selector) = Selector::new(Some(&sibling.spec.selector)) else { continue };
         for pod in snapshot.pods.iter().map(|p| &**p) {
-            if pod.metadata.namespace == sibling.metadata.namespace
-                && selector.matches(pod.metadata.labels.as_ref())
+            if pod.metadata.namespace == sibling.metadata.namespace.as_deref().unwrap_or_default()
+                && selector.matches(&pod.metadata.labels)
                 && seen.insert(pod.metadata.uid.clone())
             {
                 related.push(pod);

@@ -26,7 +26,9 @@ use tracing::info;
 
 use super::handler::HandlerRegistration;
 use super::metadata::{MetadataHandler, ResourceId};
-use super::shared_informer::{ErasedInformer, Informable, SharedInformer};
+use kcm_objects::Cached;
+
+use super::shared_informer::{ErasedInformer, SharedInformer};
 use super::synced::{HasSynced, SyncSignal};
 
 /// How the factory's informers list and watch.
@@ -114,7 +116,7 @@ impl SharedInformerFactory {
 
     /// The informer of `K`, created (not started) on first request.
     /// Indexes and handlers can be added to it before [`start`](Self::start).
-    pub fn informer<K: Informable>(&self) -> SharedInformer<K> {
+    pub fn informer<K: Cached>(&self) -> SharedInformer<K> {
         let mut informers = self.inner.informers.lock().unwrap_or_else(PoisonError::into_inner);
         let informer = informers.entry(TypeId::of::<K>()).or_insert_with(|| {
             Box::new(SharedInformer::<K>::new(

@@ -12,6 +12,7 @@
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kcm_objects::Cached;
 use kube::Resource;
 
 use super::handler::EventHandler;
@@ -30,8 +31,9 @@ pub struct ResourceId {
 
 impl ResourceId {
     /// The resource of `K`.
-    pub fn of<K: Resource<DynamicType = ()>>() -> Self {
-        ResourceId { group: K::group(&()).into(), version: K::version(&()).into(), plural: K::plural(&()).into() }
+    pub fn of<K: Cached>() -> Self {
+        let (group, version, plural) = (K::Wire::group(&()), K::Wire::version(&()), K::Wire::plural(&()));
+        ResourceId { group: group.into(), version: version.into(), plural: plural.into() }
     }
 }
 
@@ -49,17 +51,17 @@ pub trait MetadataHandler: Send + Sync + 'static {
 /// A typed handler forwarding metadata.
 pub(crate) struct MetadataAdapter(pub(crate) Arc<dyn MetadataHandler>);
 
-impl<K: Resource + Send + Sync + 'static> EventHandler<K> for MetadataAdapter {
+impl<K: Cached> EventHandler<K> for MetadataAdapter {
     fn on_add(&self, obj: &Arc<K>) {
-        self.0.on_add(obj.meta());
+        self.0.on_add(&obj.object_meta());
     }
 
     fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
-        self.0.on_update(old.meta(), new.meta());
+        self.0.on_update(&old.object_meta(), &new.object_meta());
     }
 
     fn on_delete(&self, last_known: &Arc<K>) {
-        self.0.on_delete(last_known.meta());
+        self.0.on_delete(&last_known.object_meta());
     }
 }
 

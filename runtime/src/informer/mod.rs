@@ -61,7 +61,8 @@ mod synced;
 
 pub use factory::{FactoryConfig, SharedInformerFactory};
 pub use handler::{EventHandler, HandlerRegistration, MIN_RESYNC_PERIOD};
+pub use kcm_objects::Cached;
 pub use metadata::{MetadataHandler, ResourceId};
-pub use shared_informer::{Informable, SharedInformer};
+pub use shared_informer::SharedInformer;
 pub use store::{Error, IndexFn, NAMESPACE_INDEX, Store, key_of, object_key};
 pub use synced::{HasSynced, SyncSignal};

@@ -23,7 +23,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use kube::Resource;
+use kcm_objects::Cached;
 use kube::runtime::watcher;
 
 use super::handler::Notification;
@@ -58,7 +58,7 @@ pub(crate) struct Step<K> {
 impl State {
     /// Applies one watcher event to `cache`, returning what changed and the
     /// next state.
-    pub(crate) fn step<K: Resource>(self, cache: &mut Cache<K>, event: watcher::Event<K>) -> (Step<K>, State) {
+    pub(crate) fn step<K: Cached>(self, cache: &mut Cache<K>, event: watcher::Event<K>) -> (Step<K>, State) {
         let mut notifications = Vec::new();
         let mut listed = false;
         let next = match (self, event) {
@@ -98,9 +98,9 @@ impl State {
 }
 
 /// Stores `obj` under `key` unless the cache holds that very version.
-fn upsert<K: Resource>(cache: &mut Cache<K>, key: &str, obj: K) -> Option<Notification<K>> {
+fn upsert<K: Cached>(cache: &mut Cache<K>, key: &str, obj: K) -> Option<Notification<K>> {
     if let Some(cached) = cache.get(key)
-        && cached.meta().resource_version == obj.meta().resource_version
+        && cached.resource_version() == obj.resource_version()
     {
         return None;
     }
@@ -114,7 +114,7 @@ fn upsert<K: Resource>(cache: &mut Cache<K>, key: &str, obj: K) -> Option<Notifi
 /// Removes `key`, reporting `last` (the deletion's final state) if it was
 /// cached. A deletion of an object never cached is not reported: handlers
 /// never saw it.
-fn remove<K: Resource>(cache: &mut Cache<K>, key: &str, last: K) -> Option<Notification<K>> {
+fn remove<K: Cached>(cache: &mut Cache<K>, key: &str, last: K) -> Option<Notification<K>> {
     cache.remove(key).map(|_| Notification::Delete(Arc::new(last)))
 }
 

@@ -2,7 +2,8 @@
 //! number of handlers (client-go's `sharedIndexInformer`).
 //!
 //! Its watch loop is the cache's only writer. For each event of
-//! `kube::runtime::watcher` (trimmed of `managedFields` on arrival), it
+//! `kube::runtime::watcher` (turned into what the cache keeps by
+//! [`Cached::from_wire`] on arrival), it
 //! asks the reflector (`reflector.rs`) what changed and queues the
 //! resulting notifications to every handler, all under one lock (the
 //! listener list). Registering a handler and a handler's periodic resync
@@ -21,9 +22,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
+use kcm_objects::Cached;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource};
-use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 use tracing::{debug, warn};
 
@@ -32,28 +33,22 @@ use super::reflector::State;
 use super::store::{self, Cache, Error, IndexFn, Store};
 use super::synced::{HasSynced, SyncSignal};
 
-/// What a type must be to be informed on: a k8s-openapi (or similarly
-/// static) resource type.
-pub trait Informable: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static {}
-
-impl<K> Informable for K where K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static {}
-
 /// An informer shared by every controller of the process that reads `K`.
 /// Cheap to clone: clones are the same informer.
 ///
 /// Get one from [`SharedInformerFactory::informer`](super::SharedInformerFactory::informer).
 #[doc(alias = "SharedIndexInformer")]
-pub struct SharedInformer<K> {
+pub struct SharedInformer<K: Cached> {
     inner: Arc<Inner<K>>,
 }
 
-impl<K> Clone for SharedInformer<K> {
+impl<K: Cached> Clone for SharedInformer<K> {
     fn clone(&self) -> Self {
         SharedInformer { inner: self.inner.clone() }
     }
 }
 
-impl<K> Debug for SharedInformer<K> {
+impl<K: Cached> Debug for SharedInformer<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedInformer")
             .field("type", &std::any::type_name::<K>())
@@ -63,9 +58,9 @@ impl<K> Debug for SharedInformer<K> {
 }
 
 /// The shared state of one informer.
-struct Inner<K> {
+struct Inner<K: Cached> {
     /// Lists and watches `K` in every namespace.
-    api: Api<K>,
+    api: Api<K::Wire>,
     /// How the watcher lists and watches.
     config: watcher::Config,
     /// The objects; written only by the watch loop (and `add_index` before
@@ -97,7 +92,7 @@ struct Listeners<K> {
     started: bool,
 }
 
-impl<K: Informable> SharedInformer<K> {
+impl<K: Cached> SharedInformer<K> {
     /// An informer over `client`, not started.
     pub(crate) fn new(client: Client, config: watcher::Config, shutdown: watch::Receiver<bool>) -> Self {
         SharedInformer {
@@ -211,9 +206,8 @@ impl<K: Informable> SharedInformer<K> {
     /// reflector and queue what it reports to the handlers. Watcher errors
     /// are logged; the watcher recovers by itself after a backoff.
     async fn run(self) {
-        let stream = watcher(self.inner.api.clone(), self.inner.config.clone())
-            .map_ok(|event| event.modify(trim))
-            .default_backoff();
+        let stream =
+            watcher(self.inner.api.clone(), self.inner.config.clone()).map_ok(from_wire::<K>).default_backoff();
         tokio::pin!(stream);
         let mut shutdown = self.inner.shutdown.clone();
         let stopped = shutdown.wait_for(|&stop| stop);
@@ -228,14 +222,14 @@ impl<K: Informable> SharedInformer<K> {
             match next {
                 Some(Ok(event)) => state = self.apply(state, event),
                 Some(Err(error)) => warn!(
-                    resource = %K::plural(&()),
+                    resource = %K::Wire::plural(&()),
                     %error,
-                    "watch of {} failed; retrying after a backoff", K::plural(&()),
+                    "watch of {} failed; retrying after a backoff", K::Wire::plural(&()),
                 ),
                 None => break,
             }
         }
-        debug!(resource = %K::plural(&()), "informer stopped");
+        debug!(resource = %K::Wire::plural(&()), "informer stopped");
     }
 
     /// Applies one event to the cache and queues its notifications.
@@ -297,7 +291,7 @@ impl<K: Informable> SharedInformer<K> {
     }
 }
 
-impl<K> Inner<K> {
+impl<K: Cached> Inner<K> {
     /// Locks the listener list. Every critical section leaves it whole, so
     /// a poisoned lock is still used.
     fn lock_listeners(&self) -> MutexGuard<'_, Listeners<K>> {
@@ -305,21 +299,26 @@ impl<K> Inner<K> {
     }
 }
 
-impl<K: Informable> HasSynced for SharedInformer<K> {
+impl<K: Cached> HasSynced for SharedInformer<K> {
     fn sync_signal(&self) -> SyncSignal {
         SyncSignal::new(self.inner.synced.subscribe())
     }
 }
 
 /// An object's resourceVersion as a number (0 when absent or not a number).
-fn resource_version<K: Resource>(obj: &K) -> u64 {
-    obj.meta().resource_version.as_deref().and_then(|rv| rv.parse().ok()).unwrap_or(0)
+fn resource_version<K: Cached>(obj: &K) -> u64 {
+    obj.resource_version().and_then(|rv| rv.parse().ok()).unwrap_or(0)
 }
 
-/// kcm's transform (`trim`): drop `metadata.managedFields` before caching;
-/// no controller reads them and they are often the bulk of an object.
-fn trim<K: Resource>(obj: &mut K) {
-    obj.meta_mut().managed_fields = None;
+/// A watcher event with its object turned into what the cache keeps.
+fn from_wire<K: Cached>(event: watcher::Event<K::Wire>) -> watcher::Event<K> {
+    match event {
+        watcher::Event::Apply(obj) => watcher::Event::Apply(K::from_wire(obj)),
+        watcher::Event::Delete(obj) => watcher::Event::Delete(K::from_wire(obj)),
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitApply(obj) => watcher::Event::InitApply(K::from_wire(obj)),
+        watcher::Event::InitDone => watcher::Event::InitDone,
+    }
 }
 
 /// The factory's type-erased handle on an informer.
@@ -336,7 +335,7 @@ pub(crate) trait ErasedInformer: Send + Sync {
     fn add_metadata_handler(&self, handler: Arc<dyn super::metadata::MetadataHandler>) -> HandlerRegistration;
 }
 
-impl<K: Informable> ErasedInformer for SharedInformer<K> {
+impl<K: Cached> ErasedInformer for SharedInformer<K> {
     fn start(&self) {
         SharedInformer::start(self);
     }

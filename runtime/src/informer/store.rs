@@ -20,7 +20,7 @@ use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::synced::{HasSynced, SyncSignal};
-use kube::Resource;
+use kcm_objects::Cached;
 
 /// Name of the index every store has: objects by namespace (client-go's
 /// `cache.NamespaceIndex`). Cluster-scoped objects are indexed under `""`.
@@ -48,9 +48,8 @@ pub enum Error {
 
 /// The cache key of an object: `namespace/name`, or `name` when it has no
 /// namespace (client-go's `MetaNamespaceKeyFunc`).
-pub fn key_of<K: Resource>(obj: &K) -> String {
-    let meta = obj.meta();
-    object_key(meta.namespace.as_deref(), meta.name.as_deref().unwrap_or_default())
+pub fn key_of<K: Cached>(obj: &K) -> String {
+    object_key(obj.namespace(), obj.name())
 }
 
 /// The cache key of a namespace (`None` or `""` for cluster-scoped objects)
@@ -76,10 +75,10 @@ pub(crate) struct Cache<K> {
     indices: HashMap<String, Index>,
 }
 
-impl<K: Resource> Cache<K> {
+impl<K: Cached> Cache<K> {
     /// An empty cache with the namespace index.
     pub(crate) fn new() -> Self {
-        let namespace: IndexFn<K> = Arc::new(|obj: &K| vec![obj.meta().namespace.clone().unwrap_or_default()]);
+        let namespace: IndexFn<K> = Arc::new(|obj: &K| vec![obj.namespace().unwrap_or_default().to_owned()]);
         Cache {
             items: HashMap::new(),
             indexers: HashMap::from([(NAMESPACE_INDEX.to_owned(), namespace)]),
@@ -191,7 +190,7 @@ impl<K> fmt::Debug for Store<K> {
     }
 }
 
-impl<K: Resource> Store<K> {
+impl<K: Cached> Store<K> {
     pub(crate) fn new(cache: Arc<RwLock<Cache<K>>>, synced: SyncSignal) -> Self {
         Store { cache, synced }
     }
@@ -264,7 +263,7 @@ impl<K: Resource> Store<K> {
     }
 }
 
-impl<K: Resource> HasSynced for Store<K> {
+impl<K: Cached> HasSynced for Store<K> {
     fn sync_signal(&self) -> SyncSignal {
         self.synced.clone()
     }

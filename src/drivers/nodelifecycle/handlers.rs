@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Node;
+use kcm_objects::Pod;
 use kube::ResourceExt;
 
 use crate::drivers::nodes::node_of;

@@ -5,8 +5,8 @@
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::node::{self as core, taints};
+use kube::Resource;
 use kube::api::{Api, PostParams};
-use kube::{Resource, ResourceExt};
 
 use super::shared::Inner;
 use crate::drivers::api_errors::code;
@@ -14,22 +14,33 @@ use kcm_runtime::events::EventType;
 
 impl Inner {
     /// Upstream `MarkPodsNotReady` for one pod: Ready False through the
-    /// status subresource (NotFound ignored; one retry on a fresh read
-    /// after a conflict), then a Warning `NodeNotReady` on the pod.
-    pub(super) async fn mark_pod_not_ready(&self, pod: &Pod, node_name: &str) -> Result<(), kube::Error> {
-        let (namespace, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
-        let api: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
-        let mut current = pod.clone();
+    /// status subresource, then a Warning `NodeNotReady` on the pod.
+    ///
+    /// The cache holds slim pods, so the status written starts from a live
+    /// read of the pod (upstream starts from its cached full pod), and only
+    /// when the cached pod shows there is something to write. NotFound is
+    /// ignored; a conflict gets one retry on a fresh read.
+    pub(super) async fn mark_pod_not_ready(
+        &self,
+        cached: &kcm_objects::Pod,
+        node_name: &str,
+    ) -> Result<(), kube::Error> {
+        if !taints::needs_not_ready_mark(cached, node_name) {
+            return Ok(());
+        }
+        let (namespace, name) = (cached.metadata.namespace.as_str(), &*cached.metadata.name);
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let Some(mut current) = api.get_opt(name).await? else { return Ok(()) };
         for attempt in 1..=2 {
             let Some(status) = taints::pod_not_ready_status(&current, node_name, Timestamp::now()) else {
                 return Ok(());
             };
             current.status = Some(status);
-            match api.replace_status(&name, &PostParams::default(), &current).await {
+            match api.replace_status(name, &PostParams::default(), &current).await {
                 Ok(_) => {
                     tracing::info!(pod = %format!("{namespace}/{name}"), node = node_name, "updated ready status of pod to false");
                     self.recorder.event(
-                        &pod.object_ref(&()),
+                        &current.object_ref(&()),
                         EventType::Warning,
                         core::EVENT_NODE_NOT_READY,
                         core::POD_NODE_NOT_READY_MESSAGE,
@@ -37,7 +48,7 @@ impl Inner {
                     return Ok(());
                 }
                 Err(e) if code(&e) == Some(404) => return Ok(()),
-                Err(e) if code(&e) == Some(409) && attempt == 1 => match api.get_opt(&name).await? {
+                Err(e) if code(&e) == Some(409) && attempt == 1 => match api.get_opt(name).await? {
                     Some(fresh) => current = fresh,
                     None => return Ok(()),
                 },

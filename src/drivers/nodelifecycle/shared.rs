@@ -5,8 +5,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Node;
 use kcm_controllers::node::monitor::Monitor;
+use kcm_objects::Pod;
 use kube::Client;
 use kube::api::Api;
 

@@ -10,10 +10,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod, Taint};
+use k8s_openapi::api::core::v1::{Node, ObjectReference, Taint};
 use kcm_controllers::node::POD_NODE_NAME_INDEX;
 use kcm_controllers::node::eviction::{self as core, Decision, PodFacts, Scheduled};
 use kcm_controllers::node::taints;
+use kcm_objects::Pod;
 use kube::Client;
 
 use super::metrics::EvictionMetrics;
@@ -104,11 +105,10 @@ impl Evictor {
         if existing.is_some_and(|e| e.in_flight) {
             return;
         }
-        let spec = pod.and_then(|p| p.spec.as_ref());
         let facts = pod.map(|p| PodFacts {
-            uid: p.metadata.uid.as_deref().unwrap_or_default(),
-            node_name: spec.and_then(|s| s.node_name.as_deref()).unwrap_or_default(),
-            tolerations: spec.and_then(|s| s.tolerations.as_deref()).unwrap_or_default(),
+            uid: &p.metadata.uid,
+            node_name: p.node_name().unwrap_or_default(),
+            tolerations: &p.spec.tolerations,
         });
         let decision = core::decide(taints, facts.as_ref(), existing.map(|e| &e.scheduled), now);
         let (created_at, fire_at) = match decision {

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Node;
+use kcm_objects::Pod;
 
 use super::evictor::no_execute_taints;
 use crate::drivers::nodes::node_of;
@@ -48,8 +49,9 @@ impl EventHandler<Pod> for PodHandler {
     }
 
     fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
-        let tolerations = |p: &Pod| p.spec.as_ref().and_then(|s| s.tolerations.clone()).unwrap_or_default();
-        if old.metadata.uid != new.metadata.uid || tolerations(old) != tolerations(new) || node_of(old) != node_of(new)
+        if old.metadata.uid != new.metadata.uid
+            || old.spec.tolerations != new.spec.tolerations
+            || node_of(old) != node_of(new)
         {
             self.queue.add(informer::key_of(&**new));
         }

@@ -50,7 +50,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Node;
+use kcm_objects::Pod;
 use kube::Client;
 
 use crate::drivers::nodes::{NODE_CONTROLLER, register_pod_node_name_index};

@@ -1,0 +1,191 @@
+//! Shared values: strings (and lists) that repeat across cached objects are
+//! held once for the whole process.
+//!
+//! A cluster's pods repeat a handful of values many times over: their
+//! namespace, node name, label keys and values, owner kinds and names,
+//! toleration lists. An [`Atom`] is such a string, decoded through a
+//! process-wide [`Pool`], so that equal atoms share one allocation; a pod
+//! pays a pointer for each. The pool forgets values nothing holds any more
+//! in batches: when it has doubled in size since it last did (from 4,096
+//! entries), it drops every entry only the pool still holds, so a pool
+//! never holds more than about twice what is in use.
+
+use std::borrow::Borrow;
+use std::collections::HashSet;
+use std::fmt;
+use std::hash::Hash;
+use std::ops::Deref;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+
+/// Entries a pool holds before its first sweep of unused values.
+const FIRST_SWEEP: usize = 4_096;
+
+/// A process-wide set of shared values of one type.
+pub struct Pool<T: ?Sized> {
+    inner: Mutex<PoolInner<T>>,
+}
+
+/// The values, and the size at which the next sweep runs.
+struct PoolInner<T: ?Sized> {
+    values: HashSet<Arc<T>>,
+    sweep_at: usize,
+}
+
+impl<T: ?Sized + Hash + Eq> Pool<T> {
+    /// An empty pool.
+    pub fn new() -> Self {
+        Pool { inner: Mutex::new(PoolInner { values: HashSet::new(), sweep_at: FIRST_SWEEP }) }
+    }
+
+    /// The shared copy of `value`, made on first use.
+    pub fn intern(&self, value: &T) -> Arc<T>
+    where
+        for<'a> Arc<T>: From<&'a T>,
+    {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(shared) = inner.values.get(value) {
+            return shared.clone();
+        }
+        if inner.values.len() >= inner.sweep_at {
+            inner.values.retain(|v| Arc::strong_count(v) > 1);
+            inner.sweep_at = (inner.values.len() * 2).max(FIRST_SWEEP);
+        }
+        let shared: Arc<T> = Arc::from(value);
+        inner.values.insert(shared.clone());
+        shared
+    }
+
+    /// Values held, in use or not yet swept.
+    pub fn len(&self) -> usize {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner).values.len()
+    }
+
+    /// Whether the pool holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T: ?Sized + Hash + Eq> Default for Pool<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The pool of every [`Atom`].
+static STRINGS: LazyLock<Pool<str>> = LazyLock::new(Pool::new);
+
+/// A shared immutable string: equal atoms made anywhere in the process
+/// share one allocation. Compares, hashes and orders as its text.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Atom(Arc<str>);
+
+impl Atom {
+    /// The shared atom for `text`.
+    pub fn new(text: &str) -> Self {
+        Atom(STRINGS.intern(text))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Deref for Atom {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for Atom {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Atom {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Atom {
+    fn from(text: &str) -> Self {
+        Atom::new(text)
+    }
+}
+
+impl PartialEq<str> for Atom {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Atom {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl fmt::Debug for Atom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for Atom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Atom {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(AtomVisitor)
+    }
+}
+
+/// Interns a string without an intermediate `String` when the decoder
+/// can lend it.
+struct AtomVisitor;
+
+impl Visitor<'_> for AtomVisitor {
+    type Value = Atom;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Atom, E> {
+        Ok(Atom::new(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_atoms_share_one_allocation() {
+        let a = Atom::new("kube-system");
+        let b: Atom = serde_json::from_str("\"kube-system\"").unwrap();
+        assert!(Arc::ptr_eq(&a.0, &b.0));
+        assert_eq!(a, "kube-system");
+    }
+
+    #[test]
+    fn a_pool_forgets_values_nobody_holds_once_it_has_doubled() {
+        let pool: Pool<str> = Pool::new();
+        let kept = pool.intern("kept");
+        for i in 1..FIRST_SWEEP {
+            pool.intern(&format!("gone-{i}"));
+        }
+        assert_eq!(pool.len(), FIRST_SWEEP);
+        pool.intern("trigger");
+        assert_eq!(pool.len(), 2, "only 'kept' and the new value remain");
+        assert!(Arc::ptr_eq(&kept, &pool.intern("kept")));
+    }
+}

@@ -1,0 +1,160 @@
+//! What an informer's cache can hold: a full typed object (k8s-openapi's
+//! types, trimmed of `managedFields`), or a slim projection decoded from the
+//! wire through [`Wire`].
+
+use std::borrow::Cow;
+use std::fmt::Debug;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube_core::Resource;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+
+use crate::meta::Meta;
+
+/// A type an informer caches: what its list and watch decode
+/// ([`Wire`](Cached::Wire)), what the cache keeps of it, and the metadata
+/// the informer itself needs.
+pub trait Cached: Clone + Debug + Send + Sync + 'static {
+    /// What the list and watch responses decode into.
+    type Wire: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static;
+
+    /// What the cache keeps of a decoded object.
+    fn from_wire(wire: Self::Wire) -> Self;
+
+    /// `metadata.namespace`, `None` or empty when cluster-scoped.
+    fn namespace(&self) -> Option<&str>;
+
+    /// `metadata.name`.
+    fn name(&self) -> &str;
+
+    /// `metadata.resourceVersion`.
+    fn resource_version(&self) -> Option<&str>;
+
+    /// The object's metadata, for consumers of any type's metadata (the
+    /// garbage collector). A projection gives what it keeps.
+    fn object_meta(&self) -> Cow<'_, ObjectMeta>;
+}
+
+impl<K> Cached for K
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    type Wire = K;
+
+    /// The object without `metadata.managedFields`, which no controller
+    /// reads (kube-controller-manager's informer transform does the same).
+    fn from_wire(mut wire: K) -> K {
+        wire.meta_mut().managed_fields = None;
+        wire
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        self.meta().namespace.as_deref()
+    }
+
+    fn name(&self) -> &str {
+        self.meta().name.as_deref().unwrap_or_default()
+    }
+
+    fn resource_version(&self) -> Option<&str> {
+        self.meta().resource_version.as_deref()
+    }
+
+    fn object_meta(&self) -> Cow<'_, ObjectMeta> {
+        Cow::Borrowed(self.meta())
+    }
+}
+
+/// A slim projection of a Kubernetes kind.
+pub trait Projection: DeserializeOwned + Clone + Debug + Send + Sync + 'static {
+    /// The full k8s-openapi type it projects (its group, version, kind and
+    /// plural are the projection's).
+    type Full: k8s_openapi::Resource;
+
+    /// The projection's metadata.
+    fn meta(&self) -> &Meta;
+}
+
+/// The decoded form of a projection on its way into the cache: the
+/// projection, and the `ObjectMeta` (name, namespace, resourceVersion
+/// only) that kube's watcher reads to resume. The informer keeps the
+/// projection alone.
+#[derive(Debug, Clone)]
+pub struct Wire<P> {
+    meta: ObjectMeta,
+    object: P,
+}
+
+impl<P> Wire<P> {
+    /// The projection.
+    pub fn into_inner(self) -> P {
+        self.object
+    }
+}
+
+impl<'de, P: Projection> Deserialize<'de> for Wire<P> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let object = P::deserialize(deserializer)?;
+        let m = object.meta();
+        let meta = ObjectMeta {
+            name: Some(m.name.to_string()),
+            namespace: (!m.namespace.is_empty()).then(|| m.namespace.to_string()),
+            resource_version: Some(m.resource_version.to_string()),
+            ..ObjectMeta::default()
+        };
+        Ok(Wire { meta, object })
+    }
+}
+
+impl<P: Projection> k8s_openapi::Resource for Wire<P> {
+    const API_VERSION: &'static str = <P::Full as k8s_openapi::Resource>::API_VERSION;
+    const GROUP: &'static str = <P::Full as k8s_openapi::Resource>::GROUP;
+    const KIND: &'static str = <P::Full as k8s_openapi::Resource>::KIND;
+    const VERSION: &'static str = <P::Full as k8s_openapi::Resource>::VERSION;
+    const URL_PATH_SEGMENT: &'static str = <P::Full as k8s_openapi::Resource>::URL_PATH_SEGMENT;
+    type Scope = <P::Full as k8s_openapi::Resource>::Scope;
+}
+
+impl<P: Projection> k8s_openapi::Metadata for Wire<P> {
+    type Ty = ObjectMeta;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.meta
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.meta
+    }
+}
+
+/// Marks a projection as cached through [`Wire`].
+macro_rules! cached_projection {
+    ($projection:ty, $full:ty) => {
+        impl $crate::cached::Projection for $projection {
+            type Full = $full;
+            fn meta(&self) -> &$crate::meta::Meta {
+                &self.metadata
+            }
+        }
+
+        impl $crate::cached::Cached for $projection {
+            type Wire = $crate::cached::Wire<$projection>;
+            fn from_wire(wire: Self::Wire) -> Self {
+                wire.into_inner()
+            }
+            fn namespace(&self) -> Option<&str> {
+                Some(&self.metadata.namespace)
+            }
+            fn name(&self) -> &str {
+                &self.metadata.name
+            }
+            fn resource_version(&self) -> Option<&str> {
+                Some(&self.metadata.resource_version)
+            }
+            fn object_meta(&self) -> std::borrow::Cow<'_, k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
+                std::borrow::Cow::Owned(self.metadata.to_object_meta())
+            }
+        }
+    };
+}
+
+pub(crate) use cached_projection;

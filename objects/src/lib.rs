@@ -1,0 +1,32 @@
+//! What kcm-rs's caches hold.
+//!
+//! The high-count kinds (Pods, and Nodes with their image lists) are
+//! cached as slim projections: structs decoded straight from the API
+//! server's JSON that keep only what some controller reads, with the
+//! strings that repeat across objects ([`Atom`]) and the toleration lists
+//! held once for the whole process. Every other kind is cached as its full
+//! k8s-openapi type. [`Cached`] is what the informers store by.
+//!
+//! The projections are declared here, in one place: a controller that
+//! needs another field of a pod or node adds it to [`Pod`] or [`Node`].
+//! Nothing is written from a projection; writes are patches, or updates of
+//! an object read live, so fields kcm-rs does not keep cannot be lost.
+//!
+//! # Layout
+//! - `atom`: [`Atom`], shared strings, and [`Pool`];
+//! - `meta`: [`Meta`], the metadata a projection keeps, [`Labels`],
+//!   [`OwnerRef`];
+//! - `cached`: [`Cached`], [`Projection`] and [`Wire`];
+//! - `pod`: [`Pod`].
+
+mod atom;
+mod cached;
+mod meta;
+mod pod;
+
+pub use atom::{Atom, Pool};
+pub use cached::{Cached, Projection, Wire};
+pub use meta::{KEPT_ANNOTATIONS, Labels, Meta, OwnerRef};
+pub use pod::{ContainerStatus, ContainerSummary, Pod, PodCondition, PodSpec, PodStatus, Toleration};
+
+cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);

@@ -1,0 +1,298 @@
+//! The metadata a slim object keeps: identity, labels, the annotations some
+//! controller reads, owners, finalizers and the deletion state; not
+//! `managedFields`, not the other annotations.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+use crate::atom::Atom;
+
+/// Annotations the slim objects keep; every other annotation is skipped
+/// while decoding. A controller reading an annotation of a pod or node
+/// adds it here.
+pub const KEPT_ANNOTATIONS: &[&str] = &[
+    // ReplicaSet scale-down ranking (upstream `PodDeletionCost`).
+    "controller.kubernetes.io/pod-deletion-cost",
+];
+
+/// Metadata of a slim object, decoded as `ObjectMeta` is (camelCase JSON).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Meta {
+    /// `metadata.name`.
+    pub name: Box<str>,
+    /// `metadata.namespace`, empty for cluster-scoped objects.
+    #[serde(deserialize_with = "nullable")]
+    pub namespace: Atom,
+    /// `metadata.uid`.
+    pub uid: Box<str>,
+    /// `metadata.resourceVersion`.
+    pub resource_version: Box<str>,
+    /// `metadata.generateName`.
+    pub generate_name: Option<Atom>,
+    /// `metadata.creationTimestamp`.
+    pub creation_timestamp: Option<Timestamp>,
+    /// `metadata.deletionTimestamp`.
+    pub deletion_timestamp: Option<Timestamp>,
+    /// `metadata.deletionGracePeriodSeconds`.
+    pub deletion_grace_period_seconds: Option<i64>,
+    /// `metadata.labels`.
+    #[serde(deserialize_with = "nullable")]
+    pub labels: Labels,
+    /// The annotations named in [`KEPT_ANNOTATIONS`] that the object has.
+    #[serde(deserialize_with = "kept_annotations")]
+    pub annotations: Labels,
+    /// `metadata.ownerReferences`.
+    #[serde(deserialize_with = "nullable")]
+    pub owner_references: Box<[OwnerRef]>,
+    /// `metadata.finalizers`.
+    #[serde(deserialize_with = "nullable")]
+    pub finalizers: Box<[Atom]>,
+}
+
+impl Default for Atom {
+    fn default() -> Self {
+        Atom::new("")
+    }
+}
+
+impl Meta {
+    /// The ownerReference marked `controller: true`, if any (upstream
+    /// `GetControllerOf`).
+    pub fn controller(&self) -> Option<&OwnerRef> {
+        self.owner_references.iter().find(|r| r.controller == Some(true))
+    }
+
+    /// The cache key: `namespace/name`, or `name` when cluster-scoped.
+    pub fn key(&self) -> String {
+        if self.namespace.is_empty() { self.name.to_string() } else { format!("{}/{}", self.namespace, self.name) }
+    }
+
+    /// The same metadata as an `ObjectMeta`, for code that reads any
+    /// type's metadata (the fields not kept are absent).
+    pub fn to_object_meta(&self) -> ObjectMeta {
+        let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+        let map = |l: &Labels| (!l.is_empty()).then(|| l.to_map());
+        ObjectMeta {
+            name: some(&self.name),
+            namespace: some(&self.namespace),
+            uid: some(&self.uid),
+            resource_version: some(&self.resource_version),
+            generate_name: self.generate_name.as_deref().map(str::to_owned),
+            creation_timestamp: self.creation_timestamp.map(Time),
+            deletion_timestamp: self.deletion_timestamp.map(Time),
+            deletion_grace_period_seconds: self.deletion_grace_period_seconds,
+            labels: map(&self.labels),
+            annotations: map(&self.annotations),
+            owner_references: (!self.owner_references.is_empty())
+                .then(|| self.owner_references.iter().map(OwnerRef::to_owner_reference).collect()),
+            finalizers: (!self.finalizers.is_empty()).then(|| self.finalizers.iter().map(|f| f.to_string()).collect()),
+            ..ObjectMeta::default()
+        }
+    }
+}
+
+/// An ownerReference, its strings shared (a ReplicaSet's pods all name it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerRef {
+    /// `apiVersion` of the owner.
+    pub api_version: Atom,
+    /// `kind` of the owner.
+    pub kind: Atom,
+    /// `name` of the owner.
+    pub name: Atom,
+    /// `uid` of the owner.
+    pub uid: Atom,
+    /// Whether the owner is the managing controller.
+    #[serde(default)]
+    pub controller: Option<bool>,
+    /// Whether the owner's foreground deletion waits for this object.
+    #[serde(default)]
+    pub block_owner_deletion: Option<bool>,
+}
+
+impl OwnerRef {
+    /// The API's form.
+    pub fn to_owner_reference(&self) -> OwnerReference {
+        OwnerReference {
+            api_version: self.api_version.to_string(),
+            kind: self.kind.to_string(),
+            name: self.name.to_string(),
+            uid: self.uid.to_string(),
+            controller: self.controller,
+            block_owner_deletion: self.block_owner_deletion,
+        }
+    }
+}
+
+/// A small string map (labels, kept annotations): pairs sorted by key,
+/// keys and values shared.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct Labels(Box<[(Atom, Atom)]>);
+
+impl Labels {
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok().map(|i| self.0[i].1.as_str())
+    }
+
+    /// Every pair, by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Pairs held.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The API's form.
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        self.iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+    }
+
+    /// Sorts `pairs` by key; a repeated key keeps its last value, as a
+    /// JSON object's does.
+    fn from_pairs(mut pairs: Vec<(Atom, Atom)>) -> Self {
+        pairs.reverse();
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        pairs.dedup_by(|later, earlier| later.0 == earlier.0);
+        Labels(pairs.into_boxed_slice())
+    }
+}
+
+impl<'a> FromIterator<(&'a str, &'a str)> for Labels {
+    fn from_iter<I: IntoIterator<Item = (&'a str, &'a str)>>(iter: I) -> Self {
+        Labels::from_pairs(iter.into_iter().map(|(k, v)| (Atom::new(k), Atom::new(v))).collect())
+    }
+}
+
+impl fmt::Debug for Labels {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<'de> Deserialize<'de> for Labels {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(PairsVisitor { keep: |_: &str| true })
+    }
+}
+
+/// Decodes a JSON object of strings into [`Labels`], keeping the keys
+/// `keep` accepts and skipping the others' values unread.
+struct PairsVisitor<F> {
+    keep: F,
+}
+
+impl<'de, F: Fn(&str) -> bool> Visitor<'de> for PairsVisitor<F> {
+    type Value = Labels;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of strings")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Labels, E> {
+        Ok(Labels::default())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Labels, A::Error> {
+        let mut pairs = Vec::new();
+        while let Some(key) = map.next_key::<Atom>()? {
+            if (self.keep)(&key) {
+                pairs.push((key, map.next_value::<Atom>()?));
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(Labels::from_pairs(pairs))
+    }
+}
+
+/// `metadata.annotations`, keeping only [`KEPT_ANNOTATIONS`].
+fn kept_annotations<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Labels, D::Error> {
+    deserializer.deserialize_option(OptionalPairs)
+}
+
+/// `null` or an annotations object.
+struct OptionalPairs;
+
+impl<'de> Visitor<'de> for OptionalPairs {
+    type Value = Labels;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of strings or null")
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Labels, E> {
+        Ok(Labels::default())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Labels, E> {
+        Ok(Labels::default())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Labels, D::Error> {
+        deserializer.deserialize_map(PairsVisitor { keep: |k: &str| KEPT_ANNOTATIONS.contains(&k) })
+    }
+}
+
+/// Decodes `null` as the type's default, as Go's decoder leaves a field
+/// it reads `null` for at its zero value.
+pub(crate) fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn decodes_what_it_keeps_and_skips_the_rest() {
+        let meta: Meta = serde_json::from_value(json!({
+            "name": "web-1", "namespace": "default", "uid": "u-1", "resourceVersion": "42",
+            "generateName": "web-", "creationTimestamp": "2026-12-01T10:00:00Z",
+            "labels": {"b": "2", "a": "1"},
+            "annotations": {"controller.kubernetes.io/pod-deletion-cost": "5", "kubectl.kubernetes.io/last-applied-configuration": "{}"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "rs-1", "controller": true}],
+            "finalizers": ["example.com/f"],
+            "managedFields": [{"manager": "kubectl"}],
+        }))
+        .unwrap();
+        assert_eq!(meta.key(), "default/web-1");
+        assert_eq!(meta.labels.iter().collect::<Vec<_>>(), [("a", "1"), ("b", "2")]);
+        assert_eq!(meta.annotations.iter().collect::<Vec<_>>(), [("controller.kubernetes.io/pod-deletion-cost", "5")]);
+        assert_eq!(meta.controller().map(|r| r.name.as_str()), Some("web"));
+        let full = meta.to_object_meta();
+        assert_eq!(full.finalizers, Some(vec!["example.com/f".to_owned()]));
+        assert_eq!(full.owner_references.unwrap()[0].controller, Some(true));
+        assert_eq!(full.creation_timestamp.unwrap().0.to_string(), "2026-12-01T10:00:00Z");
+    }
+
+    #[test]
+    fn null_collections_decode_as_empty() {
+        let meta: Meta = serde_json::from_value(json!({
+            "name": "n", "labels": null, "annotations": null, "ownerReferences": null, "finalizers": null,
+        }))
+        .unwrap();
+        assert!(meta.labels.is_empty() && meta.annotations.is_empty() && meta.owner_references.is_empty());
+        assert_eq!(meta.key(), "n");
+    }
+
+    #[test]
+    fn a_repeated_label_key_keeps_its_last_value() {
+        let labels: Labels = serde_json::from_str(r#"{"a": "1", "a": "2"}"#).unwrap();
+        assert_eq!(labels.get("a"), Some("2"));
+        assert_eq!(labels.len(), 1);
+    }
+}

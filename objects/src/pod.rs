@@ -1,0 +1,178 @@
+//! The slim Pod: what some controller of kcm-rs reads of a pod, decoded
+//! straight from the API server's JSON. Everything else (container specs,
+//! volumes, most of the status) is skipped unread.
+//!
+//! A controller needing another field of a pod adds it here, with the
+//! controller that reads it named in its doc. Writes never start from this
+//! projection: they are patches, or updates of a pod read live.
+
+use std::sync::{Arc, LazyLock};
+
+use jiff::Timestamp;
+use serde::{Deserialize, Deserializer};
+
+use crate::atom::{Atom, Pool};
+use crate::meta::{Meta, nullable};
+
+/// A pod as the caches hold it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Pod {
+    /// `metadata`.
+    #[serde(deserialize_with = "nullable")]
+    pub metadata: Meta,
+    /// The part of `spec` kept.
+    #[serde(deserialize_with = "nullable")]
+    pub spec: PodSpec,
+    /// The part of `status` kept.
+    #[serde(deserialize_with = "nullable")]
+    pub status: PodStatus,
+}
+
+/// What is kept of `spec`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodSpec {
+    /// `spec.nodeName` (ReplicaSet ranking, node lifecycle, taint eviction).
+    pub node_name: Option<Atom>,
+    /// `spec.tolerations`, one shared copy per distinct list (taint
+    /// eviction).
+    #[serde(deserialize_with = "shared_tolerations")]
+    pub tolerations: Arc<[Toleration]>,
+    /// `spec.initContainers`' names and restart policies (ReplicaSet
+    /// ranking counts sidecar restarts).
+    #[serde(deserialize_with = "nullable")]
+    pub init_containers: Box<[ContainerSummary]>,
+}
+
+/// A toleration, as `spec.tolerations[]` (taint eviction matches them).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Toleration {
+    /// `key`; empty or absent matches every key (with `Exists`).
+    pub key: Option<Atom>,
+    /// `operator`: `Exists`, or `Equal` when absent.
+    pub operator: Option<Atom>,
+    /// `value`.
+    pub value: Option<Atom>,
+    /// `effect`; absent matches every effect.
+    pub effect: Option<Atom>,
+    /// `tolerationSeconds`, for `NoExecute`.
+    pub toleration_seconds: Option<i64>,
+}
+
+/// A container's identity in `spec.initContainers`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContainerSummary {
+    /// `name`.
+    pub name: Atom,
+    /// `restartPolicy` (`Always` makes an init container a sidecar).
+    pub restart_policy: Option<Atom>,
+}
+
+/// What is kept of `status`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodStatus {
+    /// `status.phase`.
+    pub phase: Option<Atom>,
+    /// `status.conditions` (readiness, availability, node lifecycle).
+    #[serde(deserialize_with = "nullable")]
+    pub conditions: Box<[PodCondition]>,
+    /// `status.containerStatuses` (ReplicaSet ranking by restarts).
+    #[serde(deserialize_with = "nullable")]
+    pub container_statuses: Box<[ContainerStatus]>,
+    /// `status.initContainerStatuses` (sidecar restarts).
+    #[serde(deserialize_with = "nullable")]
+    pub init_container_statuses: Box<[ContainerStatus]>,
+}
+
+/// A pod condition: type, status and when it last changed.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodCondition {
+    /// `type`.
+    #[serde(rename = "type")]
+    pub type_: Atom,
+    /// `status`: `True`, `False` or `Unknown`.
+    pub status: Atom,
+    /// `lastTransitionTime`.
+    pub last_transition_time: Option<Timestamp>,
+}
+
+/// What is kept of a container's status.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContainerStatus {
+    /// `name`.
+    pub name: Atom,
+    /// `restartCount`.
+    pub restart_count: i32,
+    /// `ready`.
+    pub ready: bool,
+}
+
+/// Distinct toleration lists of the process (a Deployment's pods all carry
+/// the same one, usually the two defaults the API server adds).
+static TOLERATIONS: LazyLock<Pool<[Toleration]>> = LazyLock::new(Pool::new);
+
+/// Decodes `spec.tolerations` into the shared copy of the list.
+fn shared_tolerations<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<[Toleration]>, D::Error> {
+    let list: Vec<Toleration> = nullable(deserializer)?;
+    Ok(TOLERATIONS.intern(&list))
+}
+
+impl Pod {
+    /// The pod's phase, `""` when unset.
+    pub fn phase(&self) -> &str {
+        self.status.phase.as_deref().unwrap_or("")
+    }
+
+    /// The node the pod is bound to, if any.
+    pub fn node_name(&self) -> Option<&str> {
+        self.spec.node_name.as_deref().filter(|n| !n.is_empty())
+    }
+
+    /// The condition of type `type_`, if the pod reports it.
+    pub fn condition(&self, type_: &str) -> Option<&PodCondition> {
+        self.status.conditions.iter().find(|c| c.type_ == type_)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn keeps_what_controllers_read_and_shares_toleration_lists() {
+        let pod = |name: &str| {
+            serde_json::from_value::<Pod>(json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {
+                    "nodeName": "node-1",
+                    "containers": [{"name": "app", "image": "nginx"}],
+                    "initContainers": [{"name": "proxy", "image": "envoy", "restartPolicy": "Always"}],
+                    "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+                },
+                "status": {
+                    "phase": "Running",
+                    "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-12-01T10:00:00Z"}],
+                    "containerStatuses": [{"name": "app", "restartCount": 3, "ready": true, "image": "nginx", "imageID": "", "state": {}}],
+                },
+            }))
+            .unwrap()
+        };
+        let (a, b) = (pod("a"), pod("b"));
+        assert_eq!(a.node_name(), Some("node-1"));
+        assert_eq!(a.phase(), "Running");
+        assert_eq!(a.condition("Ready").map(|c| c.status.as_str()), Some("True"));
+        assert_eq!(a.status.container_statuses[0].restart_count, 3);
+        assert_eq!(a.spec.init_containers[0].restart_policy.as_deref(), Some("Always"));
+        assert_eq!(a.spec.tolerations[0].toleration_seconds, Some(300));
+        assert!(Arc::ptr_eq(&a.spec.tolerations, &b.spec.tolerations));
+    }
+}
