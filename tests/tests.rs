@@ -4,6 +4,8 @@
 //!
 //! Run one area with `cargo test --test tests <area>::`.
 
+/// The slim pod cache: fields it does not keep survive every write to a pod.
+mod cache;
 /// Scenarios spanning several controllers: a Deployment deleted, a dead node.
 mod cluster;
 /// Fixtures shared by the areas: kube-sim with a `kcm-rs` against it.
