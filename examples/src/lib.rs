@@ -14,7 +14,7 @@
 //! `kube::Resource` impl and its CustomResourceDefinition
 //! (`Widget::crd()`). The shared informers take any type whose
 //! `Resource::DynamicType` is `()` (the
-//! [`Informable`](kcm_runtime::informer::Informable) bound): derived custom
+//! [`Cached`](kcm_runtime::informer::Cached) bound): derived custom
 //! resources qualify as k8s-openapi types do; `DynamicObject` does not.
 //! Declare `status` so the CRD serves `/status`: spec writes then never
 //! touch the status, status writes never touch the spec, and only spec

@@ -4,7 +4,7 @@
 //! kube's `CustomResource` derive turns [`WidgetSpec`] into the [`Widget`]
 //! type (`metadata`, `spec`, `status`), implements `kube::Resource` for it
 //! with a static `DynamicType = ()` (what
-//! [`Informable`](kcm_runtime::informer::Informable) asks for, so the
+//! [`Cached`](kcm_runtime::informer::Cached) asks for, so the
 //! shared informer factory serves it like any k8s-openapi type), and
 //! `Widget::crd()` (`kube::CustomResourceExt`) builds the
 //! CustomResourceDefinition to install in a cluster.
