@@ -38,7 +38,12 @@ const LIMIT: Duration = Duration::from_secs(300);
 /// Verbs that write.
 const WRITES: [&str; 5] = ["create", "update", "patch", "delete", "deletecollection"];
 
-fn node(i: usize, heartbeat: Timestamp) -> Node {
+/// Node `i` as the cache holds it.
+fn node(i: usize, heartbeat: Timestamp) -> kcm_objects::Node {
+    kcm_objects::project(&full_node(i, heartbeat)).expect("a node")
+}
+
+fn full_node(i: usize, heartbeat: Timestamp) -> Node {
     Node {
         metadata: ObjectMeta {
             name: Some(format!("node-{i}")),
@@ -62,11 +67,11 @@ fn node(i: usize, heartbeat: Timestamp) -> Node {
 }
 
 /// One pass of the core over `nodes` at `now`.
-fn pass(monitor: &mut Monitor, nodes: &[Node], now: Timestamp) {
+fn pass(monitor: &mut Monitor, nodes: &[kcm_objects::Node], now: Timestamp) {
     black_box(monitor.classify(nodes));
     for n in nodes {
         let a = monitor.assess(n, None, now);
-        monitor.remember(n.metadata.name.as_deref().unwrap_or_default(), a.health.clone());
+        monitor.remember(&n.metadata.name, a.health.clone());
         black_box(monitor.settle(n, &a, now));
     }
     black_box(monitor.finish(now));
@@ -74,7 +79,7 @@ fn pass(monitor: &mut Monitor, nodes: &[Node], now: Timestamp) {
 
 fn core() {
     let t0 = Timestamp::from_second(1_000_000).expect("valid");
-    let first: Vec<Node> = (0..CORE_NODES).map(|i| node(i, t0)).collect();
+    let first: Vec<kcm_objects::Node> = (0..CORE_NODES).map(|i| node(i, t0)).collect();
     let mut monitor = Monitor::new(Config::default());
     let started = Instant::now();
     pass(&mut monitor, &first, t0);
@@ -83,7 +88,7 @@ fn core() {
     let mut steady = Duration::ZERO;
     for r in 1..=rounds {
         let now = t0 + jiff::SignedDuration::from_secs(5 * r);
-        let nodes: Vec<Node> = (0..CORE_NODES).map(|i| node(i, now)).collect();
+        let nodes: Vec<kcm_objects::Node> = (0..CORE_NODES).map(|i| node(i, now)).collect();
         let started = Instant::now();
         pass(&mut monitor, &nodes, now);
         steady += started.elapsed();

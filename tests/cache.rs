@@ -1,19 +1,24 @@
-//! The slim pod cache loses nothing: kcm-rs caches pods as projections
-//! that keep only what its controllers read, so every write it makes to a
-//! pod must leave the fields it does not keep as they were. One pod goes
+//! The slim caches lose nothing: kcm-rs caches pods and nodes as
+//! projections that keep only what its controllers read, so every write it
+//! makes to a pod or a node must leave the fields it does not keep as they
+//! were. One pod goes
 //! through every write kcm-rs makes to pods: adopted by a ReplicaSet (an
 //! ownerReferences patch), marked not Ready by the node lifecycle
 //! controller (a status update), given `DisruptionTarget` and deleted by
 //! the taint eviction controller (a status patch, a delete), and orphaned
 //! by the garbage collector (an ownerReferences patch). After each, its
 //! spec, the annotation, label and finalizer kcm-rs does not read, and the
-//! status fields the kubelet set are unchanged.
+//! status fields the kubelet set are unchanged. Its node goes through
+//! every write kcm-rs makes to nodes: cordoned (the `unschedulable` taint
+//! patch), then silent (its conditions set to Unknown by a status update,
+//! the unreachable taints patched in); its addresses, capacity, node info,
+//! pod CIDR and an annotation are unchanged.
 
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, DeleteParams, PostParams, PropagationPolicy};
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube_sim::SimConfig;
 use kube_sim::kubelet::KubeletConfig;
 use kube_sim::testing::wait_for;
@@ -42,6 +47,28 @@ fn untouched(pod: &Value) -> Value {
     })
 }
 
+/// The parts of the node no write of kcm-rs may change.
+fn node_untouched(node: &Value) -> Value {
+    let status = &node["status"];
+    json!({
+        "note": node["metadata"]["annotations"]["example.com/note"], "podCIDR": node["spec"]["podCIDR"],
+        "addresses": status["addresses"], "capacity": status["capacity"], "allocatable": status["allocatable"],
+        "nodeInfo": status["nodeInfo"],
+    })
+}
+
+async fn node(env: &Env) -> Value {
+    serde_json::to_value(Api::<Node>::all(env.client.clone()).get("node-1").await.expect("node")).expect("json")
+}
+
+fn taint_keys(node: &Value) -> Vec<String> {
+    let taints = node["spec"]["taints"].as_array().cloned().unwrap_or_default();
+    taints
+        .iter()
+        .map(|t| format!("{}:{}", t["key"].as_str().unwrap_or(""), t["effect"].as_str().unwrap_or("")))
+        .collect()
+}
+
 async fn pod(env: &Env) -> Value {
     let pod = Api::<Pod>::namespaced(env.client.clone(), "default").get("keeper").await.expect("pod");
     serde_json::to_value(pod).expect("json")
@@ -62,7 +89,7 @@ async fn after(env: &Env, what: &str, before: &Value, done: impl Fn(&Value) -> b
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fields_the_pod_cache_does_not_keep_survive_every_write_kcm_rs_makes_to_a_pod() {
+async fn fields_the_caches_do_not_keep_survive_every_write_kcm_rs_makes_to_a_pod_or_its_node() {
     let config = SimConfig {
         kubelet: KubeletConfig { heartbeat_period: Duration::from_secs(1), ..KubeletConfig::default() },
         ..SimConfig::default()
@@ -91,6 +118,11 @@ async fn fields_the_pod_cache_does_not_keep_survive_every_write_kcm_rs_makes_to_
     .await;
     let before = untouched(&pod(&env).await);
     assert_eq!(before["podIP"].as_str().map(|ip| ip.is_empty()), Some(false), "the kubelet set podIP: {before}");
+    let nodes: Api<Node> = Api::all(env.client.clone());
+    let note = json!({"metadata": {"annotations": {"example.com/note": "kept"}}});
+    nodes.patch("node-1", &PatchParams::default(), &Patch::Merge(&note)).await.expect("annotated");
+    let node_before = node_untouched(&node(&env).await);
+    assert!(node_before["nodeInfo"]["kubeletVersion"].is_string(), "{node_before}");
 
     let rs = json!({
         "metadata": {"name": "keeper"},
@@ -104,6 +136,19 @@ async fn fields_the_pod_cache_does_not_keep_survive_every_write_kcm_rs_makes_to_
     after(&env, "adopted by the ReplicaSet", &before, |p| p["metadata"]["ownerReferences"][0]["name"] == "keeper")
         .await;
 
+    let cordon = json!({"spec": {"unschedulable": true}});
+    nodes.patch("node-1", &PatchParams::default(), &Patch::Merge(&cordon)).await.expect("cordoned");
+    wait_for(&env.sim, PATIENCE, "node-1 tainted unschedulable", || async {
+        let keys = taint_keys(&node(&env).await);
+        if keys.contains(&"node.kubernetes.io/unschedulable:NoSchedule".to_owned()) {
+            Ok(())
+        } else {
+            Err(format!("{keys:?}"))
+        }
+    })
+    .await;
+    assert_eq!(node_untouched(&node(&env).await), node_before, "after the unschedulable taint");
+
     env.sim.controls().stop_node("node-1").expect("node-1 exists");
     after(&env, "marked not Ready, given DisruptionTarget and deleted", &before, |p| {
         condition(p, "Ready") == Some("False")
@@ -111,6 +156,12 @@ async fn fields_the_pod_cache_does_not_keep_survive_every_write_kcm_rs_makes_to_
             && p["metadata"]["deletionTimestamp"].is_string()
     })
     .await;
+    let silent = node(&env).await;
+    let ready =
+        silent["status"]["conditions"].as_array().and_then(|cs| cs.iter().find(|c| c["type"] == "Ready")).cloned();
+    assert_eq!(ready.as_ref().map(|c| c["status"].clone()), Some(json!("Unknown")), "{silent}");
+    assert!(taint_keys(&silent).contains(&"node.kubernetes.io/unreachable:NoExecute".to_owned()), "{silent}");
+    assert_eq!(node_untouched(&silent), node_before, "after the status update and the unreachable taints");
 
     let orphan = DeleteParams { propagation_policy: Some(PropagationPolicy::Orphan), ..DeleteParams::default() };
     replica_sets.delete("keeper", &orphan).await.expect("deleted");

@@ -4,7 +4,7 @@
 //!
 //! Run one area with `cargo test --test tests <area>::`.
 
-/// The slim pod cache: fields it does not keep survive every write to a pod.
+/// The slim caches: fields they do not keep survive every write to a pod or node.
 mod cache;
 /// Scenarios spanning several controllers: a Deployment deleted, a dead node.
 mod cluster;

@@ -8,7 +8,7 @@ use std::fmt::Debug;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::Resource;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::meta::Meta;
 
@@ -74,6 +74,20 @@ pub trait Projection: DeserializeOwned + Clone + Debug + Send + Sync + 'static {
 
     /// The projection's metadata.
     fn meta(&self) -> &Meta;
+}
+
+/// The projection of an object read in full, such as the live read a
+/// write starts from, so that what a controller judges from it is what it
+/// would judge from the cache.
+///
+/// # Errors
+/// The object's JSON does not decode as the projection (a field the
+/// projection keeps has the wrong type).
+pub fn project<P: Projection>(full: &P::Full) -> Result<P, serde_json::Error>
+where
+    P::Full: Serialize,
+{
+    serde_json::to_value(full).and_then(P::deserialize)
 }
 
 /// The decoded form of a projection on its way into the cache: the

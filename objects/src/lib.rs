@@ -17,16 +17,20 @@
 //! - `meta`: [`Meta`], the metadata a projection keeps, [`Labels`],
 //!   [`OwnerRef`];
 //! - `cached`: [`Cached`], [`Projection`] and [`Wire`];
-//! - `pod`: [`Pod`].
+//! - `pod`: [`Pod`];
+//! - `node`: [`Node`].
 
 mod atom;
 mod cached;
 mod meta;
+mod node;
 mod pod;
 
 pub use atom::{Atom, Pool};
-pub use cached::{Cached, Projection, Wire};
+pub use cached::{Cached, Projection, Wire, project};
 pub use meta::{KEPT_ANNOTATIONS, Labels, Meta, OwnerRef};
+pub use node::{Node, NodeSpec, NodeStatus};
 pub use pod::{ContainerStatus, ContainerSummary, Pod, PodCondition, PodSpec, PodStatus, Toleration};
 
 cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);
+cached::cached_projection!(Node, k8s_openapi::api::core::v1::Node);

@@ -31,8 +31,9 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Node, NodeCondition, NodeStatus};
+use k8s_openapi::api::core::v1::NodeCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kcm_objects::Node;
 
 /// Condition type `Ready`.
 pub const READY: &str = "Ready";
@@ -150,11 +151,11 @@ pub struct Assessment {
     /// What to remember about the node: store it whether or not the
     /// status write below succeeds.
     pub health: NodeHealth,
-    /// The node's status with the stale conditions set to Unknown, to be
-    /// written (`PUT nodes/<name>/status` of the whole node) when this
-    /// changed the Ready condition. After a successful write, call
-    /// [`Assessment::written`].
-    pub status_update: Option<NodeStatus>,
+    /// The node's conditions with the stale ones set to Unknown, to be
+    /// written as its `status.conditions` (`PUT nodes/<name>/status` of the
+    /// whole node, read live) when this changed the Ready condition. After
+    /// a successful write, call [`Assessment::written`].
+    pub status_update: Option<Vec<NodeCondition>>,
 }
 
 impl Assessment {
@@ -177,8 +178,8 @@ impl Assessment {
 }
 
 /// The node's condition of type `kind`.
-pub fn condition<'a>(status: Option<&'a NodeStatus>, kind: &str) -> Option<&'a NodeCondition> {
-    status?.conditions.as_ref()?.iter().find(|c| c.type_ == kind)
+pub fn condition<'a>(conditions: &'a [NodeCondition], kind: &str) -> Option<&'a NodeCondition> {
+    conditions.iter().find(|c| c.type_ == kind)
 }
 
 /// Judges `node` at `now`, given its Lease in `kube-node-lease` (if any)
@@ -190,8 +191,8 @@ pub fn assess(
     now: Timestamp,
     grace: Grace,
 ) -> Assessment {
-    let created = node.metadata.creation_timestamp.as_ref().map(|t| t.0);
-    let current = condition(node.status.as_ref(), READY).cloned();
+    let created = node.metadata.creation_timestamp;
+    let current = condition(&node.status.conditions, READY).cloned();
 
     let (grace, observed_ready, remembered) = match &current {
         // The kubelet never posted a Ready condition: judge it from its
@@ -251,8 +252,7 @@ pub fn assess(
         return assessment;
     }
 
-    let mut status = node.status.clone().unwrap_or_default();
-    let conditions = status.conditions.get_or_insert_with(Vec::new);
+    let mut conditions = node.status.conditions.to_vec();
     for kind in MONITORED_CONDITIONS {
         match conditions.iter_mut().find(|c| c.type_ == kind) {
             None => conditions.push(NodeCondition {
@@ -272,10 +272,10 @@ pub fn assess(
             Some(_) => {}
         }
     }
-    let current_ready = condition(Some(&status), READY).cloned();
+    let current_ready = condition(&conditions, READY).cloned();
     if current_ready.as_ref() != Some(&assessment.observed_ready) {
         assessment.current_ready = current_ready;
-        assessment.status_update = Some(status);
+        assessment.status_update = Some(conditions);
     }
     assessment
 }
@@ -288,11 +288,7 @@ mod tests {
     const GRACE: Grace = Grace { monitor: Duration::from_secs(50), startup: Duration::from_secs(60) };
 
     fn statuses(a: &Assessment) -> Vec<(String, String, Option<String>)> {
-        a.status_update
-            .iter()
-            .flat_map(|s| s.conditions.iter().flatten())
-            .map(|c| (c.type_.clone(), c.status.clone(), c.reason.clone()))
-            .collect()
+        a.status_update.iter().flatten().map(|c| (c.type_.clone(), c.status.clone(), c.reason.clone())).collect()
     }
 
     #[test]
@@ -351,11 +347,11 @@ mod tests {
             ]
         );
         let status = a.status_update.clone().unwrap();
-        let ready = condition(Some(&status), READY).unwrap();
+        let ready = condition(&status, READY).unwrap();
         assert_eq!(ready.message.as_deref(), Some(MESSAGE_UNKNOWN));
         assert_eq!(ready.last_transition_time, Some(Time(ts(61))));
         assert_eq!(ready.last_heartbeat_time, Some(Time(ts(0))), "the heartbeat is left alone");
-        let pid = condition(Some(&status), PID_PRESSURE).unwrap();
+        let pid = condition(&status, PID_PRESSURE).unwrap();
         assert_eq!(pid.message.as_deref(), Some(MESSAGE_NEVER_UPDATED));
         assert_eq!(pid.last_heartbeat_time, Some(Time(ts(0))), "dated at creation");
     }
@@ -367,7 +363,7 @@ mod tests {
         let mut a = assess(&node, None, Some(&saved), ts(51), GRACE);
         assert!(a.status_update.is_some());
         let mut written = node.clone();
-        written.status = a.status_update.clone();
+        written.status.conditions = a.status_update.clone().unwrap().into();
         a.written(ts(51), None);
         assert_eq!(a.health.ready_transition, ts(51));
         assert_eq!(a.health.probe, ts(0));

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Node;
+use kcm_objects::Node;
 
 use super::LABEL_EXCLUDE_DISRUPTION;
 use super::health::{self, Assessment, Grace, NodeHealth, TRUE};
@@ -85,7 +85,7 @@ pub enum TaintAction {
 /// Upstream's tainting-pass decision for a queued node, from the cache.
 pub fn tainting_action(node: Option<&Node>) -> TaintAction {
     let Some(node) = node else { return TaintAction::Done };
-    match health::condition(node.status.as_ref(), health::READY) {
+    match health::condition(&node.status.conditions, health::READY) {
         None => TaintAction::Retry(TAINT_RETRY_WAIT),
         Some(ready) => taints::no_execute_swap(&ready.status).map_or(TaintAction::Done, TaintAction::Swap),
     }
@@ -106,7 +106,7 @@ pub enum PodStep {
 
 /// Whether `node` is left out of the zone computation.
 pub fn excluded_from_disruption(node: &Node) -> bool {
-    node.metadata.labels.as_ref().is_some_and(|l| l.contains_key(LABEL_EXCLUDE_DISRUPTION))
+    node.metadata.labels.get(LABEL_EXCLUDE_DISRUPTION).is_some()
 }
 
 /// What the controller remembers between passes.
@@ -150,11 +150,11 @@ impl Monitor {
         let mut out = Membership::default();
         let mut present = HashSet::new();
         for node in nodes {
-            let name = node.metadata.name.clone().unwrap_or_default();
+            let name = node.metadata.name.to_string();
             let zone = zone_key(node);
             self.ensure_zone(&zone);
             if !self.known.contains_key(&name) {
-                let uid = node.metadata.uid.clone().unwrap_or_default();
+                let uid = node.metadata.uid.to_string();
                 self.known.insert(name.clone(), uid.clone());
                 if let Some(q) = self.queues.get_mut(&zone) {
                     q.remove(&name);
@@ -185,7 +185,7 @@ impl Monitor {
     /// Judges `node` (upstream `tryUpdateNodeHealth`); store the result
     /// with [`remember`](Self::remember) whatever happens to the write.
     pub fn assess(&self, node: &Node, lease: Option<&Lease>, now: Timestamp) -> Assessment {
-        let name = node.metadata.name.as_deref().unwrap_or_default();
+        let name = &*node.metadata.name;
         health::assess(node, lease, self.health.get(name), now, self.config.grace)
     }
 
@@ -216,7 +216,7 @@ impl Monitor {
     /// Step 2 of a pass, once `node`'s health is settled (its status
     /// written if needed): counts it in its zone and says what to do.
     pub fn settle(&mut self, node: &Node, assessment: &Assessment, now: Timestamp) -> NodeActions {
-        let name = node.metadata.name.clone().unwrap_or_default();
+        let name = node.metadata.name.to_string();
         let current = assessment.current_ready.as_ref().map(|c| c.status.clone());
         if !excluded_from_disruption(node) {
             self.pass.entry(zone_key(node)).or_default().push(current.clone());
@@ -232,7 +232,7 @@ impl Monitor {
             if forget_first {
                 queue.remove(&name);
             }
-            queue.add(&name, node.metadata.uid.as_deref().unwrap_or_default(), now);
+            queue.add(&name, &node.metadata.uid, now);
         }
         let event_not_ready = current != TRUE && observed == TRUE;
         let mark_pods = event_not_ready || (self.retry.contains(&name) && observed != TRUE);
@@ -255,7 +255,7 @@ impl Monitor {
     /// The `NoExecute` taints of `node` are gone: forget it in its zone's
     /// queue, so a later outage taints it again.
     pub fn reachable(&mut self, node: &Node) {
-        let name = node.metadata.name.as_deref().unwrap_or_default();
+        let name = &*node.metadata.name;
         if let Some(q) = self.queues.get_mut(&zone_key(node)) {
             q.remove(name);
         }
@@ -361,7 +361,7 @@ mod tests {
                     continue;
                 }
                 let node = self.nodes.get_mut(name).unwrap();
-                let conditions = node.status.as_mut().unwrap().conditions.as_mut().unwrap();
+                let conditions = &mut node.status.conditions;
                 let ready = conditions.iter_mut().find(|c| c.type_ == READY).unwrap();
                 ready.last_heartbeat_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(ms(t)));
                 if ready.status != TRUE {
@@ -374,7 +374,7 @@ mod tests {
         fn set_taints(&mut self, name: &str, swap: &TaintSwap, t: i64) -> bool {
             let node = self.nodes.get_mut(name).unwrap();
             if let Some(next) = swap.apply(node_taints(node), ms(t)) {
-                node.spec.get_or_insert_default().taints = Some(next);
+                node.spec.taints = next.into();
                 return true;
             }
             false
@@ -390,11 +390,11 @@ mod tests {
                 self.monitor.reachable(&node);
             }
             for node in &nodes {
-                let name = node.metadata.name.clone().unwrap();
+                let name = node.metadata.name.to_string();
                 let mut a = self.monitor.assess(node, self.leases.get(&name), now);
                 let mut node = node.clone();
-                if let Some(status) = a.status_update.clone() {
-                    node.status = Some(status);
+                if let Some(conditions) = a.status_update.clone() {
+                    node.status.conditions = conditions.into();
                     self.nodes.insert(name.clone(), node.clone());
                     a.written(now, self.leases.get(&name));
                 }
@@ -473,7 +473,7 @@ mod tests {
         }
 
         fn ready(&self, name: &str) -> String {
-            health::condition(self.nodes[name].status.as_ref(), READY).unwrap().status.clone()
+            health::condition(&self.nodes[name].status.conditions, READY).unwrap().status.clone()
         }
 
         fn taints(&self, name: &str) -> Vec<String> {
@@ -602,9 +602,8 @@ mod tests {
     fn excluded_nodes_do_not_count_towards_disruption() {
         let mut c = Cluster::new(&[("n1", "a"), ("n2", "a")]);
         let n2 = c.nodes["n2"].clone();
-        let mut labels = n2.metadata.labels.clone().unwrap();
-        labels.insert(LABEL_EXCLUDE_DISRUPTION.into(), String::new());
-        c.nodes.get_mut("n2").unwrap().metadata.labels = Some(labels);
+        let labels = n2.metadata.labels.iter().chain([(LABEL_EXCLUDE_DISRUPTION, "")]).collect();
+        c.nodes.get_mut("n2").unwrap().metadata.labels = labels;
         c.run(0, 20);
         c.alive.insert("n1".into(), false);
         c.run(21, 100);
@@ -620,7 +619,7 @@ mod tests {
         // The kubelet reports NotReady (and keeps heartbeating).
         c.alive.insert("n1".into(), false);
         let node = c.nodes.get_mut("n1").unwrap();
-        let ready = node.status.as_mut().unwrap().conditions.as_mut().unwrap().iter_mut().next().unwrap();
+        let ready = node.status.conditions.iter_mut().next().unwrap();
         ready.status = FALSE.into();
         ready.last_heartbeat_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(ms(21_000)));
         c.run(21, 30);

@@ -23,8 +23,9 @@
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, Pod, PodStatus, Taint};
+use k8s_openapi::api::core::v1::{Pod, PodStatus, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kcm_objects::Node;
 
 use super::health::{
     self, DISK_PRESSURE, FALSE, MEMORY_PRESSURE, NETWORK_UNAVAILABLE, PID_PRESSURE, READY, TRUE, UNKNOWN,
@@ -88,7 +89,7 @@ pub fn has_taint(taints: &[Taint], t: &Taint) -> bool {
 
 /// The node's taints.
 pub fn node_taints(node: &Node) -> &[Taint] {
-    node.spec.as_ref().and_then(|s| s.taints.as_deref()).unwrap_or_default()
+    &node.spec.taints
 }
 
 /// Taints to add and to remove in one write (upstream
@@ -127,7 +128,7 @@ impl TaintSwap {
 /// the ones it has (upstream `doNoScheduleTaintingPass`); `None` when they
 /// agree.
 pub fn no_schedule_swap(node: &Node) -> Option<TaintSwap> {
-    let conditions = node.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default();
+    let conditions = &node.status.conditions;
     let mut desired: Vec<Taint> = conditions
         .iter()
         .filter_map(|c| {
@@ -135,7 +136,7 @@ pub fn no_schedule_swap(node: &Node) -> Option<TaintSwap> {
         })
         .map(|key| template(key, NO_SCHEDULE))
         .collect();
-    if node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false) {
+    if node.spec.unschedulable {
         desired.push(template(TAINT_UNSCHEDULABLE, NO_SCHEDULE));
     }
     let ours = |t: &Taint| {
@@ -207,12 +208,12 @@ pub fn no_execute_step(node: &Node, observed_ready: &str) -> NoExecuteStep {
 /// `kubernetes.io/arch` (upstream `reconcileNodeLabels`); empty when they
 /// do.
 pub fn beta_labels(node: &Node) -> BTreeMap<String, String> {
-    let Some(labels) = node.metadata.labels.as_ref() else { return BTreeMap::new() };
+    let labels = &node.metadata.labels;
     BETA_LABELS
         .iter()
         .filter_map(|(ga, beta)| {
-            let value = labels.get(*ga)?;
-            (labels.get(*beta) != Some(value)).then(|| ((*beta).to_owned(), value.clone()))
+            let value = labels.get(ga)?;
+            (labels.get(beta) != Some(value)).then(|| ((*beta).to_owned(), value.to_owned()))
         })
         .collect()
 }

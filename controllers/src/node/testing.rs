@@ -83,8 +83,10 @@ impl NodeBuilder {
         self.0.spec.get_or_insert_default().unschedulable = Some(true);
         self
     }
-    pub fn build(self) -> Node {
-        self.0
+    /// The node as the caches hold it: the API's form, decoded by the
+    /// slim projection's own decoder.
+    pub fn build(self) -> kcm_objects::Node {
+        serde_json::from_value(serde_json::to_value(&self.0).unwrap()).unwrap()
     }
     fn conditions(&mut self) -> &mut Vec<NodeCondition> {
         self.0.status.get_or_insert_default().conditions.get_or_insert_with(Vec::new)

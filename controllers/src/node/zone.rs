@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Node;
+use kcm_objects::Node;
 
 /// Region label (GA).
 pub const LABEL_REGION: &str = "topology.kubernetes.io/region";
@@ -41,9 +41,9 @@ pub const LABEL_ZONE_BETA: &str = "failure-domain.beta.kubernetes.io/zone";
 /// neither label (the whole cluster is then one zone). The beta labels win
 /// over the GA ones, as upstream.
 pub fn zone_key(node: &Node) -> String {
-    let labels = node.metadata.labels.as_ref();
+    let labels = &node.metadata.labels;
     let get = |beta: &str, ga: &str| {
-        labels.and_then(|l| l.get(beta).filter(|v| !v.is_empty()).or_else(|| l.get(ga))).cloned().unwrap_or_default()
+        labels.get(beta).filter(|v| !v.is_empty()).or_else(|| labels.get(ga)).unwrap_or_default().to_owned()
     };
     let region = get(LABEL_REGION_BETA, LABEL_REGION);
     let zone = get(LABEL_ZONE_BETA, LABEL_ZONE);

@@ -22,7 +22,7 @@ use kcm_gotime::Jitter;
 use kube::Client;
 use kube::runtime::watcher;
 use tokio::sync::watch;
-use tracing::info;
+use tracing::{info, warn};
 
 use super::handler::HandlerRegistration;
 use super::metadata::{MetadataHandler, ResourceId};
@@ -118,6 +118,14 @@ impl SharedInformerFactory {
     /// Indexes and handlers can be added to it before [`start`](Self::start).
     pub fn informer<K: Cached>(&self) -> SharedInformer<K> {
         let mut informers = self.inner.informers.lock().unwrap_or_else(PoisonError::into_inner);
+        let resource = ResourceId::of::<K>();
+        if !informers.contains_key(&TypeId::of::<K>()) && informers.values().any(|i| i.resource() == resource) {
+            warn!(
+                resource = %resource.plural,
+                cached_as = std::any::type_name::<K>(),
+                "a second informer watches {} (cached as another type): the API server serves two watches", resource.plural,
+            );
+        }
         let informer = informers.entry(TypeId::of::<K>()).or_insert_with(|| {
             Box::new(SharedInformer::<K>::new(
                 self.inner.client.clone(),

@@ -4,9 +4,8 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Node;
+use kcm_objects::Node;
 use kcm_objects::Pod;
-use kube::ResourceExt;
 
 use crate::drivers::nodes::node_of;
 use kcm_runtime::informer::{self, EventHandler};
@@ -20,11 +19,11 @@ pub(super) struct NodeHandler {
 
 impl EventHandler<Node> for NodeHandler {
     fn on_add(&self, node: &Arc<Node>) {
-        self.queue.add(node.name_any());
+        self.queue.add(node.metadata.name.to_string());
     }
 
     fn on_update(&self, _old: &Arc<Node>, new: &Arc<Node>) {
-        self.queue.add(new.name_any());
+        self.queue.add(new.metadata.name.to_string());
     }
 }
 

@@ -47,10 +47,10 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Node;
 use kcm_controllers::node::health::Grace;
 use kcm_controllers::node::monitor::{self, Monitor};
 use kcm_controllers::node::zone::Rates;
+use kcm_objects::Node;
 use kcm_objects::Pod;
 use kube::Client;
 

@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, ObjectReference};
+use k8s_openapi::api::core::v1::ObjectReference;
 use kcm_controllers::node::monitor::{self, TaintAction};
 use kcm_controllers::node::queue::{NODE_EVICTION_PERIOD, Outcome};
 use kcm_controllers::node::taints::{NoExecuteStep, TaintSwap};
 use kcm_controllers::node::zone;
 use kcm_controllers::node::{self as core, POD_NODE_NAME_INDEX};
-use kube::ResourceExt;
+use kcm_objects::Node;
 use tokio::time::Instant;
 
 use super::shared::Inner;
@@ -63,7 +63,7 @@ impl Inner {
                 core::EVENT_REGISTERED_NODE,
                 core::registered_node_message(name),
             );
-            if let Some(node) = nodes.iter().find(|n| n.metadata.name.as_deref() == Some(name)) {
+            if let Some(node) = nodes.iter().find(|n| &*n.metadata.name == name) {
                 self.mark_reachable(node).await;
             }
         }
@@ -109,7 +109,7 @@ impl Inner {
     /// One node of the monitor pass.
     async fn update_node(&self, cached: Arc<Node>) {
         let started = Instant::now();
-        let name = cached.name_any();
+        let name = cached.metadata.name.to_string();
         let Some((node, assessment)) = self.settle_health(cached).await else { return };
         let actions = self.lock().settle(&node, &assessment, Timestamp::now());
         match &actions.no_execute {
@@ -122,7 +122,7 @@ impl Inner {
             NoExecuteStep::Queue { .. } | NoExecuteStep::Nothing => {}
         }
         if actions.event_not_ready {
-            let uid = node.metadata.uid.clone().unwrap_or_default();
+            let uid = node.metadata.uid.to_string();
             self.node_event(
                 &name,
                 &uid,
@@ -153,11 +153,11 @@ impl Inner {
         match self.swap_taints(node, &TaintSwap::reachable()).await {
             Ok(removed) => {
                 if removed {
-                    tracing::info!(node = %node.name_any(), "node is healthy again, removed NoExecute taints");
+                    tracing::info!(node = %node.metadata.name, "node is healthy again, removed NoExecute taints");
                 }
                 self.lock().reachable(node);
             }
-            Err(e) => tracing::warn!(node = %node.name_any(), error = %e, "failed to remove taints from node"),
+            Err(e) => tracing::warn!(node = %node.metadata.name, error = %e, "failed to remove taints from node"),
         }
     }
 

@@ -8,6 +8,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Node;
 use kcm_controllers::node::monitor::Monitor;
 use kcm_objects::Pod;
+use kcm_objects::Wire;
 use kube::Client;
 use kube::api::Api;
 
@@ -22,7 +23,7 @@ pub(super) struct Inner {
     /// `node-controller` events.
     pub(super) recorder: EventRecorder,
     /// Cached nodes.
-    pub(super) nodes: Store<Node>,
+    pub(super) nodes: Store<kcm_objects::Node>,
     /// Cached pods, with the `spec.nodeName` index.
     pub(super) pods: Store<Pod>,
     /// Cached Leases (only `kube-node-lease` is read).
@@ -44,8 +45,15 @@ impl Inner {
         self.monitor.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The Node API, through the controller's client.
+    /// The Node API, through the controller's client: whole nodes, for
+    /// the status write.
     pub(super) fn nodes_api(&self) -> Api<Node> {
+        Api::all(self.client.clone())
+    }
+
+    /// The Node API decoding nodes as the cache holds them, for the taint
+    /// and label patches' re-reads.
+    pub(super) fn slim_nodes_api(&self) -> Api<Wire<kcm_objects::Node>> {
         Api::all(self.client.clone())
     }
 }

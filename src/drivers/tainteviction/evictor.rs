@@ -10,10 +10,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, ObjectReference, Taint};
+use k8s_openapi::api::core::v1::{ObjectReference, Taint};
 use kcm_controllers::node::POD_NODE_NAME_INDEX;
 use kcm_controllers::node::eviction::{self as core, Decision, PodFacts, Scheduled};
 use kcm_controllers::node::taints;
+use kcm_objects::Node;
 use kcm_objects::Pod;
 use kube::Client;
 

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Node;
+use kcm_objects::Node;
 use kcm_objects::Pod;
 
 use super::evictor::no_execute_taints;

@@ -50,7 +50,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::Node;
+use kcm_objects::Node;
 use kcm_objects::Pod;
 use kube::Client;
 
