@@ -88,7 +88,7 @@ pub const TABLE: &[Row] = &[
             let terminating_replicas = cx.config.feature_gates.enabled(TERMINATING_REPLICAS);
             let options = kcm_controllers::replicaset::Options { terminating_replicas, ..Default::default() };
             let queues = Some(cx.queue_metrics);
-            Ok(Box::new(ReplicaSetController::new(cx.factory, cx.client.clone(), recorder, options, queues)))
+            Ok(Box::new(ReplicaSetController::new(cx.factory, cx.client.clone(), recorder, options, queues)?))
         },
     },
     Row {

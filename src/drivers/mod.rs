@@ -11,6 +11,8 @@
 //!   controller shares (API writes, events);
 //! - `api_errors`: reading the API server's error answers, for every
 //!   driver;
+//! - `pod_owners`: the pod indexes by controller the ReplicaSet and
+//!   Deployment drivers read;
 //! - `nodes`: what the two node controllers share (the `node-controller`
 //!   name, a pod's node, the pod index by node name);
 //! - `deployment`: the Deployment controller
@@ -33,5 +35,6 @@ pub mod garbagecollector;
 pub mod namespace;
 pub mod nodelifecycle;
 mod nodes;
+mod pod_owners;
 pub mod replicaset;
 pub mod tainteviction;

@@ -22,16 +22,17 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_controllers::common::pod::is_pod_ready;
 use kcm_controllers::common::selector::Selector;
-use kcm_controllers::replicaset::{self as core, Expectations, Options, Snapshot};
+use kcm_controllers::replicaset::{self as core, Expectations, NamespacePods, Options, Snapshot};
 use kcm_objects::{OwnerRef, Pod};
 use kube::Client;
 
 use super::execute::{Bookkeeping, Executed, Executor};
+use super::pod_owners;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::{
-    EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
+    self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
 use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
@@ -93,6 +94,9 @@ impl ReplicaSetController {
     /// `recorder` (component [`EVENT_COMPONENT`]); `options` are the core's
     /// settings (from `--feature-gates`).
     ///
+    /// # Errors
+    /// The pod indexes cannot be added (the pod informer has started).
+    ///
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
     pub fn new(
@@ -101,10 +105,11 @@ impl ReplicaSetController {
         recorder: EventRecorder,
         options: Options,
         queue_metrics: Option<&QueueMetrics>,
-    ) -> Self {
+    ) -> Result<Self, informer::Error> {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let pods = factory.informer::<Pod>();
         let replica_sets = factory.informer::<ReplicaSet>();
+        pod_owners::register(&pods)?;
         let expectations = Shared::default();
         let resync = Some(factory.default_resync());
         let rs_registration = replica_sets
@@ -121,7 +126,7 @@ impl ReplicaSetController {
             executor: Executor::new(client, recorder).with_replica_sets(replica_sets.store()),
             options,
         });
-        Self { queue, pods, replica_sets, registrations: vec![rs_registration, pod_registration], syncer }
+        Ok(Self { queue, pods, replica_sets, registrations: vec![rs_registration, pod_registration], syncer })
     }
 }
 
@@ -166,17 +171,25 @@ impl Syncer {
         }
     }
 
-    /// Plans with `planner` on a snapshot of the caches taken now.
+    /// Plans with `planner` on a snapshot of the caches taken now: the pods
+    /// the ReplicaSet controls and its namespace's orphans, from the
+    /// indexes (the namespace's other pods only when ranking for a
+    /// scale-down).
     fn plan<T>(&self, rs: &ReplicaSet, planner: impl FnOnce(&Snapshot<'_>) -> T) -> T {
         let namespace = rs.metadata.namespace.as_deref().unwrap_or("");
         // Read before the pods: the pod list is then at least this recent.
         let pods_resource_version = self.pod_informer.last_resource_version();
-        let pods = self.pods.list_namespace(namespace);
+        let mut pods = pod_owners::orphans(&self.pods, namespace);
+        if let Some(uid) = rs.metadata.uid.as_deref() {
+            pods.extend(pod_owners::controlled_by(&self.pods, uid));
+        }
+        let namespace_pods = || self.pods.list_namespace(namespace);
         let replica_sets = self.replica_sets.list_namespace(namespace);
         let expectations = self.expectations.lock();
         planner(&Snapshot {
             replica_set: rs,
             pods: &pods,
+            namespace_pods: NamespacePods(&namespace_pods),
             replica_sets: &replica_sets,
             expectations: &expectations,
             pods_resource_version,

@@ -31,10 +31,12 @@ pub(super) struct Input<'a> {
     pub owner: &'a ObjectRef,
     /// Active pods this ReplicaSet controls after the claim.
     pub claimed: &'a [&'a Pod],
-    /// Pods of every ReplicaSet under the same controller (ranking input).
-    pub related: &'a [&'a Pod],
-    /// Every cached pod of the namespace, active or not: a created pod the
-    /// cache holds in any state is no longer in flight.
+    /// Pods of every ReplicaSet under the same controller (ranking input),
+    /// read only when pods are deleted.
+    pub related: &'a dyn Fn() -> Vec<std::sync::Arc<Pod>>,
+    /// The snapshot's pods, active or not: a created pod the cache holds in
+    /// any state is no longer in flight (it carries this ReplicaSet's
+    /// controller reference, so it is among them).
     pub cached: &'a [std::sync::Arc<Pod>],
     pub record: Option<&'a Record>,
     pub cache_rv: Option<u64>,
@@ -121,11 +123,18 @@ pub fn slow_start_batches(count: usize) -> Vec<usize> {
 
 /// The `count` pods to delete first by upstream's ranking; no sorting when
 /// all of them go.
-fn pods_to_delete<'a>(candidates: &[&'a Pod], related: &[&Pod], count: usize, now: jiff::Timestamp) -> Vec<&'a Pod> {
+fn pods_to_delete<'a>(
+    candidates: &[&'a Pod],
+    related: &dyn Fn() -> Vec<std::sync::Arc<Pod>>,
+    count: usize,
+    now: jiff::Timestamp,
+) -> Vec<&'a Pod> {
     if count >= candidates.len() {
         return candidates.to_vec();
     }
-    let ranks = colocation_ranks(candidates, related);
+    let related = related();
+    let related: Vec<&Pod> = related.iter().map(|p| &**p).collect();
+    let ranks = colocation_ranks(candidates, &related);
     let mut ranked: Vec<(&Pod, usize)> = candidates.iter().copied().zip(ranks).collect();
     sort_for_deletion(&mut ranked, now);
     ranked.into_iter().take(count).map(|(p, _)| p).collect()

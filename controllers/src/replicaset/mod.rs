@@ -111,9 +111,13 @@ impl Default for Options {
 pub struct Snapshot<'a> {
     /// The ReplicaSet, from the cache.
     pub replica_set: &'a ReplicaSet,
-    /// Every cached pod of its namespace (pods of other namespaces are
-    /// ignored).
+    /// The cached pods it may claim: at least those it controls and the
+    /// orphans of its namespace (every other pod is ignored by the claim,
+    /// the counts and the status; pods of other namespaces are ignored).
     pub pods: &'a [Arc<Pod>],
+    /// Every cached pod of its namespace, read only to rank pods for a
+    /// scale-down (the pods of the ReplicaSets under the same controller).
+    pub namespace_pods: NamespacePods<'a>,
     /// The cached ReplicaSets of its namespace: those under the same
     /// controller rank which pods to delete first.
     pub replica_sets: &'a [Arc<ReplicaSet>],
@@ -124,6 +128,16 @@ pub struct Snapshot<'a> {
     pub pods_resource_version: Option<u64>,
     /// The time of the sync.
     pub now: Timestamp,
+}
+
+/// Reads every cached pod of the ReplicaSet's namespace, when asked.
+#[derive(Clone, Copy)]
+pub struct NamespacePods<'a>(pub &'a dyn Fn() -> Vec<Arc<Pod>>);
+
+impl std::fmt::Debug for NamespacePods<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NamespacePods(..)")
+    }
 }
 
 /// The queue key of a ReplicaSet, `namespace/name`.

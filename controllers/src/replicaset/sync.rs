@@ -2,6 +2,7 @@
 //! (`syncReplicaSet`). The executor contract is in the module above.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use kcm_objects::Pod;
 
@@ -34,7 +35,7 @@ pub fn sync(snapshot: &Snapshot<'_>, options: &Options) -> Plan {
     }
 
     if needs_sync && rs.metadata.deletion_timestamp.is_none() {
-        let related = related_pods(snapshot);
+        let related = || related_pods(snapshot);
         manage::manage_replicas(
             &manage::Input {
                 rs,
@@ -127,7 +128,7 @@ fn patch(pod: &Pod, patch: OwnerRefPatch) -> Action {
 /// Pods matching the selector of any ReplicaSet with the same controller as
 /// this one, itself included, each once (upstream
 /// `getIndirectlyRelatedPods`); none when it has no controller.
-fn related_pods<'a>(snapshot: &Snapshot<'a>) -> Vec<&'a Pod> {
+fn related_pods(snapshot: &Snapshot<'_>) -> Vec<Arc<Pod>> {
     let rs = snapshot.replica_set;
     let Some(controller) = controller_of(&rs.metadata) else { return Vec::new() };
     let siblings = snapshot
@@ -136,16 +137,17 @@ fn related_pods<'a>(snapshot: &Snapshot<'a>) -> Vec<&'a Pod> {
         .map(|r| &**r)
         .filter(|r| r.metadata.uid != rs.metadata.uid)
         .filter(|r| controller_of(&r.metadata).is_some_and(|c| c.uid == controller.uid));
+    let in_namespace = (snapshot.namespace_pods.0)();
     let mut seen = HashSet::new();
     let mut related = Vec::new();
     for sibling in std::iter::once(rs).chain(siblings) {
         let Ok(selector) = Selector::new(Some(&sibling.spec.selector)) else { continue };
-        for pod in snapshot.pods.iter().map(|p| &**p) {
+        for pod in &in_namespace {
             if pod.metadata.namespace == sibling.metadata.namespace.as_deref().unwrap_or_default()
                 && selector.matches(&pod.metadata.labels)
                 && seen.insert(pod.metadata.uid.clone())
             {
-                related.push(pod);
+                related.push(pod.clone());
             }
         }
     }
@@ -162,7 +164,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use super::*;
-    use crate::replicaset::{Expectations, FAILED_CREATE, REPLICA_FAILURE};
+    use crate::replicaset::{Expectations, FAILED_CREATE, NamespacePods, REPLICA_FAILURE};
     use crate::testing::{PodBuilder, RsBuilder, describe_step, ts};
 
     // === utils ===
@@ -198,10 +200,12 @@ mod tests {
             self.pods.extend(pods.into_iter().map(PodBuilder::arc));
             self
         }
-        fn snapshot(&self) -> Snapshot<'_> {
+        /// The snapshot; every pod given is in the namespace.
+        fn snapshot<'s>(&'s self, namespace_pods: &'s dyn Fn() -> Vec<Arc<Pod>>) -> Snapshot<'s> {
             Snapshot {
                 replica_set: &self.rs,
                 pods: &self.pods,
+                namespace_pods: NamespacePods(namespace_pods),
                 replica_sets: &self.replica_sets,
                 expectations: &self.expectations,
                 pods_resource_version: self.pods_rv,
@@ -209,7 +213,7 @@ mod tests {
             }
         }
         fn plan(&self) -> Plan {
-            sync(&self.snapshot(), &self.options)
+            sync(&self.snapshot(&|| self.pods.clone()), &self.options)
         }
         /// The plan, one line per step (see [`describe_step`]).
         fn steps(&self) -> Vec<String> {
@@ -303,7 +307,11 @@ mod tests {
         exp.creation_observed("ns/web", "ns/web-b");
         assert!(exp.satisfied("ns/web", w.now));
 
-        let rest = after_manage_error(&w.snapshot(), &w.options, "pods \"web-x\" is forbidden: exceeded quota");
+        let rest = after_manage_error(
+            &w.snapshot(&|| w.pods.clone()),
+            &w.options,
+            "pods \"web-x\" is forbidden: exceeded quota",
+        );
         assert_eq!(
             rest.steps.iter().map(describe_step).collect::<Vec<_>>(),
             ["status 0/0/0/0 gen=1 ReplicaFailure=FailedCreate"]
