@@ -3,6 +3,10 @@
 //! `nodeSelector`, and remembers the pods that fit nowhere for the loop to
 //! retry when something changes. What the bound pod then shows is
 //! `status.rs`'s.
+//!
+//! A bind costs what the few nodes cost, not what the many pods do: the
+//! pods on each node are counted as placements come and go, and each node
+//! is parsed once per resourceVersion.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -18,9 +22,64 @@ use crate::store::TypeKey;
 pub(super) struct Scheduler {
     /// Pods waiting for a node to fit on.
     pub(super) unschedulable: BTreeMap<(String, String), ()>,
-    /// Pods bound to each node (by pod uid), for spreading.
-    pub(super) placement: HashMap<String, String>,
+    /// The node of each bound pod, for spreading.
+    pub(super) placement: Placement,
+    /// Each node as last parsed, by name, with the resourceVersion parsed.
+    nodes: HashMap<String, (u64, Value)>,
 }
+
+/// The node of each bound pod (by pod uid), and the number of pods on
+/// each node, kept in step.
+#[derive(Default)]
+pub(super) struct Placement {
+    /// Pod uid -> node name.
+    by_pod: HashMap<String, String>,
+    /// Node name -> pods placed there.
+    load: HashMap<String, usize>,
+}
+
+// === impl Placement ===
+
+impl Placement {
+    /// Records that pod `uid` is on `node`.
+    pub(super) fn insert(&mut self, uid: String, node: String) {
+        if self.by_pod.get(&uid) == Some(&node) {
+            return;
+        }
+        *self.load.entry(node.clone()).or_default() += 1;
+        if let Some(previous) = self.by_pod.insert(uid, node) {
+            self.unload(&previous);
+        }
+    }
+
+    /// Forgets pod `uid`.
+    pub(super) fn remove(&mut self, uid: &str) {
+        if let Some(node) = self.by_pod.remove(uid) {
+            self.unload(&node);
+        }
+    }
+
+    /// Number of pods placed.
+    pub(super) fn len(&self) -> usize {
+        self.by_pod.len()
+    }
+
+    /// Number of pods on `node`.
+    fn load(&self, node: &str) -> usize {
+        self.load.get(node).copied().unwrap_or(0)
+    }
+
+    fn unload(&mut self, node: &str) {
+        if let Some(count) = self.load.get_mut(node) {
+            *count -= 1;
+            if *count == 0 {
+                self.load.remove(node);
+            }
+        }
+    }
+}
+
+// === impl Scheduler ===
 
 /// Where the scheduler reads and writes: the store, and the keys of pods
 /// and nodes in it.
@@ -39,18 +98,16 @@ impl Scheduler {
     /// Binds a pod to the least loaded node it fits on.
     pub(super) fn bind(&mut self, cluster: &Cluster<'_>, pod: &Value, pod_ref: PodRef) {
         let key = (pod_ref.namespace.clone(), pod_ref.name.clone());
-        let (nodes, _) = cluster.api.store.list(cluster.node_key, None);
-        let mut load: HashMap<&str, usize> = HashMap::new();
-        for node in self.placement.values() {
-            *load.entry(node.as_str()).or_default() += 1;
-        }
-        let choice = nodes
-            .iter()
-            .map(|(_, s)| s.value())
+        self.refresh_nodes(cluster);
+        let choice = self
+            .nodes
+            .values()
+            .map(|(_, node)| node)
             .filter(|node| fits(pod, node))
-            .map(|node| node.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_owned())
+            .map(|node| node.pointer("/metadata/name").and_then(Value::as_str).unwrap_or(""))
             .filter(|name| !cluster.nodes.is_stopped(name))
-            .min_by_key(|name| (load.get(name.as_str()).copied().unwrap_or(0), name.clone()));
+            .min_by_key(|name| (self.placement.load(name), *name))
+            .map(str::to_owned);
         let Some(node) = choice else {
             self.unschedulable.insert(key, ());
             return;
@@ -74,6 +131,21 @@ impl Scheduler {
         });
         if result.is_ok() {
             self.placement.insert(pod_ref.uid, node);
+        }
+    }
+
+    /// Brings the parsed nodes up to date with the store: nodes whose
+    /// resourceVersion changed are parsed again, deleted ones forgotten.
+    fn refresh_nodes(&mut self, cluster: &Cluster<'_>) {
+        let (stored, _) = cluster.api.store.list(cluster.node_key, None);
+        if self.nodes.len() != stored.len() || stored.iter().any(|((_, name), _)| !self.nodes.contains_key(name)) {
+            let names: std::collections::HashSet<&str> = stored.iter().map(|((_, name), _)| name.as_str()).collect();
+            self.nodes.retain(|name, _| names.contains(name.as_str()));
+        }
+        for ((_, name), node) in stored {
+            if self.nodes.get(&name).is_none_or(|(rv, _)| *rv != node.rv) {
+                self.nodes.insert(name, (node.rv, node.value()));
+            }
         }
     }
 }
@@ -143,5 +215,20 @@ mod tests {
         let mut not_ready = ready_node(json!([]));
         not_ready["status"]["conditions"][0]["status"] = json!("Unknown");
         assert!(!fits(&plain, &not_ready));
+    }
+
+    #[test]
+    fn node_loads_follow_placements() {
+        let mut placement = Placement::default();
+        placement.insert("a".into(), "node-1".into());
+        placement.insert("b".into(), "node-1".into());
+        placement.insert("b".into(), "node-1".into());
+        placement.insert("c".into(), "node-2".into());
+        assert_eq!((placement.len(), placement.load("node-1"), placement.load("node-2")), (3, 2, 1));
+        placement.insert("c".into(), "node-1".into());
+        placement.remove("a");
+        placement.remove("unknown");
+        assert_eq!((placement.len(), placement.load("node-1"), placement.load("node-2")), (2, 2, 0));
+        assert!(!placement.load.contains_key("node-2"), "a node left with no pod is dropped");
     }
 }
