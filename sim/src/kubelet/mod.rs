@@ -25,8 +25,9 @@
 //! This module owns the task's loop and the timed steps of each pod;
 //! binding pods to nodes is `scheduling.rs`, the pod statuses written are
 //! `status.rs`, when steps are due (annotations, durations, grace periods)
-//! is `timing.rs`, and the nodes themselves (seeding, stop/start,
-//! heartbeats and Leases) are `nodes.rs`. None of them imports this file.
+//! is `timing.rs`, what of a pod the loop decides on is `view.rs`, and the
+//! nodes themselves (seeding, stop/start, heartbeats and Leases) are
+//! `nodes.rs`. None of them imports this file.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
@@ -46,6 +47,7 @@ mod nodes;
 mod scheduling;
 mod status;
 mod timing;
+mod view;
 
 pub use nodes::{NODE_LEASE_NAMESPACE, Nodes, seed};
 pub use scheduling::tolerates;
@@ -54,6 +56,7 @@ pub use timing::{FAIL_AFTER_ANNOTATION, START_DELAY_ANNOTATION};
 use scheduling::{Cluster, Scheduler};
 use status::{PodRef, bound_status, failed_status, ready_overwritten, restore_ready, running_status};
 use timing::{annotation_duration, deletion_due};
+use view::view;
 
 /// Annotation: `"never"` keeps a running pod not Ready.
 pub const READY_ANNOTATION: &str = "kube-sim.io/ready";
@@ -133,7 +136,7 @@ impl Kubelet {
         };
         if let WatchStart::Snapshot(pods, _) = start {
             for (_, stored) in pods {
-                self.evaluate(&stored.value());
+                self.evaluate(&view(&stored));
             }
         }
         self.heartbeat();
@@ -164,7 +167,7 @@ impl Kubelet {
     fn resync(&mut self) {
         let (pods, _) = self.api.store.list(&self.pod_key, None);
         for (_, stored) in pods {
-            self.evaluate(&stored.value());
+            self.evaluate(&view(&stored));
         }
         self.retry_unschedulable();
     }
@@ -172,7 +175,7 @@ impl Kubelet {
     fn on_change(&mut self, change: &Change) {
         if change.type_key == self.pod_key {
             if change.kind == ChangeKind::Deleted {
-                let pod = change.object.value();
+                let pod = view(&change.object);
                 if let Some(uid) = pod.pointer("/metadata/uid").and_then(Value::as_str) {
                     self.scheduler.placement.remove(uid);
                 }
@@ -180,7 +183,7 @@ impl Kubelet {
                 // A freed slot may let a waiting pod fit.
                 self.retry_unschedulable();
             } else {
-                self.evaluate(&change.object.value());
+                self.evaluate(&view(&change.object));
             }
         } else if change.type_key == self.node_key {
             self.retry_unschedulable();
@@ -190,7 +193,7 @@ impl Kubelet {
     fn resume_node(&mut self, node: &str) {
         let (pods, _) = self.api.store.list(&self.pod_key, None);
         for (_, stored) in pods {
-            let pod = stored.value();
+            let pod = view(&stored);
             if pod.pointer("/spec/nodeName").and_then(Value::as_str) == Some(node) {
                 self.evaluate(&pod);
             }
@@ -256,7 +259,7 @@ impl Kubelet {
         let waiting: Vec<(String, String)> = self.scheduler.unschedulable.keys().cloned().collect();
         for (ns, name) in waiting {
             match self.api.store.get(&self.pod_key, &ns, &name) {
-                Some(stored) => self.evaluate(&stored.value()),
+                Some(stored) => self.evaluate(&view(&stored)),
                 None => {
                     self.scheduler.unschedulable.remove(&(ns, name));
                 }
