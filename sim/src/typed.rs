@@ -59,17 +59,26 @@ fn roundtrip(kind: Builtin, object: &Value) -> Result<Value, String> {
 }
 
 /// Decodes as `T` (with `apiVersion` and `kind` forced to `T`'s: the
-/// request path decides them) and encodes back.
+/// request path decides them) and encodes back. The object is decoded in
+/// place when it already names `T`'s (as every body does once its type is
+/// checked), and from a copy with them forced otherwise.
 fn through<T>(object: &Value) -> Result<Value, String>
 where
     T: DeserializeOwned + Serialize + k8s_openapi::Resource,
 {
-    let mut input = object.clone();
-    if let Some(fields) = input.as_object_mut() {
-        fields.insert("apiVersion".to_owned(), Value::from(T::API_VERSION));
-        fields.insert("kind".to_owned(), Value::from(T::KIND));
-    }
-    let decoded: T = serde_json::from_value(input).map_err(|e| e.to_string())?;
+    let names_t = object.get("apiVersion").and_then(Value::as_str) == Some(T::API_VERSION)
+        && object.get("kind").and_then(Value::as_str) == Some(T::KIND);
+    let decoded = if names_t {
+        T::deserialize(object)
+    } else {
+        let mut input = object.clone();
+        if let Some(fields) = input.as_object_mut() {
+            fields.insert("apiVersion".to_owned(), Value::from(T::API_VERSION));
+            fields.insert("kind".to_owned(), Value::from(T::KIND));
+        }
+        serde_json::from_value(input)
+    };
+    let decoded: T = decoded.map_err(|e| e.to_string())?;
     serde_json::to_value(&decoded).map_err(|e| e.to_string())
 }
 
@@ -164,6 +173,18 @@ mod tests {
         assert!(decode(Builtin::ConfigMap, &cm).unwrap().unknown.is_empty());
         let node = json!({"metadata": {"name": "n"}, "status": {"capacity": {"cpu": "4"}, "bogus": 1}});
         assert_eq!(decode(Builtin::Node, &node).unwrap().unknown, vec!["status.bogus"]);
+    }
+
+    #[test]
+    fn a_body_naming_another_type_decodes_as_the_target_type() {
+        let named = decode(Builtin::Deployment, &deployment()).unwrap();
+        let mut unnamed = deployment();
+        unnamed.as_object_mut().unwrap().retain(|k, _| k != "apiVersion" && k != "kind");
+        assert_eq!(decode(Builtin::Deployment, &unnamed).unwrap(), named);
+        let mut other = deployment();
+        other["apiVersion"] = json!("extensions/v1beta1");
+        assert_eq!(decode(Builtin::Deployment, &other).unwrap(), named);
+        assert_eq!(named.object["apiVersion"], "apps/v1");
     }
 
     #[test]
