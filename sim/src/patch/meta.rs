@@ -2,6 +2,7 @@
 //! table ([`PATCH_META`]) and the walk over the k8s-openapi schemas that
 //! says which Go type, and so which tags, a field of an object has.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
@@ -230,7 +231,17 @@ impl Ty {
 
     /// Resolves a property's schema: a `$ref` (possibly inside a
     /// one-element `allOf`) to its definition, else the schema itself.
+    /// Every schema of the definitions was resolved once ([`resolutions`]);
+    /// any other is resolved now.
     fn anonymous(schema: &'static Value) -> Ty {
+        match resolutions().get(&address(schema)) {
+            Some(ty) => *ty,
+            None => Ty::resolve(schema),
+        }
+    }
+
+    /// What [`Ty::anonymous`] answers, worked out.
+    fn resolve(schema: &'static Value) -> Ty {
         let mut current = schema;
         for _ in 0..4 {
             if let Some(reference) = current.get("$ref").and_then(Value::as_str) {
@@ -252,6 +263,41 @@ impl Ty {
             None => Ty::UNKNOWN,
         }
     }
+}
+
+/// Every schema [`Ty::anonymous`] is asked to resolve while walking the
+/// built-in kinds (the properties, map values and list items, at any depth,
+/// of every definition), resolved once and found by address: walking an
+/// object then costs a pointer's hash per field, not a search of the
+/// definitions by name.
+fn resolutions() -> &'static HashMap<usize, Ty> {
+    static RESOLUTIONS: OnceLock<HashMap<usize, Ty>> = OnceLock::new();
+    RESOLUTIONS.get_or_init(|| {
+        let mut resolved = HashMap::new();
+        for schema in definitions().values() {
+            resolve_children(schema, &mut resolved);
+        }
+        resolved
+    })
+}
+
+/// Resolves the schemas under `schema` into `resolved`, and those under
+/// each of them that is not a named definition.
+fn resolve_children(schema: &'static Value, resolved: &mut HashMap<usize, Ty>) {
+    let properties = schema.get("properties").and_then(Value::as_object).into_iter().flat_map(Map::values);
+    let values = schema.get("additionalProperties").filter(|v| v.is_object());
+    for child in properties.chain(values).chain(schema.get("items")) {
+        let ty = Ty::resolve(child);
+        resolved.insert(address(child), ty);
+        if let (None, Some(inner)) = (ty.name, ty.schema) {
+            resolve_children(inner, resolved);
+        }
+    }
+}
+
+/// Where a schema of the definitions lives: the key of [`resolutions`].
+fn address(schema: &'static Value) -> usize {
+    std::ptr::from_ref(schema) as usize
 }
 
 #[cfg(test)]
@@ -287,6 +333,21 @@ mod tests {
         }
         for kind in Builtin::ALL {
             assert!(Ty::root(kind).schema.is_some(), "{kind:?} has no schema");
+        }
+    }
+
+    #[test]
+    fn resolving_once_answers_as_resolving_each_time() {
+        let mut resolved = HashMap::new();
+        for schema in definitions().values() {
+            resolve_children(schema, &mut resolved);
+        }
+        assert!(resolved.len() > 1000, "only {} schemas resolved", resolved.len());
+        let spec = Ty::root(Builtin::Pod).field("spec").ty;
+        for key in ["containers", "volumes", "nodeSelector", "tolerations"] {
+            let schema = spec.schema.unwrap()["properties"].get(key).unwrap();
+            let (cached, fresh) = (Ty::anonymous(schema), Ty::resolve(schema));
+            assert_eq!((cached.name, cached.schema.map(address)), (fresh.name, fresh.schema.map(address)), "{key}");
         }
     }
 
