@@ -77,7 +77,7 @@ pub const TABLE: &[Row] = &[
                 terminating_replicas: cx.config.feature_gates.enabled(TERMINATING_REPLICAS),
             };
             let queues = Some(cx.queue_metrics);
-            Ok(Box::new(DeploymentController::new(cx.factory, cx.client.clone(), recorder, options, queues)))
+            Ok(Box::new(DeploymentController::new(cx.factory, cx.client.clone(), recorder, options, queues)?))
         },
     },
     Row {

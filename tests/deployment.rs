@@ -980,3 +980,31 @@ async fn a_deployment_reports_the_sum_of_its_replica_sets_terminating_replicas()
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployment_adopts_the_orphan_replica_sets_its_selector_matches_and_only_those() {
+    let env = start().await;
+    let sets: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    for (name, app) in [("adoptee", "adopter"), ("bystander", "someone-else")] {
+        let labels = json!({"app": app, "set": name});
+        let body: ReplicaSet = serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": labels},
+            "spec": {"replicas": 0, "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "old"}]}}},
+        }))
+        .expect("a ReplicaSet");
+        sets.create(&PostParams::default(), &body).await.expect("orphan created");
+    }
+    create_and_roll_out(&env, "adopter", 1).await;
+    let uid = deployment(&env, "adopter").await.metadata.uid;
+    let controller = |rs: &ReplicaSet| {
+        rs.metadata.owner_references.iter().flatten().find(|r| r.controller == Some(true)).map(|r| r.uid.clone())
+    };
+    wait_for(&env.sim, PATIENCE, "the matching orphan to be adopted", || async {
+        let adoptee = sets.get("adoptee").await.map_err(|e| e.to_string())?;
+        if controller(&adoptee) == uid { Ok(()) } else { Err(format!("{:?}", adoptee.metadata.owner_references)) }
+    })
+    .await;
+    let bystander = sets.get("bystander").await.expect("read");
+    assert_eq!(controller(&bystander), None, "a ReplicaSet the selector does not match stays an orphan");
+}

@@ -135,7 +135,8 @@ pub struct Options {
 pub struct Snapshot<'a> {
     /// The Deployment, from the cache.
     pub deployment: &'a Deployment,
-    /// Every cached ReplicaSet of its namespace (others are ignored).
+    /// The cached ReplicaSets of its namespace it may claim: at least those
+    /// it controls and the orphans (others are ignored).
     pub replica_sets: &'a [Arc<ReplicaSet>],
     /// Cached pods of its namespace. Only the `Recreate` strategy reads them
     /// (it waits for the old pods to be gone); the driver may pass none for
