@@ -14,11 +14,11 @@
 //! - the per-key sync: a [`Snapshot`] of the caches, the core's plan, and
 //!   the executor contract of `kcm_controllers::deployment` (on a failed
 //!   create of the new ReplicaSet, `after_create_failure`);
-//! - two indexes of the shared ReplicaSet informer, by controller uid and
-//!   orphans by namespace: a sync reads the ReplicaSets its Deployment
-//!   controls and the orphans it may adopt, not its whole namespace's
-//!   (upstream lists the namespace and claims; the claim ignores every
-//!   ReplicaSet another controller owns, so the outcome is the same).
+//! - the shared ReplicaSet informer's indexes by controller (`owners`): a
+//!   sync reads the ReplicaSets its Deployment controls and the orphans it
+//!   may adopt, not its whole namespace's (upstream lists the namespace
+//!   and claims; the claim ignores every ReplicaSet another controller
+//!   owns, so the outcome is the same).
 //!
 //! A Deployment whose selector or strategy cannot be evaluated is logged and
 //! left alone until it changes (upstream retries it 15 times to no avail).
@@ -35,6 +35,7 @@ use kcm_objects::Pod;
 use kube::Client;
 
 use super::execute::{Executed, Executor, NoBookkeeping};
+use super::owners;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
@@ -56,14 +57,6 @@ pub const EVENT_COMPONENT: &str = "deployment-controller";
 /// Failed syncs of one key before it is dropped, 15 (upstream `maxRetries`:
 /// 5 ms · 2^15 ≈ 82 s of backoff in total), drained on stop.
 pub const RETRIES: Retries = Retries::at_most(15);
-
-/// ReplicaSet index: the uid of each ReplicaSet's controller (none for an
-/// orphan).
-pub const REPLICA_SET_CONTROLLER_UID_INDEX: &str = "controllerUID";
-
-/// ReplicaSet index: the namespace of each orphan (a ReplicaSet with no
-/// controller); controlled ReplicaSets are not in it.
-pub const ORPHAN_REPLICA_SET_INDEX: &str = "orphanNamespace";
 
 /// The Deployment controller, ready to run once its caches sync.
 pub struct DeploymentController {
@@ -117,7 +110,7 @@ impl DeploymentController {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let deployments = factory.informer::<Deployment>();
         let replica_sets = factory.informer::<ReplicaSet>();
-        register_replica_set_indexes(&replica_sets)?;
+        owners::register(&replica_sets)?;
         let pods = factory.informer::<Pod>();
         let resync = Some(factory.default_resync());
         let lookup =
@@ -165,7 +158,7 @@ impl Syncer {
             return Ok(Next::Done);
         };
         let namespace = d.metadata.namespace.as_deref().unwrap_or("");
-        let replica_sets = self.claimable_replica_sets(&d, namespace);
+        let replica_sets = owners::claimable(&self.replica_sets, d.metadata.uid.as_deref(), namespace);
         // Only Recreate reads pods: spare the copy of a large namespace's.
         let pods = if core::is_recreate(&d) { self.pods.list_namespace(namespace) } else { Vec::new() };
         let snapshot = Snapshot { deployment: &d, replica_sets: &replica_sets, pods: &pods, now: Timestamp::now() };
@@ -188,38 +181,6 @@ impl Syncer {
             executed => executed.into_next(),
         }
     }
-
-    /// The ReplicaSets `d`'s claim may decide on: those it controls and the
-    /// orphans of its namespace. The core ignores those of other
-    /// namespaces.
-    fn claimable_replica_sets(&self, d: &Deployment, namespace: &str) -> Vec<Arc<ReplicaSet>> {
-        let by_index = |index: &str, value: &str| self.replica_sets.by_index(index, value).unwrap_or_default();
-        let mut replica_sets =
-            d.metadata.uid.as_deref().map(|uid| by_index(REPLICA_SET_CONTROLLER_UID_INDEX, uid)).unwrap_or_default();
-        replica_sets.extend(by_index(ORPHAN_REPLICA_SET_INDEX, namespace));
-        replica_sets
-    }
-}
-
-/// Registers [`REPLICA_SET_CONTROLLER_UID_INDEX`] and
-/// [`ORPHAN_REPLICA_SET_INDEX`] on the shared ReplicaSet informer, unless
-/// already there (each name has one meaning).
-fn register_replica_set_indexes(replica_sets: &SharedInformer<ReplicaSet>) -> Result<(), informer::Error> {
-    let by_controller = replica_sets.add_index(REPLICA_SET_CONTROLLER_UID_INDEX, |rs: &ReplicaSet| {
-        controller_of(&rs.metadata).map(|r| r.uid.clone()).into_iter().collect()
-    });
-    let orphans =
-        replica_sets.add_index(ORPHAN_REPLICA_SET_INDEX, |rs: &ReplicaSet| match controller_of(&rs.metadata) {
-            Some(_) => Vec::new(),
-            None => vec![rs.metadata.namespace.clone().unwrap_or_default()],
-        });
-    for added in [by_controller, orphans] {
-        match added {
-            Ok(()) | Err(informer::Error::IndexConflict(_)) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 // === handlers ===

@@ -11,8 +11,8 @@
 //!   controller shares (API writes, events);
 //! - `api_errors`: reading the API server's error answers, for every
 //!   driver;
-//! - `pod_owners`: the pod indexes by controller the ReplicaSet and
-//!   Deployment drivers read;
+//! - `owners`: the indexes of pods and ReplicaSets by controller the
+//!   ReplicaSet and Deployment drivers read;
 //! - `nodes`: what the two node controllers share (the `node-controller`
 //!   name, a pod's node, the pod index by node name);
 //! - `deployment`: the Deployment controller
@@ -35,6 +35,6 @@ pub mod garbagecollector;
 pub mod namespace;
 pub mod nodelifecycle;
 mod nodes;
-mod pod_owners;
+mod owners;
 pub mod replicaset;
 pub mod tainteviction;

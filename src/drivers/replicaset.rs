@@ -27,7 +27,7 @@ use kcm_objects::{OwnerRef, Pod};
 use kube::Client;
 
 use super::execute::{Bookkeeping, Executed, Executor};
-use super::pod_owners;
+use super::owners;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
@@ -109,7 +109,7 @@ impl ReplicaSetController {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let pods = factory.informer::<Pod>();
         let replica_sets = factory.informer::<ReplicaSet>();
-        pod_owners::register(&pods)?;
+        owners::register(&pods)?;
         let expectations = Shared::default();
         let resync = Some(factory.default_resync());
         let rs_registration = replica_sets
@@ -179,10 +179,7 @@ impl Syncer {
         let namespace = rs.metadata.namespace.as_deref().unwrap_or("");
         // Read before the pods: the pod list is then at least this recent.
         let pods_resource_version = self.pod_informer.last_resource_version();
-        let mut pods = pod_owners::orphans(&self.pods, namespace);
-        if let Some(uid) = rs.metadata.uid.as_deref() {
-            pods.extend(pod_owners::controlled_by(&self.pods, uid));
-        }
+        let pods = owners::claimable(&self.pods, rs.metadata.uid.as_deref(), namespace);
         let namespace_pods = || self.pods.list_namespace(namespace);
         let replica_sets = self.replica_sets.list_namespace(namespace);
         let expectations = self.expectations.lock();
