@@ -159,6 +159,29 @@ fn run<F: Future>(f: F) -> F::Output {
     out
 }
 
+/// Runs scenario `name` (`f`), adding its rows and its wall time; a
+/// scenario that fails adds a row saying why, and the others still run.
+fn attempt(
+    name: &'static str,
+    rows: &mut Vec<Row>,
+    took: &mut Vec<(&'static str, Duration)>,
+    f: impl FnOnce() -> Vec<Row>,
+) {
+    let start = Instant::now();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(more) => rows.extend(more),
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_default();
+            rows.push(Row::plain(name, "FAILED", why.replace('|', "/")));
+        }
+    }
+    took.push((name, start.elapsed()));
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; anything else not a flag names a scenario.
     let asked: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -171,43 +194,42 @@ fn main() {
     let mut took = Vec::new();
     let mut idle_mib = None;
     if chosen("idle") || chosen("cached") {
-        let start = Instant::now();
-        let (mib, ready) = run(idle());
-        took.push(("idle", start.elapsed()));
-        rows.push(Row::plain("idle", "kcm-rs start until /readyz, 3 nodes", format!("{ready:.2} s")));
-        rows.push(Row::plain("idle", "resident memory, caches synced and settled", format!("{mib:.1} MiB")));
-        idle_mib = Some(mib);
+        attempt("idle", &mut rows, &mut took, || {
+            let (mib, ready) = run(idle());
+            idle_mib = Some(mib);
+            vec![
+                Row::plain("idle", "kcm-rs start until /readyz, 3 nodes", format!("{ready:.2} s")),
+                Row::plain("idle", "resident memory, caches synced and settled", format!("{mib:.1} MiB")),
+            ]
+        });
     }
     if chosen("cached") {
-        let start = Instant::now();
-        rows.extend(run(cached(scale, idle_mib.unwrap_or(0.0))));
-        took.push(("cached", start.elapsed()));
+        attempt("cached", &mut rows, &mut took, || run(cached(scale, idle_mib.unwrap_or(0.0))));
     }
     if chosen("bringup") {
-        let start = Instant::now();
-        let deployments = scale.of(BRINGUP_DEPLOYMENTS);
-        let kcm = run(bringup(deployments));
-        let ceiling = run(bringup_ceiling(deployments, &kcm.mix));
-        rows.extend(kcm.rows("bringup", &format!("{deployments} Deployments x {REPLICAS} created"), &ceiling));
-        took.push(("bringup", start.elapsed()));
+        attempt("bringup", &mut rows, &mut took, || {
+            let deployments = scale.of(BRINGUP_DEPLOYMENTS);
+            let kcm = run(bringup(deployments));
+            let ceiling = run(bringup_ceiling(deployments, &kcm.mix));
+            kcm.rows("bringup", &format!("{deployments} Deployments x {REPLICAS} created"), &ceiling)
+        });
     }
     if chosen("rollout") {
-        let start = Instant::now();
-        let deployments = scale.of(ROLLOUT_DEPLOYMENTS);
-        let (created, kcm) = run(rollout(deployments));
-        let ceiling = run(rollout_ceiling(deployments, &kcm.mix));
-        rows.push(Row::plain(
-            "rollout",
-            format!("first, {deployments} x {ROLLOUT_REPLICAS} created: all available after"),
-            format!("{:.1} s", created.as_secs_f64()),
-        ));
-        rows.extend(kcm.rows("rollout", &format!("new image on {deployments} x {ROLLOUT_REPLICAS}"), &ceiling));
-        took.push(("rollout", start.elapsed()));
+        attempt("rollout", &mut rows, &mut took, || {
+            let deployments = scale.of(ROLLOUT_DEPLOYMENTS);
+            let (created, kcm) = run(rollout(deployments));
+            let ceiling = run(rollout_ceiling(deployments, &kcm.mix));
+            let mut rows = vec![Row::plain(
+                "rollout",
+                format!("first, {deployments} x {ROLLOUT_REPLICAS} created: all available after"),
+                format!("{:.1} s", created.as_secs_f64()),
+            )];
+            rows.extend(kcm.rows("rollout", &format!("new image on {deployments} x {ROLLOUT_REPLICAS}"), &ceiling));
+            rows
+        });
     }
     if chosen("writes") {
-        let start = Instant::now();
-        rows.extend(run(writes(scale.of(WRITES_DEPLOYMENTS))));
-        took.push(("writes", start.elapsed()));
+        attempt("writes", &mut rows, &mut took, || run(writes(scale.of(WRITES_DEPLOYMENTS))));
     }
 
     let mut table = String::new();
@@ -233,25 +255,58 @@ async fn sim(nodes: usize, history: usize) -> Sim {
         .expect("kube-sim starts")
 }
 
-/// kcm-rs started against `sim` (every default controller, no QPS limit)
-/// and ready: the process, its id and the time it took to be ready.
-async fn start_kcm_rs(sim: &Sim, dir: &tempfile::TempDir) -> (tokio::process::Child, u32, Duration) {
-    let kubeconfig = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
-    let log = dir.path().join("kcm-rs.log");
-    let start = Instant::now();
-    let (daemon, port) = common::kcm_rs_serving(&kubeconfig, &log, &["--kube-api-qps=0"]);
-    let pid = daemon.id().expect("running");
-    let first_ready = common::wait_ready(port, &log, LIMIT).await;
-    let ready = start.elapsed();
-    if ready.saturating_sub(first_ready) > Duration::from_millis(200) {
-        println!(
-            "  (kcm-rs's /readyz answered 200 at {:.2} s, before its caches were synced at {:.2} s)",
-            first_ready.as_secs_f64(),
-            ready.as_secs_f64()
-        );
+/// A running kcm-rs.
+struct Kcm {
+    /// The process (killed on drop).
+    child: tokio::process::Child,
+    /// Its id.
+    pid: u32,
+    /// When it became ready.
+    readiness: common::Readiness,
+    /// Its HTTPS port.
+    port: u16,
+    /// Probing its `/healthz` since it started or since [`Kcm::health`].
+    health: Option<common::HealthProbe>,
+}
+
+impl Kcm {
+    /// Starts kcm-rs against `sim` (every default controller, no QPS
+    /// limit), logging into `dir`, and waits until it is ready.
+    async fn start(sim: &Sim, dir: &tempfile::TempDir) -> Kcm {
+        let kubeconfig = dir.path().join("kubeconfig");
+        sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
+        let log = dir.path().join("kcm-rs.log");
+        let start = Instant::now();
+        let (child, port) = common::kcm_rs_serving(&kubeconfig, &log, &["--kube-api-qps=0"]);
+        let pid = child.id().expect("running");
+        let health = Some(common::HealthProbe::start(port));
+        let readiness = common::wait_ready(port, &log, start, LIMIT).await;
+        if let Some(early) = readiness.early {
+            println!(
+                "  (kcm-rs's /readyz answered 200 at {:.2} s, before its caches were synced at {:.2} s)",
+                early.as_secs_f64(),
+                readiness.informers_synced.as_secs_f64()
+            );
+        }
+        Kcm { child, pid, readiness, port, health }
     }
-    (daemon, pid, ready)
+
+    /// The longest `/healthz` went unanswered since kcm-rs started or
+    /// since the last call; probes afresh from now.
+    fn health(&mut self) -> Duration {
+        let longest = self.health.take().map_or(Duration::ZERO, common::HealthProbe::stop);
+        self.health = Some(common::HealthProbe::start(self.port));
+        longest
+    }
+
+    /// Stops kcm-rs, keeping its log (see [`keep_log`]) as `scenario`.
+    async fn stop(mut self, dir: &tempfile::TempDir, scenario: &str) {
+        if let Some(probe) = self.health.take() {
+            probe.stop();
+        }
+        let _ = self.child.kill().await;
+        keep_log(dir, scenario);
+    }
 }
 
 /// Copies kcm-rs's log in `dir` to `$KCM_SCALE_LOGS/<scenario>.log` when
@@ -268,12 +323,12 @@ fn keep_log(dir: &tempfile::TempDir, scenario: &str) {
 async fn idle() -> (f64, f64) {
     let sim = sim(3, 20_000).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let (mut daemon, pid, ready) = start_kcm_rs(&sim, &dir).await;
+    let kcm = Kcm::start(&sim, &dir).await;
+    let ready = kcm.readiness.ready;
     observe::quiet(&sim, Duration::from_secs(2), Duration::from_secs(30)).await;
-    let mib = observe::settled_mib(pid, Duration::from_secs(3), Duration::from_secs(30)).await;
+    let mib = observe::settled_mib(kcm.pid, Duration::from_secs(3), Duration::from_secs(30)).await;
     println!("idle: ready after {:.2} s, resident {mib:.1} MiB", ready.as_secs_f64());
-    keep_log(&dir, "idle");
-    let _ = daemon.kill().await;
+    kcm.stop(&dir, "idle").await;
     (mib, ready.as_secs_f64())
 }
 
@@ -313,39 +368,64 @@ async fn cached(scale: Scale, idle_mib: f64) -> Vec<Row> {
 
     let dir = tempfile::tempdir().expect("temp dir");
     let (before, _) = Mix::kcm_rs(&sim);
-    let (mut daemon, pid, synced) = start_kcm_rs(&sim, &dir).await;
-    let mut probe = Probe::new(pid);
-    let quiet = observe::quiet(&sim, Duration::from_secs(5), Duration::from_secs(300)).await;
-    let mib = observe::settled_mib(pid, Duration::from_secs(3), Duration::from_secs(60)).await;
+    let mut kcm = Kcm::start(&sim, &dir).await;
+    let readiness = kcm.readiness;
+    let mut probe = Probe::new(kcm.pid);
+    let quiet = observe::quiet(&sim, Duration::from_secs(5), LIMIT).await;
+    let mib = observe::settled_mib(kcm.pid, Duration::from_secs(3), Duration::from_secs(60)).await;
     probe.sample();
+    let unanswered = kcm.health();
     let (after_start, _) = Mix::kcm_rs(&sim);
     tokio::time::sleep(STEADY).await;
     let (after_steady, _) = Mix::kcm_rs(&sim);
     probe.sample();
+    let steady_unanswered = kcm.health();
     let start_writes = after_start.since(&before);
     let steady = after_steady.since(&after_start);
     println!(
-        "cached: kcm-rs ready after {:.1} s, quiet {:.1} s later; resident {mib:.0} MiB (peak {:.0}); writes until quiet: \
-         {} ({}); in {} s after: {} ({})",
-        synced.as_secs_f64(),
+        "cached: kcm-rs informers synced after {:.1} s, /readyz 200 after {:.1} s, quiet {:.1} s later; longest /healthz \
+         {:.1} s; resident {mib:.0} MiB (peak {:.0}); writes until quiet: {} ({}); in {} s after: {} ({}), longest \
+         /healthz {:.2} s",
+        readiness.informers_synced.as_secs_f64(),
+        readiness.ready.as_secs_f64(),
         quiet.as_secs_f64(),
+        unanswered.as_secs_f64(),
         probe.peak_mib,
         start_writes.total(),
         start_writes.per(1),
         STEADY.as_secs(),
         steady.total(),
-        steady.per(1)
+        steady.per(1),
+        steady_unanswered.as_secs_f64(),
     );
-    keep_log(&dir, "cached");
-    let _ = daemon.kill().await;
+    kcm.stop(&dir, "cached").await;
     let what = format!("{count} Deployments, {count} ReplicaSets, {pods} pods, {nodes} nodes");
     vec![
         Row::plain(
             "cached",
-            format!("kcm-rs start until /readyz (caches synced), {what}"),
-            format!("{:.1} s", synced.as_secs_f64()),
+            format!("kcm-rs start until its informers' caches are synced (log line), {what}"),
+            format!("{:.1} s", readiness.informers_synced.as_secs_f64()),
         ),
-        Row::plain("cached", "resident memory, settled after sync", format!("{mib:.0} MiB")),
+        Row::plain(
+            "cached",
+            "kcm-rs start until /readyz answers 200",
+            format!("{:.1} s", readiness.ready.as_secs_f64()),
+        ),
+        Row::plain(
+            "cached",
+            "… then until 5 s without a write (the first syncs done)",
+            format!("{:.1} s", quiet.as_secs_f64()),
+        ),
+        Row::plain(
+            "cached",
+            "longest /healthz went unanswered, from start until then (probed every 0.5 s)",
+            format!("{:.1} s", unanswered.as_secs_f64()),
+        ),
+        Row::plain(
+            "cached",
+            "resident memory, settled after that (peak)",
+            format!("{mib:.0} MiB ({:.0} MiB)", probe.peak_mib),
+        ),
         Row::plain(
             "cached",
             "bytes per cached pod: (resident − idle resident) / pods",
@@ -378,6 +458,8 @@ struct Phase {
     cpu: f64,
     /// kcm-rs's peak resident memory, MiB.
     peak_mib: f64,
+    /// The longest kcm-rs's `/healthz` went unanswered.
+    health: Duration,
 }
 
 impl Phase {
@@ -407,6 +489,11 @@ impl Phase {
                 scenario,
                 "kcm-rs CPU (cores, average) / peak resident",
                 format!("{:.2} / {:.0} MiB", self.cpu / secs, self.peak_mib),
+            ),
+            Row::plain(
+                scenario,
+                "longest /healthz went unanswered during the phase (probed every 0.5 s)",
+                format!("{:.2} s", self.health.as_secs_f64()),
             ),
         ];
         if ceiling.skipped.total() > 0 {
@@ -478,6 +565,7 @@ async fn phase(
         conflicts: conflicts - before.1,
         cpu: probe.cpu(),
         peak_mib: probe.peak_mib,
+        health: Duration::ZERO,
     }
 }
 
@@ -485,16 +573,17 @@ async fn phase(
 async fn bringup(count: usize) -> Phase {
     let sim = sim(NODES, 300_000).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let (mut daemon, pid, _) = start_kcm_rs(&sim, &dir).await;
+    let mut kcm = Kcm::start(&sim, &dir).await;
     observe::quiet(&sim, Duration::from_secs(2), Duration::from_secs(30)).await;
     let api: Api<Deployment> = Api::namespaced(sim.client().expect("client"), NAMESPACE);
     let before = Mix::kcm_rs(&sim);
-    let probe = Probe::new(pid);
+    let probe = Probe::new(kcm.pid);
+    kcm.health();
     let start = Instant::now();
     create_deployments(&api, count, REPLICAS).await;
-    let phase = phase(&sim, count, REPLICAS, "1.0", start, before, probe).await;
-    keep_log(&dir, "bringup");
-    let _ = daemon.kill().await;
+    let mut phase = phase(&sim, count, REPLICAS, "1.0", start, before, probe).await;
+    phase.health = kcm.health();
+    kcm.stop(&dir, "bringup").await;
     phase
 }
 
@@ -516,21 +605,22 @@ async fn bringup_ceiling(count: usize, mix: &Mix) -> Ceiling {
 async fn rollout(count: usize) -> (Duration, Phase) {
     let sim = sim(NODES, 400_000).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let (mut daemon, pid, _) = start_kcm_rs(&sim, &dir).await;
+    let mut kcm = Kcm::start(&sim, &dir).await;
     observe::quiet(&sim, Duration::from_secs(2), Duration::from_secs(30)).await;
     let api: Api<Deployment> = Api::namespaced(sim.client().expect("client"), NAMESPACE);
     let before = Mix::kcm_rs(&sim);
     let start = Instant::now();
     create_deployments(&api, count, ROLLOUT_REPLICAS).await;
-    let created = phase(&sim, count, ROLLOUT_REPLICAS, "1.0", start, before, Probe::new(pid)).await;
+    let created = phase(&sim, count, ROLLOUT_REPLICAS, "1.0", start, before, Probe::new(kcm.pid)).await;
     observe::quiet(&sim, Duration::from_secs(2), Duration::from_secs(60)).await;
     let before = Mix::kcm_rs(&sim);
-    let probe = Probe::new(pid);
+    let probe = Probe::new(kcm.pid);
+    kcm.health();
     let start = Instant::now();
     set_image(&api, count, "2.0").await;
-    let rolled = phase(&sim, count, ROLLOUT_REPLICAS, "2.0", start, before, probe).await;
-    keep_log(&dir, "rollout");
-    let _ = daemon.kill().await;
+    let mut rolled = phase(&sim, count, ROLLOUT_REPLICAS, "2.0", start, before, probe).await;
+    rolled.health = kcm.health();
+    kcm.stop(&dir, "rollout").await;
     (created.elapsed, rolled)
 }
 
@@ -565,20 +655,19 @@ async fn rollout_ceiling(count: usize, mix: &Mix) -> Ceiling {
 async fn writes(count: usize) -> Vec<Row> {
     let sim = sim(NODES, 100_000).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let (mut daemon, pid, _) = start_kcm_rs(&sim, &dir).await;
+    let kcm = Kcm::start(&sim, &dir).await;
     observe::quiet(&sim, Duration::from_secs(2), Duration::from_secs(30)).await;
     let api: Api<Deployment> = Api::namespaced(sim.client().expect("client"), NAMESPACE);
     let (before, _) = Mix::kcm_rs(&sim);
     let start = Instant::now();
     create_deployments(&api, count, 1).await;
     let mut tracker = Tracker::new(&sim, Builtin::Deployment, |b| observe::complete(b, 1, &image("1.0")));
-    let converged = tracker.wait(&sim, count, "Deployments complete", start, LIMIT, &mut Probe::new(pid)).await;
+    let converged = tracker.wait(&sim, count, "Deployments complete", start, LIMIT, &mut Probe::new(kcm.pid)).await;
     observe::quiet(&sim, Duration::from_secs(5), Duration::from_secs(120)).await;
     let (after, _) = Mix::kcm_rs(&sim);
     tokio::time::sleep(STEADY).await;
     let (steady, _) = Mix::kcm_rs(&sim);
-    keep_log(&dir, "writes");
-    let _ = daemon.kill().await;
+    kcm.stop(&dir, "writes").await;
     let per = after.since(&before);
     let steady = steady.since(&after);
     println!(

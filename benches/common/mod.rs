@@ -6,6 +6,7 @@
 
 use std::path::Path;
 use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 pub use kube_sim::testing::kubeconfig;
 use tokio::process::{Child, Command};
@@ -56,31 +57,110 @@ pub fn kcm_rs_serving(kubeconfig: &Path, log: &Path, args: &[&str]) -> (Child, u
     (child, port)
 }
 
-/// Waits until `kcm-rs` serving on `port` and logging to `log` has logged
-/// that its shared informers' caches are synced and then answers
-/// `/readyz` with 200 (every cache synced, the garbage collector's own
-/// feeds too; its certificate is self-signed, so not checked), looking
-/// every 50 ms; fails after `limit`. Gives when `/readyz` first answered
-/// 200, which may be before the log line: it is ready for a moment at
-/// start-up, before the controllers start.
-pub async fn wait_ready(port: u16, log: &Path, limit: std::time::Duration) -> std::time::Duration {
+/// A client for the HTTPS endpoints of `kcm-rs` serving on `port` (its
+/// certificate is self-signed, so not checked).
+pub fn endpoints_client(port: u16) -> kube::Client {
     let url: http::Uri = format!("https://127.0.0.1:{port}").parse().expect("valid URL");
     let mut config = kube::Config::new(url);
     config.accept_invalid_certs = true;
-    let client = kube::Client::try_from(config).expect("a client for kcm-rs's endpoints");
-    let start = std::time::Instant::now();
-    let mut first_ready = None;
+    kube::Client::try_from(config).expect("a client for kcm-rs's endpoints")
+}
+
+/// Whether `kcm-rs` answers `path` with 200 within `within`.
+pub async fn answers(client: &kube::Client, path: &str, within: Duration) -> bool {
+    let request = http::Request::get(path).body(Vec::new()).expect("valid request");
+    matches!(tokio::time::timeout(within, client.request_text(request)).await, Ok(Ok(_)))
+}
+
+/// When a starting `kcm-rs` became ready, from its start.
+#[derive(Debug, Clone, Copy)]
+pub struct Readiness {
+    /// It logged that every shared informer's cache is synced (the time
+    /// of the log line, from its first line).
+    pub informers_synced: Duration,
+    /// `/readyz` answered 200 after that (the garbage collector's own
+    /// feeds synced too).
+    pub ready: Duration,
+    /// `/readyz` answered 200 before the log line, at start-up, before the
+    /// controllers started (when it did).
+    pub early: Option<Duration>,
+}
+
+/// Waits until `kcm-rs` serving on `port` and logging to `log` (started
+/// at `start`) is ready: it has logged "Caches are synced for kcm-rs"
+/// and `/readyz` answers 200. Looks every 100 ms, each `/readyz` given
+/// 2 s; fails after `limit`.
+pub async fn wait_ready(port: u16, log: &Path, start: Instant, limit: Duration) -> Readiness {
+    let client = endpoints_client(port);
+    let (mut informers_synced, mut early) = (None, None);
     loop {
-        let request = http::Request::get("/readyz").body(Vec::new()).expect("valid request");
-        if client.request_text(request).await.is_ok() {
-            let first = *first_ready.get_or_insert(start.elapsed());
-            let logged = std::fs::read_to_string(log).unwrap_or_default();
-            if logged.contains("Caches are synced for kcm-rs") {
-                return first;
+        if informers_synced.is_none() {
+            informers_synced = synced_in_log(log);
+        }
+        if answers(&client, "/readyz", Duration::from_secs(2)).await {
+            match informers_synced {
+                Some(informers_synced) => return Readiness { informers_synced, ready: start.elapsed(), early },
+                None => early = early.or(Some(start.elapsed())),
             }
         }
         assert!(start.elapsed() < limit, "kcm-rs not ready after {limit:?}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// From the first line of a `kcm-rs` log to its "Caches are synced for
+/// kcm-rs" line, by their timestamps, once it is there.
+fn synced_in_log(log: &Path) -> Option<Duration> {
+    let text = std::fs::read_to_string(log).ok()?;
+    let stamp = |line: &str| -> Option<jiff::Timestamp> {
+        // The first word, once the colour codes (ESC [ ... m) are gone.
+        let mut parts = line.split('\u{1b}');
+        let mut plain = parts.next().unwrap_or_default().to_owned();
+        for part in parts {
+            plain.push_str(part.split_once('m').map_or(part, |(_, rest)| rest));
+        }
+        plain.split_whitespace().next()?.parse().ok()
+    };
+    let first = stamp(text.lines().next()?)?;
+    let synced = stamp(text.lines().find(|l| l.contains("Caches are synced for kcm-rs"))?)?;
+    Duration::try_from(synced.duration_since(first)).ok()
+}
+
+/// How long `kcm-rs`'s `/healthz` went unanswered at most, probed every
+/// 500 ms (each probe given 5 s) from a task of its own until
+/// [`HealthProbe::stop`]: the longest time between two answers (or from
+/// the start to the first, or from the last to the stop), so about 0.5 s
+/// when it always answers at once.
+pub struct HealthProbe {
+    /// When it last answered, and the longest gap so far.
+    state: std::sync::Arc<std::sync::Mutex<(Instant, Duration)>>,
+    /// The probing task.
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl HealthProbe {
+    /// Starts probing `kcm-rs` on `port`.
+    pub fn start(port: u16) -> HealthProbe {
+        let state = std::sync::Arc::new(std::sync::Mutex::new((Instant::now(), Duration::ZERO)));
+        let shared = state.clone();
+        let task = tokio::spawn(async move {
+            let client = endpoints_client(port);
+            loop {
+                if answers(&client, "/healthz", Duration::from_secs(5)).await {
+                    let mut s = shared.lock().unwrap_or_else(|p| p.into_inner());
+                    *s = (Instant::now(), s.1.max(s.0.elapsed()));
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        });
+        HealthProbe { state, task }
+    }
+
+    /// Stops probing; gives the longest time without an answer.
+    pub fn stop(self) -> Duration {
+        self.task.abort();
+        let (last, longest) = *self.state.lock().unwrap_or_else(|p| p.into_inner());
+        longest.max(last.elapsed())
     }
 }
 

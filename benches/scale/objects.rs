@@ -104,8 +104,9 @@ impl Converged {
         let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
         let (dir, kubeconfig) = common::kubeconfig(&sim);
         let log = dir.path().join("kcm-rs.log");
+        let started = std::time::Instant::now();
         let (mut daemon, port) = common::kcm_rs_serving(&kubeconfig, &log, &["--kube-api-qps=0"]);
-        common::wait_ready(port, &log, Duration::from_secs(60)).await;
+        common::wait_ready(port, &log, started, Duration::from_secs(60)).await;
         let client = sim.client().expect("client");
         let deployments: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
         let name = name(0);
