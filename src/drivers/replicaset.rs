@@ -182,7 +182,9 @@ impl Syncer {
         let pods = owners::claimable(&self.pods, rs.metadata.uid.as_deref(), namespace);
         let namespace_pods = || self.pods.list_namespace(namespace);
         let replica_sets = self.replica_sets.list_namespace(namespace);
-        let expectations = self.expectations.lock();
+        // A copy of this key's record: the other workers and the pod
+        // handler go on while this one plans.
+        let expectations = self.expectations.lock().of(&core::key(rs));
         planner(&Snapshot {
             replica_set: rs,
             pods: &pods,

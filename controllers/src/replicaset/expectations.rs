@@ -109,6 +109,15 @@ impl Expectations {
         self.records.get(key)
     }
 
+    /// A copy holding only `key`'s record: what one sync of `key` reads,
+    /// so that it plans without holding the controller's expectations
+    /// (upstream reads them per call from a thread-safe store too).
+    pub fn of(&self, key: &str) -> Expectations {
+        Expectations {
+            records: self.records.get_key_value(key).map(|(k, r)| (k.clone(), r.clone())).into_iter().collect(),
+        }
+    }
+
     /// Whether a sync of `key` may create or delete (upstream
     /// `SatisfiedExpectations`): no record, everything observed, or the
     /// record expired.
@@ -202,6 +211,18 @@ mod tests {
         assert!(!e.satisfied(KEY, ts(1)));
         e.creation_observed(KEY, "ns/c");
         assert!(e.satisfied(KEY, ts(1)));
+    }
+
+    #[test]
+    fn a_copy_of_one_key_judges_that_key_as_the_whole_does() {
+        let mut e = Expectations::new();
+        e.expect_creations(KEY, 1, ts(0));
+        e.expect_creations("ns/other", 2, ts(0));
+        let copy = e.of(KEY);
+        assert_eq!(copy.get(KEY), e.get(KEY));
+        assert!(!copy.satisfied(KEY, ts(1)));
+        assert!(copy.get("ns/other").is_none());
+        assert!(Expectations::new().of(KEY).satisfied(KEY, ts(1)));
     }
 
     #[test]
