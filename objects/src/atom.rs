@@ -95,6 +95,13 @@ impl Atom {
     }
 }
 
+impl Default for Atom {
+    /// The empty string.
+    fn default() -> Self {
+        Atom::new("")
+    }
+}
+
 impl Deref for Atom {
     type Target = str;
     fn deref(&self) -> &str {

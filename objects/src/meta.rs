@@ -55,12 +55,6 @@ pub struct Meta {
     pub finalizers: Box<[Atom]>,
 }
 
-impl Default for Atom {
-    fn default() -> Self {
-        Atom::new("")
-    }
-}
-
 impl Meta {
     /// The ownerReference marked `controller: true`, if any (upstream
     /// `GetControllerOf`).
