@@ -76,7 +76,7 @@ const WRITES_DEPLOYMENTS: usize = 1_000;
 /// The steady-state window after convergence.
 const STEADY: Duration = Duration::from_secs(30);
 /// Give up on any one wait after this long.
-const LIMIT: Duration = Duration::from_secs(3_600);
+const LIMIT: Duration = Duration::from_secs(10_800);
 /// Concurrent requests of the benchmark's own creates and patches.
 const CONCURRENCY: usize = 32;
 
@@ -281,7 +281,7 @@ impl Kcm {
         let pid = child.id().expect("running");
         let health = Some(common::HealthProbe::start(port));
         let readiness = common::wait_ready(port, &log, start, LIMIT).await;
-        if let Some(early) = readiness.early {
+        if let Some(early) = readiness.early.filter(|early| *early < readiness.informers_synced) {
             println!(
                 "  (kcm-rs's /readyz answered 200 at {:.2} s, before its caches were synced at {:.2} s)",
                 early.as_secs_f64(),
@@ -289,6 +289,33 @@ impl Kcm {
             );
         }
         Kcm { child, pid, readiness, port, health }
+    }
+
+    /// Waits until kcm-rs has worked off what it had to do: for `quiet_for`
+    /// on end, `/metrics` answered within a second with every workqueue
+    /// empty, and kcm-rs made no write (a kcm-rs too busy to answer
+    /// makes no writes either, so quiet alone is not enough). Gives how
+    /// long that took; fails after `limit`.
+    async fn settle(&self, sim: &Sim, quiet_for: Duration, limit: Duration) -> Duration {
+        let client = common::endpoints_client(self.port);
+        let start = Instant::now();
+        let mut since: Option<(Instant, u64)> = None;
+        loop {
+            let writes = observe::kcm_rs_writes(sim);
+            let idle = common::queued(&client, Duration::from_secs(1)).await == Some(0);
+            since = match since {
+                Some((at, before)) if idle && before == writes => {
+                    if at.elapsed() >= quiet_for {
+                        return start.elapsed();
+                    }
+                    Some((at, before))
+                }
+                _ if idle => Some((Instant::now(), writes)),
+                _ => None,
+            };
+            assert!(start.elapsed() < limit, "kcm-rs still busy after {limit:?}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
     }
 
     /// The longest `/healthz` went unanswered since kcm-rs started or
@@ -325,7 +352,7 @@ async fn idle() -> (f64, f64) {
     let dir = tempfile::tempdir().expect("temp dir");
     let kcm = Kcm::start(&sim, &dir).await;
     let ready = kcm.readiness.ready;
-    observe::quiet(&sim, Duration::from_secs(2), Duration::from_secs(30)).await;
+    kcm.settle(&sim, Duration::from_secs(2), Duration::from_secs(600)).await;
     let mib = observe::settled_mib(kcm.pid, Duration::from_secs(3), Duration::from_secs(30)).await;
     println!("idle: ready after {:.2} s, resident {mib:.1} MiB", ready.as_secs_f64());
     kcm.stop(&dir, "idle").await;
@@ -371,7 +398,7 @@ async fn cached(scale: Scale, idle_mib: f64) -> Vec<Row> {
     let mut kcm = Kcm::start(&sim, &dir).await;
     let readiness = kcm.readiness;
     let mut probe = Probe::new(kcm.pid);
-    let quiet = observe::quiet(&sim, Duration::from_secs(5), LIMIT).await;
+    let quiet = kcm.settle(&sim, Duration::from_secs(5), LIMIT).await;
     let mib = observe::settled_mib(kcm.pid, Duration::from_secs(3), Duration::from_secs(60)).await;
     probe.sample();
     let unanswered = kcm.health();
@@ -383,7 +410,7 @@ async fn cached(scale: Scale, idle_mib: f64) -> Vec<Row> {
     let start_writes = after_start.since(&before);
     let steady = after_steady.since(&after_start);
     println!(
-        "cached: kcm-rs informers synced after {:.1} s, /readyz 200 after {:.1} s, quiet {:.1} s later; longest /healthz \
+        "cached: kcm-rs informers synced after {:.1} s, /readyz 200 after {:.1} s, settled {:.1} s later; longest /healthz \
          {:.1} s; resident {mib:.0} MiB (peak {:.0}); writes until quiet: {} ({}); in {} s after: {} ({}), longest \
          /healthz {:.2} s",
         readiness.informers_synced.as_secs_f64(),
@@ -413,7 +440,7 @@ async fn cached(scale: Scale, idle_mib: f64) -> Vec<Row> {
         ),
         Row::plain(
             "cached",
-            "… then until 5 s without a write (the first syncs done)",
+            "… then until its first syncs are done (5 s with every workqueue empty and no write)",
             format!("{:.1} s", quiet.as_secs_f64()),
         ),
         Row::plain(
@@ -433,7 +460,7 @@ async fn cached(scale: Scale, idle_mib: f64) -> Vec<Row> {
         ),
         Row::plain(
             "cached",
-            "writes from start until 5 s without one",
+            "writes from start until then",
             format!("{} ({})", start_writes.total(), start_writes.per(1)),
         ),
         Row::plain(
@@ -574,7 +601,7 @@ async fn bringup(count: usize) -> Phase {
     let sim = sim(NODES, 300_000).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let mut kcm = Kcm::start(&sim, &dir).await;
-    observe::quiet(&sim, Duration::from_secs(2), Duration::from_secs(30)).await;
+    kcm.settle(&sim, Duration::from_secs(2), Duration::from_secs(600)).await;
     let api: Api<Deployment> = Api::namespaced(sim.client().expect("client"), NAMESPACE);
     let before = Mix::kcm_rs(&sim);
     let probe = Probe::new(kcm.pid);
@@ -606,13 +633,13 @@ async fn rollout(count: usize) -> (Duration, Phase) {
     let sim = sim(NODES, 400_000).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let mut kcm = Kcm::start(&sim, &dir).await;
-    observe::quiet(&sim, Duration::from_secs(2), Duration::from_secs(30)).await;
+    kcm.settle(&sim, Duration::from_secs(2), Duration::from_secs(600)).await;
     let api: Api<Deployment> = Api::namespaced(sim.client().expect("client"), NAMESPACE);
     let before = Mix::kcm_rs(&sim);
     let start = Instant::now();
     create_deployments(&api, count, ROLLOUT_REPLICAS).await;
     let created = phase(&sim, count, ROLLOUT_REPLICAS, "1.0", start, before, Probe::new(kcm.pid)).await;
-    observe::quiet(&sim, Duration::from_secs(2), Duration::from_secs(60)).await;
+    kcm.settle(&sim, Duration::from_secs(2), Duration::from_secs(600)).await;
     let before = Mix::kcm_rs(&sim);
     let probe = Probe::new(kcm.pid);
     kcm.health();
@@ -656,14 +683,14 @@ async fn writes(count: usize) -> Vec<Row> {
     let sim = sim(NODES, 100_000).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let kcm = Kcm::start(&sim, &dir).await;
-    observe::quiet(&sim, Duration::from_secs(2), Duration::from_secs(30)).await;
+    kcm.settle(&sim, Duration::from_secs(2), Duration::from_secs(600)).await;
     let api: Api<Deployment> = Api::namespaced(sim.client().expect("client"), NAMESPACE);
     let (before, _) = Mix::kcm_rs(&sim);
     let start = Instant::now();
     create_deployments(&api, count, 1).await;
     let mut tracker = Tracker::new(&sim, Builtin::Deployment, |b| observe::complete(b, 1, &image("1.0")));
     let converged = tracker.wait(&sim, count, "Deployments complete", start, LIMIT, &mut Probe::new(kcm.pid)).await;
-    observe::quiet(&sim, Duration::from_secs(5), Duration::from_secs(120)).await;
+    kcm.settle(&sim, Duration::from_secs(5), Duration::from_secs(600)).await;
     let (after, _) = Mix::kcm_rs(&sim);
     tokio::time::sleep(STEADY).await;
     let (steady, _) = Mix::kcm_rs(&sim);

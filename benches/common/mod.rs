@@ -72,6 +72,16 @@ pub async fn answers(client: &kube::Client, path: &str, within: Duration) -> boo
     matches!(tokio::time::timeout(within, client.request_text(request)).await, Ok(Ok(_)))
 }
 
+/// Keys waiting in all of `kcm-rs`'s workqueues (the sum of its
+/// `workqueue_depth` gauges), or `None` when `/metrics` does not answer
+/// within `within`.
+pub async fn queued(client: &kube::Client, within: Duration) -> Option<u64> {
+    let request = http::Request::get("/metrics").body(Vec::new()).expect("valid request");
+    let text = tokio::time::timeout(within, client.request_text(request)).await.ok()?.ok()?;
+    let depth = |line: &str| line.strip_prefix("workqueue_depth{")?.rsplit_once(' ')?.1.parse::<f64>().ok();
+    Some(text.lines().filter_map(depth).sum::<f64>() as u64)
+}
+
 /// When a starting `kcm-rs` became ready, from its start.
 #[derive(Debug, Clone, Copy)]
 pub struct Readiness {
