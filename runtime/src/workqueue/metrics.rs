@@ -224,6 +224,12 @@ impl<K: Clone + Eq + Hash> QueueMetricsState<K> {
         }
     }
 
+    /// Gives back the capacity of the key tables beyond `capacity`.
+    pub(super) fn shrink_to(&mut self, capacity: usize) {
+        self.add_times.shrink_to(capacity);
+        self.processing_start_times.shrink_to(capacity);
+    }
+
     /// Refreshes the unfinished-work and longest-running gauges from the in-flight keys.
     pub(super) fn update_unfinished_work(&self, now: Instant) {
         let (total, oldest) = self.processing_start_times.values().fold((0.0, 0.0_f64), |(total, oldest), started| {

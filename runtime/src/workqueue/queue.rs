@@ -212,6 +212,9 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> WorkQueue<K> {
             state.queue.push_back(key.clone());
         }
         let drained = state.processing.is_empty();
+        if drained && state.dirty.is_empty() {
+            state.release_idle_capacity();
+        }
         drop(state);
         if requeued {
             self.shared.item_ready.notify_one();
@@ -367,6 +370,25 @@ impl<K: Clone + Eq + Hash> State<K> {
         self.queue.push_back(key);
         true
     }
+
+    /// Capacity a drained queue keeps; beyond it, a burst's tables are
+    /// given back (a start-up burst of one key per cached pod would
+    /// otherwise stay allocated for the life of the process).
+    const IDLE_CAPACITY: usize = 1024;
+
+    /// Gives back the capacity of a drained queue's sets beyond
+    /// [`Self::IDLE_CAPACITY`]. Called with nothing queued, dirty or
+    /// processing.
+    fn release_idle_capacity(&mut self) {
+        if self.dirty.capacity() > Self::IDLE_CAPACITY {
+            self.queue.shrink_to(Self::IDLE_CAPACITY);
+            self.dirty.shrink_to(Self::IDLE_CAPACITY);
+            self.processing.shrink_to(Self::IDLE_CAPACITY);
+            if let Some(metrics) = &mut self.metrics {
+                metrics.shrink_to(Self::IDLE_CAPACITY);
+            }
+        }
+    }
 }
 
 impl<K> State<K> {
@@ -427,6 +449,21 @@ mod tests {
         assert_eq!(q.get().await, Some("a"));
         q.done(&"a");
         assert_eq!(q.len(), 0, "processed again exactly once");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_drained_queue_gives_back_what_a_burst_of_keys_took() {
+        let q = WorkQueue::new("", MaxOfRateLimiter::new(Vec::new()), None);
+        for key in 0..10_000u32 {
+            q.add(key);
+        }
+        while let Some(key) = now_or_never(q.get()).flatten() {
+            q.done(&key);
+        }
+        let state = q.shared.lock();
+        assert!(state.queue.is_empty() && state.dirty.is_empty() && state.processing.is_empty());
+        assert!(state.dirty.capacity() < 10_000, "dirty keeps room for {} keys", state.dirty.capacity());
+        assert!(state.queue.capacity() < 10_000, "the FIFO keeps room for {} keys", state.queue.capacity());
     }
 
     #[tokio::test(start_paused = true)]
