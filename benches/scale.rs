@@ -483,6 +483,8 @@ struct Phase {
     conflicts: u64,
     /// kcm-rs's CPU seconds.
     cpu: f64,
+    /// The benchmark process's (kube-sim's) CPU seconds.
+    sim_cpu: f64,
     /// kcm-rs's peak resident memory, MiB.
     peak_mib: f64,
     /// The longest kcm-rs's `/healthz` went unanswered.
@@ -516,6 +518,16 @@ impl Phase {
                 scenario,
                 "kcm-rs CPU (cores, average) / peak resident",
                 format!("{:.2} / {:.0} MiB", self.cpu / secs, self.peak_mib),
+            ),
+            Row::plain(
+                scenario,
+                "CPU (cores, average) of kcm-rs + the benchmark process (kube-sim); ceiling: the benchmark process",
+                format!(
+                    "{:.2} + {:.2}; ceiling {:.2}",
+                    self.cpu / secs,
+                    self.sim_cpu / secs,
+                    ceiling.cpu / ceiling.elapsed.as_secs_f64()
+                ),
             ),
             Row::plain(
                 scenario,
@@ -591,6 +603,7 @@ async fn phase(
         mix: after.since(&before.0),
         conflicts: conflicts - before.1,
         cpu: probe.cpu(),
+        sim_cpu: probe.own_cpu(),
         peak_mib: probe.peak_mib,
         health: Duration::ZERO,
     }

@@ -24,6 +24,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube_sim::Sim;
 use serde_json::json;
 
+use crate::common;
 use crate::objects::NAMESPACE;
 use crate::observe::{Mix, WriteKind};
 
@@ -40,6 +41,9 @@ pub struct Ceiling {
     pub elapsed: Duration,
     /// Writes of kcm-rs's mix the replay left out.
     pub skipped: Mix,
+    /// CPU seconds of the benchmark process (kube-sim and the replaying
+    /// client) during the replay.
+    pub cpu: f64,
 }
 
 impl Ceiling {
@@ -96,6 +100,7 @@ pub async fn replay(sim: &Sim, slots: Vec<Slot>, mix: &Mix) -> Ceiling {
     let count = slots.len().max(1);
     let skipped = Mutex::new(Mix::default());
     let before = all_writes(sim);
+    let cpu_before = common::cpu_seconds(std::process::id());
     let start = Instant::now();
     futures::stream::iter(slots.into_iter().enumerate())
         .map(|(i, mut slot)| {
@@ -121,6 +126,7 @@ pub async fn replay(sim: &Sim, slots: Vec<Slot>, mix: &Mix) -> Ceiling {
         writes: all_writes(sim) - before,
         elapsed,
         skipped: skipped.into_inner().unwrap_or_else(|p| p.into_inner()),
+        cpu: common::cpu_seconds(std::process::id()) - cpu_before,
     }
 }
 

@@ -285,12 +285,19 @@ pub struct Probe {
     pub peak_mib: f64,
     /// CPU seconds at the start of the phase.
     cpu_start: f64,
+    /// The benchmark process's (kube-sim's) CPU seconds then.
+    own_cpu_start: f64,
 }
 
 impl Probe {
     /// Starts watching process `pid`.
     pub fn new(pid: u32) -> Probe {
-        Probe { pid, peak_mib: common::resident_mib(pid), cpu_start: common::cpu_seconds(pid) }
+        Probe {
+            pid,
+            peak_mib: common::resident_mib(pid),
+            cpu_start: common::cpu_seconds(pid),
+            own_cpu_start: common::cpu_seconds(std::process::id()),
+        }
     }
 
     /// Samples memory now.
@@ -301,5 +308,11 @@ impl Probe {
     /// CPU seconds used since [`Probe::new`].
     pub fn cpu(&self) -> f64 {
         common::cpu_seconds(self.pid) - self.cpu_start
+    }
+
+    /// CPU seconds the benchmark process (kube-sim) used since
+    /// [`Probe::new`].
+    pub fn own_cpu(&self) -> f64 {
+        common::cpu_seconds(std::process::id()) - self.own_cpu_start
     }
 }
