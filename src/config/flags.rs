@@ -247,6 +247,11 @@ pub struct Flags {
     #[arg(long, value_name = "int32", default_value = "5", help_heading = "Replicaset controller flags")]
     pub concurrent_replicaset_syncs: i32,
 
+    /// If set, this root certificate authority will be included in service account's token secret. This must be a
+    /// valid PEM-encoded CA bundle. (kcm-rs: the bundle root-ca-certificate-publisher-controller publishes.)
+    #[arg(long, value_name = "string", help_heading = "Serviceaccount controller flags")]
+    pub root_ca_file: Option<PathBuf>,
+
     // --- logs ---
     /// number for the log level verbosity (kcm-rs maps klog levels onto tracing: 0-2 info, 3-4 debug, 5 and
     /// above trace; warnings and errors are always logged)

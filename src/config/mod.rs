@@ -73,6 +73,9 @@ pub struct Config {
     pub concurrent_gc_syncs: usize,
     /// `--min-resync-period`: informer resync is random in [this, 2 × this).
     pub min_resync_period: Duration,
+    /// `--root-ca-file`: the bundle the root CA publisher publishes (else
+    /// the CA the client trusts).
+    pub root_ca_file: Option<PathBuf>,
     /// Node lifecycle timing and eviction rates.
     pub node_lifecycle: NodeLifecycleSettings,
     /// Lease leader election; `None` with `--leader-elect=false`.
@@ -213,12 +216,15 @@ mod tests {
         OURS.to_vec()
     }
 
-    const OURS: [&str; 6] = [
+    const OURS: [&str; 9] = [
         "deployment-controller",
         "replicaset-controller",
         "namespace-controller",
         "node-lifecycle-controller",
         "taint-eviction-controller",
+        "serviceaccount-controller",
+        "root-ca-certificate-publisher-controller",
+        "clusterrole-aggregation-controller",
         "garbage-collector-controller",
     ];
 

@@ -81,12 +81,16 @@ mod tests {
         accounts.into_iter().filter_map(|a| a.metadata.name).collect()
     }
 
+    /// One case: its upstream name, the cached namespace, the cached
+    /// ServiceAccounts, the ones created.
+    type Case<'a> = (&'a str, Option<&'a Namespace>, &'a [&'a str], &'a [&'a str]);
+
     // === tests ===
 
     #[test]
     fn test_service_account_creation() {
         let (active, terminating) = (namespace("Active"), namespace("Terminating"));
-        let cases: [(&str, Option<&Namespace>, &[&str], &[&str]); 13] = [
+        let cases: [Case<'_>; 13] = [
             ("new active namespace missing serviceaccounts", Some(&active), &[], &["default", "managed"]),
             ("new active namespace missing serviceaccount", Some(&active), &["managed"], &["default"]),
             ("new active namespace with serviceaccounts", Some(&active), &["default", "managed"], &[]),
