@@ -273,7 +273,7 @@ mod tests {
             let got: Vec<_> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
             assert_eq!(got, [*want], "--{name}");
         }
-        for arg in ["kubeconfig", "master", "tls-cert-file", "tls-private-key-file"] {
+        for arg in ["kubeconfig", "master", "tls-cert-file", "tls-private-key-file", "root-ca-file"] {
             let a = cmd.get_arguments().find(|a| a.get_long() == Some(arg)).expect(arg);
             assert!(a.get_default_values().is_empty(), "--{arg} has no default");
         }
@@ -317,7 +317,7 @@ mod tests {
         }
 
         let c = config(&[]).unwrap();
-        assert_eq!(c.controllers.iter().collect::<Vec<_>>().len(), 6);
+        assert_eq!(c.controllers.iter().collect::<Vec<_>>().len(), 9);
         let le = c.leader_election.expect("leader election on by default");
         assert_eq!(
             (le.lease_duration, le.renew_deadline, le.retry_period),
@@ -616,7 +616,7 @@ mod tests {
             "All controllers: bootstrap-signer-controller, certificatesigningrequest-approving-controller",
             "Disabled-by-default controllers: bootstrap-signer-controller, selinux-warning-controller, \
              token-cleaner-controller",
-            "kcm-rs's controllers: deployment-controller",
+            "kcm-rs's controllers: clusterrole-aggregation-controller, deployment-controller",
             "always sends and requests application/json",
             "[default: 12h0m0s]",
             "Nodelifecycle controller flags",

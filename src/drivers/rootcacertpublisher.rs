@@ -252,3 +252,49 @@ impl Syncer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Where the bundle comes from: the file, else the client's CAs.
+
+    use super::*;
+
+    // === utils ===
+
+    fn certificate() -> rcgen::CertifiedKey<rcgen::KeyPair> {
+        rcgen::generate_simple_self_signed(vec!["kube-ca".to_owned()]).expect("certificate")
+    }
+
+    // === tests ===
+
+    #[test]
+    fn the_file_is_published_as_it_is_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("ca.crt");
+        let pem = certificate().cert.pem();
+        std::fs::write(&path, &pem).expect("written");
+        assert_eq!(root_ca(Some(&path), &[]).expect("read"), pem);
+    }
+
+    #[test]
+    fn a_file_without_a_certificate_is_refused_with_upstreams_message() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("ca.crt");
+        std::fs::write(&path, "not a certificate\n").expect("written");
+        let error = root_ca(Some(&path), &[]).expect_err("refused").to_string();
+        assert!(error.starts_with(&format!("error parsing root-ca-file at {}: ", path.display())), "{error}");
+        let missing = dir.path().join("missing.crt");
+        assert!(root_ca(Some(&missing), &[]).is_err());
+    }
+
+    #[test]
+    fn without_a_file_the_clients_cas_are_published_as_pem() {
+        let (first, second) = (certificate().cert, certificate().cert);
+        let trusted = [first.der().to_vec(), second.der().to_vec()];
+        let bundle = root_ca(None, &trusted).expect("encoded");
+        let certs: Vec<CertificateDer<'_>> =
+            CertificateDer::pem_slice_iter(bundle.as_bytes()).collect::<Result<_, _>>().expect("PEM");
+        assert_eq!(certs.iter().map(|c| c.to_vec()).collect::<Vec<_>>(), trusted);
+        assert_eq!(root_ca(None, &[]).expect("empty"), "", "no CA of its own: an empty bundle, as upstream");
+    }
+}

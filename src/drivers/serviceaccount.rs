@@ -3,9 +3,10 @@
 //! decision is `kcm_controllers::serviceaccount`).
 //!
 //! It owns:
-//! - the handlers: every Namespace add and update (and resync) queues the
-//!   namespace, every ServiceAccount delete queues its namespace, as
-//!   upstream's;
+//! - the handlers: every Namespace add and update queues the namespace,
+//!   every ServiceAccount delete queues its namespace, as upstream's
+//!   (whose handlers have no periodic resync: `ServiceAccountResync` and
+//!   `NamespaceResync` are zero by default);
 //! - the `serviceaccount` workqueue (upstream's default controller rate
 //!   limiter, retried forever) and its one worker (upstream runs one; it
 //!   has no flag);
@@ -81,10 +82,9 @@ impl ServiceAccountsController {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let namespaces = factory.informer::<Namespace>();
         let service_accounts = factory.informer::<ServiceAccount>();
-        let resync = Some(factory.default_resync());
         let registrations = [
-            namespaces.add_handler(NamespaceHandler { queue: queue.clone(), on_update: |_| true }, resync),
-            service_accounts.add_handler(ServiceAccountHandler { queue: queue.clone() }, resync),
+            namespaces.add_handler(NamespaceHandler { queue: queue.clone(), on_update: |_| true }, None),
+            service_accounts.add_handler(ServiceAccountHandler { queue: queue.clone() }, None),
         ];
         let syncer =
             Arc::new(Syncer { namespaces: namespaces.store(), service_accounts: service_accounts.store(), client });
