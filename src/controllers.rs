@@ -19,11 +19,14 @@ use kcm_runtime::workqueue::QueueMetrics;
 use prometheus::Registry;
 
 use crate::config::{Config, TERMINATING_REPLICAS};
+use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
 use crate::drivers::replicaset::{self, ReplicaSetController};
+use crate::drivers::rootcacertpublisher::{self, PublisherMetrics, RootCaCertPublisher};
+use crate::drivers::serviceaccount::{self, ServiceAccountsController};
 use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
 
 /// Why a controller could not be built.
@@ -125,6 +128,33 @@ pub const TABLE: &[Row] = &[
             let metrics = NodeLifecycleMetrics::register(cx.registry)?;
             let queues = Some(cx.queue_metrics);
             Ok(Box::new(NodeLifecycleController::new(cx.factory, client, recorder, settings, Some(metrics), queues)?))
+        },
+    },
+    Row {
+        name: serviceaccount::CONTROLLER_NAME,
+        workers: |_| serviceaccount::WORKERS,
+        start: |cx| {
+            let client = cx.own_client(serviceaccount::CLIENT_NAME)?;
+            Ok(Box::new(ServiceAccountsController::new(cx.factory, client, Some(cx.queue_metrics))))
+        },
+    },
+    Row {
+        name: rootcacertpublisher::CONTROLLER_NAME,
+        workers: |_| rootcacertpublisher::WORKERS,
+        start: |cx| {
+            let trusted = cx.client_config.kube_config().root_cert.as_deref().unwrap_or_default();
+            let root_ca = rootcacertpublisher::root_ca(cx.config.root_ca_file.as_deref(), trusted)?;
+            let client = cx.own_client(rootcacertpublisher::CLIENT_NAME)?;
+            let metrics = PublisherMetrics::register(cx.registry)?;
+            Ok(Box::new(RootCaCertPublisher::new(cx.factory, client, root_ca, Some(metrics), Some(cx.queue_metrics))))
+        },
+    },
+    Row {
+        name: clusterroleaggregation::CONTROLLER_NAME,
+        workers: |_| clusterroleaggregation::WORKERS,
+        start: |cx| {
+            let client = cx.own_client(clusterroleaggregation::CONTROLLER_NAME)?;
+            Ok(Box::new(ClusterRoleAggregationController::new(cx.factory, client, Some(cx.queue_metrics))))
         },
     },
     Row {

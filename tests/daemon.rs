@@ -203,6 +203,9 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "namespace-controller",
         "node-lifecycle-controller",
         "taint-eviction-controller",
+        "serviceaccount-controller",
+        "root-ca-certificate-publisher-controller",
+        "clusterrole-aggregation-controller",
         "garbage-collector-controller",
     ] {
         assert!(health.contains(&format!("[+]{check} ok\n")), "{check}: {health}");

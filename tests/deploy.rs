@@ -15,6 +15,7 @@ use clap::error::ErrorKind;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use k8s_openapi::api::rbac::v1::ClusterRole;
 use kcm_rs::config::Flags;
 use kcm_rs::controllers;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
@@ -633,6 +634,8 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_garbage_collector(&sim, &client).await;
     exercise_taint_eviction_controller(&sim, &client).await;
     exercise_node_lifecycle_controller(&sim, &client).await;
+    exercise_root_ca_publisher(&sim, &client).await;
+    exercise_clusterrole_aggregation(&sim, &client).await;
     calls_by_kcm_rs(&sim)
 }
 
@@ -648,6 +651,44 @@ fn gadgets() -> CustomResource {
         short_names: Vec::new(),
         verbs: Some(["create", "delete", "get", "list", "watch", "patch", "update"].map(str::to_owned).to_vec()),
     }
+}
+
+/// Root CA publisher (the serviceaccount controller's creates come with
+/// every namespace): `default`'s `kube-root-ca.crt`, once published,
+/// edited and restored.
+async fn exercise_root_ca_publisher(sim: &Sim, client: &kube::Client) {
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let ca = || async {
+        let cm = config_maps.get_opt("kube-root-ca.crt").await.map_err(|e| e.to_string())?;
+        let cm = cm.ok_or("no kube-root-ca.crt")?;
+        Ok::<_, String>(cm.data.unwrap_or_default().remove("ca.crt"))
+    };
+    let published = wait_for(sim, PATIENCE, "kube-root-ca.crt published", ca).await;
+    let edit = json!({"data": {"ca.crt": "edited"}});
+    config_maps.patch("kube-root-ca.crt", &PatchParams::default(), &Patch::Merge(&edit)).await.expect("edited");
+    wait_for(sim, PATIENCE, "kube-root-ca.crt restored", || async {
+        let now = ca().await?;
+        if now == published { Ok(()) } else { Err(format!("ca.crt {now:?}")) }
+    })
+    .await;
+}
+
+/// ClusterRole aggregation: an aggregating role gathers a selected role's
+/// rules.
+async fn exercise_clusterrole_aggregation(sim: &Sim, client: &kube::Client) {
+    let roles: Api<ClusterRole> = Api::all(client.clone());
+    let selected = json!({"metadata": {"name": "gadget-viewer", "labels": {"aggregate": "gadgets"}},
+        "rules": [{"apiGroups": ["example.com"], "resources": ["gadgets"], "verbs": ["get"]}]});
+    roles.create(&PostParams::default(), &object(selected)).await.expect("selected role");
+    let aggregating = json!({"metadata": {"name": "gadgets"},
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"aggregate": "gadgets"}}]}});
+    roles.create(&PostParams::default(), &object(aggregating)).await.expect("aggregating role");
+    wait_for(sim, PATIENCE, "the rules gathered", || async {
+        let role = roles.get("gadgets").await.map_err(|e| e.to_string())?;
+        let rules = role.rules.unwrap_or_default();
+        if rules.len() == 1 { Ok(()) } else { Err(format!("rules {rules:?}")) }
+    })
+    .await;
 }
 
 /// Leader election: the Lease the flags name gets a holder.
@@ -936,6 +977,13 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
          creating or adopting a pod with blockOwnerDeletion on its ReplicaSet needs it",
     ),
     ("update", "apps", "deployments/finalizers", "the same for a ReplicaSet's reference to its Deployment"),
+    (
+        "escalate",
+        "rbac.authorization.k8s.io",
+        "clusterroles",
+        "an API server enforcing RBAC (kube-sim enforces none) lets the aggregation controller write rules it \
+         does not hold itself only with escalate, as upstream's role grants",
+    ),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

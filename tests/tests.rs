@@ -8,6 +8,8 @@
 mod cache;
 /// Scenarios spanning several controllers: a Deployment deleted, a dead node.
 mod cluster;
+/// The ClusterRole aggregation controller: rules gathered and dropped as labels change.
+mod clusterroleaggregation;
 /// Fixtures shared by the areas: kube-sim with a `kcm-rs` against it.
 mod common;
 /// The `kcm-rs` binary: leader hand-over between two processes, serving, promtool.
@@ -28,5 +30,7 @@ mod nodelifecycle;
 mod prometheus;
 /// The ReplicaSet controller: scaling, adoption, replacement, with faults.
 mod replicaset;
+/// What every namespace gets: its `default` ServiceAccount and `kube-root-ca.crt`.
+mod serviceaccounts;
 /// The taint eviction controller: pods on `NoExecute`-tainted nodes.
 mod tainteviction;

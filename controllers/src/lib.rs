@@ -7,6 +7,8 @@
 //!
 //! # Layout
 //! - [`plan`]: the [`Plan`] every core returns, and the executor's contract;
+//! - [`clusterroleaggregation`]: the ClusterRole aggregation controller
+//!   (the rules an `aggregationRule` gathers, in upstream's order);
 //! - [`common`]: what controllers share (selectors, controller refs and
 //!   claims, pod readiness, deletion ranking, pods from templates);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
@@ -18,8 +20,13 @@
 //! - [`node`]: the node lifecycle controller (node health, zone states,
 //!   the rate-limited taint queues, condition taints);
 //! - [`replicaset`]: the ReplicaSet controller (expectations, manage
-//!   replicas, status).
+//!   replicas, status);
+//! - [`rootcacertpublisher`]: the root CA certificate publisher (the
+//!   `kube-root-ca.crt` ConfigMap of every namespace);
+//! - [`serviceaccount`]: the ServiceAccounts controller (`default` in every
+//!   active namespace).
 
+pub mod clusterroleaggregation;
 pub mod common;
 pub mod deployment;
 pub mod garbagecollector;
@@ -27,6 +34,8 @@ pub mod namespace;
 pub mod node;
 pub mod plan;
 pub mod replicaset;
+pub mod rootcacertpublisher;
+pub mod serviceaccount;
 
 #[cfg(test)]
 #[allow(missing_docs)]

@@ -92,6 +92,7 @@ impl Config {
             namespace_sync_period: flags.namespace_sync_period.0,
             concurrent_gc_syncs: workers("concurrent-gc-syncs", flags.concurrent_gc_syncs)?,
             min_resync_period: flags.min_resync_period.0,
+            root_ca_file: flags.root_ca_file.clone(),
             node_lifecycle: NodeLifecycleSettings {
                 monitor_period: flags.node_monitor_period.0,
                 monitor_grace_period: flags.node_monitor_grace_period.0,

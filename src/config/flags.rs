@@ -29,8 +29,8 @@ use super::{
     about = "A standalone replacement for kube-controller-manager",
     long_about = "The Kubernetes controller manager is a daemon that embeds the core control loops shipped with \
                   Kubernetes. kcm-rs is a replacement for kube-controller-manager, with its flag names and \
-                  defaults, running the deployment, replicaset, namespace, node-lifecycle, taint-eviction and \
-                  garbage-collector controllers, with leader election and the health and metrics endpoints."
+                  defaults, running the deployment, replicaset, namespace, node-lifecycle, taint-eviction, serviceaccount, \
+                  root-ca-certificate-publisher, clusterrole-aggregation and garbage-collector controllers, with leader election and the health and metrics endpoints."
 )]
 pub struct Flags {
     // --- misc ---
@@ -246,6 +246,11 @@ pub struct Flags {
     /// management, but more CPU (and network) load
     #[arg(long, value_name = "int32", default_value = "5", help_heading = "Replicaset controller flags")]
     pub concurrent_replicaset_syncs: i32,
+
+    /// If set, this root certificate authority will be included in service account's token secret. This must be a
+    /// valid PEM-encoded CA bundle. (kcm-rs: the bundle root-ca-certificate-publisher-controller publishes.)
+    #[arg(long, value_name = "string", help_heading = "Serviceaccount controller flags")]
+    pub root_ca_file: Option<PathBuf>,
 
     // --- logs ---
     /// number for the log level verbosity (kcm-rs maps klog levels onto tracing: 0-2 info, 3-4 debug, 5 and

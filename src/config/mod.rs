@@ -73,6 +73,9 @@ pub struct Config {
     pub concurrent_gc_syncs: usize,
     /// `--min-resync-period`: informer resync is random in [this, 2 × this).
     pub min_resync_period: Duration,
+    /// `--root-ca-file`: the bundle the root CA publisher publishes (else
+    /// the CA the client trusts).
+    pub root_ca_file: Option<PathBuf>,
     /// Node lifecycle timing and eviction rates.
     pub node_lifecycle: NodeLifecycleSettings,
     /// Lease leader election; `None` with `--leader-elect=false`.
@@ -213,12 +216,15 @@ mod tests {
         OURS.to_vec()
     }
 
-    const OURS: [&str; 6] = [
+    const OURS: [&str; 9] = [
         "deployment-controller",
         "replicaset-controller",
         "namespace-controller",
         "node-lifecycle-controller",
         "taint-eviction-controller",
+        "serviceaccount-controller",
+        "root-ca-certificate-publisher-controller",
+        "clusterrole-aggregation-controller",
         "garbage-collector-controller",
     ];
 
@@ -267,7 +273,7 @@ mod tests {
             let got: Vec<_> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
             assert_eq!(got, [*want], "--{name}");
         }
-        for arg in ["kubeconfig", "master", "tls-cert-file", "tls-private-key-file"] {
+        for arg in ["kubeconfig", "master", "tls-cert-file", "tls-private-key-file", "root-ca-file"] {
             let a = cmd.get_arguments().find(|a| a.get_long() == Some(arg)).expect(arg);
             assert!(a.get_default_values().is_empty(), "--{arg} has no default");
         }
@@ -311,7 +317,7 @@ mod tests {
         }
 
         let c = config(&[]).unwrap();
-        assert_eq!(c.controllers.iter().collect::<Vec<_>>().len(), 6);
+        assert_eq!(c.controllers.iter().collect::<Vec<_>>().len(), 9);
         let le = c.leader_election.expect("leader election on by default");
         assert_eq!(
             (le.lease_duration, le.renew_deadline, le.retry_period),
@@ -610,7 +616,7 @@ mod tests {
             "All controllers: bootstrap-signer-controller, certificatesigningrequest-approving-controller",
             "Disabled-by-default controllers: bootstrap-signer-controller, selinux-warning-controller, \
              token-cleaner-controller",
-            "kcm-rs's controllers: deployment-controller",
+            "kcm-rs's controllers: clusterrole-aggregation-controller, deployment-controller",
             "always sends and requests application/json",
             "[default: 12h0m0s]",
             "Nodelifecycle controller flags",

@@ -139,7 +139,6 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     v("requestheader-uid-headers"),
     v("requestheader-username-headers"),
     v("resource-quota-sync-period"),
-    v("root-ca-file"),
     v("route-reconciliation-period"),
     v("service-account-private-key-file"),
     v("service-cluster-ip-range"),

@@ -13,8 +13,12 @@
 //!   driver;
 //! - `owners`: the indexes of pods and ReplicaSets by controller the
 //!   ReplicaSet and Deployment drivers read;
+//! - `namespace_keys`: the Namespace handler of the two controllers that
+//!   keep an object in every namespace;
 //! - `nodes`: what the two node controllers share (the `node-controller`
 //!   name, a pod's node, the pod index by node name);
+//! - `clusterroleaggregation`: the ClusterRole aggregation controller
+//!   ([`ClusterRoleAggregationController`](clusterroleaggregation::ClusterRoleAggregationController));
 //! - `deployment`: the Deployment controller
 //!   ([`DeploymentController`](deployment::DeploymentController));
 //! - `garbagecollector`: the garbage collector
@@ -25,16 +29,24 @@
 //!   ([`NodeLifecycleController`](nodelifecycle::NodeLifecycleController));
 //! - `replicaset`: the ReplicaSet controller
 //!   ([`ReplicaSetController`](replicaset::ReplicaSetController));
+//! - `rootcacertpublisher`: the root CA certificate publisher
+//!   ([`RootCaCertPublisher`](rootcacertpublisher::RootCaCertPublisher));
+//! - `serviceaccount`: the ServiceAccounts controller
+//!   ([`ServiceAccountsController`](serviceaccount::ServiceAccountsController));
 //! - `tainteviction`: the taint-eviction-controller
 //!   ([`TaintEvictionController`](tainteviction::TaintEvictionController)).
 
 mod api_errors;
+pub mod clusterroleaggregation;
 pub mod deployment;
 pub mod execute;
 pub mod garbagecollector;
 pub mod namespace;
+mod namespace_keys;
 pub mod nodelifecycle;
 mod nodes;
 mod owners;
 pub mod replicaset;
+pub mod rootcacertpublisher;
+pub mod serviceaccount;
 pub mod tainteviction;

@@ -94,6 +94,16 @@ impl Errors {
         self.push(FIELD_VALUE_TOO_LONG, field, format!("Too long: may not be more than {max} bytes"));
     }
 
+    /// Whether no cause was found.
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Appends the causes `other` found.
+    pub(super) fn extend(&mut self, other: Errors) {
+        self.0.extend(other.0);
+    }
+
     /// The causes without repeats (upstream `ToAggregate` drops duplicates).
     pub(super) fn finish(self) -> Vec<Cause> {
         let mut seen = BTreeSet::new();

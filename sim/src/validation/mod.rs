@@ -8,7 +8,7 @@
 //! This file holds the entry points and the per-kind dispatch. The rules
 //! are `meta.rs`, `pod.rs`, `pod_update.rs`, `pod_status.rs`,
 //! `apps.rs`, `workload_status.rs`, `node.rs`, `taints.rs`, `core_v1.rs` and
-//! `policy.rs`; what they share is `errors.rs` (causes and their messages),
+//! `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
 //! `access.rs` (reading the JSON), `render.rs` (Go's rendering of values),
 //! `syntax.rs` (name and value syntax) and `values.rs` (selectors,
 //! int-or-string). None of them imports this file.
@@ -54,6 +54,8 @@
 //! - Namespace finalizer names and, on `/status`, the phase against the
 //!   deletion timestamp; ConfigMap and Secret keys, `immutable` ConfigMaps
 //!   and Secrets, Secret `type` immutability; Lease durations; PDB specs;
+//! - Role and ClusterRole policy rules, and a ClusterRole's
+//!   `aggregationRule` (at least one valid selector);
 //! - pod updates: only what upstream `ValidatePodUpdate` lets change
 //!   (`pod_update.rs`).
 //!
@@ -61,7 +63,7 @@
 //! resource quantities, env, volume mounts and sources, probes, security
 //! contexts, affinity, topology spread, pod-specific annotations, pod and
 //! host IP syntax, managedFields, Endpoints, Event and ServiceAccount
-//! specifics, node resources and CIDR syntax, PDB status, and the warning
+//! specifics, role bindings, node resources and CIDR syntax, PDB status, and the warning
 //! upstream gives for a finalizer name without a domain.
 
 use serde_json::Value;
@@ -78,6 +80,7 @@ mod pod;
 mod pod_status;
 mod pod_update;
 mod policy;
+mod rbac;
 mod render;
 mod syntax;
 mod taints;
@@ -207,9 +210,9 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
         }
         Builtin::PodDisruptionBudget => pod_disruption_budget_spec(errs, at(object, "spec")),
         Builtin::Node => node::node(errs, object, old),
-        Builtin::ClusterRole
-        | Builtin::ClusterRoleBinding
-        | Builtin::Role
+        Builtin::ClusterRole => rbac::role(errs, object, false),
+        Builtin::Role => rbac::role(errs, object, true),
+        Builtin::ClusterRoleBinding
         | Builtin::RoleBinding
         | Builtin::Endpoints
         | Builtin::ServiceAccount

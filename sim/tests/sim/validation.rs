@@ -1,6 +1,7 @@
 //! Validation as clients see it (422 Invalid, causes, message) for the
 //! rules beyond a kind's spec: workload and namespace status writes, owner
-//! references, finalizer names, node taints and pod tolerations.
+//! references, finalizer names, node taints and pod tolerations, role
+//! rules and aggregation rules.
 
 use serde_json::{Value, json};
 
@@ -386,4 +387,33 @@ async fn tolerations_are_validated_on_pods_and_templates() {
     let answer = call(&client, "POST", REPLICASETS, &[], Some(&rs)).await;
     assert_eq!(answer.code(), 422, "{}", answer.body);
     assert_eq!(answer.json()["details"]["causes"][0]["field"], "spec.template.spec.tolerations[0].key");
+}
+
+// === rbac ===
+
+#[tokio::test]
+async fn cluster_role_rules_and_aggregation_rules_are_validated() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    let empty = json!({"metadata": {"name": "agg"}, "aggregationRule": {"clusterRoleSelectors": []}});
+    let answer = call(&client, "POST", roles, &[], Some(&empty)).await;
+    let required = "aggregationRule.clusterRoleSelectors: Required value: at least one clusterRoleSelector required \
+                    if aggregationRule is non-nil";
+    assert_eq!(
+        invalid(&answer, &format!("ClusterRole.rbac.authorization.k8s.io \"agg\" is invalid: {required}")),
+        [required]
+    );
+    let aggregating = json!({"metadata": {"name": "agg"}, "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "b"}}]}});
+    create(&client, roles, &aggregating).await;
+    // The aggregation controller's write: rules gathered from other roles.
+    let rules = json!({"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]});
+    assert_eq!(merge(&client, &format!("{roles}/agg"), rules).await.code(), 200);
+    let verbless = json!({"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": []}]});
+    let answer = merge(&client, &format!("{roles}/agg"), verbless).await;
+    let verbs = "rules[0].verbs: Required value: verbs must contain at least one value";
+    assert_eq!(
+        invalid(&answer, &format!("ClusterRole.rbac.authorization.k8s.io \"agg\" is invalid: {verbs}")),
+        [verbs]
+    );
 }

@@ -1,0 +1,106 @@
+//! What every namespace gets from kcm-rs, end to end: the real `kcm-rs`
+//! binary against kube-sim, driven with kubectl as upstream's e2e
+//! (`test/e2e/auth/service_accounts.go`) drives a cluster. A new
+//! namespace gets its `default` ServiceAccount, made again when deleted
+//! (serviceaccount-controller); the `kube-root-ca.crt` ConfigMap exists in
+//! any namespace, holding the `--root-ca-file` bundle and upstream's
+//! description, and is restored after deletion and after its data is
+//! edited (root-ca-certificate-publisher-controller, "should guarantee
+//! kube-root-ca.crt exist in any namespace"). Every test waits on
+//! conditions, never on timings.
+
+use std::path::Path;
+
+use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+use kube::Api;
+use kube_sim::testing::{kubectl_ok, wait_for};
+
+use crate::common::{Env, PATIENCE, start_with};
+
+// === utils ===
+
+/// A CA bundle of one self-signed certificate, written to `dir`.
+fn write_root_ca(dir: &Path) -> (std::path::PathBuf, String) {
+    let ca = rcgen::generate_simple_self_signed(vec!["kube-ca".to_owned()]).expect("certificate");
+    let pem = ca.cert.pem();
+    let path = dir.join("ca.crt");
+    std::fs::write(&path, &pem).expect("written");
+    (path, pem)
+}
+
+/// kube-sim and kcm-rs publishing a generated CA; the bundle, and the
+/// directory holding it.
+async fn start_publishing() -> (Env, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, pem) = write_root_ca(dir.path());
+    let flag = format!("--root-ca-file={}", path.display());
+    (start_with(Default::default(), &[&flag], |_| {}).await, pem, dir)
+}
+
+/// The `ca.crt` of `ns`'s `kube-root-ca.crt`, once it holds `want`.
+async fn wait_for_ca(env: &Env, ns: &str, want: &str, what: &str) -> ConfigMap {
+    let config_maps: Api<ConfigMap> = Api::namespaced(env.client.clone(), ns);
+    wait_for(&env.sim, PATIENCE, what, || async {
+        let cm = config_maps.get_opt("kube-root-ca.crt").await.map_err(|e| e.to_string())?;
+        let cm = cm.ok_or("no kube-root-ca.crt")?;
+        let ca = cm.data.as_ref().and_then(|d| d.get("ca.crt")).cloned();
+        if ca.as_deref() == Some(want) { Ok(cm) } else { Err(format!("data {:?}", cm.data)) }
+    })
+    .await
+}
+
+// === tests ===
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_namespace_gets_its_default_service_account_again_after_deletion() {
+    let (env, _, _dir) = start_publishing().await;
+    kubectl_ok(&env.kubeconfig, &["create", "namespace", "team-a"]).await;
+    let accounts: Api<ServiceAccount> = Api::namespaced(env.client.clone(), "team-a");
+    let uid = || async {
+        let sa = accounts.get_opt("default").await.map_err(|e| e.to_string())?;
+        sa.and_then(|sa| sa.metadata.uid).ok_or_else(|| "no default ServiceAccount".to_owned())
+    };
+    let first = wait_for(&env.sim, PATIENCE, "team-a's default ServiceAccount", uid).await;
+    let listed = kubectl_ok(&env.kubeconfig, &["get", "serviceaccounts", "-n", "team-a", "-o", "name"]).await;
+    assert_eq!(listed.trim(), "serviceaccount/default");
+
+    kubectl_ok(&env.kubeconfig, &["delete", "serviceaccount", "default", "-n", "team-a"]).await;
+    wait_for(&env.sim, PATIENCE, "default made again", || async {
+        let now = uid().await?;
+        if now == first { Err("still the first one".into()) } else { Ok(()) }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_root_ca_crt_exists_in_any_namespace_and_is_restored() {
+    let (env, pem, _dir) = start_publishing().await;
+    // Namespaces made before and after kcm-rs started.
+    for ns in ["default", "kube-system"] {
+        wait_for_ca(&env, ns, &pem, &format!("kube-root-ca.crt in {ns}")).await;
+    }
+    kubectl_ok(&env.kubeconfig, &["create", "namespace", "team-b"]).await;
+    let published = wait_for_ca(&env, "team-b", &pem, "kube-root-ca.crt in team-b").await;
+    let annotations = published.metadata.annotations.unwrap_or_default();
+    assert_eq!(
+        annotations.get("kubernetes.io/description").map(String::as_str),
+        Some(kcm_controllers::rootcacertpublisher::DESCRIPTION)
+    );
+    assert_eq!(published.data.map(|d| d.len()), Some(1), "ca.crt alone");
+
+    kubectl_ok(&env.kubeconfig, &["delete", "configmap", "kube-root-ca.crt", "-n", "team-b"]).await;
+    wait_for_ca(&env, "team-b", &pem, "kube-root-ca.crt restored after deletion").await;
+
+    let edit = r#"{"data": {"ca.crt": "", "extra": "x"}}"#;
+    kubectl_ok(
+        &env.kubeconfig,
+        &["patch", "configmap", "kube-root-ca.crt", "-n", "team-b", "--type=merge", "-p", edit],
+    )
+    .await;
+    let restored = wait_for_ca(&env, "team-b", &pem, "kube-root-ca.crt restored after an edit").await;
+    assert_eq!(restored.data.map(|d| d.len()), Some(1), "the added key removed");
+
+    let (_, metrics) = env.scrape("/metrics").await;
+    assert!(metrics.contains("root_ca_cert_publisher_sync_total{code=\"200\"}"), "{metrics}");
+    assert!(metrics.contains("root_ca_cert_publisher_sync_duration_seconds_bucket{code=\"200\""), "{metrics}");
+}
