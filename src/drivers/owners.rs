@@ -5,7 +5,9 @@
 //!
 //! A claim ignores every dependent another controller owns, so the
 //! dependents it controls and the orphans of its namespace are all a sync
-//! can act on: pods for a ReplicaSet, ReplicaSets for a Deployment.
+//! can act on: pods for a ReplicaSet, ReplicaSets for a Deployment. The
+//! ReplicaSet sync also reads the ReplicaSets under its own controller
+//! (to rank a scale-down) from the same index.
 
 use std::sync::Arc;
 
@@ -68,4 +70,11 @@ pub fn claimable<K: Controlled>(store: &Store<K>, uid: Option<&str>, namespace: 
     let mut dependents = uid.map(|uid| lookup(CONTROLLER_UID_INDEX, uid)).unwrap_or_default();
     dependents.extend(lookup(ORPHANS_INDEX, namespace));
     dependents
+}
+
+/// The cached ReplicaSets whose controller is `rs`'s (itself included);
+/// none when it has none.
+pub fn under_same_controller(store: &Store<ReplicaSet>, rs: &ReplicaSet) -> Vec<Arc<ReplicaSet>> {
+    let Some(uid) = rs.controller_uid() else { return Vec::new() };
+    store.by_index(CONTROLLER_UID_INDEX, uid).unwrap_or_else(|e| unreachable!("{e}: registered with the driver"))
 }

@@ -110,6 +110,7 @@ impl ReplicaSetController {
         let pods = factory.informer::<Pod>();
         let replica_sets = factory.informer::<ReplicaSet>();
         owners::register(&pods)?;
+        owners::register(&replica_sets)?;
         let expectations = Shared::default();
         let resync = Some(factory.default_resync());
         let rs_registration = replica_sets
@@ -172,16 +173,16 @@ impl Syncer {
     }
 
     /// Plans with `planner` on a snapshot of the caches taken now: the pods
-    /// the ReplicaSet controls and its namespace's orphans, from the
-    /// indexes (the namespace's other pods only when ranking for a
-    /// scale-down).
+    /// the ReplicaSet controls and its namespace's orphans, and the
+    /// ReplicaSets under its controller, from the indexes (the namespace's
+    /// other pods only when ranking for a scale-down).
     fn plan<T>(&self, rs: &ReplicaSet, planner: impl FnOnce(&Snapshot<'_>) -> T) -> T {
         let namespace = rs.metadata.namespace.as_deref().unwrap_or("");
         // Read before the pods: the pod list is then at least this recent.
         let pods_resource_version = self.pod_informer.last_resource_version();
         let pods = owners::claimable(&self.pods, rs.metadata.uid.as_deref(), namespace);
         let namespace_pods = || self.pods.list_namespace(namespace);
-        let replica_sets = self.replica_sets.list_namespace(namespace);
+        let replica_sets = owners::under_same_controller(&self.replica_sets, rs);
         // A copy of this key's record: the other workers and the pod
         // handler go on while this one plans.
         let expectations = self.expectations.lock().of(&core::key(rs));

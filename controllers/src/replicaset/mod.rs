@@ -118,8 +118,9 @@ pub struct Snapshot<'a> {
     /// Every cached pod of its namespace, read only to rank pods for a
     /// scale-down (the pods of the ReplicaSets under the same controller).
     pub namespace_pods: NamespacePods<'a>,
-    /// The cached ReplicaSets of its namespace: those under the same
-    /// controller rank which pods to delete first.
+    /// The cached ReplicaSets under the same controller (at least those of
+    /// its namespace; every other one is ignored): they rank which pods to
+    /// delete first.
     pub replica_sets: &'a [Arc<ReplicaSet>],
     /// The controller's expectations.
     pub expectations: &'a Expectations,
