@@ -2,7 +2,7 @@
 #
 # kcm-rs container image: `docker build -t kcm-rs:dev .` is the whole recipe.
 #
-# Stage 1 builds one static binary (musl, ring's C code through musl-gcc).
+# Stage 1 builds one static binary (musl, ring's and mimalloc's C code through musl-gcc).
 # Stage 2 is distroless "static": no shell, no package manager, CA
 # certificates and a `nonroot` user only. The binary writes nothing to disk
 # (its serving certificate is generated in memory), so the container runs
