@@ -24,7 +24,9 @@
 //! - [`rootcacertpublisher`]: the root CA certificate publisher (the
 //!   `kube-root-ca.crt` ConfigMap of every namespace);
 //! - [`serviceaccount`]: the ServiceAccounts controller (`default` in every
-//!   active namespace).
+//!   active namespace);
+//! - [`serviceaccounttoken`]: the service account token controller
+//!   (legacy token Secrets filled, and deleted with their ServiceAccount).
 
 pub mod clusterroleaggregation;
 pub mod common;
@@ -36,6 +38,7 @@ pub mod plan;
 pub mod replicaset;
 pub mod rootcacertpublisher;
 pub mod serviceaccount;
+pub mod serviceaccounttoken;
 
 #[cfg(test)]
 #[allow(missing_docs)]
