@@ -27,6 +27,7 @@ use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycle
 use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::drivers::rootcacertpublisher::{self, PublisherMetrics, RootCaCertPublisher};
 use crate::drivers::serviceaccount::{self, ServiceAccountsController};
+use crate::drivers::serviceaccounttoken::{self, TokensController, signer::Signer};
 use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
 
 /// Why a controller could not be built.
@@ -39,8 +40,9 @@ pub struct Row {
     /// Workers per queue: its `--concurrent-*-syncs` flag, or upstream's
     /// fixed count where there is no flag.
     pub workers: fn(&Config) -> usize,
-    /// Builds it on the shared informers.
-    pub start: fn(&Context<'_>) -> Result<Box<dyn Controller>, StartError>,
+    /// Builds it on the shared informers (`None`: its configuration says
+    /// not to run it, as upstream's `started == false`).
+    pub start: fn(&Context<'_>) -> Result<Option<Box<dyn Controller>>, StartError>,
 }
 
 /// What a constructor is handed.
@@ -71,6 +73,22 @@ impl Context<'_> {
 
 /// Every controller kcm-rs runs, in start order.
 pub const TABLE: &[Row] = &[
+    // First, as upstream starts it before the others (`requiresSpecialHandling`).
+    Row {
+        name: serviceaccounttoken::CONTROLLER_NAME,
+        workers: |config| config.concurrent_serviceaccount_token_syncs,
+        start: |cx| {
+            let Some(key_file) = cx.config.service_account_private_key_file.as_deref() else {
+                tracing::info!(controller = serviceaccounttoken::CONTROLLER_NAME, "Controller is disabled because there is no private key");
+                return Ok(None);
+            };
+            let signer = Signer::from_file(key_file)?;
+            let trusted = cx.client_config.kube_config().root_cert.as_deref().unwrap_or_default();
+            let root_ca = rootcacertpublisher::root_ca(cx.config.root_ca_file.as_deref(), trusted)?;
+            let client = cx.own_client(serviceaccounttoken::CLIENT_NAME)?;
+            Ok(Some(Box::new(TokensController::new(cx.factory, client, signer, root_ca, Some(cx.queue_metrics)))))
+        },
+    },
     Row {
         name: deployment::CONTROLLER_NAME,
         workers: |config| config.concurrent_deployment_syncs,
@@ -80,7 +98,7 @@ pub const TABLE: &[Row] = &[
                 terminating_replicas: cx.config.feature_gates.enabled(TERMINATING_REPLICAS),
             };
             let queues = Some(cx.queue_metrics);
-            Ok(Box::new(DeploymentController::new(cx.factory, cx.client.clone(), recorder, options, queues)?))
+            Ok(Some(Box::new(DeploymentController::new(cx.factory, cx.client.clone(), recorder, options, queues)?)))
         },
     },
     Row {
@@ -91,7 +109,7 @@ pub const TABLE: &[Row] = &[
             let terminating_replicas = cx.config.feature_gates.enabled(TERMINATING_REPLICAS);
             let options = kcm_controllers::replicaset::Options { terminating_replicas, ..Default::default() };
             let queues = Some(cx.queue_metrics);
-            Ok(Box::new(ReplicaSetController::new(cx.factory, cx.client.clone(), recorder, options, queues)?))
+            Ok(Some(Box::new(ReplicaSetController::new(cx.factory, cx.client.clone(), recorder, options, queues)?)))
         },
     },
     Row {
@@ -104,7 +122,7 @@ pub const TABLE: &[Row] = &[
             let scaled = cx.client_config.scaled(namespace::QPS_FACTOR, namespace::BURST_FACTOR);
             let client = client::build(&scaled, cx.registry, Some(namespace::CONTROLLER_NAME))?;
             let resync = cx.config.namespace_sync_period;
-            Ok(Box::new(NamespaceController::new(cx.factory, client, resync, Some(cx.queue_metrics))))
+            Ok(Some(Box::new(NamespaceController::new(cx.factory, client, resync, Some(cx.queue_metrics)))))
         },
     },
     Row {
@@ -115,7 +133,7 @@ pub const TABLE: &[Row] = &[
             let recorder = EventRecorder::new(client.clone(), tainteviction::EVENT_COMPONENT);
             let metrics = EvictionMetrics::register(cx.registry)?;
             let queues = Some(cx.queue_metrics);
-            Ok(Box::new(TaintEvictionController::new(cx.factory, client, recorder, Some(metrics), queues)?))
+            Ok(Some(Box::new(TaintEvictionController::new(cx.factory, client, recorder, Some(metrics), queues)?)))
         },
     },
     Row {
@@ -127,7 +145,7 @@ pub const TABLE: &[Row] = &[
             let settings = nodelifecycle::Settings::from(&cx.config.node_lifecycle);
             let metrics = NodeLifecycleMetrics::register(cx.registry)?;
             let queues = Some(cx.queue_metrics);
-            Ok(Box::new(NodeLifecycleController::new(cx.factory, client, recorder, settings, Some(metrics), queues)?))
+            Ok(Some(Box::new(NodeLifecycleController::new(cx.factory, client, recorder, settings, Some(metrics), queues)?)))
         },
     },
     Row {
@@ -135,7 +153,7 @@ pub const TABLE: &[Row] = &[
         workers: |_| serviceaccount::WORKERS,
         start: |cx| {
             let client = cx.own_client(serviceaccount::CLIENT_NAME)?;
-            Ok(Box::new(ServiceAccountsController::new(cx.factory, client, Some(cx.queue_metrics))))
+            Ok(Some(Box::new(ServiceAccountsController::new(cx.factory, client, Some(cx.queue_metrics)))))
         },
     },
     Row {
@@ -146,7 +164,7 @@ pub const TABLE: &[Row] = &[
             let root_ca = rootcacertpublisher::root_ca(cx.config.root_ca_file.as_deref(), trusted)?;
             let client = cx.own_client(rootcacertpublisher::CLIENT_NAME)?;
             let metrics = PublisherMetrics::register(cx.registry)?;
-            Ok(Box::new(RootCaCertPublisher::new(cx.factory, client, root_ca, Some(metrics), Some(cx.queue_metrics))))
+            Ok(Some(Box::new(RootCaCertPublisher::new(cx.factory, client, root_ca, Some(metrics), Some(cx.queue_metrics)))))
         },
     },
     Row {
@@ -154,7 +172,7 @@ pub const TABLE: &[Row] = &[
         workers: |_| clusterroleaggregation::WORKERS,
         start: |cx| {
             let client = cx.own_client(clusterroleaggregation::CONTROLLER_NAME)?;
-            Ok(Box::new(ClusterRoleAggregationController::new(cx.factory, client, Some(cx.queue_metrics))))
+            Ok(Some(Box::new(ClusterRoleAggregationController::new(cx.factory, client, Some(cx.queue_metrics)))))
         },
     },
     Row {
@@ -164,7 +182,7 @@ pub const TABLE: &[Row] = &[
             let client = cx.own_client(garbagecollector::CLIENT_NAME)?;
             let recorder = EventRecorder::new(cx.client.clone(), garbagecollector::EVENT_COMPONENT);
             let metrics = GcMetrics::register(cx.registry)?;
-            Ok(Box::new(GarbageCollector::new(client, recorder, Some(cx.queue_metrics), metrics)))
+            Ok(Some(Box::new(GarbageCollector::new(client, recorder, Some(cx.queue_metrics), metrics))))
         },
     },
 ];

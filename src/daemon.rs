@@ -226,9 +226,14 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
     let mut controllers = tokio::task::JoinSet::new();
     let mut started = Vec::new();
     for row in rows {
+        let Some(result) = (row.start)(&cx).transpose() else {
+            // Upstream's message for a controller that chose not to start.
+            tracing::info!(controller = row.name, "Warning: skipping controller");
+            continue;
+        };
         // A started controller answers: upstream's per-controller ping.
         runtime.healthz.add(row.name, Arc::new(|| Ok(())));
-        let controller = match (row.start)(&cx) {
+        let controller = match result {
             Ok(controller) => controller,
             Err(error) => {
                 tracing::error!(%error, controller = row.name, "cannot start");

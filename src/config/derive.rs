@@ -93,6 +93,11 @@ impl Config {
             concurrent_gc_syncs: workers("concurrent-gc-syncs", flags.concurrent_gc_syncs)?,
             min_resync_period: flags.min_resync_period.0,
             root_ca_file: flags.root_ca_file.clone(),
+            concurrent_serviceaccount_token_syncs: workers(
+                "concurrent-serviceaccount-token-syncs",
+                flags.concurrent_serviceaccount_token_syncs,
+            )?,
+            service_account_private_key_file: flags.service_account_private_key_file.clone(),
             node_lifecycle: NodeLifecycleSettings {
                 monitor_period: flags.node_monitor_period.0,
                 monitor_grace_period: flags.node_monitor_grace_period.0,

@@ -247,6 +247,15 @@ pub struct Flags {
     #[arg(long, value_name = "int32", default_value = "5", help_heading = "Replicaset controller flags")]
     pub concurrent_replicaset_syncs: i32,
 
+    /// The number of service account token objects that are allowed to sync concurrently. Larger number = more
+    /// responsive token generation, but more CPU (and network) load
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Serviceaccount controller flags")]
+    pub concurrent_serviceaccount_token_syncs: i32,
+
+    /// Filename containing a PEM-encoded private RSA or ECDSA key used to sign service account tokens.
+    #[arg(long, value_name = "string", help_heading = "Serviceaccount controller flags")]
+    pub service_account_private_key_file: Option<PathBuf>,
+
     /// If set, this root certificate authority will be included in service account's token secret. This must be a
     /// valid PEM-encoded CA bundle. (kcm-rs: the bundle root-ca-certificate-publisher-controller publishes.)
     #[arg(long, value_name = "string", help_heading = "Serviceaccount controller flags")]

@@ -76,6 +76,11 @@ pub struct Config {
     /// `--root-ca-file`: the bundle the root CA publisher publishes (else
     /// the CA the client trusts).
     pub root_ca_file: Option<PathBuf>,
+    /// `--concurrent-serviceaccount-token-syncs`.
+    pub concurrent_serviceaccount_token_syncs: usize,
+    /// `--service-account-private-key-file`: the key token Secrets are
+    /// signed with (none: serviceaccount-token-controller does not start).
+    pub service_account_private_key_file: Option<PathBuf>,
     /// Node lifecycle timing and eviction rates.
     pub node_lifecycle: NodeLifecycleSettings,
     /// Lease leader election; `None` with `--leader-elect=false`.
@@ -239,6 +244,7 @@ mod tests {
         ("concurrent-replicaset-syncs", "5"),
         ("concurrent-namespace-syncs", "10"),
         ("concurrent-gc-syncs", "20"),
+        ("concurrent-serviceaccount-token-syncs", "5"),
         ("enable-garbage-collector", "true"),
         ("namespace-sync-period", "5m0s"),
         ("min-resync-period", "12h0m0s"),
@@ -286,6 +292,7 @@ mod tests {
             ("concurrent-replicaset-syncs", f.concurrent_replicaset_syncs.to_string()),
             ("concurrent-namespace-syncs", f.concurrent_namespace_syncs.to_string()),
             ("concurrent-gc-syncs", f.concurrent_gc_syncs.to_string()),
+            ("concurrent-serviceaccount-token-syncs", f.concurrent_serviceaccount_token_syncs.to_string()),
             ("enable-garbage-collector", f.enable_garbage_collector.to_string()),
             ("namespace-sync-period", f.namespace_sync_period.to_string()),
             ("min-resync-period", f.min_resync_period.to_string()),
@@ -520,8 +527,8 @@ mod tests {
             assert!(msg.contains(&format!("kube-controller-manager flag --{} is not", flag.name)), "{msg}");
         }
         // `--flag=value` for value flags, too.
-        let msg = flags(&["--service-account-private-key-file=/k"]).unwrap_err().to_string();
-        assert!(msg.contains("--service-account-private-key-file"), "{msg}");
+        let msg = flags(&["--service-cluster-ip-range=10.0.0.0/16"]).unwrap_err().to_string();
+        assert!(msg.contains("--service-cluster-ip-range"), "{msg}");
 
         // A flag nobody knows gets clap's own error.
         let err = flags(&["--frobnicate"]).unwrap_err();

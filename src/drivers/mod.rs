@@ -33,6 +33,8 @@
 //!   ([`RootCaCertPublisher`](rootcacertpublisher::RootCaCertPublisher));
 //! - `serviceaccount`: the ServiceAccounts controller
 //!   ([`ServiceAccountsController`](serviceaccount::ServiceAccountsController));
+//! - `serviceaccounttoken`: the service account token controller
+//!   ([`TokensController`](serviceaccounttoken::TokensController));
 //! - `tainteviction`: the taint-eviction-controller
 //!   ([`TaintEvictionController`](tainteviction::TaintEvictionController)).
 
@@ -49,4 +51,5 @@ mod owners;
 pub mod replicaset;
 pub mod rootcacertpublisher;
 pub mod serviceaccount;
+pub mod serviceaccounttoken;
 pub mod tainteviction;
