@@ -32,5 +32,7 @@ mod prometheus;
 mod replicaset;
 /// What every namespace gets: its `default` ServiceAccount and `kube-root-ca.crt`.
 mod serviceaccounts;
+/// Legacy service account token Secrets: filled, verified, deleted with their ServiceAccount.
+mod serviceaccounttokens;
 /// The taint eviction controller: pods on `NoExecute`-tainted nodes.
 mod tainteviction;
