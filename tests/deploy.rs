@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::error::ErrorKind;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kcm_rs::config::Flags;
 use kcm_rs::controllers;
@@ -614,10 +614,15 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     sim.controls().register(&gadgets()).expect("registered");
     let mut flags: Vec<String> = args
         .iter()
-        .filter(|a| !a.starts_with("--secure-port=") && !a.starts_with("--bind-address="))
+        .filter(|a| {
+            !["--secure-port=", "--bind-address=", "--service-account-private-key-file="].iter().any(|f| a.starts_with(f))
+        })
         .cloned()
         .collect();
     flags.extend([format!("--secure-port={}", free_port()), "--bind-address=127.0.0.1".to_owned()]);
+    // The Secret deploy/ mounts the key from, as a committed fixture.
+    let key = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/drivers/serviceaccounttoken/testdata/rsa-pkcs1.key");
+    flags.push(format!("--service-account-private-key-file={}", key.display()));
     // A stopped node is noticed in seconds rather than the default 50 s.
     flags.extend(
         ["--node-monitor-period=1s", "--node-monitor-grace-period=5s", "--node-startup-grace-period=10s"]
@@ -636,6 +641,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_node_lifecycle_controller(&sim, &client).await;
     exercise_root_ca_publisher(&sim, &client).await;
     exercise_clusterrole_aggregation(&sim, &client).await;
+    exercise_token_controller(&sim, &client).await;
     calls_by_kcm_rs(&sim)
 }
 
@@ -671,6 +677,46 @@ async fn exercise_root_ca_publisher(sim: &Sim, client: &kube::Client) {
         if now == published { Ok(()) } else { Err(format!("ca.crt {now:?}")) }
     })
     .await;
+}
+
+/// Service account tokens: a token Secret filled, a deleted one dropped
+/// from its ServiceAccount's `secrets`, one naming no ServiceAccount (read
+/// live) deleted, the last deleted with its ServiceAccount.
+async fn exercise_token_controller(sim: &Sim, client: &kube::Client) {
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    let robot = json!({"metadata": {"name": "robot"}, "secrets": [{"name": "robot-token"}]});
+    let robot: ServiceAccount = serde_json::from_value(robot).expect("ServiceAccount");
+    accounts.create(&PostParams::default(), &robot).await.expect("created");
+    for (name, account) in [("robot-token", "robot"), ("robot-token-2", "robot"), ("ghost-token", "ghost")] {
+        let annotations = json!({"kubernetes.io/service-account.name": account});
+        let secret = json!({"metadata": {"name": name, "annotations": annotations}, "type": "kubernetes.io/service-account-token"});
+        let secret: Secret = serde_json::from_value(secret).expect("Secret");
+        secrets.create(&PostParams::default(), &secret).await.expect("created");
+    }
+    let gone = |name: &'static str| {
+        let secrets = secrets.clone();
+        async move {
+            match secrets.get_opt(name).await.map_err(|e| e.to_string())? {
+                Some(_) => Err(format!("{name} still there")),
+                None => Ok(()),
+            }
+        }
+    };
+    wait_for(sim, PATIENCE, "robot-token filled", || async {
+        let secret = secrets.get("robot-token").await.map_err(|e| e.to_string())?;
+        if secret.data.unwrap_or_default().contains_key("token") { Ok(()) } else { Err("no token".to_owned()) }
+    })
+    .await;
+    wait_for(sim, PATIENCE, "ghost-token deleted", || gone("ghost-token")).await;
+    secrets.delete("robot-token", &DeleteParams::default()).await.expect("deleted");
+    wait_for(sim, PATIENCE, "robot-token dropped from robot's secrets", || async {
+        let robot = accounts.get("robot").await.map_err(|e| e.to_string())?;
+        if robot.secrets.unwrap_or_default().is_empty() { Ok(()) } else { Err("still referenced".to_owned()) }
+    })
+    .await;
+    accounts.delete("robot", &DeleteParams::default()).await.expect("deleted");
+    wait_for(sim, PATIENCE, "robot-token-2 deleted with robot", || gone("robot-token-2")).await;
 }
 
 /// ClusterRole aggregation: an aggregating role gathers a selected role's
