@@ -33,6 +33,10 @@ use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionControll
 /// Why a controller could not be built.
 pub type StartError = Box<dyn std::error::Error + Send + Sync>;
 
+/// What a constructor answers: the controller, or `None` when its
+/// configuration says not to run it.
+pub type Started = Result<Option<Box<dyn Controller>>, StartError>;
+
 /// One controller kcm-rs runs.
 pub struct Row {
     /// Upstream's canonical name (`cmd/kube-controller-manager/names`).
@@ -42,7 +46,7 @@ pub struct Row {
     pub workers: fn(&Config) -> usize,
     /// Builds it on the shared informers (`None`: its configuration says
     /// not to run it, as upstream's `started == false`).
-    pub start: fn(&Context<'_>) -> Result<Option<Box<dyn Controller>>, StartError>,
+    pub start: fn(&Context<'_>) -> Started,
 }
 
 /// What a constructor is handed.
@@ -79,7 +83,10 @@ pub const TABLE: &[Row] = &[
         workers: |config| config.concurrent_serviceaccount_token_syncs,
         start: |cx| {
             let Some(key_file) = cx.config.service_account_private_key_file.as_deref() else {
-                tracing::info!(controller = serviceaccounttoken::CONTROLLER_NAME, "Controller is disabled because there is no private key");
+                tracing::info!(
+                    controller = serviceaccounttoken::CONTROLLER_NAME,
+                    "Controller is disabled because there is no private key"
+                );
                 return Ok(None);
             };
             let signer = Signer::from_file(key_file)?;
@@ -145,7 +152,14 @@ pub const TABLE: &[Row] = &[
             let settings = nodelifecycle::Settings::from(&cx.config.node_lifecycle);
             let metrics = NodeLifecycleMetrics::register(cx.registry)?;
             let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(NodeLifecycleController::new(cx.factory, client, recorder, settings, Some(metrics), queues)?)))
+            Ok(Some(Box::new(NodeLifecycleController::new(
+                cx.factory,
+                client,
+                recorder,
+                settings,
+                Some(metrics),
+                queues,
+            )?)))
         },
     },
     Row {
@@ -164,7 +178,13 @@ pub const TABLE: &[Row] = &[
             let root_ca = rootcacertpublisher::root_ca(cx.config.root_ca_file.as_deref(), trusted)?;
             let client = cx.own_client(rootcacertpublisher::CLIENT_NAME)?;
             let metrics = PublisherMetrics::register(cx.registry)?;
-            Ok(Some(Box::new(RootCaCertPublisher::new(cx.factory, client, root_ca, Some(metrics), Some(cx.queue_metrics)))))
+            Ok(Some(Box::new(RootCaCertPublisher::new(
+                cx.factory,
+                client,
+                root_ca,
+                Some(metrics),
+                Some(cx.queue_metrics),
+            ))))
         },
     },
     Row {

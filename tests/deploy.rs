@@ -615,7 +615,9 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     let mut flags: Vec<String> = args
         .iter()
         .filter(|a| {
-            !["--secure-port=", "--bind-address=", "--service-account-private-key-file="].iter().any(|f| a.starts_with(f))
+            !["--secure-port=", "--bind-address=", "--service-account-private-key-file="]
+                .iter()
+                .any(|f| a.starts_with(f))
         })
         .cloned()
         .collect();

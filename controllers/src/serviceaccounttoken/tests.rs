@@ -189,7 +189,11 @@ fn token_creation() {
         ("added secret with serviceaccount", added_or_updated(token_secret()), vec![]),
         ("added token secret without token data", added_or_updated(without(TOKEN_KEY)), FILL.to_vec()),
         ("added token secret without ca data", added_or_updated(without(ROOT_CA_KEY)), FILL.to_vec()),
-        ("added token secret with mismatched ca data", added_or_updated(with(ROOT_CA_KEY, b"mismatched")), FILL.to_vec()),
+        (
+            "added token secret with mismatched ca data",
+            added_or_updated(with(ROOT_CA_KEY, b"mismatched")),
+            FILL.to_vec(),
+        ),
         ("added token secret without namespace data", added_or_updated(without(NAMESPACE_KEY)), FILL.to_vec()),
         ("added token secret with custom namespace data", added_or_updated(with(NAMESPACE_KEY, b"custom")), vec![]),
         (

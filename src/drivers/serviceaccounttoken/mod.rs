@@ -268,7 +268,8 @@ impl Inner {
     /// and Conflict (another Secret of that name) are done.
     async fn delete_token(&self, namespace: &str, name: &str, uid: &str) -> Result<(), kube::Error> {
         let api: Api<Secret> = Api::namespaced(self.client.clone(), namespace);
-        let preconditions = (!uid.is_empty()).then(|| Preconditions { uid: Some(uid.to_owned()), resource_version: None });
+        let preconditions =
+            (!uid.is_empty()).then(|| Preconditions { uid: Some(uid.to_owned()), resource_version: None });
         match api.delete(name, &DeleteParams { preconditions, ..DeleteParams::default() }).await {
             Err(e) if !matches!(code(&e), Some(404 | 409)) => Err(e),
             _ => {

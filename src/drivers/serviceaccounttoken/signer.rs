@@ -116,8 +116,10 @@ fn rsa(pair: RsaKeyPair, key: EncodingKey) -> Option<Signer> {
 }
 
 fn ecdsa(pkcs8: Vec<u8>) -> Option<Signer> {
-    let curves: [(&EcdsaSigningAlgorithm, &[u8], Algorithm); 2] =
-        [(&ECDSA_P256_SHA256_FIXED_SIGNING, P256, Algorithm::ES256), (&ECDSA_P384_SHA384_FIXED_SIGNING, P384, Algorithm::ES384)];
+    let curves: [(&EcdsaSigningAlgorithm, &[u8], Algorithm); 2] = [
+        (&ECDSA_P256_SHA256_FIXED_SIGNING, P256, Algorithm::ES256),
+        (&ECDSA_P384_SHA384_FIXED_SIGNING, P384, Algorithm::ES384),
+    ];
     curves.into_iter().find_map(|(signing, curve, alg)| {
         let pair = EcdsaKeyPair::from_pkcs8(signing, &pkcs8, &SystemRandom::new()).ok()?;
         let params = der(0x06, curve);
