@@ -75,7 +75,6 @@ impl ServiceAccountKey {
     /// The key of `account`.
     pub fn of(account: &ServiceAccount) -> Self {
         let m = &account.metadata;
-        let field = |f: &Option<String>| f.clone().unwrap_or_default();
         Self { namespace: field(&m.namespace), name: field(&m.name), uid: field(&m.uid) }
     }
 
@@ -111,7 +110,6 @@ impl SecretKey {
     /// The key of `secret`.
     pub fn of(secret: &Secret) -> Self {
         let m = &secret.metadata;
-        let field = |f: &Option<String>| f.clone().unwrap_or_default();
         let annotation = |key| m.annotations.as_ref().and_then(|a| a.get(key)).cloned().unwrap_or_default();
         Self {
             namespace: field(&m.namespace),
@@ -132,6 +130,11 @@ impl SecretKey {
         let [namespace, name, uid, sa_name, sa_uid]: [String; 5] = serde_json::from_str(key).ok()?;
         Some(Self { namespace, name, uid, sa_name, sa_uid })
     }
+}
+
+/// A metadata field, empty when unset.
+fn field(f: &Option<String>) -> String {
+    f.clone().unwrap_or_default()
 }
 
 // === syncs ===
