@@ -3,7 +3,7 @@
 //! which resolves a `--controllers` list as upstream does, given the names
 //! of the controllers kcm-rs implements (the daemon's controller table,
 //! `crate::controllers`, knows them; configuration does not). The
-//! `--controllers` help text is built from this table in `flags.rs`.
+//! `--controllers` help text is built from this table in `command.rs`.
 
 use std::collections::BTreeSet;
 

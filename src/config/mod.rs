@@ -19,7 +19,7 @@
 //! Building the API client from these settings is the `client` module's
 //! job; running controllers is the manager's.
 //!
-//! The flags themselves are in `flags.rs`, the upstream flags kcm-rs refuses
+//! The flags themselves are in `flags.rs` (parsed by `command.rs`), the upstream flags kcm-rs refuses
 //! in `refused.rs`, `--feature-gates` in `feature_gates.rs` (its table of
 //! gates in `gate_table.rs`), the controller table and `--controllers` resolution in
 //! `controllers.rs`, Go's boolean syntax in `go_values.rs` (Go's durations
@@ -32,6 +32,7 @@ use std::time::Duration;
 
 pub use kcm_runtime::client::ClientSettings;
 
+mod command;
 mod controllers;
 mod derive;
 mod error;

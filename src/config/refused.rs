@@ -1,7 +1,7 @@
 //! kube-controller-manager flags kcm-rs does not implement: the table
 //! [`UNIMPLEMENTED_UPSTREAM_FLAGS`] that [`Flags::command`](super::Flags::command)
 //! turns into hidden arguments so that each is refused by name. Parsing and
-//! the refusal message are `flags.rs`'s.
+//! the refusal message are `command.rs`'s.
 
 /// How an upstream flag takes its value, so the refusal consumes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,113 @@
+//! The full command line of [`Flags`]: the derived flags with upstream's
+//! help texts restored and the `--controllers` help filled in, and a hidden
+//! argument for each upstream flag kcm-rs lacks, consumed and then refused
+//! with an error naming it (their table is `refused.rs`).
+
+use clap::{Arg, ArgAction, CommandFactory, FromArgMatches};
+
+use super::feature_gates::feature_gates_help;
+use super::flags::Flags;
+use super::{CONTROLLERS, FlagKind, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault};
+
+impl Flags {
+    /// The full command: the derived flags, the `--controllers` help listing
+    /// every upstream controller, and a hidden argument for each upstream flag
+    /// kcm-rs refuses (so that its value, if any, is consumed and the refusal
+    /// names the flag rather than a stray value).
+    /// `implemented` names the controllers kcm-rs runs (the daemon's
+    /// controller table), for the `--controllers` help.
+    pub fn command(implemented: &[&str]) -> clap::Command {
+        let help = controllers_help(implemented);
+        let mut cmd = <Flags as CommandFactory>::command()
+            .mut_args(restore_final_period)
+            .mut_arg("controllers", |arg| arg.help(help.clone()).long_help(help))
+            .mut_arg("feature_gates", |arg| arg.long_help(feature_gates_help()));
+        for flag in UNIMPLEMENTED_UPSTREAM_FLAGS {
+            let arg = Arg::new(flag.name).long(flag.name).hide(true).action(ArgAction::Append);
+            let arg = match flag.kind {
+                FlagKind::Bool => arg.num_args(0..=1).require_equals(true).default_missing_value("true"),
+                FlagKind::Value => arg.num_args(1).allow_hyphen_values(true),
+            };
+            cmd = cmd.arg(arg);
+        }
+        cmd.after_long_help(
+            "kube-controller-manager flags that kcm-rs does not implement (for example --cloud-provider, \
+             --cluster-signing-cert-file, --use-service-account-credentials, --profiling) are refused with an \
+             error naming them, never silently ignored.",
+        )
+    }
+
+    /// Parses the process's arguments, printing help, version or an error
+    /// and exiting as clap does.
+    pub fn from_env_args(implemented: &[&str]) -> Flags {
+        Flags::try_from_args(std::env::args_os(), implemented).unwrap_or_else(|e| e.exit())
+    }
+
+    /// Parses `args` (the first item is the program name).
+    ///
+    /// # Errors
+    ///
+    /// clap's error for malformed or unknown flags, and for any
+    /// [`UNIMPLEMENTED_UPSTREAM_FLAGS`] present.
+    pub fn try_from_args<I, T>(args: I, implemented: &[&str]) -> Result<Flags, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let mut cmd = Flags::command(implemented);
+        let matches = cmd.try_get_matches_from_mut(args)?;
+        let refused: Vec<&str> =
+            UNIMPLEMENTED_UPSTREAM_FLAGS.iter().filter(|f| matches.contains_id(f.name)).map(|f| f.name).collect();
+        if !refused.is_empty() {
+            let listed = refused.iter().map(|n| format!("--{n}")).collect::<Vec<_>>().join(", ");
+            let (noun, verb) = if refused.len() == 1 { ("flag", "is") } else { ("flags", "are") };
+            let msg = format!(
+                "kube-controller-manager {noun} {listed} {verb} not implemented by kcm-rs; remove {} to run \
+                 kcm-rs\n",
+                if refused.len() == 1 { "it" } else { "them" }
+            );
+            return Err(clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, msg).with_cmd(&cmd));
+        }
+        Flags::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))
+    }
+}
+
+/// Upstream help texts whose last sentence has no final period.
+const HELP_WITHOUT_PERIOD: &[&str] = &[
+    "concurrent_deployment_syncs",
+    "concurrent_namespace_syncs",
+    "concurrent_replicaset_syncs",
+    "namespace_sync_period",
+    "node_monitor_grace_period",
+    "verbosity",
+];
+
+/// clap's derive drops the final period of a one-paragraph doc comment;
+/// upstream's help keeps it, and so do we.
+fn restore_final_period(arg: Arg) -> Arg {
+    let id = arg.get_id().as_str().to_owned();
+    match arg.get_help().map(ToString::to_string) {
+        Some(help) if !help.ends_with(['.', ')']) && !HELP_WITHOUT_PERIOD.contains(&id.as_str()) => {
+            arg.help(format!("{help}."))
+        }
+        _ => arg,
+    }
+}
+
+/// Help text of `--controllers`: upstream's sentence plus its two lists, then
+/// which of them kcm-rs runs.
+fn controllers_help(implemented: &[&str]) -> String {
+    let all: Vec<&str> = CONTROLLERS.iter().map(|c| c.name).collect();
+    let off: Vec<&str> =
+        CONTROLLERS.iter().filter(|c| c.upstream_default == UpstreamDefault::Off).map(|c| c.name).collect();
+    let ours: Vec<&str> = CONTROLLERS.iter().filter(|c| implemented.contains(&c.name)).map(|c| c.name).collect();
+    format!(
+        "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller \
+         named 'foo', '-foo' disables the controller named 'foo'.\nAll controllers: {}\nDisabled-by-default \
+         controllers: {}\nkcm-rs's controllers: {} ('*' selects those of them that are on by default; explicitly \
+         enabling any other controller is an error).",
+        all.join(", "),
+        off.join(", "),
+        ours.join(", ")
+    )
+}
