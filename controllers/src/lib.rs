@@ -15,6 +15,8 @@
 //!   proportional scaling, revisions and rollback, progress conditions);
 //! - [`garbagecollector`]: the garbage collector (dependency graph of
 //!   ownerReferences, what to delete, orphan or unblock);
+//! - [`legacytokencleaner`]: the legacy service account token cleaner
+//!   (unused legacy token Secrets labelled invalid, then deleted);
 //! - [`namespace`]: the Namespace controller (deletion conditions,
 //!   graceful-termination estimate, when to finalize);
 //! - [`node`]: the node lifecycle controller (node health, zone states,
@@ -32,6 +34,7 @@ pub mod clusterroleaggregation;
 pub mod common;
 pub mod deployment;
 pub mod garbagecollector;
+pub mod legacytokencleaner;
 pub mod namespace;
 pub mod node;
 pub mod plan;
