@@ -18,6 +18,7 @@
 //!   [`OwnerRef`];
 //! - `cached`: [`Cached`], [`Projection`] and [`Wire`];
 //! - `pod`: [`Pod`];
+//! - `secrets`: the Secrets a pod references (`PodSpec::secret_names`);
 //! - `node`: [`Node`].
 
 mod atom;
@@ -25,6 +26,7 @@ mod cached;
 mod meta;
 mod node;
 mod pod;
+mod secrets;
 
 pub use atom::{Atom, Pool};
 pub use cached::{Cached, Projection, Wire, project};

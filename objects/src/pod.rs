@@ -13,6 +13,7 @@ use serde::{Deserialize, Deserializer};
 
 use crate::atom::{Atom, Pool};
 use crate::meta::{Meta, nullable};
+use crate::secrets::{ContainerSecrets, NameRef, VolumeSecrets, secret_names};
 
 /// A pod as the caches hold it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -31,18 +32,62 @@ pub struct Pod {
 
 /// What is kept of `spec`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(from = "WireSpec")]
 pub struct PodSpec {
     /// `spec.nodeName` (ReplicaSet ranking, node lifecycle, taint eviction).
     pub node_name: Option<Atom>,
     /// `spec.tolerations`, one shared copy per distinct list (taint
     /// eviction).
-    #[serde(deserialize_with = "shared_tolerations")]
     pub tolerations: Arc<[Toleration]>,
     /// `spec.initContainers`' names and restart policies (ReplicaSet
     /// ranking counts sidecar restarts).
-    #[serde(deserialize_with = "nullable")]
     pub init_containers: Box<[ContainerSummary]>,
+    /// The names of the Secrets the pod references (the legacy service
+    /// account token cleaner; see `secrets`).
+    pub secret_names: Box<[Atom]>,
+}
+
+/// `spec` as decoded, before the Secret references are gathered.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct WireSpec {
+    node_name: Option<Atom>,
+    #[serde(deserialize_with = "shared_tolerations")]
+    tolerations: Arc<[Toleration]>,
+    #[serde(deserialize_with = "nullable")]
+    init_containers: Vec<WireContainer>,
+    #[serde(deserialize_with = "nullable")]
+    containers: Vec<ContainerSecrets>,
+    #[serde(deserialize_with = "nullable")]
+    ephemeral_containers: Vec<ContainerSecrets>,
+    #[serde(deserialize_with = "nullable")]
+    image_pull_secrets: Vec<NameRef>,
+    #[serde(deserialize_with = "nullable")]
+    volumes: Vec<VolumeSecrets>,
+}
+
+/// An init container as decoded: its summary and its Secret references.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireContainer {
+    #[serde(flatten)]
+    summary: ContainerSummary,
+    #[serde(flatten)]
+    secrets: ContainerSecrets,
+}
+
+impl From<WireSpec> for PodSpec {
+    fn from(wire: WireSpec) -> Self {
+        let init = wire.init_containers.iter().map(|c| &c.secrets);
+        let containers = wire.containers.iter().chain(init).chain(&wire.ephemeral_containers);
+        let secret_names = secret_names(&wire.image_pull_secrets, containers, &wire.volumes);
+        PodSpec {
+            node_name: wire.node_name,
+            tolerations: wire.tolerations,
+            init_containers: wire.init_containers.into_iter().map(|c| c.summary).collect(),
+            secret_names,
+        }
+    }
 }
 
 /// A toleration, as `spec.tolerations[]` (taint eviction matches them).
@@ -174,5 +219,35 @@ mod tests {
         assert_eq!(a.spec.init_containers[0].restart_policy.as_deref(), Some("Always"));
         assert_eq!(a.spec.tolerations[0].toleration_seconds, Some(300));
         assert!(Arc::ptr_eq(&a.spec.tolerations, &b.spec.tolerations));
+    }
+
+    #[test]
+    fn gathers_the_secret_names_upstream_visits() {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p", "namespace": "default"},
+            "spec": {
+                "imagePullSecrets": [{"name": "pull"}, {"name": ""}],
+                "containers": [{"name": "app", "env": [
+                    {"name": "A", "value": "x"},
+                    {"name": "B", "valueFrom": {"secretKeyRef": {"name": "env", "key": "k"}}},
+                    {"name": "C", "valueFrom": {"configMapKeyRef": {"name": "not-a-secret", "key": "k"}}},
+                ], "envFrom": [{"secretRef": {"name": "env-from"}}, {"configMapRef": {"name": "cm"}}]}],
+                "initContainers": [{"name": "init", "restartPolicy": "Always", "envFrom": [{"secretRef": {"name": "init"}}]}],
+                "ephemeralContainers": [{"name": "debug", "env": [{"name": "D", "valueFrom": {"secretKeyRef": {"name": "env"}}}]}],
+                "volumes": [
+                    {"name": "s", "secret": {"secretName": "volume"}},
+                    {"name": "c", "csi": {"driver": "d", "nodePublishSecretRef": {"name": "csi"}}},
+                    {"name": "f", "flexVolume": {"driver": "d", "secretRef": {"name": "flex"}}},
+                    {"name": "a", "azureFile": {"secretName": "azure", "shareName": "x"}},
+                    {"name": "p", "projected": {"sources": [{"secret": {"name": "projected"}}, {"configMap": {"name": "cm"}}]}},
+                    {"name": "e", "emptyDir": null},
+                ],
+            },
+        }))
+        .unwrap();
+        let names: Vec<&str> = pod.spec.secret_names.iter().map(Atom::as_str).collect();
+        assert_eq!(names, ["pull", "env", "env-from", "init", "volume", "csi", "flex", "azure", "projected"]);
+        assert_eq!(pod.spec.init_containers[0].name, "init");
+        assert_eq!(pod.spec.init_containers[0].restart_policy.as_deref(), Some("Always"));
     }
 }

@@ -1,0 +1,132 @@
+//! The Secrets a pod references, as upstream's `podutil.VisitPodSecretNames`
+//! visits them: `imagePullSecrets`, every container's (init and ephemeral
+//! too) `env[].valueFrom.secretKeyRef` and `envFrom[].secretRef`, and the
+//! secret of each volume source that names one (`secret`, `azureFile`,
+//! `cephfs`, `cinder`, `flexVolume`, `iscsi`, `rbd`, `scaleIO`,
+//! `storageos`, `csi` and `projected` sources). Decoded from the wire and
+//! kept as one list of names per pod (the legacy service account token
+//! cleaner leaves a Secret a pod references alone).
+
+use serde::Deserialize;
+
+use crate::atom::Atom;
+use crate::meta::nullable;
+
+/// A `{name}` reference (`LocalObjectReference`, `SecretReference`,
+/// `SecretKeySelector`, `SecretEnvSource`, `SecretProjection`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct NameRef {
+    name: Option<Atom>,
+}
+
+/// What a container refers to: its `env` and `envFrom`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct ContainerSecrets {
+    #[serde(deserialize_with = "nullable")]
+    env: Vec<EnvVar>,
+    #[serde(deserialize_with = "nullable")]
+    env_from: Vec<EnvFrom>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct EnvVar {
+    value_from: Option<EnvVarSource>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct EnvVarSource {
+    secret_key_ref: Option<NameRef>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct EnvFrom {
+    secret_ref: Option<NameRef>,
+}
+
+/// A volume's sources that can name a Secret.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct VolumeSecrets {
+    secret: Option<SecretName>,
+    azure_file: Option<SecretName>,
+    cephfs: Option<SecretRef>,
+    cinder: Option<SecretRef>,
+    flex_volume: Option<SecretRef>,
+    iscsi: Option<SecretRef>,
+    rbd: Option<SecretRef>,
+    #[serde(rename = "scaleIO")]
+    scale_io: Option<SecretRef>,
+    storageos: Option<SecretRef>,
+    csi: Option<NodePublishSecretRef>,
+    projected: Option<Projected>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct SecretName {
+    secret_name: Option<Atom>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct SecretRef {
+    secret_ref: Option<NameRef>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct NodePublishSecretRef {
+    node_publish_secret_ref: Option<NameRef>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Projected {
+    #[serde(deserialize_with = "nullable")]
+    sources: Vec<ProjectedSource>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ProjectedSource {
+    secret: Option<NameRef>,
+}
+
+/// The names the pod's references carry, in visiting order, empty names
+/// skipped, duplicates kept once.
+pub(crate) fn secret_names<'a>(
+    image_pull_secrets: &'a [NameRef],
+    containers: impl Iterator<Item = &'a ContainerSecrets>,
+    volumes: &'a [VolumeSecrets],
+) -> Box<[Atom]> {
+    let pulls = image_pull_secrets.iter().map(|r| &r.name);
+    let env = containers.flat_map(|c| {
+        let vars = c.env.iter().filter_map(|v| v.value_from.as_ref()?.secret_key_ref.as_ref()).map(|r| &r.name);
+        vars.chain(c.env_from.iter().filter_map(|e| e.secret_ref.as_ref()).map(|r| &r.name))
+    });
+    let mut names: Vec<Atom> = Vec::new();
+    for name in pulls.chain(env).chain(volumes.iter().flat_map(VolumeSecrets::names)).flatten() {
+        if !name.is_empty() && !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
+    names.into_boxed_slice()
+}
+
+impl VolumeSecrets {
+    fn names(&self) -> impl Iterator<Item = &Option<Atom>> {
+        let named = [&self.secret, &self.azure_file].into_iter().flatten().map(|s| &s.secret_name);
+        let refs =
+            [&self.cephfs, &self.cinder, &self.flex_volume, &self.iscsi, &self.rbd, &self.scale_io, &self.storageos];
+        let refs = refs.into_iter().flatten().filter_map(|s| s.secret_ref.as_ref()).map(|r| &r.name);
+        let csi = self.csi.iter().filter_map(|c| c.node_publish_secret_ref.as_ref()).map(|r| &r.name);
+        let projected =
+            self.projected.iter().flat_map(|p| &p.sources).filter_map(|s| s.secret.as_ref()).map(|r| &r.name);
+        named.chain(refs).chain(csi).chain(projected)
+    }
+}
