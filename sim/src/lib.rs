@@ -19,6 +19,8 @@
 //!   `typed`, `omitempty`, `protobuf`, `admission`: the API server's rules,
 //!   one concept each;
 //! - `kubelet`: the kubelet and scheduler stand-in;
+//! - `legacytokentracking`: the ConfigMap recording since when legacy
+//!   token use is tracked;
 //! - `faults`, `controls`: injected failures, request stats and the
 //!   `/sim/v1` control endpoints;
 //! - `server`: the HTTP listener;
@@ -42,6 +44,7 @@ pub mod defaults;
 pub mod error;
 pub mod faults;
 pub mod kubelet;
+pub mod legacytokentracking;
 pub mod object;
 pub mod omitempty;
 pub mod openapi;
@@ -147,6 +150,7 @@ impl Sim {
         let addr = listener.local_addr().map_err(|source| Error::Bind { addr, source })?;
         let api = Arc::new(Api::new(Registry::default(), Store::new(config.history), config.api.clone()));
         kubelet::seed(&api, config.nodes);
+        legacytokentracking::seed(&api);
         let (nodes, _kubelet_task) = kubelet::spawn(api.clone(), config.kubelet.clone());
         let (restarts, restart_rx) = watch::channel(0u64);
         let (shutdown, shutdown_rx) = watch::channel(false);
