@@ -22,6 +22,7 @@ use crate::config::{Config, TERMINATING_REPLICAS};
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
+use crate::drivers::legacytokencleaner::{self, LegacyTokenCleaner};
 use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
 use crate::drivers::replicaset::{self, ReplicaSetController};
@@ -193,6 +194,16 @@ pub const TABLE: &[Row] = &[
         start: |cx| {
             let client = cx.own_client(clusterroleaggregation::CONTROLLER_NAME)?;
             Ok(Some(Box::new(ClusterRoleAggregationController::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    Row {
+        name: legacytokencleaner::CONTROLLER_NAME,
+        // Upstream's cleaner has no workers: one evaluation a day.
+        workers: |_| 1,
+        start: |cx| {
+            let client = cx.own_client(legacytokencleaner::CLIENT_NAME)?;
+            let period = cx.config.legacy_service_account_token_clean_up_period;
+            Ok(Some(Box::new(LegacyTokenCleaner::new(cx.factory, client, period)?)))
         },
     },
     Row {

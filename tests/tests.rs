@@ -22,6 +22,8 @@ mod deployment;
 mod garbagecollector;
 /// Shared informers against kube-sim with faults: nothing lost, nothing duplicated.
 mod informer;
+/// The legacy token cleaner: unused legacy token Secrets labelled invalid, then deleted.
+mod legacyserviceaccounttokens;
 /// The Namespace controller: a full namespace deleted, finalizers, faults.
 mod namespace;
 /// The node lifecycle controller: dead nodes, taints, full disruption.

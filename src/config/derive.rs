@@ -98,6 +98,7 @@ impl Config {
                 flags.concurrent_serviceaccount_token_syncs,
             )?,
             service_account_private_key_file: flags.service_account_private_key_file.clone(),
+            legacy_service_account_token_clean_up_period: flags.legacy_service_account_token_clean_up_period.0,
             node_lifecycle: NodeLifecycleSettings {
                 monitor_period: flags.node_monitor_period.0,
                 monitor_grace_period: flags.node_monitor_grace_period.0,

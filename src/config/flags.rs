@@ -258,6 +258,15 @@ pub struct Flags {
     #[arg(long, value_name = "string", help_heading = "Serviceaccount controller flags")]
     pub root_ca_file: Option<PathBuf>,
 
+    /// The period of time since the last usage of an legacy service account token before it can be deleted.
+    #[arg(
+        long,
+        value_name = "duration",
+        default_value = "8760h0m0s",
+        help_heading = "Legacy service account token cleaner flags"
+    )]
+    pub legacy_service_account_token_clean_up_period: GoDuration,
+
     // --- logs ---
     /// number for the log level verbosity (kcm-rs maps klog levels onto tracing: 0-2 info, 3-4 debug, 5 and
     /// above trace; warnings and errors are always logged)

@@ -82,6 +82,10 @@ pub struct Config {
     /// `--service-account-private-key-file`: the key token Secrets are
     /// signed with (none: serviceaccount-token-controller does not start).
     pub service_account_private_key_file: Option<PathBuf>,
+    /// `--legacy-service-account-token-clean-up-period`: how long a legacy
+    /// token goes unused before it is labelled invalid, and then before it
+    /// is deleted.
+    pub legacy_service_account_token_clean_up_period: Duration,
     /// Node lifecycle timing and eviction rates.
     pub node_lifecycle: NodeLifecycleSettings,
     /// Lease leader election; `None` with `--leader-elect=false`.
@@ -259,6 +263,7 @@ mod tests {
         ("leader-elect-resource-lock", "leases"),
         ("leader-elect-resource-name", "kube-controller-manager"),
         ("leader-elect-resource-namespace", "kube-system"),
+        ("legacy-service-account-token-clean-up-period", "8760h0m0s"),
         ("node-monitor-period", "5s"),
         ("node-monitor-grace-period", "50s"),
         ("node-startup-grace-period", "1m0s"),
@@ -307,6 +312,10 @@ mod tests {
             ("leader-elect-resource-lock", f.leader_elect_resource_lock.clone()),
             ("leader-elect-resource-name", f.leader_elect_resource_name.clone()),
             ("leader-elect-resource-namespace", f.leader_elect_resource_namespace.clone()),
+            (
+                "legacy-service-account-token-clean-up-period",
+                f.legacy_service_account_token_clean_up_period.to_string(),
+            ),
             ("node-monitor-period", f.node_monitor_period.to_string()),
             ("node-monitor-grace-period", f.node_monitor_grace_period.to_string()),
             ("node-startup-grace-period", f.node_startup_grace_period.to_string()),

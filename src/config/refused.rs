@@ -108,7 +108,6 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     v("horizontal-pod-autoscaler-tolerance"),
     v("http2-max-streams-per-connection"),
     v("leader-migration-config"),
-    v("legacy-service-account-token-clean-up-period"),
     v("log-flush-frequency"),
     v("log-json-info-buffer-size"),
     b("log-json-split-stream"),

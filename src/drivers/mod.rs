@@ -23,6 +23,8 @@
 //!   ([`DeploymentController`](deployment::DeploymentController));
 //! - `garbagecollector`: the garbage collector
 //!   ([`GarbageCollector`](garbagecollector::GarbageCollector));
+//! - `legacytokencleaner`: the legacy service account token cleaner
+//!   ([`LegacyTokenCleaner`](legacytokencleaner::LegacyTokenCleaner));
 //! - `namespace`: the Namespace controller
 //!   ([`NamespaceController`](namespace::NamespaceController));
 //! - `nodelifecycle`: the node-lifecycle-controller
@@ -43,6 +45,7 @@ pub mod clusterroleaggregation;
 pub mod deployment;
 pub mod execute;
 pub mod garbagecollector;
+pub mod legacytokencleaner;
 pub mod namespace;
 mod namespace_keys;
 pub mod nodelifecycle;

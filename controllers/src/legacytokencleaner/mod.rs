@@ -19,6 +19,7 @@
 //! compares them, once they parse.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp, tz::TimeZone};
@@ -58,7 +59,7 @@ pub trait View {
     /// Every cached Secret.
     fn secrets(&self) -> Vec<&Secret>;
     /// The cached ServiceAccount `namespace/name`.
-    fn service_account(&self, namespace: &str, name: &str) -> Option<&ServiceAccount>;
+    fn service_account(&self, namespace: &str, name: &str) -> Option<Arc<ServiceAccount>>;
     /// The names of the Secrets the pods of `namespace` reference
     /// (upstream `podutil.VisitPodSecretNames` over each pod).
     fn pod_secret_names(&self, namespace: &str) -> BTreeSet<String>;
@@ -184,7 +185,7 @@ pub fn evaluate(
             }
         }
         let Some(account) = service_account(view, secret) else { continue };
-        if !has_secret_reference(account, name) {
+        if !has_secret_reference(&account, name) {
             // Cannot tell it is an auto-generated token.
             continue;
         }
@@ -222,7 +223,7 @@ fn label<'a>(secret: &'a Secret, key: &str) -> Option<&'a str> {
 
 /// Upstream `getServiceAccount`: the cached ServiceAccount the Secret's
 /// annotations name, when its uid matches a uid annotation.
-fn service_account<'v>(view: &'v impl View, secret: &Secret) -> Option<&'v ServiceAccount> {
+fn service_account(view: &impl View, secret: &Secret) -> Option<Arc<ServiceAccount>> {
     let annotation = |key| secret.metadata.annotations.as_ref().and_then(|a| a.get(key)).map_or("", String::as_str);
     let name = annotation(SERVICE_ACCOUNT_NAME_KEY);
     if name.is_empty() {
