@@ -5,10 +5,31 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec, ReplicaSetStatus};
-use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodCondition, PodSpec, PodStatus, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerStatus, ObjectReference, Pod, PodCondition, PodSpec, PodStatus, PodTemplateSpec, ServiceAccount,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 
 use crate::plan::{Action, OwnerRefPatch, Plan, Step};
+
+/// Upstream's `serviceAccount(secretRefs)`: `default/default`, uid
+/// `12345`, listing `secrets` (`tokenSecretReferences()` is
+/// `["token-secret-1"]`, `emptySecretReferences()` none).
+pub fn service_account(secrets: &[&str]) -> ServiceAccount {
+    ServiceAccount {
+        metadata: ObjectMeta {
+            name: Some("default".into()),
+            namespace: Some("default".into()),
+            uid: Some("12345".into()),
+            resource_version: Some("1".into()),
+            ..ObjectMeta::default()
+        },
+        secrets: Some(
+            secrets.iter().map(|n| ObjectReference { name: Some((*n).into()), ..Default::default() }).collect(),
+        ),
+        ..ServiceAccount::default()
+    }
+}
 
 /// `secs` seconds after the epoch.
 pub fn ts(secs: i64) -> Timestamp {

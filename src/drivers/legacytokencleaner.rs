@@ -26,6 +26,7 @@ use kcm_controllers::legacytokencleaner::{
     self as core, Action, INVALID_SINCE_LABEL_KEY, TRACKING_CONFIG_MAP_DATA_KEY, TRACKING_CONFIG_MAP_NAME,
     TrackedSinceError, View,
 };
+use kcm_gotime::format_go_duration;
 use kcm_objects::Pod;
 use kcm_runtime::controller::{Controller, RunContext};
 use kcm_runtime::informer::{HasSynced, SharedInformer, SharedInformerFactory, Store};
@@ -57,7 +58,7 @@ pub enum Error {
 
 /// Why the cleaner cannot be built (upstream `NewLegacySATokenCleaner`).
 #[derive(Debug, thiserror::Error)]
-#[error("invalid CleanUpPeriod: {0:?}")]
+#[error("invalid CleanUpPeriod: {}", format_go_duration(*.0))]
 pub struct InvalidCleanUpPeriod(Duration);
 
 /// The cleaner, ready to run once its caches sync.

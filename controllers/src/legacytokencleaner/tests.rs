@@ -8,10 +8,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{ObjectReference, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use super::*;
+use crate::testing::service_account;
 
 // === utils ===
 
@@ -27,24 +28,6 @@ fn midnight(date: &str) -> Timestamp {
 /// `configuredLegacyTokenCleanUpPeriod`: from `start` to now.
 fn period_since(start: &str) -> SignedDuration {
     now().duration_since(midnight(start))
-}
-
-/// `serviceAccount(tokenSecretReferences())` or, without `secrets`,
-/// `serviceAccount(emptySecretReferences())`.
-fn service_account(secrets: &[&str]) -> ServiceAccount {
-    ServiceAccount {
-        metadata: ObjectMeta {
-            name: Some("default".into()),
-            namespace: Some("default".into()),
-            uid: Some("12345".into()),
-            resource_version: Some("1".into()),
-            ..ObjectMeta::default()
-        },
-        secrets: Some(
-            secrets.iter().map(|n| ObjectReference { name: Some((*n).into()), ..Default::default() }).collect(),
-        ),
-        ..ServiceAccount::default()
-    }
 }
 
 /// `configuredServiceAccountTokenSecret`.
@@ -111,10 +94,11 @@ impl View for Cache {
         vec![&self.secret]
     }
 
-    fn service_account(&self, namespace: &str, name: &str) -> Option<&ServiceAccount> {
-        self.account
-            .as_ref()
-            .filter(|a| a.metadata.namespace.as_deref() == Some(namespace) && a.metadata.name.as_deref() == Some(name))
+    fn service_account(&self, namespace: &str, name: &str) -> Option<Arc<ServiceAccount>> {
+        let named = |a: &&ServiceAccount| {
+            a.metadata.namespace.as_deref() == Some(namespace) && a.metadata.name.as_deref() == Some(name)
+        };
+        self.account.as_ref().filter(named).cloned().map(Arc::new)
     }
 
     fn pod_secret_names(&self, _: &str) -> BTreeSet<String> {

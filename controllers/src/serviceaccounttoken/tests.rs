@@ -8,30 +8,15 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::{ObjectReference, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::*;
+use crate::testing::service_account;
 
 // === utils ===
 
 const ROOT_CA: &[u8] = b"CA Data";
-
-fn service_account(secrets: &[&str]) -> ServiceAccount {
-    ServiceAccount {
-        metadata: ObjectMeta {
-            name: Some("default".into()),
-            namespace: Some("default".into()),
-            uid: Some("12345".into()),
-            resource_version: Some("1".into()),
-            ..ObjectMeta::default()
-        },
-        secrets: Some(
-            secrets.iter().map(|n| ObjectReference { name: Some((*n).into()), ..Default::default() }).collect(),
-        ),
-        ..ServiceAccount::default()
-    }
-}
 
 fn token_secrets() -> ServiceAccount {
     service_account(&["token-secret-1"])
