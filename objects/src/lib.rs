@@ -18,11 +18,13 @@
 //!   [`OwnerRef`];
 //! - `cached`: [`Cached`], [`Projection`] and [`Wire`];
 //! - `pod`: [`Pod`];
+//! - `container`: what is decoded of a container, [`NamedPort`];
 //! - `secrets`: the Secrets a pod references (`PodSpec::secret_names`);
 //! - `node`: [`Node`].
 
 mod atom;
 mod cached;
+mod container;
 mod meta;
 mod node;
 mod pod;
@@ -30,6 +32,7 @@ mod secrets;
 
 pub use atom::{Atom, Pool};
 pub use cached::{Cached, Projection, Wire, project};
+pub use container::NamedPort;
 pub use meta::{KEPT_ANNOTATIONS, Labels, Meta, OwnerRef};
 pub use node::{Node, NodeSpec, NodeStatus};
 pub use pod::{ContainerStatus, ContainerSummary, Pod, PodCondition, PodSpec, PodStatus, Toleration};

@@ -12,8 +12,9 @@ use jiff::Timestamp;
 use serde::{Deserialize, Deserializer};
 
 use crate::atom::{Atom, Pool};
+use crate::container::{NamedPort, WireContainer, named_ports};
 use crate::meta::{Meta, nullable};
-use crate::secrets::{ContainerSecrets, NameRef, VolumeSecrets, secret_names};
+use crate::secrets::{NameRef, VolumeSecrets, secret_names};
 
 /// A pod as the caches hold it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -45,6 +46,14 @@ pub struct PodSpec {
     /// The names of the Secrets the pod references (the legacy service
     /// account token cleaner; see `secrets`).
     pub secret_names: Box<[Atom]>,
+    /// The named ports of the containers, then of the sidecars, one shared
+    /// copy per distinct list (a Service's named `targetPort`, resolved by
+    /// the endpoint and EndpointSlice controllers).
+    pub named_ports: Arc<[NamedPort]>,
+    /// `spec.hostname` (endpoint hostnames).
+    pub hostname: Option<Box<str>>,
+    /// `spec.subdomain` (endpoint hostnames of headless Services).
+    pub subdomain: Option<Atom>,
 }
 
 /// `spec` as decoded, before the Secret references are gathered.
@@ -57,35 +66,33 @@ struct WireSpec {
     #[serde(deserialize_with = "nullable")]
     init_containers: Vec<WireContainer>,
     #[serde(deserialize_with = "nullable")]
-    containers: Vec<ContainerSecrets>,
+    containers: Vec<WireContainer>,
     #[serde(deserialize_with = "nullable")]
-    ephemeral_containers: Vec<ContainerSecrets>,
+    ephemeral_containers: Vec<WireContainer>,
     #[serde(deserialize_with = "nullable")]
     image_pull_secrets: Vec<NameRef>,
     #[serde(deserialize_with = "nullable")]
     volumes: Vec<VolumeSecrets>,
-}
-
-/// An init container as decoded: its summary and its Secret references.
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct WireContainer {
-    #[serde(flatten)]
-    summary: ContainerSummary,
-    #[serde(flatten)]
-    secrets: ContainerSecrets,
+    hostname: Option<Box<str>>,
+    subdomain: Option<Atom>,
 }
 
 impl From<WireSpec> for PodSpec {
     fn from(wire: WireSpec) -> Self {
-        let init = wire.init_containers.iter().map(|c| &c.secrets);
-        let containers = wire.containers.iter().chain(init).chain(&wire.ephemeral_containers);
+        let containers = wire.containers.iter().chain(&wire.init_containers).chain(&wire.ephemeral_containers);
         let secret_names = secret_names(&wire.image_pull_secrets, containers, &wire.volumes);
+        let named_ports = NAMED_PORTS.intern(&named_ports(&wire.containers, &wire.init_containers));
+        let init_containers = wire.init_containers.into_iter();
         PodSpec {
             node_name: wire.node_name,
             tolerations: wire.tolerations,
-            init_containers: wire.init_containers.into_iter().map(|c| c.summary).collect(),
+            init_containers: init_containers
+                .map(|c| ContainerSummary { name: c.name, restart_policy: c.restart_policy })
+                .collect(),
             secret_names,
+            named_ports,
+            hostname: wire.hostname,
+            subdomain: wire.subdomain,
         }
     }
 }
@@ -107,8 +114,7 @@ pub struct Toleration {
 }
 
 /// A container's identity in `spec.initContainers`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContainerSummary {
     /// `name`.
     pub name: Atom,
@@ -131,6 +137,9 @@ pub struct PodStatus {
     /// `status.initContainerStatuses` (sidecar restarts).
     #[serde(deserialize_with = "nullable")]
     pub init_container_statuses: Box<[ContainerStatus]>,
+    /// `status.podIPs[].ip` (the endpoint and EndpointSlice controllers).
+    #[serde(rename = "podIPs", deserialize_with = "pod_ips")]
+    pub pod_ips: Box<[Box<str>]>,
 }
 
 /// A pod condition: type, status and when it last changed.
@@ -161,6 +170,23 @@ pub struct ContainerStatus {
 /// Distinct toleration lists of the process (a Deployment's pods all carry
 /// the same one, usually the two defaults the API server adds).
 static TOLERATIONS: LazyLock<Pool<[Toleration]>> = LazyLock::new(Pool::new);
+
+/// Distinct named-port lists of the process (a Deployment's pods all carry
+/// the same one).
+static NAMED_PORTS: LazyLock<Pool<[NamedPort]>> = LazyLock::new(Pool::new);
+
+/// A `status.podIPs[]` entry.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct PodIp {
+    ip: Box<str>,
+}
+
+/// Decodes `status.podIPs` into the list of addresses.
+fn pod_ips<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Box<[Box<str>]>, D::Error> {
+    let list: Vec<PodIp> = nullable(deserializer)?;
+    Ok(list.into_iter().map(|p| p.ip).filter(|ip| !ip.is_empty()).collect())
+}
 
 /// Decodes `spec.tolerations` into the shared copy of the list.
 fn shared_tolerations<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<[Toleration]>, D::Error> {
@@ -249,5 +275,36 @@ mod tests {
         assert_eq!(names, ["pull", "env", "env-from", "init", "volume", "csi", "flex", "azure", "projected"]);
         assert_eq!(pod.spec.init_containers[0].name, "init");
         assert_eq!(pod.spec.init_containers[0].restart_policy.as_deref(), Some("Always"));
+    }
+
+    #[test]
+    fn keeps_what_endpoints_are_built_from() {
+        let pod = |name: &str| {
+            serde_json::from_value::<Pod>(json!({
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {
+                    "hostname": "web-0", "subdomain": "web",
+                    "containers": [{"name": "app", "ports": [
+                        {"containerPort": 8080, "name": "http", "protocol": "TCP"},
+                        {"containerPort": 9090},
+                        {"containerPort": 53, "name": "dns", "protocol": "UDP"},
+                    ]}],
+                    "initContainers": [
+                        {"name": "once", "ports": [{"containerPort": 1, "name": "init"}]},
+                        {"name": "proxy", "restartPolicy": "Always", "ports": [{"containerPort": 15001, "name": "proxy"}]},
+                    ],
+                },
+                "status": {"podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]},
+            }))
+            .unwrap()
+        };
+        let (a, b) = (pod("a"), pod("b"));
+        let ports: Vec<(&str, i32, &str)> =
+            a.spec.named_ports.iter().map(|p| (p.name.as_str(), p.container_port, p.protocol.as_str())).collect();
+        assert_eq!(ports, [("http", 8080, "TCP"), ("dns", 53, "UDP"), ("proxy", 15001, "TCP")]);
+        assert!(Arc::ptr_eq(&a.spec.named_ports, &b.spec.named_ports));
+        assert_eq!(a.spec.hostname.as_deref(), Some("web-0"));
+        assert_eq!(a.spec.subdomain.as_deref(), Some("web"));
+        assert_eq!(&*a.status.pod_ips, [Box::from("10.0.0.1"), Box::from("fd00::1")]);
     }
 }

@@ -10,6 +10,7 @@
 use serde::Deserialize;
 
 use crate::atom::Atom;
+use crate::container::WireContainer;
 use crate::meta::nullable;
 
 /// A `{name}` reference (`LocalObjectReference`, `SecretReference`,
@@ -20,19 +21,10 @@ pub(crate) struct NameRef {
     name: Option<Atom>,
 }
 
-/// What a container refers to: its `env` and `envFrom`.
+/// An `env[]` entry, as far as it can name a Secret.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub(crate) struct ContainerSecrets {
-    #[serde(deserialize_with = "nullable")]
-    env: Vec<EnvVar>,
-    #[serde(deserialize_with = "nullable")]
-    env_from: Vec<EnvFrom>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-struct EnvVar {
+pub(crate) struct EnvVar {
     value_from: Option<EnvVarSource>,
 }
 
@@ -42,9 +34,10 @@ struct EnvVarSource {
     secret_key_ref: Option<NameRef>,
 }
 
+/// An `envFrom[]` entry, as far as it can name a Secret.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-struct EnvFrom {
+pub(crate) struct EnvFrom {
     secret_ref: Option<NameRef>,
 }
 
@@ -101,7 +94,7 @@ struct ProjectedSource {
 /// skipped, duplicates kept once.
 pub(crate) fn secret_names<'a>(
     image_pull_secrets: &'a [NameRef],
-    containers: impl Iterator<Item = &'a ContainerSecrets>,
+    containers: impl Iterator<Item = &'a WireContainer>,
     volumes: &'a [VolumeSecrets],
 ) -> Box<[Atom]> {
     let pulls = image_pull_secrets.iter().map(|r| &r.name);
