@@ -8,7 +8,7 @@
 //! This file holds the entry points and the per-kind dispatch. The rules
 //! are `meta.rs`, `pod.rs`, `pod_update.rs`, `pod_status.rs`,
 //! `apps.rs`, `workload_status.rs`, `node.rs`, `taints.rs`, `service.rs`,
-//! `core_v1.rs`, `discovery.rs`, `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
+//! `endpoints.rs`, `core_v1.rs`, `discovery.rs`, `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
 //! `access.rs` (reading the JSON), `render.rs` (Go's rendering of values),
 //! `syntax.rs` (name and value syntax), `ip.rs` (IP address syntax) and `values.rs` (selectors,
 //! int-or-string). None of them imports this file.
@@ -58,6 +58,8 @@
 //! - Namespace finalizer names and, on `/status`, the phase against the
 //!   deletion timestamp; ConfigMap and Secret keys, `immutable` ConfigMaps
 //!   and Secrets, Secret `type` immutability; Lease durations; PDB specs;
+//! - Endpoints: `ValidateEndpoints` whole (subsets with addresses, IPs an
+//!   endpoint may have, hostnames, node names, ports);
 //! - EndpointSlice: `ValidateEndpointSlice{Create,Update}` whole (address
 //!   type supported and immutable, endpoints and their addresses by type,
 //!   hostname, nodeName, topology, zone and node hints, ports);
@@ -70,8 +72,7 @@
 //! rules and its status,
 //! resource quantities, env, volume mounts and sources, probes, security
 //! contexts, affinity, topology spread, pod-specific annotations, pod and
-//! host IP syntax, managedFields, Endpoints, Event and ServiceAccount
-//! specifics, role bindings, node resources and CIDR syntax, PDB status, and the warning
+//! host IP syntax, managedFields, Event and ServiceAccount specifics, role bindings, node resources and CIDR syntax, PDB status, and the warning
 //! upstream gives for a finalizer name without a domain.
 
 use serde_json::Value;
@@ -82,6 +83,7 @@ mod access;
 mod apps;
 mod core_v1;
 mod discovery;
+mod endpoints;
 mod errors;
 mod ip;
 mod meta;
@@ -228,12 +230,12 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
         }
         Builtin::PodDisruptionBudget => pod_disruption_budget_spec(errs, at(object, "spec")),
         Builtin::EndpointSlice => discovery::endpoint_slice(errs, object, old),
+        Builtin::Endpoints => endpoints::endpoints(errs, object),
         Builtin::Node => node::node(errs, object, old),
         Builtin::ClusterRole => rbac::role(errs, object, false),
         Builtin::Role => rbac::role(errs, object, true),
         Builtin::ClusterRoleBinding
         | Builtin::RoleBinding
-        | Builtin::Endpoints
         | Builtin::ServiceAccount
         | Builtin::CoreEvent
         | Builtin::EventsEvent => {}
