@@ -152,12 +152,10 @@ fn cluster_ips_related_fields(errs: &mut Errors, spec: &Value) {
             }
             continue;
         }
-        let mut own = Errors::default();
-        match ip_address(&mut own, &format!("spec.clusterIPs[{i}]"), ip, None) {
+        match ip_address(errs, &format!("spec.clusterIPs[{i}]"), ip, None) {
             Some(parsed) => ips.push(parsed),
             None => invalid = true,
         }
-        errs.extend(own);
     }
     if cluster_ips.len() > 2 {
         errs.invalid("spec.clusterIPs", shown(), "may only hold up to 2 values");
