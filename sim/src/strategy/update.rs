@@ -79,10 +79,9 @@ pub fn next_state(
             if rt.has(Subresource::Status) {
                 set_or_remove(&mut next, "status", current.get("status").cloned());
             }
-            if rt.builtin == Some(Builtin::Namespace) {
-                keep_namespace_finalizers(&mut next, current);
-            }
+            // The kinds' own `PrepareForUpdate` steps.
             match rt.builtin {
+                Some(Builtin::Namespace) => keep_namespace_finalizers(&mut next, current),
                 Some(Builtin::EndpointSlice) => drop_topology(&mut next, Some(current)),
                 Some(Builtin::Service) => drop_type_dependent_fields(&mut next, current),
                 _ => {}
