@@ -30,7 +30,7 @@ mod kinds;
 mod pod;
 
 use fields::{child, children, default_str, default_value};
-use kinds::{deployment_spec, endpoints, namespace, node, rbac_subject, service_spec};
+use kinds::{deployment_spec, endpoint_slice, endpoints, namespace, node, rbac_subject, service_spec};
 use pod::{pod, pod_template};
 
 pub use image::image_pull_policy;
@@ -72,10 +72,10 @@ pub use pod::{DEFAULT_SCHEDULER_NAME, DEFAULT_TOLERATION_SECONDS, TERMINATION_ME
 ///   the ClientIP timeout 10800, `type` ClusterIP, ports' `protocol` TCP and
 ///   `targetPort` = `port`, `externalTrafficPolicy` Cluster when externally
 ///   reachable, `internalTrafficPolicy` Cluster, `allocateLoadBalancerNodePorts`
-///   true for LoadBalancer, and (registry behaviour of a single-stack IPv4
-///   cluster) `ipFamilyPolicy` SingleStack, or RequireDualStack for a
-///   headless service without selector, and `ipFamilies` `[IPv4]`.
+///   true for LoadBalancer (the IP family fields and cluster IPs are the
+///   service registry's, `crate::clusterip`).
 /// - Endpoints: ports' `protocol` TCP.
+/// - EndpointSlice: ports' `name` "" and `protocol` TCP.
 /// - Namespace: label `kubernetes.io/metadata.name` = name, `status.phase`
 ///   Active (the `kubernetes` finalizer is the namespace strategy's, in
 ///   `crate::strategy`).
@@ -114,6 +114,7 @@ pub fn apply(kind: Builtin, object: &mut Value) {
             }
         }
         Builtin::Endpoints => endpoints(object),
+        Builtin::EndpointSlice => endpoint_slice(object),
         Builtin::Namespace => namespace(object),
         Builtin::Node => node(object),
         Builtin::Secret => {
@@ -262,6 +263,16 @@ mod tests {
     }
 
     #[test]
+    fn endpoint_slice_ports_get_an_empty_name_and_tcp() {
+        let slice = json!({"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}],
+            "ports": [{"port": 80}, {"name": "dns", "port": 53, "protocol": "UDP"}]});
+        assert_eq!(
+            defaulted(Builtin::EndpointSlice, slice)["ports"],
+            json!([{"name": "", "port": 80, "protocol": "TCP"}, {"name": "dns", "port": 53, "protocol": "UDP"}])
+        );
+    }
+
+    #[test]
     fn defaulting_is_idempotent() {
         let cases = [
             (Builtin::Deployment, kubectl_create_deployment()),
@@ -289,6 +300,7 @@ mod tests {
             (Builtin::Node, json!({"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "4"}}})),
             (Builtin::Secret, json!({"metadata": {"name": "s"}})),
             (Builtin::Endpoints, json!({"subsets": [{"ports": [{"port": 80}]}]})),
+            (Builtin::EndpointSlice, json!({"addressType": "IPv4", "ports": [{"port": 80}]})),
             (Builtin::PodTemplate, json!({"template": {"spec": {"containers": [{"name": "a"}]}}})),
         ];
         for (kind, object) in cases {
@@ -401,9 +413,7 @@ mod tests {
                 ],
                 "sessionAffinity": "None",
                 "type": "ClusterIP",
-                "internalTrafficPolicy": "Cluster",
-                "ipFamilyPolicy": "SingleStack",
-                "ipFamilies": ["IPv4"]
+                "internalTrafficPolicy": "Cluster"
             })
         );
         let lb = defaulted(
@@ -413,11 +423,8 @@ mod tests {
         assert_eq!(lb["spec"]["externalTrafficPolicy"], "Cluster");
         assert_eq!(lb["spec"]["allocateLoadBalancerNodePorts"], true);
         assert_eq!(lb["spec"]["sessionAffinityConfig"]["clientIP"]["timeoutSeconds"], 10800);
-        let headless = defaulted(Builtin::Service, json!({"spec": {"clusterIP": "None"}}));
-        assert_eq!(headless["spec"]["ipFamilyPolicy"], "RequireDualStack");
         let external = defaulted(Builtin::Service, json!({"spec": {"type": "ExternalName", "externalName": "a.b"}}));
         assert!(external["spec"].get("internalTrafficPolicy").is_none());
-        assert!(external["spec"].get("ipFamilyPolicy").is_none());
     }
 
     #[test]

@@ -5,9 +5,11 @@
 use serde_json::{Value, json};
 
 use super::create::invalid;
+use super::endpoint_slice::drop_topology;
 use super::kinds::{
-    annotations_are_spec, keep_namespace_finalizers, set_or_remove, status_writes_metadata, tracks_generation,
+    keep_namespace_finalizers, metadata_as_spec, set_or_remove, status_writes_metadata, tracks_generation,
 };
+use super::service::drop_type_dependent_fields;
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::resources::{Builtin, ResourceType, Subresource};
@@ -77,8 +79,12 @@ pub fn next_state(
             if rt.has(Subresource::Status) {
                 set_or_remove(&mut next, "status", current.get("status").cloned());
             }
-            if rt.builtin == Some(Builtin::Namespace) {
-                keep_namespace_finalizers(&mut next, current);
+            // The kinds' own `PrepareForUpdate` steps.
+            match rt.builtin {
+                Some(Builtin::Namespace) => keep_namespace_finalizers(&mut next, current),
+                Some(Builtin::EndpointSlice) => drop_topology(&mut next, Some(current)),
+                Some(Builtin::Service) => drop_type_dependent_fields(&mut next, current),
+                _ => {}
             }
             keep_server_metadata(rt, &mut next, current)?;
             next
@@ -93,11 +99,11 @@ pub fn next_state(
         invalid(rt, &name, causes)?;
         omitempty::drop_empty(kind, &mut next);
     }
-    let annotations_changed = || current.pointer("/metadata/annotations") != next.pointer("/metadata/annotations");
+    let metadata_changed =
+        |field: &str| current.pointer(&format!("/metadata/{field}")) != next.pointer(&format!("/metadata/{field}"));
     // Status writes never bump the generation.
     let bumps = match sub {
-        None if annotations_are_spec(rt) => spec_changed(current, &next) || annotations_changed(),
-        None => spec_changed(current, &next),
+        None => spec_changed(current, &next) || metadata_as_spec(rt).is_some_and(metadata_changed),
         Some(Subresource::Scale) => spec_changed(current, &next),
         Some(_) => false,
     };
