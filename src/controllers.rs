@@ -21,6 +21,7 @@ use prometheus::Registry;
 use crate::config::{Config, TERMINATING_REPLICAS};
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::deployment::{self, DeploymentController};
+use crate::drivers::endpoint::{self, EndpointController};
 use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::legacytokencleaner::{self, LegacyTokenCleaner};
 use crate::drivers::namespace::{self, NamespaceController};
@@ -194,6 +195,16 @@ pub const TABLE: &[Row] = &[
         start: |cx| {
             let client = cx.own_client(clusterroleaggregation::CONTROLLER_NAME)?;
             Ok(Some(Box::new(ClusterRoleAggregationController::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    Row {
+        name: endpoint::CONTROLLER_NAME,
+        workers: |config| config.concurrent_endpoint_syncs,
+        start: |cx| {
+            let client = cx.own_client(endpoint::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), endpoint::EVENT_COMPONENT);
+            let batch = cx.config.endpoint_updates_batch_period;
+            Ok(Some(Box::new(EndpointController::new(cx.factory, client, recorder, batch, Some(cx.queue_metrics)))))
         },
     },
     Row {

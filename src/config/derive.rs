@@ -91,6 +91,8 @@ impl Config {
             concurrent_namespace_syncs: workers("concurrent-namespace-syncs", flags.concurrent_namespace_syncs)?,
             namespace_sync_period: flags.namespace_sync_period.0,
             concurrent_gc_syncs: workers("concurrent-gc-syncs", flags.concurrent_gc_syncs)?,
+            concurrent_endpoint_syncs: workers("concurrent-endpoint-syncs", flags.concurrent_endpoint_syncs)?,
+            endpoint_updates_batch_period: flags.endpoint_updates_batch_period.0,
             min_resync_period: flags.min_resync_period.0,
             root_ca_file: flags.root_ca_file.clone(),
             concurrent_serviceaccount_token_syncs: workers(

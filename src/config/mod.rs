@@ -72,6 +72,11 @@ pub struct Config {
     pub namespace_sync_period: Duration,
     /// `--concurrent-gc-syncs`.
     pub concurrent_gc_syncs: usize,
+    /// `--concurrent-endpoint-syncs`.
+    pub concurrent_endpoint_syncs: usize,
+    /// `--endpoint-updates-batch-period`: how long pod changes wait to be
+    /// written together.
+    pub endpoint_updates_batch_period: Duration,
     /// `--min-resync-period`: informer resync is random in [this, 2 × this).
     pub min_resync_period: Duration,
     /// `--root-ca-file`: the bundle the root CA publisher publishes (else
@@ -250,6 +255,8 @@ mod tests {
         ("concurrent-namespace-syncs", "10"),
         ("concurrent-gc-syncs", "20"),
         ("concurrent-serviceaccount-token-syncs", "5"),
+        ("concurrent-endpoint-syncs", "5"),
+        ("endpoint-updates-batch-period", "0s"),
         ("enable-garbage-collector", "true"),
         ("namespace-sync-period", "5m0s"),
         ("min-resync-period", "12h0m0s"),
@@ -299,6 +306,8 @@ mod tests {
             ("concurrent-namespace-syncs", f.concurrent_namespace_syncs.to_string()),
             ("concurrent-gc-syncs", f.concurrent_gc_syncs.to_string()),
             ("concurrent-serviceaccount-token-syncs", f.concurrent_serviceaccount_token_syncs.to_string()),
+            ("concurrent-endpoint-syncs", f.concurrent_endpoint_syncs.to_string()),
+            ("endpoint-updates-batch-period", f.endpoint_updates_batch_period.to_string()),
             ("enable-garbage-collector", f.enable_garbage_collector.to_string()),
             ("namespace-sync-period", f.namespace_sync_period.to_string()),
             ("min-resync-period", f.min_resync_period.to_string()),

@@ -21,6 +21,8 @@
 //!   ([`ClusterRoleAggregationController`](clusterroleaggregation::ClusterRoleAggregationController));
 //! - `deployment`: the Deployment controller
 //!   ([`DeploymentController`](deployment::DeploymentController));
+//! - `endpoint`: the endpoints controller
+//!   ([`EndpointController`](endpoint::EndpointController));
 //! - `garbagecollector`: the garbage collector
 //!   ([`GarbageCollector`](garbagecollector::GarbageCollector));
 //! - `legacytokencleaner`: the legacy service account token cleaner
@@ -43,6 +45,7 @@
 mod api_errors;
 pub mod clusterroleaggregation;
 pub mod deployment;
+pub mod endpoint;
 pub mod execute;
 pub mod garbagecollector;
 pub mod legacytokencleaner;

@@ -107,17 +107,7 @@ pub fn sync(
     trigger: Option<Timestamp>,
 ) -> Write {
     let Some(service) = service else { return Write::Delete };
-    let Some(spec) = service.spec.as_ref() else { return Write::None };
-    if spec.type_.as_deref() == Some("ExternalName") {
-        return Write::None;
-    }
-    let Some(selector) = spec.selector.as_ref() else { return Write::None };
-    let namespace = service.metadata.namespace.as_deref().unwrap_or("");
-    let selected: Vec<&Pod> = pods
-        .iter()
-        .copied()
-        .filter(|p| p.metadata.namespace == namespace && contains_all(&p.metadata.labels, Some(selector)))
-        .collect();
+    let Some(selected) = selected(service, pods) else { return Write::None };
     let subsets = desired_subsets(service, &selected);
 
     let service_labels = service.metadata.labels.clone().unwrap_or_default();
@@ -159,6 +149,21 @@ pub fn sync(
         Some(_) => Write::Update(endpoints),
         None => Write::Create(endpoints),
     }
+}
+
+/// The pods among `pods` that `service` selects (those of its namespace
+/// matching its selector), or `None` for a Service this controller leaves
+/// alone (of type `ExternalName`, or without a selector). The trigger
+/// time is computed over these.
+pub fn selected<'p>(service: &Service, pods: &[&'p Pod]) -> Option<Vec<&'p Pod>> {
+    let spec = service.spec.as_ref()?;
+    if spec.type_.as_deref() == Some("ExternalName") {
+        return None;
+    }
+    let selector = spec.selector.as_ref()?;
+    let namespace = service.metadata.namespace.as_deref().unwrap_or("");
+    let matches = |p: &&Pod| p.metadata.namespace == namespace && contains_all(&p.metadata.labels, Some(selector));
+    Some(pods.iter().copied().filter(matches).collect())
 }
 
 /// The subsets the selected pods make, repacked.
