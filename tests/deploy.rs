@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::error::ErrorKind;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Node, Pod, Secret, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kcm_rs::config::Flags;
 use kcm_rs::controllers;
@@ -655,6 +655,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_clusterrole_aggregation(&sim, &client).await;
     exercise_token_controller(&sim, &client).await;
     exercise_legacy_token_cleaner(&sim, &client).await;
+    exercise_endpoints_controller(&sim, &client).await;
     calls_by_kcm_rs(&sim)
 }
 
@@ -688,6 +689,33 @@ async fn exercise_root_ca_publisher(sim: &Sim, client: &kube::Client) {
     wait_for(sim, PATIENCE, "kube-root-ca.crt restored", || async {
         let now = ca().await?;
         if now == published { Ok(()) } else { Err(format!("ca.crt {now:?}")) }
+    })
+    .await;
+}
+
+/// Endpoints controller: a selector Service's Endpoints created, updated
+/// once a selected pod is running, and deleted with the Service.
+async fn exercise_endpoints_controller(sim: &Sim, client: &kube::Client) {
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let endpoints: Api<Endpoints> = Api::namespaced(client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let web = json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
+    services.create(&PostParams::default(), &object(web)).await.expect("created");
+    let pod = json!({"metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "web", "image": "nginx"}]}});
+    pods.create(&PostParams::default(), &object(pod)).await.expect("created");
+    wait_for(sim, PATIENCE, "web's Endpoints list its pod", || async {
+        let ep = endpoints.get_opt("web").await.map_err(|e| e.to_string())?.ok_or("no Endpoints")?;
+        let addresses = ep.subsets.unwrap_or_default().into_iter().flat_map(|s| s.addresses.unwrap_or_default());
+        if addresses.count() == 1 { Ok(()) } else { Err("no address yet".to_owned()) }
+    })
+    .await;
+    services.delete("web", &DeleteParams::default()).await.expect("deleted");
+    wait_for(sim, PATIENCE, "web's Endpoints deleted", || async {
+        match endpoints.get_opt("web").await.map_err(|e| e.to_string())? {
+            Some(_) => Err("still there".to_owned()),
+            None => Ok(()),
+        }
     })
     .await;
 }
@@ -1067,6 +1095,13 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
          creating or adopting a pod with blockOwnerDeletion on its ReplicaSet needs it",
     ),
     ("update", "apps", "deployments/finalizers", "the same for a ReplicaSet's reference to its Deployment"),
+    (
+        "create",
+        "",
+        "endpoints/restricted",
+        "an API server's endpoint admission lets Endpoints addresses be written that it otherwise refuses only \
+         to a client that may create endpoints/restricted, as upstream's endpoint-controller role grants",
+    ),
     (
         "escalate",
         "rbac.authorization.k8s.io",
