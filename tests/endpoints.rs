@@ -5,13 +5,16 @@
 //! named `targetPort` names, labelled as upstream labels them; a Service
 //! with no pod has an Endpoints without subsets; the Endpoints go with
 //! their Service; a Service without a selector keeps the Endpoints its
-//! owner wrote. Every test waits on conditions, never on timings.
+//! owner wrote; a failed create is a `FailedToCreateEndpoint` event, then
+//! retried. Every test waits on conditions, never on timings.
 
 use k8s_openapi::api::core::v1::{EndpointSubset, Endpoints};
 use kube::Api;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 
-use crate::common::{Env, PATIENCE, start};
+use kube_sim::faults::{FaultRule, FaultSpec};
+
+use crate::common::{Env, PATIENCE, events, start};
 
 // === utils ===
 
@@ -83,8 +86,6 @@ async fn endpoints_list_ready_and_not_ready_pods_on_their_named_ports_and_go_wit
         ports.iter().all(|p| p.name.as_deref() == Some("web") && p.protocol.as_deref() == Some("TCP")),
         "{ports:?}"
     );
-    let annotations = ep.metadata.annotations.unwrap_or_default();
-    assert!(annotations.contains_key("endpoints.kubernetes.io/last-change-trigger-time"), "{annotations:?}");
 
     let listed = kubectl_ok(&env.kubeconfig, &["get", "endpoints", "web", "-o", "name"]).await;
     assert_eq!(listed.trim(), "endpoints/web");
@@ -131,4 +132,28 @@ async fn a_service_without_a_selector_keeps_the_endpoints_its_owner_wrote() {
     let after = endpoints.get("external").await.expect("still there");
     assert_eq!(after.metadata.resource_version, before.metadata.resource_version, "left alone: {after:?}");
     assert_eq!(after.metadata.labels, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_create_is_an_event_and_is_retried() {
+    let env = start().await;
+    let failing = FaultRule {
+        verb: Some("create".into()),
+        resource: Some("endpoints".into()),
+        error_rate: 1.0,
+        ..FaultRule::default()
+    };
+    env.sim.controls().set_faults(FaultSpec { rules: vec![failing] }).expect("faults set");
+    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &manifest("flaky", false, true)).await;
+    let seen = wait_for(&env.sim, PATIENCE, "a FailedToCreateEndpoint event", || async {
+        let seen = events(&env, "default", "flaky", "FailedToCreateEndpoint").await;
+        if seen.is_empty() { Err("none yet".to_owned()) } else { Ok(seen) }
+    })
+    .await;
+    let message = seen[0].message.clone().unwrap_or_default();
+    assert!(message.starts_with("Failed to create endpoint for service default/flaky: "), "{message}");
+    assert_eq!(seen[0].type_.as_deref(), Some("Warning"));
+    assert_eq!(seen[0].involved_object.kind.as_deref(), Some("Endpoints"));
+    env.sim.controls().set_faults(FaultSpec::default()).expect("faults cleared");
+    wait_for_addresses(&env, "flaky", (&["flaky-ready:8080"], &[])).await;
 }
