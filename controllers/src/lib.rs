@@ -15,6 +15,8 @@
 //!   proportional scaling, revisions and rollback, progress conditions);
 //! - [`endpoint`]: the endpoints controller (a selector Service's pods as
 //!   its Endpoints' addresses);
+//! - [`endpointslicemirroring`]: the EndpointSlice mirroring controller
+//!   (the Endpoints of selector-less Services as EndpointSlices);
 //! - [`garbagecollector`]: the garbage collector (dependency graph of
 //!   ownerReferences, what to delete, orphan or unblock);
 //! - [`legacytokencleaner`]: the legacy service account token cleaner
@@ -36,6 +38,7 @@ pub mod clusterroleaggregation;
 pub mod common;
 pub mod deployment;
 pub mod endpoint;
+pub mod endpointslicemirroring;
 pub mod garbagecollector;
 pub mod legacytokencleaner;
 pub mod namespace;
