@@ -23,6 +23,8 @@
 //!   ([`DeploymentController`](deployment::DeploymentController));
 //! - `endpoint`: the endpoints controller
 //!   ([`EndpointController`](endpoint::EndpointController));
+//! - `endpointslicemirroring`: the EndpointSlice mirroring controller
+//!   ([`EndpointSliceMirroringController`](endpointslicemirroring::EndpointSliceMirroringController));
 //! - `garbagecollector`: the garbage collector
 //!   ([`GarbageCollector`](garbagecollector::GarbageCollector));
 //! - `legacytokencleaner`: the legacy service account token cleaner
@@ -46,6 +48,7 @@ mod api_errors;
 pub mod clusterroleaggregation;
 pub mod deployment;
 pub mod endpoint;
+pub mod endpointslicemirroring;
 pub mod execute;
 pub mod garbagecollector;
 pub mod legacytokencleaner;
