@@ -138,6 +138,9 @@ pub fn sync(
     } else {
         annotations.remove(OVER_CAPACITY);
     }
+    if annotations.is_empty() {
+        endpoints.metadata.annotations = None;
+    }
     endpoints.subsets = Some(subsets);
     let mut labels = service_labels;
     labels.insert(MANAGED_BY_LABEL.to_owned(), CONTROLLER_NAME.to_owned());

@@ -105,6 +105,7 @@ fn sync_endpoints_with_pod_resource_version_update_only() {
 #[test]
 fn sync_endpoints_new_no_subsets() {
     let svc = service("default", Some(FOO_BAR), vec![port(80, None, None)]);
+    assert_eq!(written(run(&svc, &[], None)).1.metadata.annotations, None, "no empty annotations written");
     assert_writes(run(&svc, &[], None), true, &[], &[HEADLESS]);
 }
 
