@@ -21,6 +21,8 @@ use prometheus::Registry;
 use crate::config::{Config, TERMINATING_REPLICAS};
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::deployment::{self, DeploymentController};
+use crate::drivers::endpoint::{self, EndpointController};
+use crate::drivers::endpointslicemirroring::{self, EndpointSliceMirroringController, MirroringMetrics};
 use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::legacytokencleaner::{self, LegacyTokenCleaner};
 use crate::drivers::namespace::{self, NamespaceController};
@@ -194,6 +196,37 @@ pub const TABLE: &[Row] = &[
         start: |cx| {
             let client = cx.own_client(clusterroleaggregation::CONTROLLER_NAME)?;
             Ok(Some(Box::new(ClusterRoleAggregationController::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    Row {
+        name: endpoint::CONTROLLER_NAME,
+        workers: |config| config.concurrent_endpoint_syncs,
+        start: |cx| {
+            let client = cx.own_client(endpoint::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), endpoint::EVENT_COMPONENT);
+            let batch = cx.config.endpoint_updates_batch_period;
+            Ok(Some(Box::new(EndpointController::new(cx.factory, client, recorder, batch, Some(cx.queue_metrics)))))
+        },
+    },
+    Row {
+        name: endpointslicemirroring::CONTROLLER_NAME,
+        workers: |config| config.mirroring_concurrent_service_endpoint_syncs,
+        start: |cx| {
+            let client = cx.own_client(endpointslicemirroring::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), endpointslicemirroring::EVENT_COMPONENT);
+            let settings = endpointslicemirroring::Settings {
+                max_endpoints_per_subset: cx.config.mirroring_max_endpoints_per_subset,
+                batch_period: cx.config.mirroring_endpointslice_updates_batch_period,
+            };
+            let metrics = MirroringMetrics::register(cx.registry)?;
+            Ok(Some(Box::new(EndpointSliceMirroringController::new(
+                cx.factory,
+                client,
+                recorder,
+                settings,
+                Some(metrics),
+                Some(cx.queue_metrics),
+            ))))
         },
     },
     Row {

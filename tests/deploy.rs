@@ -14,11 +14,14 @@ use std::time::Duration;
 use clap::error::ErrorKind;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Node, Pod, Secret, Service, ServiceAccount};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kcm_rs::config::Flags;
 use kcm_rs::controllers;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
+};
 use kube_sim::controls::CustomResource;
 use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::kubelet::KubeletConfig;
@@ -655,6 +658,8 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_clusterrole_aggregation(&sim, &client).await;
     exercise_token_controller(&sim, &client).await;
     exercise_legacy_token_cleaner(&sim, &client).await;
+    exercise_endpoints_controller(&sim, &client).await;
+    exercise_endpointslice_mirroring(&sim, &client).await;
     calls_by_kcm_rs(&sim)
 }
 
@@ -690,6 +695,60 @@ async fn exercise_root_ca_publisher(sim: &Sim, client: &kube::Client) {
         if now == published { Ok(()) } else { Err(format!("ca.crt {now:?}")) }
     })
     .await;
+}
+
+/// Endpoints controller: a selector Service's Endpoints created, updated
+/// once a selected pod is running, and deleted with the Service.
+async fn exercise_endpoints_controller(sim: &Sim, client: &kube::Client) {
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let endpoints: Api<Endpoints> = Api::namespaced(client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let web = json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
+    services.create(&PostParams::default(), &object(web)).await.expect("created");
+    let pod = json!({"metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "web", "image": "nginx"}]}});
+    pods.create(&PostParams::default(), &object(pod)).await.expect("created");
+    wait_for(sim, PATIENCE, "web's Endpoints list its pod", || async {
+        let ep = endpoints.get_opt("web").await.map_err(|e| e.to_string())?.ok_or("no Endpoints")?;
+        let addresses = ep.subsets.unwrap_or_default().into_iter().flat_map(|s| s.addresses.unwrap_or_default());
+        if addresses.count() == 1 { Ok(()) } else { Err("no address yet".to_owned()) }
+    })
+    .await;
+    services.delete("web", &DeleteParams::default()).await.expect("deleted");
+    wait_for(sim, PATIENCE, "web's Endpoints deleted", || async {
+        match endpoints.get_opt("web").await.map_err(|e| e.to_string())? {
+            Some(_) => Err("still there".to_owned()),
+            None => Ok(()),
+        }
+    })
+    .await;
+}
+
+/// EndpointSlice mirroring: a selector-less Service's Endpoints mirrored
+/// into a slice, the slice updated with it and deleted with it.
+async fn exercise_endpointslice_mirroring(sim: &Sim, client: &kube::Client) {
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let endpoints: Api<Endpoints> = Api::namespaced(client.clone(), "default");
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), "default");
+    let custom = json!({"metadata": {"name": "custom"}, "spec": {"ports": [{"port": 80}]}});
+    services.create(&PostParams::default(), &object(custom)).await.expect("created");
+    let at = |ip: &str| json!({"metadata": {"name": "custom"}, "subsets": [{"addresses": [{"ip": ip}], "ports": [{"port": 80}]}]});
+    endpoints.create(&PostParams::default(), &object(at("10.1.2.3"))).await.expect("created");
+    let mirrored = |ip: &'static str| {
+        let slices = slices.clone();
+        async move {
+            let list = slices.list(&ListParams::default().labels("kubernetes.io/service-name=custom")).await;
+            let items = list.map_err(|e| e.to_string())?.items;
+            let ips: Vec<String> =
+                items.iter().flat_map(|s| s.endpoints.iter().flatten()).flat_map(|e| e.addresses.clone()).collect();
+            if ips == [ip] || (ip.is_empty() && items.is_empty()) { Ok(()) } else { Err(format!("addresses {ips:?}")) }
+        }
+    };
+    wait_for(sim, PATIENCE, "custom's Endpoints mirrored", || mirrored("10.1.2.3")).await;
+    endpoints.patch("custom", &PatchParams::default(), &Patch::Merge(&at("10.2.3.4"))).await.expect("patched");
+    wait_for(sim, PATIENCE, "the slice updated", || mirrored("10.2.3.4")).await;
+    endpoints.delete("custom", &DeleteParams::default()).await.expect("deleted");
+    wait_for(sim, PATIENCE, "the slice deleted", || mirrored("")).await;
 }
 
 /// The legacy token cleaner's setup: tracking dated long ago, a legacy
@@ -1067,6 +1126,14 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
          creating or adopting a pod with blockOwnerDeletion on its ReplicaSet needs it",
     ),
     ("update", "apps", "deployments/finalizers", "the same for a ReplicaSet's reference to its Deployment"),
+    (
+        "create",
+        "",
+        "endpoints/restricted",
+        "an API server's endpoint admission lets Endpoints addresses be written that it otherwise refuses only \
+         to a client that may create endpoints/restricted, as upstream's endpoint-controller role grants",
+    ),
+    ("update", "", "endpoints/finalizers", "the same for a mirrored EndpointSlice's reference to its Endpoints"),
     (
         "escalate",
         "rbac.authorization.k8s.io",

@@ -18,6 +18,10 @@ mod daemon;
 mod deploy;
 /// The Deployment controller, driven by kubectl, under a rollout checker.
 mod deployment;
+/// The endpoints controller: a Service's pods as its Endpoints, named ports, deletion with the Service.
+mod endpoints;
+/// The EndpointSlice mirroring controller: custom Endpoints mirrored, updated, removed.
+mod endpointslicemirroring;
 /// The garbage collector: background, foreground and orphan cascades, with faults.
 mod garbagecollector;
 /// Shared informers against kube-sim with faults: nothing lost, nothing duplicated.

@@ -13,6 +13,10 @@
 //!   claims, pod readiness, deletion ranking, pods from templates);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
 //!   proportional scaling, revisions and rollback, progress conditions);
+//! - [`endpoint`]: the endpoints controller (a selector Service's pods as
+//!   its Endpoints' addresses);
+//! - [`endpointslicemirroring`]: the EndpointSlice mirroring controller
+//!   (the Endpoints of selector-less Services as EndpointSlices);
 //! - [`garbagecollector`]: the garbage collector (dependency graph of
 //!   ownerReferences, what to delete, orphan or unblock);
 //! - [`legacytokencleaner`]: the legacy service account token cleaner
@@ -33,6 +37,8 @@
 pub mod clusterroleaggregation;
 pub mod common;
 pub mod deployment;
+pub mod endpoint;
+pub mod endpointslicemirroring;
 pub mod garbagecollector;
 pub mod legacytokencleaner;
 pub mod namespace;

@@ -91,6 +91,19 @@ impl Config {
             concurrent_namespace_syncs: workers("concurrent-namespace-syncs", flags.concurrent_namespace_syncs)?,
             namespace_sync_period: flags.namespace_sync_period.0,
             concurrent_gc_syncs: workers("concurrent-gc-syncs", flags.concurrent_gc_syncs)?,
+            concurrent_endpoint_syncs: workers("concurrent-endpoint-syncs", flags.concurrent_endpoint_syncs)?,
+            endpoint_updates_batch_period: flags.endpoint_updates_batch_period.0,
+            mirroring_concurrent_service_endpoint_syncs: within(
+                "mirroring-concurrent-service-endpoint-syncs",
+                flags.mirroring_concurrent_service_endpoint_syncs,
+                1..=50,
+            )?,
+            mirroring_endpointslice_updates_batch_period: flags.mirroring_endpointslice_updates_batch_period.0,
+            mirroring_max_endpoints_per_subset: within(
+                "mirroring-max-endpoints-per-subset",
+                flags.mirroring_max_endpoints_per_subset,
+                1..=1000,
+            )?,
             min_resync_period: flags.min_resync_period.0,
             root_ca_file: flags.root_ca_file.clone(),
             concurrent_serviceaccount_token_syncs: workers(
@@ -118,6 +131,19 @@ impl Config {
             sim: flags.sim.then_some(SimSettings { nodes: flags.sim_nodes }),
         })
     }
+}
+
+/// `value` of `flag`, refused outside `range` with upstream's messages
+/// (`... must not be less than 1, but got 0`).
+fn within(flag: &'static str, value: i32, range: std::ops::RangeInclusive<i32>) -> Result<usize> {
+    if value < *range.start() {
+        return Err(Error::OutOfRange { flag, bound: "less", limit: *range.start(), value });
+    }
+    if value > *range.end() {
+        return Err(Error::OutOfRange { flag, bound: "more", limit: *range.end(), value });
+    }
+    // Not negative: the range starts at 1.
+    Ok(value.unsigned_abs() as usize)
 }
 
 /// Checks leader-election settings as upstream's option validation and

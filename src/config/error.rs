@@ -94,6 +94,18 @@ pub enum Error {
     /// QPS is set but burst is not positive (client-go's message).
     #[error("burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0")]
     Burst,
+    /// A value outside the range upstream's option validation allows.
+    #[error("{flag} must not be {bound} than {limit}, but got {value}")]
+    OutOfRange {
+        /// The flag, without dashes.
+        flag: &'static str,
+        /// `less` or `more`.
+        bound: &'static str,
+        /// The bound.
+        limit: i32,
+        /// What was given.
+        value: i32,
+    },
     /// Only one of the TLS files was given.
     #[error("--tls-cert-file and --tls-private-key-file must be given together")]
     TlsPair,

@@ -72,6 +72,18 @@ pub struct Config {
     pub namespace_sync_period: Duration,
     /// `--concurrent-gc-syncs`.
     pub concurrent_gc_syncs: usize,
+    /// `--concurrent-endpoint-syncs`.
+    pub concurrent_endpoint_syncs: usize,
+    /// `--endpoint-updates-batch-period`: how long pod changes wait to be
+    /// written together.
+    pub endpoint_updates_batch_period: Duration,
+    /// `--mirroring-concurrent-service-endpoint-syncs` (1 to 50).
+    pub mirroring_concurrent_service_endpoint_syncs: usize,
+    /// `--mirroring-endpointslice-updates-batch-period`: how long slice
+    /// changes wait before their Endpoints is synced.
+    pub mirroring_endpointslice_updates_batch_period: Duration,
+    /// `--mirroring-max-endpoints-per-subset` (1 to 1000).
+    pub mirroring_max_endpoints_per_subset: usize,
     /// `--min-resync-period`: informer resync is random in [this, 2 × this).
     pub min_resync_period: Duration,
     /// `--root-ca-file`: the bundle the root CA publisher publishes (else
@@ -250,6 +262,11 @@ mod tests {
         ("concurrent-namespace-syncs", "10"),
         ("concurrent-gc-syncs", "20"),
         ("concurrent-serviceaccount-token-syncs", "5"),
+        ("concurrent-endpoint-syncs", "5"),
+        ("endpoint-updates-batch-period", "0s"),
+        ("mirroring-concurrent-service-endpoint-syncs", "5"),
+        ("mirroring-endpointslice-updates-batch-period", "0s"),
+        ("mirroring-max-endpoints-per-subset", "1000"),
         ("enable-garbage-collector", "true"),
         ("namespace-sync-period", "5m0s"),
         ("min-resync-period", "12h0m0s"),
@@ -299,6 +316,14 @@ mod tests {
             ("concurrent-namespace-syncs", f.concurrent_namespace_syncs.to_string()),
             ("concurrent-gc-syncs", f.concurrent_gc_syncs.to_string()),
             ("concurrent-serviceaccount-token-syncs", f.concurrent_serviceaccount_token_syncs.to_string()),
+            ("concurrent-endpoint-syncs", f.concurrent_endpoint_syncs.to_string()),
+            ("endpoint-updates-batch-period", f.endpoint_updates_batch_period.to_string()),
+            ("mirroring-concurrent-service-endpoint-syncs", f.mirroring_concurrent_service_endpoint_syncs.to_string()),
+            (
+                "mirroring-endpointslice-updates-batch-period",
+                f.mirroring_endpointslice_updates_batch_period.to_string(),
+            ),
+            ("mirroring-max-endpoints-per-subset", f.mirroring_max_endpoints_per_subset.to_string()),
             ("enable-garbage-collector", f.enable_garbage_collector.to_string()),
             ("namespace-sync-period", f.namespace_sync_period.to_string()),
             ("min-resync-period", f.min_resync_period.to_string()),
@@ -586,6 +611,18 @@ mod tests {
         assert_eq!(
             config(&["--concurrent-deployment-syncs=0"]).unwrap_err(),
             Error::NonPositiveWorkers { flag: "concurrent-deployment-syncs", value: 0 }
+        );
+        assert_eq!(
+            config(&["--mirroring-max-endpoints-per-subset=0"]).unwrap_err().to_string(),
+            "mirroring-max-endpoints-per-subset must not be less than 1, but got 0"
+        );
+        assert_eq!(
+            config(&["--mirroring-concurrent-service-endpoint-syncs=51"]).unwrap_err().to_string(),
+            "mirroring-concurrent-service-endpoint-syncs must not be more than 50, but got 51"
+        );
+        assert_eq!(
+            config(&["--mirroring-max-endpoints-per-subset=1000"]).unwrap().mirroring_max_endpoints_per_subset,
+            1000
         );
         assert_eq!(config(&["--kube-api-burst=0"]).unwrap_err(), Error::Burst);
         assert_eq!(config(&["--kube-api-qps=0", "--kube-api-burst=0"]).unwrap().client.qps, 0.0);

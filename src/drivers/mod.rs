@@ -21,6 +21,10 @@
 //!   ([`ClusterRoleAggregationController`](clusterroleaggregation::ClusterRoleAggregationController));
 //! - `deployment`: the Deployment controller
 //!   ([`DeploymentController`](deployment::DeploymentController));
+//! - `endpoint`: the endpoints controller
+//!   ([`EndpointController`](endpoint::EndpointController));
+//! - `endpointslicemirroring`: the EndpointSlice mirroring controller
+//!   ([`EndpointSliceMirroringController`](endpointslicemirroring::EndpointSliceMirroringController));
 //! - `garbagecollector`: the garbage collector
 //!   ([`GarbageCollector`](garbagecollector::GarbageCollector));
 //! - `legacytokencleaner`: the legacy service account token cleaner
@@ -43,6 +47,8 @@
 mod api_errors;
 pub mod clusterroleaggregation;
 pub mod deployment;
+pub mod endpoint;
+pub mod endpointslicemirroring;
 pub mod execute;
 pub mod garbagecollector;
 pub mod legacytokencleaner;

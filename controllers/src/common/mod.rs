@@ -7,9 +7,12 @@
 //! - `pod`: active, ready and available pods (`pkg/api/v1/pod/util.go`);
 //! - `ranking`: which pods to delete first (`ActivePodsWithRanks`);
 //! - `pod_control`: the pod built from a template, and pod write events;
+//! - `endpoint_pods`: which pods and ports a Service's endpoints list, and
+//!   which Services a pod event concerns (`k8s.io/endpointslice/util`);
 //! - `object`: an object's queue key and [`ObjectRef`](crate::plan::ObjectRef).
 
 pub mod controller_ref;
+pub mod endpoint_pods;
 pub(crate) mod object;
 pub mod pod;
 pub mod pod_control;

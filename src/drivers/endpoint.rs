@@ -1,0 +1,330 @@
+//! The endpoints controller's driver (upstream
+//! `pkg/controller/endpoint/`; the decisions are
+//! `kcm_controllers::endpoint`).
+//!
+//! It owns:
+//! - the handlers: a Service added, updated or deleted queues its key; a
+//!   pod added or deleted queues the Services selecting it, and a pod
+//!   updated the Services its change concerns
+//!   ([`services_to_update_on_pod_change`]), after
+//!   `--endpoint-updates-batch-period` so that a burst of pod changes is one
+//!   write; an Endpoints deleted queues its Service (to recreate it);
+//! - at start, once the caches synced, every cached Endpoints but
+//!   leader-election records is queued, so that the Endpoints of a Service
+//!   deleted while no controller ran are deleted (upstream
+//!   `checkLeftoverEndpoints`);
+//! - the `endpoint` workqueue (upstream's default controller rate limiter,
+//!   15 retries) and `--concurrent-endpoint-syncs` workers;
+//! - the sync: the two trackers, the core's write through the
+//!   controller's own client (`endpoint-controller`), and the
+//!   `FailedToCreateEndpoint` / `FailedToUpdateEndpoint` Warning events of
+//!   a failed write (component `endpoint-controller`).
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::{Endpoints, ObjectReference, Service};
+use kcm_controllers::common::endpoint_pods::{pod_service_memberships, services_to_update_on_pod_change};
+use kcm_controllers::endpoint::trackers::{StaleEndpointsTracker, TriggerTimeTracker};
+use kcm_controllers::endpoint::{self as core, MAX_RETRIES, Write};
+use kcm_objects::Pod;
+use kcm_runtime::controller::{Controller, Retries, RunContext};
+use kcm_runtime::events::{EventRecorder, EventType};
+use kcm_runtime::informer::{
+    EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
+};
+use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
+use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::{Client, ResourceExt};
+
+use super::api_errors::{code, error_message, namespace_terminating};
+
+/// Upstream's controller name: metric label, log field.
+pub const CONTROLLER_NAME: &str = "endpoints-controller";
+
+/// The user-agent suffix of its client (upstream's `ClientOrDie` name).
+pub const CLIENT_NAME: &str = "endpoint-controller";
+
+/// The component of its events.
+pub const EVENT_COMPONENT: &str = "endpoint-controller";
+
+/// The workqueue's name (the `name` label of the `workqueue_*` metrics).
+pub const QUEUE_NAME: &str = "endpoint";
+
+/// The endpoints controller, ready to run once its caches sync.
+pub struct EndpointController {
+    /// Keys (`namespace/name`) of Services to sync.
+    queue: WorkQueue<String>,
+    /// Read for their sync state.
+    services: SharedInformer<Service>,
+    /// See `services`.
+    pods: SharedInformer<Pod>,
+    /// See `services`; also listed once at start for leftovers.
+    endpoints: SharedInformer<Endpoints>,
+    /// The handlers' registrations: workers start once all saw the lists.
+    registrations: [HandlerRegistration; 3],
+    /// What the workers run.
+    syncer: Arc<Syncer>,
+}
+
+/// The per-Service sync.
+struct Syncer {
+    /// Cached Services.
+    services: Store<Service>,
+    /// Cached pods.
+    pods: Store<Pod>,
+    /// Cached Endpoints.
+    endpoints: Store<Endpoints>,
+    /// The controller's own client.
+    client: Client,
+    /// Failed writes' events.
+    recorder: EventRecorder,
+    /// What the controller remembers between syncs; held only while
+    /// planning, never across a write.
+    trackers: Mutex<Trackers>,
+}
+
+/// The core's two trackers.
+#[derive(Default)]
+struct Trackers {
+    /// Trigger times per Service.
+    trigger: TriggerTimeTracker,
+    /// Endpoints resourceVersions already replaced.
+    stale: StaleEndpointsTracker,
+}
+
+// === impl EndpointController ===
+
+impl EndpointController {
+    /// Builds the controller on `factory`'s Service, Pod and Endpoints
+    /// informers, writing through `client`; pod changes are batched over
+    /// `batch_period`.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime (the workqueue spawns its timer task).
+    pub fn new(
+        factory: &SharedInformerFactory,
+        client: Client,
+        recorder: EventRecorder,
+        batch_period: Duration,
+        queue_metrics: Option<&QueueMetrics>,
+    ) -> Self {
+        let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
+        let services = factory.informer::<Service>();
+        let pods = factory.informer::<Pod>();
+        let endpoints = factory.informer::<Endpoints>();
+        // Upstream's handlers have no resync.
+        let registrations = [
+            services.add_handler(ServiceHandler { queue: queue.clone() }, None),
+            pods.add_handler(PodHandler { queue: queue.clone(), services: services.store(), batch_period }, None),
+            endpoints.add_handler(EndpointsHandler { queue: queue.clone() }, None),
+        ];
+        let syncer = Arc::new(Syncer {
+            services: services.store(),
+            pods: pods.store(),
+            endpoints: endpoints.store(),
+            client,
+            recorder,
+            trackers: Mutex::default(),
+        });
+        Self { queue, services, pods, endpoints, registrations, syncer }
+    }
+}
+
+impl Controller for EndpointController {
+    fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let [s, p, e] = &self.registrations;
+            let synced: Vec<&(dyn HasSynced + Sync)> = vec![&self.services, &self.pods, &self.endpoints, s, p, e];
+            if !cx.wait_for_caches(&synced, &[&self.queue]).await {
+                return;
+            }
+            for endpoints in self.endpoints.store().list().iter().filter(|ep| core::is_leftover_candidate(ep)) {
+                self.queue.add(key_of(endpoints.as_ref()));
+            }
+            cx.pool(self.queue.clone(), self.syncer.clone(), cx.workers, Retries::at_most(MAX_RETRIES)).await;
+        })
+    }
+}
+
+/// `namespace/name` of a namespaced object.
+fn key_of<K: ResourceExt>(obj: &K) -> String {
+    format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
+}
+
+// === handlers ===
+
+/// Any Service change queues it.
+struct ServiceHandler {
+    queue: WorkQueue<String>,
+}
+
+impl EventHandler<Service> for ServiceHandler {
+    fn on_add(&self, service: &Arc<Service>) {
+        self.queue.add(key_of(service.as_ref()));
+    }
+
+    fn on_update(&self, _old: &Arc<Service>, new: &Arc<Service>) {
+        self.queue.add(key_of(new.as_ref()));
+    }
+
+    fn on_delete(&self, service: &Arc<Service>) {
+        self.queue.add(key_of(service.as_ref()));
+    }
+}
+
+/// A pod change queues the Services it concerns, after the batch period.
+struct PodHandler {
+    queue: WorkQueue<String>,
+    services: Store<Service>,
+    batch_period: Duration,
+}
+
+impl PodHandler {
+    fn enqueue(&self, keys: impl IntoIterator<Item = String>) {
+        for key in keys {
+            self.queue.add_after(key, self.batch_period);
+        }
+    }
+
+    fn memberships(&self, pod: &Pod) {
+        let services = self.services.list_namespace(&pod.metadata.namespace);
+        self.enqueue(pod_service_memberships(pod, services.iter().map(Arc::as_ref)));
+    }
+}
+
+impl EventHandler<Pod> for PodHandler {
+    fn on_add(&self, pod: &Arc<Pod>) {
+        self.memberships(pod);
+    }
+
+    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
+        let services = self.services.list_namespace(&new.metadata.namespace);
+        let refs: Vec<&Service> = services.iter().map(Arc::as_ref).collect();
+        self.enqueue(services_to_update_on_pod_change(old, new, &refs));
+    }
+
+    fn on_delete(&self, pod: &Arc<Pod>) {
+        self.memberships(pod);
+    }
+}
+
+/// An Endpoints deleted queues its Service.
+struct EndpointsHandler {
+    queue: WorkQueue<String>,
+}
+
+impl EventHandler<Endpoints> for EndpointsHandler {
+    fn on_delete(&self, endpoints: &Arc<Endpoints>) {
+        self.queue.add(key_of(endpoints.as_ref()));
+    }
+}
+
+// === impl Syncer ===
+
+impl Reconcile for Syncer {
+    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
+        Box::pin(async move {
+            self.sync_service(key).await?;
+            Ok(Next::Done)
+        })
+    }
+}
+
+/// Why a sync failed.
+#[derive(Debug, thiserror::Error)]
+enum Error {
+    /// The cached Endpoints is one this controller already replaced.
+    #[error(
+        "endpoints informer cache is out of date, resource version {version} already processed for endpoints {key}"
+    )]
+    Stale {
+        /// Its resourceVersion.
+        version: String,
+        /// The Service's key.
+        key: String,
+    },
+    /// A write failed.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+}
+
+impl Syncer {
+    fn trackers(&self) -> MutexGuard<'_, Trackers> {
+        self.trackers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Upstream `syncService`.
+    async fn sync_service(&self, key: &str) -> Result<(), SyncError> {
+        let Some((namespace, name)) = key.split_once('/') else {
+            tracing::error!(%key, "not a namespace/name key, dropped");
+            return Ok(());
+        };
+        let api: Api<Endpoints> = Api::namespaced(self.client.clone(), namespace);
+        let service = self.services.get(key);
+        let current = self.endpoints.get(key);
+        let pods = self.pods.list_namespace(namespace);
+        let refs: Vec<&Pod> = pods.iter().map(Arc::as_ref).collect();
+        let write = {
+            let mut trackers = self.trackers();
+            match service.as_deref() {
+                None => {
+                    trackers.trigger.delete_service(key);
+                    trackers.stale.delete(key);
+                    Write::Delete
+                }
+                Some(svc) => {
+                    let Some(selected) = core::selected(svc, &refs) else { return Ok(()) };
+                    let trigger = trackers.trigger.compute(key, svc, &selected);
+                    if let Some(cached) = current.as_deref().filter(|ep| trackers.stale.is_stale(key, ep)) {
+                        let version = cached.metadata.resource_version.clone().unwrap_or_default();
+                        return Err(Error::Stale { version, key: key.to_owned() }.into());
+                    }
+                    core::sync(Some(svc), &selected, current.as_deref(), trigger)
+                }
+            }
+        };
+        match write {
+            Write::None => Ok(()),
+            Write::Delete => match api.delete(name, &DeleteParams::default()).await {
+                Err(e) if code(&e) != Some(404) => Err(Error::Api(e).into()),
+                _ => Ok(()),
+            },
+            Write::Create(endpoints) => match api.create(&PostParams::default(), &endpoints).await {
+                Ok(_) => Ok(()),
+                // The namespace is going: creates go on failing; drop the key.
+                Err(e) if code(&e) == Some(403) && namespace_terminating(&e) => Ok(()),
+                Err(e) => Err(self.failed(true, namespace, name, &endpoints, e)),
+            },
+            Write::Update(endpoints) => match api.replace(name, &PostParams::default(), &endpoints).await {
+                Ok(updated) => {
+                    if let Some(cached) = current.as_deref()
+                        && updated.metadata.resource_version != cached.metadata.resource_version
+                    {
+                        self.trackers().stale.stale(key, cached);
+                    }
+                    Ok(())
+                }
+                Err(e) => Err(self.failed(false, namespace, name, &endpoints, e)),
+            },
+        }
+    }
+
+    /// Records the Warning event of a failed write and answers its error.
+    fn failed(&self, create: bool, namespace: &str, name: &str, endpoints: &Endpoints, e: kube::Error) -> SyncError {
+        let (reason, message) = core::failed_write_event(create, namespace, name, &error_message(&e));
+        let regarding = ObjectReference {
+            api_version: Some("v1".to_owned()),
+            kind: Some("Endpoints".to_owned()),
+            namespace: Some(namespace.to_owned()),
+            name: Some(name.to_owned()),
+            uid: endpoints.metadata.uid.clone(),
+            resource_version: endpoints.metadata.resource_version.clone(),
+            ..ObjectReference::default()
+        };
+        self.recorder.event(&regarding, EventType::Warning, reason, message);
+        Error::Api(e).into()
+    }
+}
