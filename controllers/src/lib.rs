@@ -13,6 +13,8 @@
 //!   claims, pod readiness, deletion ranking, pods from templates);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
 //!   proportional scaling, revisions and rollback, progress conditions);
+//! - [`endpointslice`]: the EndpointSlice controller (pods to endpoints,
+//!   packing into slices, hints, the stale-cache tracker);
 //! - [`garbagecollector`]: the garbage collector (dependency graph of
 //!   ownerReferences, what to delete, orphan or unblock);
 //! - [`legacytokencleaner`]: the legacy service account token cleaner
@@ -33,6 +35,7 @@
 pub mod clusterroleaggregation;
 pub mod common;
 pub mod deployment;
+pub mod endpointslice;
 pub mod garbagecollector;
 pub mod legacytokencleaner;
 pub mod namespace;
