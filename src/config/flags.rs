@@ -177,6 +177,22 @@ pub struct Flags {
     #[arg(long, value_name = "int32", default_value = "5", help_heading = "Deployment controller flags")]
     pub concurrent_deployment_syncs: i32,
 
+    /// The number of service endpoint syncing operations that will be done concurrently. Larger number = faster
+    /// endpoint slice updating, but more CPU (and network) load. Defaults to 5.
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Endpointslice controller flags")]
+    pub concurrent_service_endpoint_syncs: i32,
+
+    /// The maximum number of endpoints that will be added to an EndpointSlice. More endpoints per slice will
+    /// result in less endpoint slices, but larger resources. Defaults to 100.
+    #[arg(long, value_name = "int32", default_value = "100", help_heading = "Endpointslice controller flags")]
+    pub max_endpoints_per_slice: i32,
+
+    /// The length of endpoint slice updates batching period. Processing of pod changes will be delayed by this
+    /// duration to join them with potential upcoming updates and reduce the overall number of endpoints updates.
+    /// Larger number = higher endpoint programming latency, but lower number of endpoints revision generated
+    #[arg(long, value_name = "duration", default_value = "0s", help_heading = "Endpointslice controller flags")]
+    pub endpointslice_updates_batch_period: GoDuration,
+
     /// The number of garbage collector workers that are allowed to sync concurrently.
     #[arg(long, value_name = "int32", default_value = "20", help_heading = "Garbagecollector controller flags")]
     pub concurrent_gc_syncs: i32,

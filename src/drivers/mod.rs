@@ -21,6 +21,8 @@
 //!   ([`ClusterRoleAggregationController`](clusterroleaggregation::ClusterRoleAggregationController));
 //! - `deployment`: the Deployment controller
 //!   ([`DeploymentController`](deployment::DeploymentController));
+//! - `endpointslice`: the EndpointSlice controller
+//!   ([`EndpointSliceController`](endpointslice::EndpointSliceController));
 //! - `garbagecollector`: the garbage collector
 //!   ([`GarbageCollector`](garbagecollector::GarbageCollector));
 //! - `legacytokencleaner`: the legacy service account token cleaner
@@ -43,6 +45,7 @@
 mod api_errors;
 pub mod clusterroleaggregation;
 pub mod deployment;
+pub mod endpointslice;
 pub mod execute;
 pub mod garbagecollector;
 pub mod legacytokencleaner;
