@@ -25,7 +25,14 @@ const ALWAYS_WRITTEN: &[(&str, &str)] = &[
     ("io.k8s.api.rbac.v1.ClusterRole", "rules"),
     ("io.k8s.api.rbac.v1.Role", "rules"),
     ("io.k8s.api.core.v1.ContainerImage", "names"),
+    ("io.k8s.api.discovery.v1.EndpointSlice", "endpoints"),
+    ("io.k8s.api.discovery.v1.EndpointSlice", "ports"),
 ];
+
+/// [`ALWAYS_WRITTEN`] lists that Go writes as `null` when unset (a nil
+/// slice): an EndpointSlice without endpoints reads `endpoints: null`.
+const NULL_WHEN_UNSET: &[(&str, &str)] =
+    &[("io.k8s.api.discovery.v1.EndpointSlice", "endpoints"), ("io.k8s.api.discovery.v1.EndpointSlice", "ports")];
 
 /// Drops the empty optional lists and maps of an object of `kind`, at any
 /// depth.
@@ -53,6 +60,9 @@ fn walk(value: &mut Value, ty: Ty) {
                 walk(child, field_ty);
                 !(is_struct && is_empty_collection(child, field_ty) && omitted(ty, schema, key))
             });
+            for (_, key) in NULL_WHEN_UNSET.iter().filter(|(name, _)| ty.name == Some(*name)) {
+                fields.entry(*key).or_insert(Value::Null);
+            }
         }
         _ => {}
     }
@@ -82,6 +92,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn endpoint_slice_lists_are_written_even_unset() {
+        let mut slice = json!({"metadata": {"name": "s"}, "addressType": "IPv4", "ports": []});
+        drop_empty(Builtin::EndpointSlice, &mut slice);
+        assert_eq!(slice, json!({"metadata": {"name": "s"}, "addressType": "IPv4", "ports": [], "endpoints": null}));
+    }
 
     #[test]
     fn empty_optional_lists_and_maps_go_at_any_depth() {

@@ -40,6 +40,8 @@ pub enum Builtin {
     Lease,
     /// events.k8s.io/v1 Event.
     EventsEvent,
+    /// discovery.k8s.io/v1 EndpointSlice.
+    EndpointSlice,
     /// policy/v1 PodDisruptionBudget.
     PodDisruptionBudget,
     /// rbac.authorization.k8s.io/v1 ClusterRole.
@@ -54,7 +56,7 @@ pub enum Builtin {
 
 impl Builtin {
     /// Every built-in kind.
-    pub const ALL: [Builtin; 19] = [
+    pub const ALL: [Builtin; 20] = [
         Builtin::Namespace,
         Builtin::Node,
         Builtin::Pod,
@@ -69,6 +71,7 @@ impl Builtin {
         Builtin::ReplicaSet,
         Builtin::Lease,
         Builtin::EventsEvent,
+        Builtin::EndpointSlice,
         Builtin::PodDisruptionBudget,
         Builtin::ClusterRole,
         Builtin::ClusterRoleBinding,
@@ -230,6 +233,7 @@ fn builtins() -> Vec<ResourceType> {
         builtin(B::Deployment, "apps", "deployments", "Deployment", true, &["deploy"], true, &[Status, Scale]),
         builtin(B::ReplicaSet, "apps", "replicasets", "ReplicaSet", true, &["rs"], true, &[Status, Scale]),
         builtin(B::Lease, "coordination.k8s.io", "leases", "Lease", true, &[], false, &[]),
+        builtin(B::EndpointSlice, "discovery.k8s.io", "endpointslices", "EndpointSlice", true, &[], false, &[]),
         builtin(B::EventsEvent, "events.k8s.io", "events", "Event", true, &["ev"], false, &[]),
         builtin(
             B::PodDisruptionBudget,

@@ -4,7 +4,7 @@
 //! does not declare are dropped and reported, for
 //! `?fieldValidation=Strict|Warn`.
 
-use k8s_openapi::api::{apps, coordination, core, events, policy, rbac};
+use k8s_openapi::api::{apps, coordination, core, discovery, events, policy, rbac};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -50,6 +50,7 @@ fn roundtrip(kind: Builtin, object: &Value) -> Result<Value, String> {
         Builtin::ReplicaSet => through::<apps::v1::ReplicaSet>(object),
         Builtin::Lease => through::<coordination::v1::Lease>(object),
         Builtin::EventsEvent => through::<events::v1::Event>(object),
+        Builtin::EndpointSlice => through::<discovery::v1::EndpointSlice>(object),
         Builtin::PodDisruptionBudget => through::<policy::v1::PodDisruptionBudget>(object),
         Builtin::ClusterRole => through::<rbac::v1::ClusterRole>(object),
         Builtin::ClusterRoleBinding => through::<rbac::v1::ClusterRoleBinding>(object),
@@ -120,6 +121,7 @@ fn kind_name(kind: Builtin) -> &'static str {
         Builtin::Deployment => "Deployment",
         Builtin::ReplicaSet => "ReplicaSet",
         Builtin::Lease => "Lease",
+        Builtin::EndpointSlice => "EndpointSlice",
         Builtin::PodDisruptionBudget => "PodDisruptionBudget",
         Builtin::ClusterRole => "ClusterRole",
         Builtin::ClusterRoleBinding => "ClusterRoleBinding",

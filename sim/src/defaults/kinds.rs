@@ -1,6 +1,6 @@
 //! Defaults of the object kinds other than pods: Deployment and ReplicaSet
 //! specs, Service (with the registry's IP family choice), Endpoints,
-//! Namespace, Node and RBAC binding subjects.
+//! EndpointSlice ports, Namespace, Node and RBAC binding subjects.
 
 use serde_json::{Map, Value, json};
 
@@ -94,6 +94,18 @@ pub(super) fn endpoints(object: &mut Value) {
         for port in children(subset, "ports") {
             default_str(port, "protocol", "TCP");
         }
+    }
+}
+
+/// `SetDefaults_EndpointPort` (discovery/v1): both pointers, so only an
+/// absent `name` becomes "" and an absent `protocol` TCP.
+pub(super) fn endpoint_slice(object: &mut Value) {
+    let Some(slice) = object.as_object_mut() else {
+        return;
+    };
+    for port in children(slice, "ports") {
+        default_value(port, "name", json!(""));
+        default_value(port, "protocol", json!("TCP"));
     }
 }
 

@@ -30,7 +30,7 @@ mod kinds;
 mod pod;
 
 use fields::{child, children, default_str, default_value};
-use kinds::{deployment_spec, endpoints, namespace, node, rbac_subject, service_spec};
+use kinds::{deployment_spec, endpoint_slice, endpoints, namespace, node, rbac_subject, service_spec};
 use pod::{pod, pod_template};
 
 pub use image::image_pull_policy;
@@ -76,6 +76,7 @@ pub use pod::{DEFAULT_SCHEDULER_NAME, DEFAULT_TOLERATION_SECONDS, TERMINATION_ME
 ///   cluster) `ipFamilyPolicy` SingleStack, or RequireDualStack for a
 ///   headless service without selector, and `ipFamilies` `[IPv4]`.
 /// - Endpoints: ports' `protocol` TCP.
+/// - EndpointSlice: ports' `name` "" and `protocol` TCP.
 /// - Namespace: label `kubernetes.io/metadata.name` = name, `status.phase`
 ///   Active (the `kubernetes` finalizer is the namespace strategy's, in
 ///   `crate::strategy`).
@@ -114,6 +115,7 @@ pub fn apply(kind: Builtin, object: &mut Value) {
             }
         }
         Builtin::Endpoints => endpoints(object),
+        Builtin::EndpointSlice => endpoint_slice(object),
         Builtin::Namespace => namespace(object),
         Builtin::Node => node(object),
         Builtin::Secret => {
@@ -262,6 +264,16 @@ mod tests {
     }
 
     #[test]
+    fn endpoint_slice_ports_get_an_empty_name_and_tcp() {
+        let slice = json!({"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}],
+            "ports": [{"port": 80}, {"name": "dns", "port": 53, "protocol": "UDP"}]});
+        assert_eq!(
+            defaulted(Builtin::EndpointSlice, slice)["ports"],
+            json!([{"name": "", "port": 80, "protocol": "TCP"}, {"name": "dns", "port": 53, "protocol": "UDP"}])
+        );
+    }
+
+    #[test]
     fn defaulting_is_idempotent() {
         let cases = [
             (Builtin::Deployment, kubectl_create_deployment()),
@@ -289,6 +301,7 @@ mod tests {
             (Builtin::Node, json!({"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "4"}}})),
             (Builtin::Secret, json!({"metadata": {"name": "s"}})),
             (Builtin::Endpoints, json!({"subsets": [{"ports": [{"port": 80}]}]})),
+            (Builtin::EndpointSlice, json!({"addressType": "IPv4", "ports": [{"port": 80}]})),
             (Builtin::PodTemplate, json!({"template": {"spec": {"containers": [{"name": "a"}]}}})),
         ];
         for (kind, object) in cases {

@@ -3,7 +3,8 @@
 //! to find a field's Go type.
 
 use k8s_openapi::api::apps::v1 as apps;
-use k8s_openapi::api::{coordination::v1 as coordination, core::v1 as core, events::v1 as events};
+use k8s_openapi::api::events::v1 as events;
+use k8s_openapi::api::{coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery};
 use k8s_openapi::api::{policy::v1 as policy, rbac::v1 as rbac};
 use schemars::JsonSchema;
 use schemars::generate::SchemaGenerator;
@@ -34,6 +35,7 @@ pub(crate) fn define_builtin(builtin: Builtin, generator: &mut SchemaGenerator) 
         Builtin::ReplicaSet => define::<apps::ReplicaSet>(generator),
         Builtin::Lease => define::<coordination::Lease>(generator),
         Builtin::EventsEvent => define::<events::Event>(generator),
+        Builtin::EndpointSlice => define::<discovery::EndpointSlice>(generator),
         Builtin::PodDisruptionBudget => define::<policy::PodDisruptionBudget>(generator),
         Builtin::ClusterRole => define::<rbac::ClusterRole>(generator),
         Builtin::ClusterRoleBinding => define::<rbac::ClusterRoleBinding>(generator),

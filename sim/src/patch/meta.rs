@@ -126,6 +126,7 @@ fn root_definition(kind: Builtin) -> &'static str {
         Builtin::ReplicaSet => "io.k8s.api.apps.v1.ReplicaSet",
         Builtin::Lease => "io.k8s.api.coordination.v1.Lease",
         Builtin::EventsEvent => "io.k8s.api.events.v1.Event",
+        Builtin::EndpointSlice => "io.k8s.api.discovery.v1.EndpointSlice",
         Builtin::PodDisruptionBudget => "io.k8s.api.policy.v1.PodDisruptionBudget",
         Builtin::ClusterRole => "io.k8s.api.rbac.v1.ClusterRole",
         Builtin::ClusterRoleBinding => "io.k8s.api.rbac.v1.ClusterRoleBinding",

@@ -132,6 +132,7 @@ fn schema_for(kind: Builtin) -> Result<(&'static str, &'static Message), Protobu
         Builtin::Node
         | Builtin::CoreEvent
         | Builtin::EventsEvent
+        | Builtin::EndpointSlice
         | Builtin::PodDisruptionBudget
         | Builtin::ClusterRole
         | Builtin::ClusterRoleBinding

@@ -2,11 +2,12 @@
 //! maintained, what a `/status` write may change besides the status, which
 //! metadata counts as spec, and the create-time resets (`PrepareForCreate`):
 //! a new pod is Pending with its QoS class, new Deployments, ReplicaSets and
-//! Services have an empty status, and a new namespace is Active with the
-//! `kubernetes` finalizer.
+//! Services have an empty status, a new namespace is Active with the
+//! `kubernetes` finalizer, and a new EndpointSlice has no deprecated topology.
 
 use serde_json::{Value, json};
 
+use super::endpoint_slice::drop_topology;
 use crate::resources::{Builtin, ResourceType};
 
 /// The finalizer the namespace strategy puts on every new namespace.
@@ -14,7 +15,7 @@ const NAMESPACE_FINALIZER: &str = "kubernetes";
 
 /// Types whose `metadata.generation` the API server maintains.
 pub(super) fn tracks_generation(rt: &ResourceType) -> bool {
-    matches!(rt.builtin, None | Some(Builtin::Deployment | Builtin::ReplicaSet))
+    matches!(rt.builtin, None | Some(Builtin::Deployment | Builtin::ReplicaSet | Builtin::EndpointSlice))
 }
 
 /// Types whose `/status` writes also take the request's metadata (what
@@ -24,10 +25,16 @@ pub(super) fn status_writes_metadata(rt: &ResourceType) -> bool {
     matches!(rt.builtin, Some(Builtin::Deployment | Builtin::ReplicaSet))
 }
 
-/// Types whose annotations count as spec for `generation`: a Deployment's
-/// are copied to its ReplicaSets (upstream `deploymentStrategy`).
-pub(super) fn annotations_are_spec(rt: &ResourceType) -> bool {
-    rt.builtin == Some(Builtin::Deployment)
+/// The metadata field whose changes bump `generation` as a spec change
+/// does: a Deployment's annotations, copied to its ReplicaSets (upstream
+/// `deploymentStrategy`), and an EndpointSlice's labels (upstream
+/// `endpointSliceStrategy.PrepareForUpdate`).
+pub(super) fn metadata_as_spec(rt: &ResourceType) -> Option<&'static str> {
+    match rt.builtin {
+        Some(Builtin::Deployment) => Some("annotations"),
+        Some(Builtin::EndpointSlice) => Some("labels"),
+        _ => None,
+    }
 }
 
 /// Create-time resets of a new object of a built-in kind.
@@ -41,6 +48,7 @@ pub(super) fn reset_on_create(kind: Builtin, object: &mut Value) {
             object["status"] = json!({});
         }
         Builtin::Namespace => namespace_on_create(object),
+        Builtin::EndpointSlice => drop_topology(object, None),
         _ => {}
     }
 }

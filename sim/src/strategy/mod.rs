@@ -17,7 +17,8 @@
 //!   grace period), the finalizers of the propagation policies, and when a
 //!   write leaves nothing holding a deletion up;
 //! - per-kind rules (`kinds.rs`): which kinds have `generation` maintained,
-//!   what their `/status` writes may change, and their create-time resets.
+//!   what their `/status` writes may change, and their create-time resets;
+//!   the EndpointSlice's deprecated topology (`endpoint_slice.rs`).
 //!
 //! Defaulting (`crate::defaults`) and validation (`crate::validation`) are
 //! called from here; admission (`crate::admission`) and the store stay with
@@ -25,6 +26,7 @@
 
 mod create;
 mod delete;
+mod endpoint_slice;
 mod kinds;
 mod update;
 

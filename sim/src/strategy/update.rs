@@ -5,8 +5,9 @@
 use serde_json::{Value, json};
 
 use super::create::invalid;
+use super::endpoint_slice::drop_topology;
 use super::kinds::{
-    annotations_are_spec, keep_namespace_finalizers, set_or_remove, status_writes_metadata, tracks_generation,
+    keep_namespace_finalizers, metadata_as_spec, set_or_remove, status_writes_metadata, tracks_generation,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::object;
@@ -80,6 +81,9 @@ pub fn next_state(
             if rt.builtin == Some(Builtin::Namespace) {
                 keep_namespace_finalizers(&mut next, current);
             }
+            if rt.builtin == Some(Builtin::EndpointSlice) {
+                drop_topology(&mut next, Some(current));
+            }
             keep_server_metadata(rt, &mut next, current)?;
             next
         }
@@ -93,11 +97,11 @@ pub fn next_state(
         invalid(rt, &name, causes)?;
         omitempty::drop_empty(kind, &mut next);
     }
-    let annotations_changed = || current.pointer("/metadata/annotations") != next.pointer("/metadata/annotations");
+    let metadata_changed =
+        |field: &str| current.pointer(&format!("/metadata/{field}")) != next.pointer(&format!("/metadata/{field}"));
     // Status writes never bump the generation.
     let bumps = match sub {
-        None if annotations_are_spec(rt) => spec_changed(current, &next) || annotations_changed(),
-        None => spec_changed(current, &next),
+        None => spec_changed(current, &next) || metadata_as_spec(rt).is_some_and(metadata_changed),
         Some(Subresource::Scale) => spec_changed(current, &next),
         Some(_) => false,
     };

@@ -16,7 +16,7 @@
 //! the same `<none>`, `<unknown>` or zero upstream prints for a zero value.
 //!
 //! This file builds the Table and picks a printer; the printers are
-//! `pod.rs`, `workloads.rs`, `services.rs`, `nodes.rs`, `events.rs` and
+//! `pod.rs`, `workloads.rs`, `services.rs` (with Endpoints and EndpointSlices), `nodes.rs`, `events.rs` and
 //! `simple.rs`, their columns `columns.rs`, and what they share is
 //! `cells.rs` (rows, NAME, AGE), `format.rs` (cell text) and `access.rs`
 //! (reading the JSON). None of them imports this file.
@@ -44,7 +44,7 @@ use columns::{Column, columns};
 use events::{EventFields, print_event};
 use nodes::print_node;
 use pod::print_pod;
-use services::{print_endpoints, print_service};
+use services::{print_endpoint_slice, print_endpoints, print_service};
 use simple::{
     print_config_map, print_custom, print_lease, print_namespace, print_pod_disruption_budget, print_role,
     print_role_binding, print_secret, print_service_account,
@@ -158,6 +158,7 @@ fn print(kind: Option<Builtin>, obj: &Value, now: Timestamp) -> Row {
         Builtin::Node => print_node(obj, now).into(),
         Builtin::Service => print_service(obj, now).into(),
         Builtin::Endpoints => print_endpoints(obj, now).into(),
+        Builtin::EndpointSlice => print_endpoint_slice(obj, now).into(),
         Builtin::ConfigMap => print_config_map(obj, now).into(),
         Builtin::Secret => print_secret(obj, now).into(),
         Builtin::ServiceAccount => print_service_account(obj, now).into(),
@@ -470,6 +471,29 @@ mod tests {
         assert_eq!(cell(Builtin::Endpoints, ep, "Endpoints"), "10.0.0.1:8080,10.0.0.2:8080,[fd00::3]:8080 + 1 more...");
         let empty = json!({"metadata": {"name": "web"}});
         assert_eq!(cell(Builtin::Endpoints, empty, "Endpoints"), "<none>");
+    }
+
+    #[test]
+    fn endpoint_slices_print_address_type_ports_and_addresses() {
+        let slice = json!({"metadata": {"name": "web-abcde", "creationTimestamp": ago(90)}, "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.0.0.1", "10.0.0.2"]}, {"addresses": ["10.0.0.3"]},
+                {"addresses": ["10.0.0.4"]}],
+            "ports": [{"name": "http", "port": 80, "protocol": "TCP"}, {"name": "named", "protocol": "TCP"}]});
+        assert_eq!(
+            one(Builtin::EndpointSlice, slice),
+            [
+                json!("web-abcde"),
+                json!("IPv4"),
+                json!("80,named"),
+                json!("10.0.0.1,10.0.0.2,10.0.0.3 + 1 more..."),
+                json!("90s")
+            ]
+        );
+        let empty = json!({"metadata": {"name": "headless"}, "addressType": "IPv6", "endpoints": null, "ports": null});
+        assert_eq!(cell(Builtin::EndpointSlice, empty.clone(), "Ports"), "<unset>");
+        assert_eq!(cell(Builtin::EndpointSlice, empty, "Endpoints"), "<unset>");
+        let names: Vec<&str> = columns(Some(Builtin::EndpointSlice)).iter().map(|c| c.name).collect();
+        assert_eq!(names, ["Name", "AddressType", "Ports", "Endpoints", "Age"]);
     }
 
     #[test]

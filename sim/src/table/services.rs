@@ -1,12 +1,12 @@
-//! Rows of Services and Endpoints: type, cluster and external IPs, ports,
-//! and the endpoint list.
+//! Rows of Services, Endpoints and EndpointSlices: type, cluster and
+//! external IPs, ports, and the endpoint lists.
 
 use std::collections::BTreeSet;
 
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::access::{get, int, list, strings, text};
+use super::access::{get, int, list, str_at, strings, text};
 use super::cells::{age, name};
 use super::format::{format_labels, or_none};
 
@@ -109,4 +109,32 @@ fn format_endpoints(obj: &Value) -> String {
     }
     let joined = shown.join(",");
     if count > MAX { format!("{joined} + {} more...", count - MAX) } else { joined }
+}
+
+pub(super) fn print_endpoint_slice(obj: &Value, now: Timestamp) -> Vec<Value> {
+    let ports = list(obj, &["ports"]).iter().map(|p| match (int(p, &["port"]), str_at(p, &["name"])) {
+        (Some(port), _) => port.to_string(),
+        (None, Some(name)) => name.to_owned(),
+        (None, None) => "*".to_owned(),
+    });
+    let addresses = list(obj, &["endpoints"]).iter().flat_map(|e| strings(list(e, &["addresses"]))).map(str::to_owned);
+    vec![
+        name(obj),
+        Value::from(text(obj, &["addressType"])),
+        Value::from(list_with_more(ports.collect())),
+        Value::from(list_with_more(addresses.collect())),
+        age(obj, now),
+    ]
+}
+
+/// Upstream `listWithMoreString` for the EndpointSlice columns: up to three
+/// items, then "+ N more...", and `<unset>` for none.
+fn list_with_more(items: Vec<String>) -> String {
+    const MAX: usize = 3;
+    let joined = items[..items.len().min(MAX)].join(",");
+    match items.len() {
+        0 => "<unset>".to_owned(),
+        n if n > MAX => format!("{joined} + {} more...", n - MAX),
+        _ => joined,
+    }
 }

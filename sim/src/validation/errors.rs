@@ -18,6 +18,8 @@ pub const FIELD_VALUE_FORBIDDEN: &str = "FieldValueForbidden";
 pub const FIELD_VALUE_DUPLICATE: &str = "FieldValueDuplicate";
 /// Reason of a value that is too long.
 pub const FIELD_VALUE_TOO_LONG: &str = "FieldValueTooLong";
+/// Reason of a list with too many items.
+pub const FIELD_VALUE_TOO_MANY: &str = "FieldValueTooMany";
 
 /// Upstream `IsNegativeErrorMsg`.
 pub(super) const NEGATIVE: &str = "must be greater than or equal to 0";
@@ -92,6 +94,12 @@ impl Errors {
     /// `field.TooLong`.
     pub(super) fn too_long(&mut self, field: &str, max: usize) {
         self.push(FIELD_VALUE_TOO_LONG, field, format!("Too long: may not be more than {max} bytes"));
+    }
+
+    /// `field.TooMany`.
+    pub(super) fn too_many(&mut self, field: &str, actual: usize, max: usize) {
+        let items = if max == 1 { "item" } else { "items" };
+        self.push(FIELD_VALUE_TOO_MANY, field, format!("Too many: {actual}: must have at most {max} {items}"));
     }
 
     /// Whether no cause was found.

@@ -7,10 +7,10 @@
 //!
 //! This file holds the entry points and the per-kind dispatch. The rules
 //! are `meta.rs`, `pod.rs`, `pod_update.rs`, `pod_status.rs`,
-//! `apps.rs`, `workload_status.rs`, `node.rs`, `taints.rs`, `core_v1.rs` and
-//! `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
+//! `apps.rs`, `workload_status.rs`, `node.rs`, `taints.rs`, `core_v1.rs`,
+//! `discovery.rs`, `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
 //! `access.rs` (reading the JSON), `render.rs` (Go's rendering of values),
-//! `syntax.rs` (name and value syntax) and `values.rs` (selectors,
+//! `syntax.rs` (name and value syntax), `ip.rs` (IP address syntax) and `values.rs` (selectors,
 //! int-or-string). None of them imports this file.
 //!
 //! Field validation expects the *defaulted* object (see the `defaults` module), as
@@ -54,6 +54,9 @@
 //! - Namespace finalizer names and, on `/status`, the phase against the
 //!   deletion timestamp; ConfigMap and Secret keys, `immutable` ConfigMaps
 //!   and Secrets, Secret `type` immutability; Lease durations; PDB specs;
+//! - EndpointSlice: `ValidateEndpointSlice{Create,Update}` whole (address
+//!   type supported and immutable, endpoints and their addresses by type,
+//!   hostname, nodeName, topology, zone and node hints, ports);
 //! - Role and ClusterRole policy rules, and a ClusterRole's
 //!   `aggregationRule` (at least one valid selector);
 //! - pod updates: only what upstream `ValidatePodUpdate` lets change
@@ -73,7 +76,9 @@ use crate::resources::Builtin;
 mod access;
 mod apps;
 mod core_v1;
+mod discovery;
 mod errors;
+mod ip;
 mod meta;
 mod node;
 mod pod;
@@ -101,7 +106,7 @@ use workload_status::{collision_count_update, deployment_status, replica_set_sta
 
 pub use errors::{
     Cause, FIELD_VALUE_DUPLICATE, FIELD_VALUE_FORBIDDEN, FIELD_VALUE_INVALID, FIELD_VALUE_NOT_SUPPORTED,
-    FIELD_VALUE_REQUIRED, FIELD_VALUE_TOO_LONG,
+    FIELD_VALUE_REQUIRED, FIELD_VALUE_TOO_LONG, FIELD_VALUE_TOO_MANY,
 };
 
 /// Validates an object about to be created.
@@ -209,6 +214,7 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
             nonnegative(errs, int(spec, "leaseTransitions"), "spec.leaseTransitions");
         }
         Builtin::PodDisruptionBudget => pod_disruption_budget_spec(errs, at(object, "spec")),
+        Builtin::EndpointSlice => discovery::endpoint_slice(errs, object, old),
         Builtin::Node => node::node(errs, object, old),
         Builtin::ClusterRole => rbac::role(errs, object, false),
         Builtin::Role => rbac::role(errs, object, true),

@@ -57,7 +57,7 @@ async fn core_and_named_groups_are_listed() {
     assert_eq!(groups["kind"], "APIGroupList");
     let names: Vec<&str> =
         groups["groups"].as_array().expect("groups").iter().filter_map(|g| g["name"].as_str()).collect();
-    for group in ["apps", "coordination.k8s.io", "events.k8s.io"] {
+    for group in ["apps", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io"] {
         assert!(names.contains(&group), "{group} missing from /apis: {names:?}");
     }
 
@@ -133,6 +133,14 @@ async fn apps_v1_resources_carry_short_names_categories_and_scale() {
     }
     let leases = get(&client, "/apis/coordination.k8s.io/v1").await.json();
     assert_eq!(resource(&leases, "leases")["kind"], "Lease");
+    let discovery = get(&client, "/apis/discovery.k8s.io/v1").await.json();
+    let slices = resource(&discovery, "endpointslices");
+    assert_eq!((&slices["kind"], &slices["namespaced"]), (&json!("EndpointSlice"), &json!(true)));
+    assert_eq!(
+        strings(&slices["verbs"]),
+        ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+    );
+    assert_eq!(slices.get("shortNames"), None);
 }
 
 #[tokio::test]
@@ -189,7 +197,7 @@ async fn kube_discovery_finds_every_group() {
     let sim = util::start().await;
     let client = sim.client().expect("client");
     let discovery = kube::Discovery::new(client).run().await.expect("discovery runs");
-    for group in ["", "apps", "coordination.k8s.io", "events.k8s.io"] {
+    for group in ["", "apps", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io"] {
         assert!(discovery.has_group(group), "group {group:?} not discovered");
     }
     let apps = discovery.get("apps").expect("apps");

@@ -540,3 +540,62 @@ async fn invalid_pod_disruption_budgets_and_rbac_names_are_refused() {
         failure(&out)
     );
 }
+
+const ENDPOINT_SLICE: &str = "\
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: web-abcde
+  labels: {kubernetes.io/service-name: web}
+addressType: IPv4
+ports:
+- {name: http, port: 80}
+- {name: metrics, port: 9090, protocol: TCP}
+endpoints:
+- addresses: [10.244.0.5]
+  conditions: {ready: true}
+  nodeName: node-1
+  deprecatedTopology: {kubernetes.io/hostname: node-1}
+- addresses: [10.244.1.7]
+";
+
+#[tokio::test]
+async fn endpoint_slices_apply_print_and_keep_their_address_type() {
+    let sim = util::start().await;
+    let (_dir, config) = kubeconfig(&sim);
+    let applied = kubectl_ok_with_stdin(&config, &["apply", "-f", "-"], ENDPOINT_SLICE).await;
+    assert!(applied.contains("endpointslice.discovery.k8s.io/web-abcde created"), "{applied}");
+    let rows = table(&kubectl_ok(&config, &["get", "endpointslices"]).await);
+    assert_eq!(rows[0], ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]);
+    assert_eq!(rows[1][..4], ["web-abcde", "IPv4", "80,9090", "10.244.0.5,10.244.1.7"]);
+
+    // Defaulted port name and protocol; the v1 API drops deprecatedTopology.
+    let slice = get_json(&config, &["endpointslice", "web-abcde"]).await;
+    assert_eq!(slice["ports"][0], serde_json::json!({"name": "http", "port": 80, "protocol": "TCP"}));
+    assert_eq!(slice["endpoints"][0].get("deprecatedTopology"), None);
+    assert_eq!(slice["metadata"]["generation"], 1);
+
+    // A label change bumps the generation, as the endpoints do.
+    kubectl_ok(&config, &["label", "endpointslice", "web-abcde", "endpointslice.kubernetes.io/managed-by=me"]).await;
+    let slice = get_json(&config, &["endpointslice", "web-abcde"]).await;
+    assert_eq!(slice["metadata"]["generation"], 2);
+
+    let fqdn = ENDPOINT_SLICE.replace("addressType: IPv4", "addressType: FQDN").replace("10.244.", "web.x");
+    let out = kubectl_with_stdin(&config, &["apply", "-f", "-"], Some(&fqdn)).await;
+    assert!(
+        !out.ok && out.stderr.contains("addressType: Invalid value: \"FQDN\": field is immutable"),
+        "{}",
+        failure(&out)
+    );
+    let bad = ENDPOINT_SLICE.replace("web-abcde", "web-bad").replace("10.244.1.7", "127.0.0.1");
+    let out = kubectl_with_stdin(&config, &["create", "-f", "-"], Some(&bad)).await;
+    assert!(
+        !out.ok
+            && out.stderr.contains(
+                "The EndpointSlice \"web-bad\" is invalid: endpoints[1].addresses[0]: Invalid value: \
+                 \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)"
+            ),
+        "{}",
+        failure(&out)
+    );
+}
