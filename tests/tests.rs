@@ -18,6 +18,8 @@ mod daemon;
 mod deploy;
 /// The Deployment controller, driven by kubectl, under a rollout checker.
 mod deployment;
+/// The EndpointSlice controller: slices following a Service's pods, named and multiple ports.
+mod endpointslice;
 /// The garbage collector: background, foreground and orphan cascades, with faults.
 mod garbagecollector;
 /// Shared informers against kube-sim with faults: nothing lost, nothing duplicated.
