@@ -14,7 +14,8 @@ use std::time::Duration;
 use clap::error::ErrorKind;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod, Secret, Service, ServiceAccount};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kcm_rs::config::Flags;
 use kcm_rs::controllers;
@@ -652,6 +653,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_taint_eviction_controller(&sim, &client).await;
     exercise_node_lifecycle_controller(&sim, &client).await;
     exercise_root_ca_publisher(&sim, &client).await;
+    exercise_endpointslice_controller(&sim, &client).await;
     exercise_clusterrole_aggregation(&sim, &client).await;
     exercise_token_controller(&sim, &client).await;
     exercise_legacy_token_cleaner(&sim, &client).await;
@@ -688,6 +690,46 @@ async fn exercise_root_ca_publisher(sim: &Sim, client: &kube::Client) {
     wait_for(sim, PATIENCE, "kube-root-ca.crt restored", || async {
         let now = ca().await?;
         if now == published { Ok(()) } else { Err(format!("ca.crt {now:?}")) }
+    })
+    .await;
+}
+
+/// EndpointSlice controller: a Service's slice created for its pod,
+/// updated when the pod goes, and a stray slice it manages but no
+/// Service owns deleted.
+async fn exercise_endpointslice_controller(sim: &Sim, client: &kube::Client) {
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let service = json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
+    services.create(&PostParams::default(), &object(service)).await.expect("created");
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), "default");
+    let labels = json!({"kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"});
+    let stray = json!({"metadata": {"name": "web-stray", "labels": labels}, "addressType": "IPv4", "endpoints": []});
+    slices.create(&PostParams::default(), &object(stray)).await.expect("created");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let pod = json!({"metadata": {"name": "web-1", "labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}});
+    pods.create(&PostParams::default(), &object(pod)).await.expect("created");
+    let endpoints = || async {
+        let list = slices.list(&Default::default()).await.map_err(|e| e.to_string())?;
+        let names: Vec<String> = list.items.iter().filter_map(|s| s.metadata.name.clone()).collect();
+        if names.contains(&"web-stray".to_owned()) {
+            return Err(format!("slices {names:?}"));
+        }
+        let web = list.items.iter().filter(|s| s.metadata.owner_references.iter().flatten().any(|o| o.name == "web"));
+        Ok(web.map(|s| s.endpoints.as_ref().map_or(0, Vec::len)).sum::<usize>())
+    };
+    wait_for(sim, PATIENCE, "web-1 in web's slice, the stray slice deleted", || async {
+        match endpoints().await? {
+            1 => Ok(()),
+            n => Err(format!("{n} endpoints")),
+        }
+    })
+    .await;
+    pods.delete("web-1", &DeleteParams::default().grace_period(0)).await.expect("deleted");
+    wait_for(sim, PATIENCE, "web's slice emptied", || async {
+        match endpoints().await? {
+            0 => Ok(()),
+            n => Err(format!("{n} endpoints")),
+        }
     })
     .await;
 }
@@ -1067,6 +1109,7 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
          creating or adopting a pod with blockOwnerDeletion on its ReplicaSet needs it",
     ),
     ("update", "apps", "deployments/finalizers", "the same for a ReplicaSet's reference to its Deployment"),
+    ("update", "", "services/finalizers", "the same for an EndpointSlice's reference to its Service"),
     (
         "escalate",
         "rbac.authorization.k8s.io",
