@@ -6,14 +6,16 @@
 //! with the Service; a Service without pods keeps one empty placeholder;
 //! a Service without a selector gets none; named target ports resolve per
 //! pod, so pods naming different numbers land in different slices; several
-//! ports share one slice. Every test waits on conditions, never on timings.
+//! ports share one slice; `service.kubernetes.io/topology-mode: Auto` and
+//! `trafficDistribution` hint endpoints for their zones (and nodes).
+//! Every test waits on conditions, never on timings.
 
-use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::discovery::v1::{Endpoint, EndpointSlice};
 use kube::Api;
 use kube::api::ListParams;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 
-use crate::common::{Env, PATIENCE, start};
+use crate::common::{Env, PATIENCE, events, start};
 
 // === utils ===
 
@@ -193,4 +195,81 @@ async fn several_ports_share_one_slice() {
         "one slice, two ports",
     )
     .await;
+}
+
+/// Waits until every endpoint of `service`'s slices (there being
+/// `count`) is hinted as `hints` says of it (zone, node), and gives them.
+async fn wait_for_hints(
+    env: &Env,
+    service: &str,
+    count: usize,
+    hints: impl Fn(&Endpoint) -> (Vec<String>, Vec<String>),
+) {
+    wait_for(&env.sim, PATIENCE, &format!("{service}'s endpoints hinted"), || async {
+        let all: Vec<Endpoint> =
+            slices(env, service).await.into_iter().flat_map(|s| s.endpoints.unwrap_or_default()).collect();
+        let seen: Vec<_> = all
+            .iter()
+            .map(|e| {
+                let h = e.hints.clone().unwrap_or_default();
+                let zones = h.for_zones.unwrap_or_default().into_iter().map(|z| z.name).collect::<Vec<_>>();
+                let nodes = h.for_nodes.unwrap_or_default().into_iter().map(|n| n.name).collect::<Vec<_>>();
+                (zones, nodes)
+            })
+            .collect();
+        let want: Vec<_> = all.iter().map(&hints).collect();
+        if all.len() == count && seen == want { Ok(()) } else { Err(format!("hints {seen:?}, want {want:?}")) }
+    })
+    .await;
+}
+
+fn own_zone(e: &Endpoint) -> Vec<String> {
+    e.zone.clone().into_iter().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn topology_mode_auto_hints_every_zone_and_says_so() {
+    // kube-sim's three nodes are in zone-a, zone-b and zone-c, 8 CPUs each;
+    // the scheduler spreads three pods over them: one endpoint per zone,
+    // each hinted for its own.
+    let env = start().await;
+    let service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: auto\n  annotations:\n    \
+                   service.kubernetes.io/topology-mode: Auto\nspec:\n  selector:\n    app: auto\n  ports:\n  - port: \
+                   80\n";
+    apply(&env, service).await;
+    apply(&env, &(1..=3).map(|i| pod(&format!("auto-{i}"), "auto", 8080)).collect::<String>()).await;
+    wait_for_hints(&env, "auto", 3, |e| (own_zone(e), vec![])).await;
+    wait_for(&env.sim, PATIENCE, "TopologyAwareHintsEnabled on the Service", || async {
+        let events = events(&env, "default", "auto", "TopologyAwareHintsEnabled").await;
+        let messages: Vec<String> = events.iter().filter_map(|e| e.message.clone()).collect();
+        if messages == ["Topology Aware Hints has been enabled, addressType: IPv4"] {
+            Ok(())
+        } else {
+            Err(format!("{messages:?}"))
+        }
+    })
+    .await;
+
+    // The annotation removed: the hints go, and that is said too.
+    kubectl_ok(&env.kubeconfig, &["annotate", "service", "auto", "service.kubernetes.io/topology-mode-"]).await;
+    wait_for_hints(&env, "auto", 3, |_| (vec![], vec![])).await;
+    wait_for(&env.sim, PATIENCE, "TopologyAwareHintsDisabled on the Service", || async {
+        let events = events(&env, "default", "auto", "TopologyAwareHintsDisabled").await;
+        if events.is_empty() { Err("none yet".to_owned()) } else { Ok(()) }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn traffic_distribution_prefer_same_node_hints_zone_and_node() {
+    let env = start().await;
+    let service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: local\nspec:\n  trafficDistribution: \
+                   PreferSameNode\n  selector:\n    app: local\n  ports:\n  - port: 80\n";
+    apply(&env, service).await;
+    apply(&env, &format!("{}{}", pod("local-1", "local", 8080), pod("local-2", "local", 8080))).await;
+    wait_for_hints(&env, "local", 2, |e| (own_zone(e), e.node_name.clone().into_iter().collect())).await;
+    let (_, metrics) = env.scrape("/metrics").await;
+    let line =
+        "endpoint_slice_controller_services_count_by_traffic_distribution{traffic_distribution=\"PreferSameNode\"} 1";
+    assert!(metrics.contains(line), "{line} not in:\n{metrics}");
 }

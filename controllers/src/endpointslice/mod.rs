@@ -19,8 +19,11 @@
 //!   addresses per family, named ports, hostname, node and zone;
 //! - `slices`: the slices themselves: labels, owner, placeholder, trigger
 //!   time, the slice to fill;
-//! - `reconciler`: the packing (`reconciler.go`);
+//! - `reconciler`: a Service's slices per address type and set of ports
+//!   (`reconciler.go`), `packing` the endpoints of one set into slices;
 //! - `trafficdist`: hints from `trafficDistribution`;
+//! - `topologycache`: hints for `service.kubernetes.io/topology-mode: Auto`
+//!   (zones weighed by their nodes' CPU);
 //! - `tracker`: the EndpointSlice tracker (stale caches);
 //! - `trigger_time`: the last-change-trigger-time tracker;
 //! - `metrics_cache`: the gauges' totals;
@@ -28,9 +31,11 @@
 
 mod endpoints;
 mod metrics_cache;
+mod packing;
 mod pods;
 mod reconciler;
 mod slices;
+mod topologycache;
 mod tracker;
 mod trafficdist;
 mod trigger_time;
@@ -46,6 +51,7 @@ pub use slices::{
     ANNOTATION_TOPOLOGY_MODE, CONTROLLER_QUALIFIED_NAME, LABEL_HEADLESS, LABEL_MANAGED_BY, LABEL_SERVICE_NAME,
     LAST_CHANGE_TRIGGER_TIME, managed_by_controller, service_key as slice_service_key,
 };
+pub use topologycache::{HintEvent, TopologyCache, messages as hint_messages};
 pub use tracker::EndpointSliceTracker;
 pub use trigger_time::TriggerTimeTracker;
 

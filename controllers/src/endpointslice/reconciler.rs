@@ -14,6 +14,10 @@
 //! first gone and 10 new: the first is updated to 95 and filled back to
 //! 100; the 5 left fit the 60, which becomes 65. Two updates, no create.
 //!
+//! Hints follow (per address type): the topology cache's for a Service
+//! annotated `service.kubernetes.io/topology-mode: Auto`, else those of
+//! its `trafficDistribution`, else none.
+//!
 //! A Service with no endpoints of a type keeps one placeholder slice of
 //! it (no ports, no endpoints), so consumers can tell "no endpoints" from
 //! "not yet synced". Finally ([`finalize`]), creates are turned into
@@ -28,13 +32,12 @@ use k8s_openapi::api::discovery::v1::{Endpoint, EndpointPort, EndpointSlice};
 use kcm_objects::{Node, Pod};
 
 use super::endpoints::{
-    AddressType, EndpointKey, address_types_for_service, endpoint_ports, equal_beyond_key, pod_to_endpoint,
-    should_pod_be_in_endpoints,
+    AddressType, EndpointKey, address_types_for_service, endpoint_ports, pod_to_endpoint, should_pod_be_in_endpoints,
 };
-use super::slices::{
-    endpoints, endpoints_mut, hints_enabled, is_same_placeholder, new_endpoint_slice, owned_by, set_trigger_time,
-    slice_labels, slice_to_fill,
-};
+use super::packing::pack;
+use super::pods::service_key;
+use super::slices::{hints_enabled, is_same_placeholder, new_endpoint_slice, owned_by, set_trigger_time};
+use super::topologycache::{HintEvent, TopologyCache, messages as hint_messages};
 use super::trafficdist::{Heuristic, PREFER_CLOSE, PREFER_SAME_NODE, PREFER_SAME_ZONE, reconcile_hints};
 
 /// What one Service's reconcile is given: the cached Service, the pods
@@ -98,6 +101,8 @@ pub struct Reconciled {
     /// Pods left out because their node is not in the cache: the sync
     /// fails after its writes, to be retried (upstream's error text).
     pub skipped: Vec<String>,
+    /// Events about the Service's topology aware hints, in order.
+    pub events: Vec<HintEvent>,
     /// The `topology` label of `endpointslices_changed_per_sync`: `Auto`
     /// or `Disabled`.
     pub topology: &'static str,
@@ -112,34 +117,52 @@ pub fn valid_traffic_distribution(value: Option<&str>) -> bool {
     matches!(value, Some(PREFER_CLOSE | PREFER_SAME_ZONE | PREFER_SAME_NODE))
 }
 
-/// The slices to write for `input.service` (upstream `Reconcile`).
-pub fn reconcile(input: &Input<'_>) -> Reconciled {
+/// The slices to write for `input.service` (upstream `Reconcile`), with
+/// the topology cache's hints when the Service asks for them.
+pub fn reconcile(input: &Input<'_>, topology: &mut TopologyCache) -> Reconciled {
     let service = input.service;
+    let key = service_key(service);
     let types = address_types_for_service(service);
     let mut by_type: BTreeMap<AddressType, Vec<&EndpointSlice>> = BTreeMap::new();
     let mut stale_address_types = Vec::new();
     for slice in input.slices {
         match AddressType::parse(&slice.address_type).filter(|t| types.contains(t)) {
             Some(t) => by_type.entry(t).or_default().push(slice),
-            None => stale_address_types.push((*slice).clone()),
+            None => {
+                if let Some(t) = AddressType::parse(&slice.address_type) {
+                    topology.remove_hints(&key, t);
+                }
+                stale_address_types.push((*slice).clone());
+            }
         }
     }
     let traffic_distribution = service.spec.as_ref().and_then(|s| s.traffic_distribution.as_deref());
     let hints = hints_enabled(service);
     let use_traffic_distribution = valid_traffic_distribution(traffic_distribution) && !hints;
     let mut skipped = Vec::new();
+    let mut events = Vec::new();
     let changes = types
         .iter()
         .map(|t| {
             let existing = by_type.remove(t).unwrap_or_default();
             let mut changes = reconcile_address_type(input, &existing, *t, &mut skipped);
             let unchanged = unchanged_slices(&existing, &changes);
-            let heuristic = if use_traffic_distribution {
-                Heuristic::for_distribution(traffic_distribution)
+            if hints {
+                events.extend(topology.add_hints(&key, *t, &mut changes.create, &mut changes.update, &unchanged));
             } else {
-                Heuristic::Remove
-            };
-            reconcile_hints(heuristic, &mut changes.create, &mut changes.update, &unchanged);
+                // Hints the annotation put there go, unless trafficDistribution
+                // sets its own.
+                if topology.has_populated_hints(&key) {
+                    events.push(HintEvent::disabled(hint_messages::TOPOLOGY_AWARE_HINTS_DISABLED, *t));
+                }
+                topology.remove_hints(&key, *t);
+                let heuristic = if use_traffic_distribution {
+                    Heuristic::for_distribution(traffic_distribution)
+                } else {
+                    Heuristic::Remove
+                };
+                reconcile_hints(heuristic, &mut changes.create, &mut changes.update, &unchanged);
+            }
             finalize(service, &mut changes, input.trigger_time);
             changes
         })
@@ -148,6 +171,7 @@ pub fn reconcile(input: &Input<'_>) -> Reconciled {
         changes,
         stale_address_types,
         skipped,
+        events,
         topology: if hints { "Auto" } else { "Disabled" },
         traffic_distribution: if use_traffic_distribution {
             traffic_distribution.unwrap_or_default().to_owned()
@@ -240,110 +264,6 @@ fn reconcile_address_type(
         changes.efficiency.push(Efficiency { endpoints: 0, slices: 1 });
     }
     changes
-}
-
-/// The writes of one set of ports.
-#[derive(Default)]
-struct Packed {
-    create: Vec<EndpointSlice>,
-    update: Vec<EndpointSlice>,
-    delete: Vec<EndpointSlice>,
-    added: usize,
-    removed: usize,
-}
-
-/// What step 1 decided of an existing slice.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Fate {
-    Unchanged,
-    Update,
-    Delete,
-}
-
-/// Upstream `reconcileByPortMapping`: the three steps of the module doc.
-fn pack(
-    input: &Input<'_>,
-    existing: &[&EndpointSlice],
-    mut desired: BTreeMap<EndpointKey, Endpoint>,
-    ports: &[EndpointPort],
-    address_type: AddressType,
-) -> Packed {
-    let max = input.max_endpoints_per_slice;
-    let mut slices: Vec<EndpointSlice> = Vec::with_capacity(existing.len());
-    let mut fates = Vec::with_capacity(existing.len());
-    let mut removed = 0;
-    // 1. keep what is still desired, updated; drop the rest.
-    for slice in existing {
-        let mut kept = Vec::with_capacity(endpoints(slice).len());
-        let mut endpoint_updated = false;
-        for endpoint in endpoints(slice) {
-            if let Some(wanted) = desired.remove(&EndpointKey::of(endpoint)) {
-                endpoint_updated |= !equal_beyond_key(&wanted, endpoint);
-                kept.push(wanted);
-            }
-        }
-        let (labels, labels_changed) = slice_labels(slice, input.service);
-        let mut copy = (*slice).clone();
-        let fate = if endpoint_updated || kept.len() != endpoints(slice).len() {
-            removed += endpoints(slice).len().saturating_sub(kept.len());
-            copy.endpoints = Some(kept);
-            copy.metadata.labels = Some(labels);
-            if endpoints(&copy).is_empty() { Fate::Delete } else { Fate::Update }
-        } else if labels_changed {
-            copy.metadata.labels = Some(labels);
-            Fate::Update
-        } else {
-            Fate::Unchanged
-        };
-        slices.push(copy);
-        fates.push(fate);
-    }
-    let added = desired.len();
-    // 2. fill the slices being updated, fullest first.
-    let mut updating: Vec<usize> = (0..slices.len()).filter(|i| fates[*i] == Fate::Update).collect();
-    updating.sort_by_key(|i| std::cmp::Reverse(endpoints(&slices[*i]).len()));
-    for i in updating {
-        fill(&mut slices[i], &mut desired, max);
-    }
-    // 3. the rest into the unchanged slice it fills best, else new ones.
-    let mut create = Vec::new();
-    while !desired.is_empty() {
-        let target = if desired.len() < max {
-            let unchanged: Vec<usize> = (0..slices.len()).filter(|i| fates[*i] == Fate::Unchanged).collect();
-            let candidates: Vec<&EndpointSlice> = unchanged.iter().map(|i| &slices[*i]).collect();
-            slice_to_fill(&candidates, desired.len(), max).map(|c| unchanged[c])
-        } else {
-            None
-        };
-        match target {
-            Some(i) => {
-                fill(&mut slices[i], &mut desired, max);
-                fates[i] = Fate::Update;
-            }
-            None => {
-                let mut slice = new_endpoint_slice(input.service, ports.to_vec(), address_type);
-                fill(&mut slice, &mut desired, max);
-                create.push(slice);
-            }
-        }
-    }
-    let mut packed = Packed { create, added, removed, ..Packed::default() };
-    for (slice, fate) in slices.into_iter().zip(fates) {
-        match fate {
-            Fate::Update => packed.update.push(slice),
-            Fate::Delete => packed.delete.push(slice),
-            Fate::Unchanged => {}
-        }
-    }
-    packed
-}
-
-/// Moves desired endpoints into `slice` until it is full.
-fn fill(slice: &mut EndpointSlice, desired: &mut BTreeMap<EndpointKey, Endpoint>, max: usize) {
-    while endpoints(slice).len() < max {
-        let Some((_, endpoint)) = desired.pop_first() else { break };
-        endpoints_mut(slice).push(endpoint);
-    }
 }
 
 /// The existing slices neither updated nor deleted (upstream `unchangedSlices`).

@@ -89,14 +89,19 @@ impl Fixture {
         let pods: Vec<&Pod> = self.pods.iter().collect();
         let slices: Vec<&EndpointSlice> = self.slices.iter().collect();
         let lookup = |name: &str| self.nodes.iter().find(|n| &*n.metadata.name == name);
-        reconcile(&Input {
-            service: &self.service,
-            pods: &pods,
-            slices: &slices,
-            node: &lookup,
-            trigger_time: None,
-            max_endpoints_per_slice: self.max,
-        })
+        let mut topology = TopologyCache::new();
+        topology.set_nodes(&self.nodes);
+        reconcile(
+            &Input {
+                service: &self.service,
+                pods: &pods,
+                slices: &slices,
+                node: &lookup,
+                trigger_time: None,
+                max_endpoints_per_slice: self.max,
+            },
+            &mut topology,
+        )
     }
 
     /// Reconciles, then applies the writes as the API server would
@@ -470,13 +475,13 @@ fn reconcile_sets_the_trigger_time_and_skips_creates_of_a_deleted_service() {
         trigger_time: Some(at),
         max_endpoints_per_slice: 100,
     };
-    let out = reconcile(&input);
+    let out = reconcile(&input, &mut TopologyCache::new());
     let annotations = only(&out).create[0].metadata.annotations.clone().unwrap();
     assert_eq!(annotations.get(LAST_CHANGE_TRIGGER_TIME).map(String::as_str), Some("2023-11-14T22:13:21.5Z"));
     let mut deleting = fixture.service.clone();
     deleting.metadata.deletion_timestamp = Some(Time(at));
     let input = Input { service: &deleting, ..input };
-    assert!(only(&reconcile(&input)).create.is_empty());
+    assert!(only(&reconcile(&input, &mut TopologyCache::new())).create.is_empty());
 }
 
 #[test]
@@ -552,4 +557,50 @@ fn services_to_update_on_pod_change() {
     let keys: Vec<String> = services_to_update(&services, &old, &new).into_iter().collect();
     assert_eq!(keys, ["default/foo", "default/other"], "both the one it left and the one it joined");
     assert_eq!(services_for_pod(&services, &old).into_iter().collect::<Vec<_>>(), ["default/foo"]);
+}
+
+#[test]
+fn reconcile_topology_mode_auto() {
+    // Two zones of equal CPU, one pod in each: each endpoint hinted for
+    // its zone, and the hints announced; the annotation removed, the hints
+    // go and that is announced too.
+    let mut svc = service(&["IPv4"]);
+    svc.metadata.annotations = Some(BTreeMap::from([(ANNOTATION_TOPOLOGY_MODE.to_owned(), "Auto".to_owned())]));
+    let zoned = |name: &str, zone: &str| -> Node {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": {LABEL_TOPOLOGY_ZONE: zone}},
+            "status": {"allocatable": {"cpu": "2"}, "conditions": [{"type": "Ready", "status": "True"}]}}))
+        .unwrap()
+    };
+    let nodes = [zoned("node-1", "zone-a"), zoned("node-2", "zone-b")];
+    let mut second = pod(2, true);
+    second.spec.node_name = Some("node-2".into());
+    let pods = [pod(1, true), second];
+    let pod_refs: Vec<&Pod> = pods.iter().collect();
+    let lookup = |name: &str| nodes.iter().find(|n| &*n.metadata.name == name);
+    let mut topology = TopologyCache::new();
+    topology.set_nodes(&nodes);
+    let input = Input {
+        service: &svc,
+        pods: &pod_refs,
+        slices: &[],
+        node: &lookup,
+        trigger_time: None,
+        max_endpoints_per_slice: 100,
+    };
+    let out = reconcile(&input, &mut topology);
+    assert_eq!(out.topology, "Auto");
+    let zones: Vec<String> = endpoints(&only(&out).create[0])
+        .iter()
+        .map(|e| e.hints.clone().unwrap().for_zones.unwrap()[0].name.clone())
+        .collect();
+    assert_eq!(zones, ["zone-a", "zone-b"]);
+    assert_eq!(out.events.iter().map(|e| e.reason).collect::<Vec<_>>(), ["TopologyAwareHintsEnabled"]);
+
+    let hinted_slice = only(&out).create[0].clone();
+    let mut plain = svc.clone();
+    plain.metadata.annotations = None;
+    let slices = [&hinted_slice];
+    let out = reconcile(&Input { service: &plain, slices: &slices, ..input }, &mut topology);
+    assert_eq!(out.events, [HintEvent::disabled(hint_messages::TOPOLOGY_AWARE_HINTS_DISABLED, AddressType::IPv4)]);
+    assert!(endpoints(&only(&out).update[0]).iter().all(|e| e.hints.is_none()));
 }

@@ -11,17 +11,21 @@
 //! - a slice this controller manages queues its Service, after the batch
 //!   period but at least 1 s, only when the tracker says it is not this
 //!   controller's own write (or its deletion was not expected); a slice
-//!   whose service-name or managed-by label changed queues both Services.
+//!   whose service-name or managed-by label changed queues both Services;
+//! - a node added or deleted, or whose readiness or zone changed, queues
+//!   a look at the zones' CPU (the topology queue's one key), which queues
+//!   the Services its hints now overload.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kcm_controllers::endpointslice::LABEL_TOPOLOGY_ZONE;
 use kcm_controllers::endpointslice::{
     LABEL_SERVICE_NAME, managed_by_controller, service_key, services_for_pod, services_to_update, slice_service_key,
 };
-use kcm_objects::Pod;
+use kcm_objects::{Node, Pod};
 use kcm_runtime::informer::{EventHandler, Store};
 use kcm_runtime::workqueue::WorkQueue;
 
@@ -143,5 +147,36 @@ impl EventHandler<EndpointSlice> for SliceHandler {
         if unexpected {
             self.enqueue(slice);
         }
+    }
+}
+
+/// The topology queue's only key (upstream `topologyQueueItemKey`).
+pub const TOPOLOGY_QUEUE_ITEM_KEY: &str = "topologyQueueItemKey";
+
+/// A node changed in a way the zones' CPU shares show.
+pub(super) struct NodeHandler {
+    pub(super) topology_queue: WorkQueue<String>,
+}
+
+/// Whether a node is Ready.
+fn node_ready(node: &Node) -> bool {
+    node.condition("Ready").is_some_and(|c| c.status == "True")
+}
+
+impl EventHandler<Node> for NodeHandler {
+    fn on_add(&self, _node: &Arc<Node>) {
+        self.topology_queue.add(TOPOLOGY_QUEUE_ITEM_KEY.to_owned());
+    }
+
+    fn on_update(&self, old: &Arc<Node>, new: &Arc<Node>) {
+        // The zone label may come after the node (a cloud provider's).
+        let zone = |n: &Node| n.metadata.labels.get(LABEL_TOPOLOGY_ZONE).map(str::to_owned);
+        if node_ready(old) != node_ready(new) || zone(old) != zone(new) {
+            self.topology_queue.add(TOPOLOGY_QUEUE_ITEM_KEY.to_owned());
+        }
+    }
+
+    fn on_delete(&self, _node: &Arc<Node>) {
+        self.topology_queue.add(TOPOLOGY_QUEUE_ITEM_KEY.to_owned());
     }
 }

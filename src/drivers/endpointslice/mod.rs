@@ -4,12 +4,13 @@
 //! decisions are `kcm_controllers::endpointslice`).
 //!
 //! It owns:
-//! - the handlers on the shared Service, Pod and EndpointSlice informers
-//!   (`handlers`); the Node informer is read, for zones;
+//! - the handlers on the shared Service, Pod, EndpointSlice and Node
+//!   informers (`handlers`);
 //! - the `endpoint_slice` workqueue, with upstream's slower backoff (1 s
 //!   doubling to 1000 s, with the overall 10 qps bucket) and at most
 //!   [`RETRIES`] failed syncs per Service, and its
-//!   `--concurrent-service-endpoint-syncs` workers;
+//!   `--concurrent-service-endpoint-syncs` workers, and the topology queue
+//!   of node changes with its one worker;
 //! - what the controller remembers between syncs ([`Shared`]: the
 //!   EndpointSlice tracker, the trigger times, the metrics cache), shared
 //!   by the handlers and the workers;
@@ -26,13 +27,14 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kcm_controllers::endpointslice::{EndpointSliceTracker, MetricsCache, TriggerTimeTracker};
+use kcm_controllers::endpointslice::{EndpointSliceTracker, MetricsCache, TopologyCache, TriggerTimeTracker};
 use kcm_objects::{Node, Pod};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::{HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
 use kcm_runtime::workqueue::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, QueueMetrics, WorkQueue,
+    default_controller_rate_limiter,
 };
 use kube::Client;
 
@@ -40,8 +42,8 @@ pub use handlers::ENDPOINT_SLICE_CHANGE_MIN_SYNC_DELAY;
 pub use metrics::EndpointSliceMetrics;
 pub use sync::Error;
 
-use handlers::{PodHandler, ServiceHandler, SliceHandler};
-use sync::Syncer;
+use handlers::{NodeHandler, PodHandler, ServiceHandler, SliceHandler};
+use sync::{Syncer, TopologySyncer};
 
 /// Upstream's controller name: metric label, log field.
 pub const CONTROLLER_NAME: &str = "endpointslice-controller";
@@ -54,6 +56,10 @@ pub const EVENT_COMPONENT: &str = "endpoint-slice-controller";
 
 /// The workqueue's name (the `name` label of the `workqueue_*` metrics).
 pub const QUEUE_NAME: &str = "endpoint_slice";
+
+/// The topology queue's name (internal: upstream's has none, so it has
+/// no metrics).
+pub const TOPOLOGY_QUEUE_NAME: &str = "endpoint_slice_topology";
 
 /// Failed syncs of one Service before it is dropped (upstream
 /// `maxRetries`: 1 s, 2 s, ... 1000 s between them).
@@ -84,6 +90,8 @@ pub(super) struct State {
     pub(super) trigger_times: TriggerTimeTracker,
     /// The gauges' per-Service figures.
     pub(super) metrics_cache: MetricsCache,
+    /// The zones' CPU shares and the hints allocated per Service.
+    pub(super) topology: TopologyCache,
 }
 
 /// [`State`], shared.
@@ -108,10 +116,14 @@ pub struct EndpointSliceController {
     nodes: SharedInformer<Node>,
     /// See `services`.
     slices: SharedInformer<EndpointSlice>,
+    /// The node changes that can move the zones' CPU shares (its one key).
+    topology_queue: WorkQueue<String>,
     /// The handlers' registrations: workers start once all saw the lists.
-    registrations: [HandlerRegistration; 3],
+    registrations: [HandlerRegistration; 4],
     /// What the workers run.
     syncer: Arc<Syncer>,
+    /// What the topology queue's worker runs.
+    topology_syncer: Arc<TopologySyncer>,
 }
 
 impl EndpointSliceController {
@@ -133,6 +145,8 @@ impl EndpointSliceController {
             Box::new(BucketRateLimiter::new(10.0, 100)),
         ]);
         let queue = WorkQueue::new(QUEUE_NAME, limiter, queue_metrics);
+        // Upstream's topology queue has no name, so no metrics.
+        let topology_queue = WorkQueue::new(TOPOLOGY_QUEUE_NAME, default_controller_rate_limiter(), None);
         let services = factory.informer::<Service>();
         let pods = factory.informer::<Pod>();
         let nodes = factory.informer::<Node>();
@@ -160,7 +174,10 @@ impl EndpointSliceController {
                 },
                 resync,
             ),
+            nodes.add_handler(NodeHandler { topology_queue: topology_queue.clone() }, resync),
         ];
+        let topology_syncer =
+            Arc::new(TopologySyncer { nodes: nodes.store(), shared: shared.clone(), queue: queue.clone() });
         let syncer = Arc::new(Syncer {
             services: services.store(),
             pods: pods.store(),
@@ -172,17 +189,22 @@ impl EndpointSliceController {
             metrics,
             max_endpoints_per_slice: settings.max_endpoints_per_slice,
         });
-        Self { queue, services, pods, nodes, slices, registrations, syncer }
+        Self { queue, services, pods, nodes, slices, topology_queue, registrations, syncer, topology_syncer }
     }
 }
 
 impl Controller for EndpointSliceController {
     fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            let [services, pods, slices] = &self.registrations;
+            let [services, pods, slices, nodes] = &self.registrations;
             let synced: Vec<&(dyn HasSynced + Sync)> =
-                vec![&self.pods, &self.services, &self.slices, &self.nodes, services, pods, slices];
-            cx.run_when_synced(&synced, self.queue.clone(), self.syncer.clone(), RETRIES).await;
+                vec![&self.pods, &self.services, &self.slices, &self.nodes, services, pods, slices, nodes];
+            if !cx.wait_for_caches(&synced, &[&self.queue, &self.topology_queue]).await {
+                return;
+            }
+            let services = cx.pool(self.queue.clone(), self.syncer.clone(), cx.workers, RETRIES);
+            let topology = cx.pool(self.topology_queue.clone(), self.topology_syncer.clone(), 1, Retries::FOREVER);
+            futures::join!(services, topology);
         })
     }
 }

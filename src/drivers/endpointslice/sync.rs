@@ -89,6 +89,7 @@ impl Syncer {
             state.trigger_times.delete_service(key);
             state.metrics_cache.delete_service(key);
             state.tracker.delete_service(key);
+            state.topology.delete_service(key);
             if let Some(metrics) = &self.metrics {
                 metrics.show(&state.metrics_cache);
             }
@@ -127,22 +128,27 @@ impl Syncer {
             }
             state.trigger_times.compute(key, &service, &pod_refs)
         };
-        let nodes: HashMap<&str, Arc<Node>> = pod_refs
-            .iter()
-            .filter_map(|p| {
-                let node = p.spec.node_name.as_deref()?;
-                Some((node, self.nodes.get(node)?))
-            })
-            .collect();
-        let node = |name: &str| nodes.get(name).map(Arc::as_ref);
-        let reconciled = core::reconcile(&Input {
-            service: &service,
-            pods: &pod_refs,
-            slices: &slice_refs,
-            node: &node,
-            trigger_time,
-            max_endpoints_per_slice: self.max_endpoints_per_slice,
-        });
+        // The node lookup is not Send: the reconcile is done before any await.
+        let reconciled = {
+            let nodes: HashMap<&str, Arc<Node>> = pod_refs
+                .iter()
+                .filter_map(|p| {
+                    let node = p.spec.node_name.as_deref()?;
+                    Some((node, self.nodes.get(node)?))
+                })
+                .collect();
+            let node = |name: &str| nodes.get(name).map(Arc::as_ref);
+            let input = Input {
+                service: &service,
+                pods: &pod_refs,
+                slices: &slice_refs,
+                node: &node,
+                trigger_time,
+                max_endpoints_per_slice: self.max_endpoints_per_slice,
+            };
+            core::reconcile(&input, &mut self.shared.lock().topology)
+        };
+        self.shared.lock().metrics_cache.update_traffic_distribution(key, &reconciled.traffic_distribution);
         let mut errors = reconciled.skipped.clone();
         let api: Api<EndpointSlice> = Api::namespaced(self.client.clone(), namespace);
         for changes in &reconciled.changes {
@@ -164,6 +170,10 @@ impl Syncer {
                 errors
                     .push(format!("error deleting {slice_name} EndpointSlice for Service {namespace}/{name}: {error}"));
             }
+        }
+        for event in &reconciled.events {
+            let kind = if event.warning { EventType::Warning } else { EventType::Normal };
+            self.recorder.event(&reference(&service), kind, event.reason, event.message.clone());
         }
         if errors.is_empty() {
             return Ok(());
@@ -251,5 +261,33 @@ impl Syncer {
             Err(error) if code(&error) == Some(404) => Ok(()),
             Err(error) => Err(error_message(&error)),
         }
+    }
+}
+
+/// The topology queue's sync (upstream `checkNodeTopologyDistribution`):
+/// the zones' CPU shares recomputed from every cached node, and the
+/// Services whose hints that overloads queued.
+pub(super) struct TopologySyncer {
+    pub(super) nodes: Store<Node>,
+    pub(super) shared: Shared,
+    /// The Service queue.
+    pub(super) queue: kcm_runtime::workqueue::WorkQueue<String>,
+}
+
+impl Reconcile for TopologySyncer {
+    fn sync<'a>(&'a self, _key: &'a str) -> SyncFuture<'a> {
+        Box::pin(async move {
+            let nodes = self.nodes.list();
+            let overloaded = {
+                let mut state = self.shared.lock();
+                state.topology.set_nodes(nodes.iter().map(Arc::as_ref));
+                state.topology.overloaded_services()
+            };
+            for key in overloaded {
+                tracing::debug!(%key, "Queuing Service after Node change due to overloading");
+                self.queue.add(key);
+            }
+            Ok(Next::Done)
+        })
     }
 }
