@@ -153,15 +153,18 @@ impl Syncer {
         let api: Api<EndpointSlice> = Api::namespaced(self.client.clone(), namespace);
         for changes in &reconciled.changes {
             self.record_plan(key, changes);
-            if let Err(error) = self.write(&api, &service, changes).await {
-                errors.push(error);
-            }
-            if let Some(metrics) = &self.metrics {
-                let changed = changes.create.len() + changes.update.len() + changes.delete.len();
-                metrics
-                    .changed_per_sync
-                    .with_label_values(&[reconciled.topology, reconciled.traffic_distribution.as_str()])
-                    .observe(changed as f64);
+            match self.write(&api, &service, changes).await {
+                // Counted as upstream's finalize counts: when it got through.
+                Ok(()) => {
+                    if let Some(metrics) = &self.metrics {
+                        let changed = changes.create.len() + changes.update.len() + changes.delete.len();
+                        metrics
+                            .changed_per_sync
+                            .with_label_values(&[reconciled.topology, reconciled.traffic_distribution.as_str()])
+                            .observe(changed as f64);
+                    }
+                }
+                Err(error) => errors.push(error),
             }
         }
         for slice in &reconciled.stale_address_types {
@@ -178,7 +181,8 @@ impl Syncer {
         if errors.is_empty() {
             return Ok(());
         }
-        let message = errors.join(", ");
+        // Upstream's aggregated error: one alone, several in brackets.
+        let message = if errors.len() == 1 { errors.remove(0) } else { format!("[{}]", errors.join(", ")) };
         self.recorder.event(
             &reference(&service),
             EventType::Warning,
