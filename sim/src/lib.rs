@@ -18,6 +18,7 @@
 //!   `selectors`, `patch`, `table`, `openapi`, `defaults`, `validation`,
 //!   `typed`, `omitempty`, `protobuf`, `admission`: the API server's rules,
 //!   one concept each;
+//! - `clusterip`: Service cluster IP allocation from the service range;
 //! - `kubelet`: the kubelet and scheduler stand-in;
 //! - `legacytokentracking`: the ConfigMap recording since when legacy
 //!   token use is tracked;
@@ -39,6 +40,7 @@
 
 pub mod admission;
 pub mod api;
+pub mod clusterip;
 pub mod controls;
 pub mod defaults;
 pub mod error;

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
+use kube_sim::api::ApiConfig;
+use kube_sim::clusterip::ServiceCidr;
 use kube_sim::kubelet::KubeletConfig;
 use kube_sim::{Sim, SimConfig};
 
@@ -32,6 +34,10 @@ struct Flags {
     /// Longest a graceful pod deletion takes, whatever its grace period.
     #[arg(long, default_value = "2s", value_parser = duration)]
     max_pod_grace: Duration,
+    /// The range Services' cluster IPs come from (one IPv4 or IPv6 CIDR),
+    /// as kube-apiserver's flag.
+    #[arg(long, default_value_t = ServiceCidr::DEFAULT)]
+    service_cluster_ip_range: ServiceCidr,
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
@@ -51,6 +57,7 @@ async fn main() -> anyhow::Result<()> {
             heartbeat_period: flags.node_heartbeat_period,
             max_grace: flags.max_pod_grace,
         },
+        api: ApiConfig { service_cluster_ip_range: flags.service_cluster_ip_range, ..ApiConfig::default() },
         ..SimConfig::default()
     };
     let sim = Sim::start_on(flags.addr, config).await?;

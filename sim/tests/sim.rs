@@ -14,6 +14,8 @@ mod sim {
     mod kubelet;
     /// get, list, watch: selectors, pagination, bookmarks, 410.
     mod reads;
+    /// Service cluster IP allocation and immutability.
+    mod services;
     /// What an update or patch may change: scale patches, server-owned and
     /// immutable metadata and spec, pod updates, empty optional fields.
     mod updates;

@@ -1,11 +1,13 @@
 //! The API server's state, shared by every request: the served types, the
-//! store, the injected faults and request stats, the snapshots of
+//! store, the injected faults and request stats, the cluster IP
+//! allocator's lock, the snapshots of
 //! unfinished paginated lists, the watch epoch and the OpenAPI documents.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::snapshots::Snapshots;
+use crate::clusterip::{ClusterIps, ServiceCidr};
 use crate::faults::{Faults, Stats};
 use crate::openapi::OpenApi;
 use crate::resources::{Registry, ResourceType};
@@ -18,11 +20,18 @@ pub struct ApiConfig {
     pub bookmark_interval: Duration,
     /// Longest a watch stays open when the client gives no timeoutSeconds.
     pub max_watch: Duration,
+    /// Where Services' cluster IPs come from (kube-apiserver's
+    /// `--service-cluster-ip-range`, single-stack).
+    pub service_cluster_ip_range: ServiceCidr,
 }
 
 impl Default for ApiConfig {
     fn default() -> Self {
-        ApiConfig { bookmark_interval: Duration::from_secs(30), max_watch: Duration::from_secs(1800) }
+        ApiConfig {
+            bookmark_interval: Duration::from_secs(30),
+            max_watch: Duration::from_secs(1800),
+            service_cluster_ip_range: ServiceCidr::DEFAULT,
+        }
     }
 }
 
@@ -38,6 +47,9 @@ pub struct Api {
     pub faults: Faults,
     /// Request counts by client, verb, group, resource, namespace and code.
     pub stats: Stats,
+    /// The service range, and the lock Service writes take to allocate
+    /// from it.
+    pub cluster_ips: ClusterIps,
     /// Unfinished paginated lists (consistent pages).
     pub(super) snapshots: Snapshots,
     /// Bumped to close every open watch (`/sim/v1/watches/drop`).
@@ -50,12 +62,14 @@ pub struct Api {
 impl Api {
     /// An API over `store` serving `registry`'s types.
     pub fn new(registry: Registry, store: Store, config: ApiConfig) -> Self {
+        let range = config.service_cluster_ip_range;
         Api {
             registry,
             store,
             config,
             faults: Faults::default(),
             stats: Stats::default(),
+            cluster_ips: ClusterIps::new(range),
             snapshots: Snapshots::default(),
             watch_epoch: tokio::sync::watch::Sender::new(0),
             openapi: Mutex::new(None),

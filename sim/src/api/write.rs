@@ -18,10 +18,11 @@ use super::route::Target;
 use super::scale::scale_of;
 use super::state::Api;
 use crate::admission;
+use crate::clusterip::Lease;
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::patch::{self, PatchError, PatchType, Patched};
-use crate::resources::Subresource;
+use crate::resources::{Builtin, ResourceType, Subresource};
 use crate::store::{StoreError, Stored, UpdateError};
 use crate::strategy::{self, next_state, should_delete_after_update};
 
@@ -46,6 +47,11 @@ pub fn create(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respo
     if rt.namespaced {
         admission::check_namespace_open(api, rt, target.ns(), &name)?;
     }
+    // Held until the new service is stored (`beginCreate`).
+    let lease = cluster_ip_lease(api, rt);
+    if let Some(lease) = &lease {
+        lease.allocate_create(&mut object).map_err(|r| r.into_api_error(rt, &name))?;
+    }
     strategy::prepare_for_create(rt, &name, &mut object)?;
     if dry_run {
         return Ok(with_warnings(json_response(StatusCode::CREATED, &object), &warnings));
@@ -56,6 +62,17 @@ pub fn create(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respo
     })?;
     let repr = req.representation()?;
     Ok(with_warnings(bytes_response(StatusCode::CREATED, render(rt, repr, &stored.bytes)), &warnings))
+}
+
+/// For a Service write, the cluster IP allocator's [`Lease`]: held until
+/// the write is stored.
+fn cluster_ip_lease<'a>(api: &'a Api, rt: &ResourceType) -> Option<Lease<'a>> {
+    (rt.builtin == Some(Builtin::Service)).then(|| {
+        api.cluster_ips.lease(|| {
+            let (stored, _) = api.store.list(&Api::type_key(rt), None);
+            stored.iter().map(|(_, s)| s.value()).collect()
+        })
+    })
 }
 
 /// `PUT` of an object or a subresource.
@@ -137,9 +154,14 @@ fn commit(
     let repr = req.representation()?;
     let key = target.key();
     let mut dry_result = None;
+    // Only the main resource allocates (a `/status` write keeps the spec).
+    let lease = target.sub.is_none().then(|| cluster_ip_lease(api, rt)).flatten();
     let result = api.store.update(&key, target.ns(), &name, |current: &Stored| {
         let current = current.value();
-        let incoming = transform(&current)?;
+        let mut incoming = transform(&current)?;
+        if let Some(lease) = &lease {
+            lease.allocate_update(&current, &mut incoming).map_err(|r| r.into_api_error(rt, &name))?;
+        }
         let next = next_state(rt, target.sub, &current, incoming)?;
         if dry_run {
             dry_result = Some(next.unwrap_or(current));

@@ -1,5 +1,5 @@
 //! Defaults of the object kinds other than pods: Deployment and ReplicaSet
-//! specs, Service (with the registry's IP family choice), Endpoints,
+//! specs, Service, Endpoints,
 //! EndpointSlice ports, Namespace, Node and RBAC binding subjects.
 
 use serde_json::{Map, Value, json};
@@ -33,7 +33,8 @@ pub(super) fn deployment_spec(spec: &mut Map<String, Value>) {
     default_value(spec, "progressDeadlineSeconds", json!(600));
 }
 
-/// `SetDefaults_Service` plus the registry's IP family choice.
+/// `SetDefaults_Service` (the IP families are the registry's, in
+/// `crate::clusterip`).
 pub(super) fn service_spec(spec: &mut Map<String, Value>) {
     default_str(spec, "sessionAffinity", "None");
     match spec.get("sessionAffinity").and_then(Value::as_str) {
@@ -70,15 +71,6 @@ pub(super) fn service_spec(spec: &mut Map<String, Value>) {
     }
     if matches!(service_type.as_str(), "ClusterIP" | "NodePort" | "LoadBalancer") {
         default_value(spec, "internalTrafficPolicy", json!("Cluster"));
-        let headless = spec.get("clusterIP").and_then(Value::as_str) == Some("None");
-        let has_selector = spec.get("selector").and_then(Value::as_object).is_some_and(|s| !s.is_empty());
-        let policy = if headless && !has_selector { "RequireDualStack" } else { "SingleStack" };
-        default_value(spec, "ipFamilyPolicy", json!(policy));
-        let families_unset =
-            spec.get("ipFamilies").is_none_or(|f| f.is_null() || f.as_array().is_some_and(Vec::is_empty));
-        if families_unset {
-            spec.insert("ipFamilies".to_owned(), json!(["IPv4"]));
-        }
     }
     if service_type == "LoadBalancer" {
         default_value(spec, "allocateLoadBalancerNodePorts", json!(true));

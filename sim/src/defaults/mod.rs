@@ -72,9 +72,8 @@ pub use pod::{DEFAULT_SCHEDULER_NAME, DEFAULT_TOLERATION_SECONDS, TERMINATION_ME
 ///   the ClientIP timeout 10800, `type` ClusterIP, ports' `protocol` TCP and
 ///   `targetPort` = `port`, `externalTrafficPolicy` Cluster when externally
 ///   reachable, `internalTrafficPolicy` Cluster, `allocateLoadBalancerNodePorts`
-///   true for LoadBalancer, and (registry behaviour of a single-stack IPv4
-///   cluster) `ipFamilyPolicy` SingleStack, or RequireDualStack for a
-///   headless service without selector, and `ipFamilies` `[IPv4]`.
+///   true for LoadBalancer (the IP family fields and cluster IPs are the
+///   service registry's, `crate::clusterip`).
 /// - Endpoints: ports' `protocol` TCP.
 /// - EndpointSlice: ports' `name` "" and `protocol` TCP.
 /// - Namespace: label `kubernetes.io/metadata.name` = name, `status.phase`
@@ -414,9 +413,7 @@ mod tests {
                 ],
                 "sessionAffinity": "None",
                 "type": "ClusterIP",
-                "internalTrafficPolicy": "Cluster",
-                "ipFamilyPolicy": "SingleStack",
-                "ipFamilies": ["IPv4"]
+                "internalTrafficPolicy": "Cluster"
             })
         );
         let lb = defaulted(
@@ -426,11 +423,8 @@ mod tests {
         assert_eq!(lb["spec"]["externalTrafficPolicy"], "Cluster");
         assert_eq!(lb["spec"]["allocateLoadBalancerNodePorts"], true);
         assert_eq!(lb["spec"]["sessionAffinityConfig"]["clientIP"]["timeoutSeconds"], 10800);
-        let headless = defaulted(Builtin::Service, json!({"spec": {"clusterIP": "None"}}));
-        assert_eq!(headless["spec"]["ipFamilyPolicy"], "RequireDualStack");
         let external = defaulted(Builtin::Service, json!({"spec": {"type": "ExternalName", "externalName": "a.b"}}));
         assert!(external["spec"].get("internalTrafficPolicy").is_none());
-        assert!(external["spec"].get("ipFamilyPolicy").is_none());
     }
 
     #[test]

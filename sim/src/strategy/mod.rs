@@ -18,7 +18,8 @@
 //!   write leaves nothing holding a deletion up;
 //! - per-kind rules (`kinds.rs`): which kinds have `generation` maintained,
 //!   what their `/status` writes may change, and their create-time resets;
-//!   the EndpointSlice's deprecated topology (`endpoint_slice.rs`).
+//!   the EndpointSlice's deprecated topology (`endpoint_slice.rs`) and the
+//!   fields a Service changed to ExternalName loses (`service.rs`).
 //!
 //! Defaulting (`crate::defaults`) and validation (`crate::validation`) are
 //! called from here; admission (`crate::admission`) and the store stay with
@@ -28,6 +29,7 @@ mod create;
 mod delete;
 mod endpoint_slice;
 mod kinds;
+mod service;
 mod update;
 
 pub use create::{before_create, prepare_for_create};

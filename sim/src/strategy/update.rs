@@ -9,6 +9,7 @@ use super::endpoint_slice::drop_topology;
 use super::kinds::{
     keep_namespace_finalizers, metadata_as_spec, set_or_remove, status_writes_metadata, tracks_generation,
 };
+use super::service::drop_type_dependent_fields;
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::resources::{Builtin, ResourceType, Subresource};
@@ -78,11 +79,12 @@ pub fn next_state(
             if rt.has(Subresource::Status) {
                 set_or_remove(&mut next, "status", current.get("status").cloned());
             }
-            if rt.builtin == Some(Builtin::Namespace) {
-                keep_namespace_finalizers(&mut next, current);
-            }
-            if rt.builtin == Some(Builtin::EndpointSlice) {
-                drop_topology(&mut next, Some(current));
+            // The kinds' own `PrepareForUpdate` steps.
+            match rt.builtin {
+                Some(Builtin::Namespace) => keep_namespace_finalizers(&mut next, current),
+                Some(Builtin::EndpointSlice) => drop_topology(&mut next, Some(current)),
+                Some(Builtin::Service) => drop_type_dependent_fields(&mut next, current),
+                _ => {}
             }
             keep_server_metadata(rt, &mut next, current)?;
             next

@@ -1,64 +1,13 @@
-//! Validation of the core/v1 kinds other than pods and nodes: Service
-//! specs, ConfigMap and Secret keys and immutability, and Namespace
-//! finalizer names and status phase.
-
-use std::collections::BTreeSet;
+//! Validation of the core/v1 kinds other than pods, nodes and services:
+//! ConfigMap and Secret keys and immutability, and Namespace finalizer
+//! names and status phase.
 
 use serde_json::Value;
 
-use super::access::{at, int, list, map, semantic_eq, text};
+use super::access::{at, map, semantic_eq, text};
 use super::errors::Errors;
-use super::meta::labels;
-use super::pod::{port_number, protocol};
 use super::render::go_quote;
-use super::syntax::{config_map_key, dns1123_label, port_name_messages, qualified_name};
-
-/// Part of `ValidateService`.
-pub(super) fn service_spec(errs: &mut Errors, spec: &Value) {
-    let service_type = text(spec, "type");
-    let headless = text(spec, "clusterIP") == "None";
-    let ports = list(spec, "ports");
-    if ports.is_empty() && !headless && service_type != "ExternalName" {
-        errs.required("spec.ports", "");
-    }
-    if service_type == "ExternalName" && text(spec, "externalName").is_empty() {
-        errs.required("spec.externalName", "");
-    }
-    let mut names = BTreeSet::new();
-    for (i, port) in ports.iter().enumerate() {
-        let path = format!("spec.ports[{i}]");
-        let name = text(port, "name");
-        if ports.len() > 1 && name.is_empty() {
-            errs.required(&format!("{path}.name"), "");
-        } else if !name.is_empty() {
-            for msg in dns1123_label(name) {
-                errs.invalid(&format!("{path}.name"), go_quote(name), &msg);
-            }
-            if !names.insert(name) {
-                errs.duplicate(&format!("{path}.name"), go_quote(name));
-            }
-        }
-        port_number(errs, int(port, "port").unwrap_or(0), &format!("{path}.port"));
-        protocol(errs, port, &path);
-        match at(port, "targetPort") {
-            Value::String(target) => {
-                for msg in port_name_messages(target) {
-                    errs.invalid(&format!("{path}.targetPort"), go_quote(target), &msg);
-                }
-            }
-            target => port_number(errs, target.as_i64().unwrap_or(0), &format!("{path}.targetPort")),
-        }
-    }
-    labels(errs, at(spec, "selector"), "spec.selector");
-    let types = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
-    if !types.contains(&service_type) {
-        errs.not_supported("spec.type", go_quote(service_type), &types);
-    }
-    let affinity = text(spec, "sessionAffinity");
-    if !["ClientIP", "None"].contains(&affinity) {
-        errs.not_supported("spec.sessionAffinity", go_quote(affinity), &["ClientIP", "None"]);
-    }
-}
+use super::syntax::{config_map_key, qualified_name};
 
 /// Keys of the ConfigMap or Secret map `field` (`IsConfigMapKey`).
 pub(super) fn data_keys(errs: &mut Errors, object: &Value, field: &str) {

@@ -102,9 +102,8 @@ fn address_of_type(errs: &mut Errors, path: &str, address: &str, address_type: &
         "FQDN" => return fully_qualified_domain_name(errs, path, address),
         _ => return,
     };
-    if ip_address(errs, path, address, Some(family)).is_some() {
-        endpoint_ip(errs, path, address);
-    }
+    ip_address(errs, path, address, Some(family));
+    endpoint_ip(errs, path, address);
 }
 
 /// `IsFullyQualifiedDomainName`: a DNS subdomain of at least two labels,
@@ -390,6 +389,7 @@ mod tests {
                 endpoint(json!(["123.456.789.012", "2001:4860:4860::8888"])),
                 vec![
                     "endpoints[0].addresses[0]: Invalid value: \"123.456.789.012\": must be a valid IP address (e.g. 10.9.8.7 or 2001:db8::ffff)".to_owned(),
+                    "endpoints[0].addresses[0]: Invalid value: \"123.456.789.012\": must be a valid IP address".to_owned(),
                     "endpoints[0].addresses[1]: Invalid value: \"2001:4860:4860::8888\": must be an IPv4 address".to_owned(),
                 ],
             ),
@@ -413,7 +413,9 @@ mod tests {
             lines(&slice("IPv6", endpoint(json!(["123.456.789.012", "2001:4860:4860:defg"])), http())),
             [
                 "endpoints[0].addresses[0]: Invalid value: \"123.456.789.012\": must be a valid IP address (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                "endpoints[0].addresses[0]: Invalid value: \"123.456.789.012\": must be a valid IP address",
                 "endpoints[0].addresses[1]: Invalid value: \"2001:4860:4860:defg\": must be a valid IP address (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                "endpoints[0].addresses[1]: Invalid value: \"2001:4860:4860:defg\": must be a valid IP address",
             ],
             "bad-ipv6"
         );

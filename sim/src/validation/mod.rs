@@ -7,8 +7,8 @@
 //!
 //! This file holds the entry points and the per-kind dispatch. The rules
 //! are `meta.rs`, `pod.rs`, `pod_update.rs`, `pod_status.rs`,
-//! `apps.rs`, `workload_status.rs`, `node.rs`, `taints.rs`, `core_v1.rs`,
-//! `discovery.rs`, `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
+//! `apps.rs`, `workload_status.rs`, `node.rs`, `taints.rs`, `service.rs`,
+//! `endpoints.rs`, `core_v1.rs`, `discovery.rs`, `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
 //! `access.rs` (reading the JSON), `render.rs` (Go's rendering of values),
 //! `syntax.rs` (name and value syntax), `ip.rs` (IP address syntax) and `values.rs` (selectors,
 //! int-or-string). None of them imports this file.
@@ -50,10 +50,16 @@
 //! - Node (main resource and `/status`): taints, unique `status.addresses`,
 //!   `podCIDRs` and `providerID` unchanged once set, `externalID` unchanged;
 //! - Service: type, sessionAffinity, ports (required, names, numbers,
-//!   protocol, targetPort), externalName required, selector labels;
+//!   protocol, targetPort), selector labels, ExternalName services
+//!   (`externalName` a DNS subdomain, no cluster IPs or IP families),
+//!   `ValidateServiceClusterIPsRelatedFields` (cluster IPs in step with
+//!   `clusterIP`, IP syntax, families and policy); on update, cluster IPs
+//!   and IP families that may not change once set;
 //! - Namespace finalizer names and, on `/status`, the phase against the
 //!   deletion timestamp; ConfigMap and Secret keys, `immutable` ConfigMaps
 //!   and Secrets, Secret `type` immutability; Lease durations; PDB specs;
+//! - Endpoints: `ValidateEndpoints` whole (subsets with addresses, IPs an
+//!   endpoint may have, hostnames, node names, ports);
 //! - EndpointSlice: `ValidateEndpointSlice{Create,Update}` whole (address
 //!   type supported and immutable, endpoints and their addresses by type,
 //!   hostname, nodeName, topology, zone and node hints, ports);
@@ -62,11 +68,11 @@
 //! - pod updates: only what upstream `ValidatePodUpdate` lets change
 //!   (`pod_update.rs`).
 //!
-//! Not validated: Service cluster IP and node port rules and its status,
+//! Not validated: Service node port, load balancer and traffic policy
+//! rules and its status,
 //! resource quantities, env, volume mounts and sources, probes, security
 //! contexts, affinity, topology spread, pod-specific annotations, pod and
-//! host IP syntax, managedFields, Endpoints, Event and ServiceAccount
-//! specifics, role bindings, node resources and CIDR syntax, PDB status, and the warning
+//! host IP syntax, managedFields, Event and ServiceAccount specifics, role bindings, node resources and CIDR syntax, PDB status, and the warning
 //! upstream gives for a finalizer name without a domain.
 
 use serde_json::Value;
@@ -77,6 +83,7 @@ mod access;
 mod apps;
 mod core_v1;
 mod discovery;
+mod endpoints;
 mod errors;
 mod ip;
 mod meta;
@@ -87,6 +94,7 @@ mod pod_update;
 mod policy;
 mod rbac;
 mod render;
+mod service;
 mod syntax;
 mod taints;
 mod values;
@@ -94,15 +102,17 @@ mod workload_status;
 
 use access::{at, int, list, map, str_of, text};
 use apps::{deployment_spec, replica_set_spec, selector_immutable};
-use core_v1::{data_keys, finalizer_name, immutable_data, namespace_phase, service_spec};
+use core_v1::{data_keys, finalizer_name, immutable_data, namespace_phase};
 use errors::{Errors, IMMUTABLE, nonnegative};
 use meta::{object_meta, object_meta_update};
 use pod::{pod_spec, pod_template_spec};
 use pod_status::pod_status_update;
 use pod_update::pod_update;
 use policy::pod_disruption_budget_spec;
-use render::go_quote;
 use workload_status::{collision_count_update, deployment_status, replica_set_status};
+
+pub(crate) use render::{go_quote, go_string_slice};
+pub use service::validate_cluster_ips_related_fields;
 
 pub use errors::{
     Cause, FIELD_VALUE_DUPLICATE, FIELD_VALUE_FORBIDDEN, FIELD_VALUE_INVALID, FIELD_VALUE_NOT_SUPPORTED,
@@ -179,7 +189,12 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
             }
         }
         Builtin::PodTemplate => pod_template_spec(errs, at(object, "template"), "template"),
-        Builtin::Service => service_spec(errs, at(object, "spec")),
+        Builtin::Service => {
+            if let Some(old) = old {
+                service::service_update(errs, at(old, "spec"), at(object, "spec"));
+            }
+            service::service_spec(errs, at(object, "spec"));
+        }
         Builtin::Namespace => {
             for finalizer in list(at(object, "spec"), "finalizers") {
                 finalizer_name(errs, str_of(finalizer), "spec.finalizers");
@@ -215,12 +230,12 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
         }
         Builtin::PodDisruptionBudget => pod_disruption_budget_spec(errs, at(object, "spec")),
         Builtin::EndpointSlice => discovery::endpoint_slice(errs, object, old),
+        Builtin::Endpoints => endpoints::endpoints(errs, object),
         Builtin::Node => node::node(errs, object, old),
         Builtin::ClusterRole => rbac::role(errs, object, false),
         Builtin::Role => rbac::role(errs, object, true),
         Builtin::ClusterRoleBinding
         | Builtin::RoleBinding
-        | Builtin::Endpoints
         | Builtin::ServiceAccount
         | Builtin::CoreEvent
         | Builtin::EventsEvent => {}

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::access::{at, str_of, text};
 
 /// Go's `%q` / `%#v` of a string.
-pub(super) fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -41,7 +41,7 @@ pub(super) fn go_string_map(value: &Value) -> String {
 }
 
 /// Go's `%#v` of a `[]string` (absent is nil).
-pub(super) fn go_string_slice(value: &Value) -> String {
+pub(crate) fn go_string_slice(value: &Value) -> String {
     match value.as_array() {
         None => "[]string(nil)".to_owned(),
         Some(items) => {
