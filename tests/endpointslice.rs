@@ -107,6 +107,7 @@ async fn slices_follow_the_pods_of_a_service_and_go_with_it() {
         Some("endpointslice-controller.k8s.io")
     );
     assert_eq!(labels.get("team").map(String::as_str), Some("shop"), "the Service's labels copied");
+    assert!(!labels.contains_key("service.kubernetes.io/headless"), "web has a ClusterIP: {labels:?}");
     assert_eq!(slice.address_type, "IPv4");
     let owner = slice.metadata.owner_references.clone().unwrap_or_default();
     assert_eq!(
@@ -272,4 +273,25 @@ async fn traffic_distribution_prefer_same_node_hints_zone_and_node() {
     let line =
         "endpoint_slice_controller_services_count_by_traffic_distribution{traffic_distribution=\"PreferSameNode\"} 1";
     assert!(metrics.contains(line), "{line} not in:\n{metrics}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_headless_service_is_labelled_and_its_pods_keep_their_hostnames() {
+    // upstream's "should create Endpoints and EndpointSlices for Pods
+    // matching a Service" with a StatefulSet-style headless Service: the
+    // pod whose subdomain is the Service gets its hostname.
+    let env = start().await;
+    let service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: db\nspec:\n  clusterIP: None\n  selector:\n    \
+                   app: db\n  ports:\n  - port: 5432\n";
+    apply(&env, service).await;
+    let hostnamed = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: db-0\n  labels:\n    app: db\nspec:\n  hostname: \
+                     db-0\n  subdomain: db\n  containers:\n  - name: db\n    image: postgres\n";
+    apply(&env, hostnamed).await;
+    let listed =
+        wait_for_slices(&env, "db", vec![(ports(&[("", 5432)]), endpoints(&[("db-0", true)]))], "db-0 listed").await;
+    let labels = listed[0].metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels.get("service.kubernetes.io/headless").map(String::as_str), Some(""), "{labels:?}");
+    let endpoint = &listed[0].endpoints.as_ref().expect("endpoints")[0];
+    assert_eq!(endpoint.hostname.as_deref(), Some("db-0"));
+    assert!(endpoint.zone.as_deref().is_some_and(|z| z.starts_with("zone-")), "the node's zone: {endpoint:?}");
 }
