@@ -604,3 +604,115 @@ fn reconcile_topology_mode_auto() {
     assert_eq!(out.events, [HintEvent::disabled(hint_messages::TOPOLOGY_AWARE_HINTS_DISABLED, AddressType::IPv4)]);
     assert!(endpoints(&only(&out).update[0]).iter().all(|e| e.hints.is_none()));
 }
+
+#[test]
+fn set_endpoint_slice_labels() {
+    use super::slices::slice_labels;
+    let svc_with = |labels: &[(&str, &str)], cluster_ip: &str| {
+        let mut svc = service(&["IPv4"]);
+        svc.metadata.labels = Some(labels.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect());
+        svc.spec.as_mut().unwrap().cluster_ip = Some(cluster_ip.into());
+        svc
+    };
+    let slice_with = |labels: &[(&str, &str)]| EndpointSlice {
+        metadata: ObjectMeta {
+            labels: Some(labels.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let reserved = [(LABEL_SERVICE_NAME, "foo"), (LABEL_MANAGED_BY, CONTROLLER_QUALIFIED_NAME)];
+    // (case, slice labels, Service labels, ClusterIP, labels wanted, changed)
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Vec<(&'a str, &'a str)>, &'a str, Vec<(&'a str, &'a str)>, bool);
+    let cases: [Case<'_>; 5] = [
+        ("Service without labels and empty endpoint slice", vec![], vec![], "1.1.1.1", reserved.to_vec(), false),
+        (
+            "Headless service with labels and empty endpoint slice",
+            vec![],
+            vec![("foo", "bar")],
+            "None",
+            vec![
+                (LABEL_SERVICE_NAME, "foo"),
+                (LABEL_MANAGED_BY, CONTROLLER_QUALIFIED_NAME),
+                (LABEL_HEADLESS, ""),
+                ("foo", "bar"),
+            ],
+            true,
+        ),
+        (
+            "Service with labels and endpoint slice with same labels",
+            vec![("foo", "bar"), (LABEL_SERVICE_NAME, "foo")],
+            vec![("foo", "bar")],
+            "1.1.1.1",
+            [reserved.as_slice(), &[("foo", "bar")]].concat(),
+            false,
+        ),
+        (
+            "Service with reserved labels and endpoint slice without them",
+            vec![],
+            vec![(LABEL_SERVICE_NAME, "other"), (LABEL_MANAGED_BY, "someone"), (LABEL_HEADLESS, "")],
+            "1.1.1.1",
+            reserved.to_vec(),
+            false,
+        ),
+        (
+            "Service labels removed from the endpoint slice",
+            vec![("foo", "bar"), ("team", "a")],
+            vec![("foo", "bar")],
+            "1.1.1.1",
+            [reserved.as_slice(), &[("foo", "bar")]].concat(),
+            true,
+        ),
+    ];
+    for (name, slice, svc, ip, want, changed) in cases {
+        let want: BTreeMap<String, String> = want.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        assert_eq!(slice_labels(&slice_with(&slice), &svc_with(&svc, ip)), (want, changed), "{name}");
+    }
+}
+
+#[test]
+fn service_controller_key() {
+    let mut slice = EndpointSlice::default();
+    assert_eq!(slice_service_key(&slice), None, "no service-name label");
+    slice.metadata.namespace = Some("ns".into());
+    slice.metadata.labels = Some(BTreeMap::from([(LABEL_SERVICE_NAME.to_owned(), "svc".to_owned())]));
+    assert_eq!(slice_service_key(&slice).as_deref(), Some("ns/svc"));
+}
+
+#[test]
+fn hints_enabled_cases() {
+    use super::slices::{DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS, hints_enabled};
+    let with = |pairs: &[(&str, &str)]| {
+        let mut svc = service(&["IPv4"]);
+        svc.metadata.annotations = Some(pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect());
+        svc
+    };
+    assert!(!hints_enabled(&with(&[])), "empty annotations");
+    assert!(hints_enabled(&with(&[(DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS, "Auto")])), "deprecated Auto");
+    assert!(hints_enabled(&with(&[(ANNOTATION_TOPOLOGY_MODE, "auto")])), "topology-mode auto");
+    assert!(!hints_enabled(&with(&[(ANNOTATION_TOPOLOGY_MODE, "Disabled")])), "topology-mode Disabled");
+    assert!(
+        !hints_enabled(&with(&[
+            (DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS, "disabled"),
+            (ANNOTATION_TOPOLOGY_MODE, "Auto")
+        ])),
+        "the deprecated annotation wins"
+    );
+}
+
+#[test]
+fn get_address_types_for_service() {
+    use super::endpoints::address_types_for_service;
+    let with = |families: &[&str], cluster_ip: &str| {
+        let mut svc = service(families);
+        svc.spec.as_mut().unwrap().cluster_ip = Some(cluster_ip.into());
+        if families.is_empty() {
+            svc.spec.as_mut().unwrap().ip_families = None;
+        }
+        svc
+    };
+    assert_eq!(address_types_for_service(&with(&["IPv6", "IPv4"], "fd00::1")), [AddressType::IPv4, AddressType::IPv6]);
+    assert_eq!(address_types_for_service(&with(&[], "10.0.0.1")), [AddressType::IPv4], "by the ClusterIP's family");
+    assert_eq!(address_types_for_service(&with(&[], "fd00::1")), [AddressType::IPv6]);
+    assert_eq!(address_types_for_service(&with(&[], "None")), [AddressType::IPv4, AddressType::IPv6], "headless: both");
+}
