@@ -110,15 +110,14 @@ pub fn owned_by(slice: &EndpointSlice, service: &Service) -> bool {
 }
 
 /// Whether `existing` is the placeholder `placeholder` already: same
-/// namespace, labels, owners and address type, and like it no ports and
-/// no endpoints (upstream `placeholderSliceCompare`).
+/// namespace, labels and address type, and like it no ports and no
+/// endpoints (upstream `placeholderSliceCompare`, whose metadata
+/// comparison looks at the namespace and labels only).
 pub fn is_same_placeholder(existing: &EndpointSlice, placeholder: &EndpointSlice) -> bool {
     let labels = |s: &EndpointSlice| s.metadata.labels.clone().unwrap_or_default();
-    let owners = |s: &EndpointSlice| s.metadata.owner_references.clone().unwrap_or_default();
     let ports = |s: &EndpointSlice| s.ports.clone().unwrap_or_default();
     existing.metadata.namespace == placeholder.metadata.namespace
         && labels(existing) == labels(placeholder)
-        && owners(existing) == owners(placeholder)
         && existing.address_type == placeholder.address_type
         && endpoints(existing).is_empty()
         && ports(existing) == ports(placeholder)
