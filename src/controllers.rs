@@ -22,6 +22,7 @@ use crate::config::{Config, TERMINATING_REPLICAS};
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::endpoint::{self, EndpointController};
+use crate::drivers::endpointslice::{self, EndpointSliceController, EndpointSliceMetrics};
 use crate::drivers::endpointslicemirroring::{self, EndpointSliceMirroringController, MirroringMetrics};
 use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::legacytokencleaner::{self, LegacyTokenCleaner};
@@ -237,6 +238,28 @@ pub const TABLE: &[Row] = &[
             let client = cx.own_client(legacytokencleaner::CLIENT_NAME)?;
             let period = cx.config.legacy_service_account_token_clean_up_period;
             Ok(Some(Box::new(LegacyTokenCleaner::new(cx.factory, client, period)?)))
+        },
+    },
+    Row {
+        name: endpointslice::CONTROLLER_NAME,
+        workers: |config| config.endpoint_slice.concurrent_syncs,
+        start: |cx| {
+            let client = cx.own_client(endpointslice::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), endpointslice::EVENT_COMPONENT);
+            let settings = endpointslice::Settings {
+                max_endpoints_per_slice: cx.config.endpoint_slice.max_endpoints_per_slice,
+                updates_batch_period: cx.config.endpoint_slice.updates_batch_period,
+            };
+            let metrics = EndpointSliceMetrics::register(cx.registry)?;
+            let queues = Some(cx.queue_metrics);
+            Ok(Some(Box::new(EndpointSliceController::new(
+                cx.factory,
+                client,
+                recorder,
+                settings,
+                Some(metrics),
+                queues,
+            ))))
         },
     },
     Row {

@@ -655,6 +655,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_taint_eviction_controller(&sim, &client).await;
     exercise_node_lifecycle_controller(&sim, &client).await;
     exercise_root_ca_publisher(&sim, &client).await;
+    exercise_endpointslice_controller(&sim, &client).await;
     exercise_clusterrole_aggregation(&sim, &client).await;
     exercise_token_controller(&sim, &client).await;
     exercise_legacy_token_cleaner(&sim, &client).await;
@@ -749,6 +750,46 @@ async fn exercise_endpointslice_mirroring(sim: &Sim, client: &kube::Client) {
     wait_for(sim, PATIENCE, "the slice updated", || mirrored("10.2.3.4")).await;
     endpoints.delete("custom", &DeleteParams::default()).await.expect("deleted");
     wait_for(sim, PATIENCE, "the slice deleted", || mirrored("")).await;
+}
+
+/// EndpointSlice controller: a Service's slice created for its pod,
+/// updated when the pod goes, and a stray slice it manages but no
+/// Service owns deleted.
+async fn exercise_endpointslice_controller(sim: &Sim, client: &kube::Client) {
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let service = json!({"metadata": {"name": "shop"}, "spec": {"selector": {"app": "shop"}, "ports": [{"port": 80}]}});
+    services.create(&PostParams::default(), &object(service)).await.expect("created");
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), "default");
+    let labels = json!({"kubernetes.io/service-name": "shop", "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"});
+    let stray = json!({"metadata": {"name": "shop-stray", "labels": labels}, "addressType": "IPv4", "endpoints": []});
+    slices.create(&PostParams::default(), &object(stray)).await.expect("created");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let pod = json!({"metadata": {"name": "shop-1", "labels": {"app": "shop"}}, "spec": {"containers": [{"name": "shop", "image": "nginx"}]}});
+    pods.create(&PostParams::default(), &object(pod)).await.expect("created");
+    let endpoints = || async {
+        let list = slices.list(&Default::default()).await.map_err(|e| e.to_string())?;
+        let names: Vec<String> = list.items.iter().filter_map(|s| s.metadata.name.clone()).collect();
+        if names.contains(&"shop-stray".to_owned()) {
+            return Err(format!("slices {names:?}"));
+        }
+        let web = list.items.iter().filter(|s| s.metadata.owner_references.iter().flatten().any(|o| o.name == "shop"));
+        Ok(web.map(|s| s.endpoints.as_ref().map_or(0, Vec::len)).sum::<usize>())
+    };
+    wait_for(sim, PATIENCE, "shop-1 in shop's slice, the stray slice deleted", || async {
+        match endpoints().await? {
+            1 => Ok(()),
+            n => Err(format!("{n} endpoints")),
+        }
+    })
+    .await;
+    pods.delete("shop-1", &DeleteParams::default().grace_period(0)).await.expect("deleted");
+    wait_for(sim, PATIENCE, "shop's slice emptied", || async {
+        match endpoints().await? {
+            0 => Ok(()),
+            n => Err(format!("{n} endpoints")),
+        }
+    })
+    .await;
 }
 
 /// The legacy token cleaner's setup: tracking dated long ago, a legacy
@@ -1126,6 +1167,7 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
          creating or adopting a pod with blockOwnerDeletion on its ReplicaSet needs it",
     ),
     ("update", "apps", "deployments/finalizers", "the same for a ReplicaSet's reference to its Deployment"),
+    ("update", "", "services/finalizers", "the same for an EndpointSlice's reference to its Service"),
     (
         "create",
         "",

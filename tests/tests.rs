@@ -20,6 +20,8 @@ mod deploy;
 mod deployment;
 /// The endpoints controller: a Service's pods as its Endpoints, named ports, deletion with the Service.
 mod endpoints;
+/// The EndpointSlice controller: slices following a Service's pods, named and multiple ports.
+mod endpointslice;
 /// The EndpointSlice mirroring controller: custom Endpoints mirrored, updated, removed.
 mod endpointslicemirroring;
 /// The garbage collector: background, foreground and orphan cascades, with faults.

@@ -15,6 +15,8 @@
 //!   proportional scaling, revisions and rollback, progress conditions);
 //! - [`endpoint`]: the endpoints controller (a selector Service's pods as
 //!   its Endpoints' addresses);
+//! - [`endpointslice`]: the EndpointSlice controller (pods to endpoints,
+//!   packing into slices, hints, the stale-cache tracker);
 //! - [`endpointslicemirroring`]: the EndpointSlice mirroring controller
 //!   (the Endpoints of selector-less Services as EndpointSlices);
 //! - [`garbagecollector`]: the garbage collector (dependency graph of
@@ -38,6 +40,7 @@ pub mod clusterroleaggregation;
 pub mod common;
 pub mod deployment;
 pub mod endpoint;
+pub mod endpointslice;
 pub mod endpointslicemirroring;
 pub mod garbagecollector;
 pub mod legacytokencleaner;

@@ -34,7 +34,7 @@ pub use atom::{Atom, Pool};
 pub use cached::{Cached, Projection, Wire, project};
 pub use container::NamedPort;
 pub use meta::{KEPT_ANNOTATIONS, Labels, Meta, OwnerRef};
-pub use node::{Node, NodeSpec, NodeStatus};
+pub use node::{Allocatable, Node, NodeSpec, NodeStatus};
 pub use pod::{ContainerStatus, ContainerSummary, Pod, PodCondition, PodSpec, PodStatus, Toleration};
 
 cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);

@@ -1,7 +1,7 @@
-//! The slim Node: what the node lifecycle and taint eviction controllers
-//! read of a node, decoded straight from the API server's JSON. The rest
-//! (addresses, capacity, images, daemon endpoints, node info) is skipped
-//! unread.
+//! The slim Node: what the node lifecycle, taint eviction and
+//! EndpointSlice controllers read of a node, decoded straight from the API
+//! server's JSON. The rest (addresses, capacity, allocatable but its CPU,
+//! images, daemon endpoints, node info) is skipped unread.
 //!
 //! A controller needing another field of a node adds it here, naming
 //! itself in the field's doc. Writes never start from this projection: the
@@ -49,6 +49,18 @@ pub struct NodeStatus {
     /// writes them back set to Unknown).
     #[serde(deserialize_with = "nullable")]
     pub conditions: Box<[NodeCondition]>,
+    /// `status.allocatable.cpu`, the quantity as written (the
+    /// EndpointSlice controller's topology cache weighs zones by it).
+    #[serde(deserialize_with = "nullable")]
+    pub allocatable: Allocatable,
+}
+
+/// What is kept of `status.allocatable`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Allocatable {
+    /// `cpu`, e.g. `4` or `3500m`.
+    pub cpu: Option<Box<str>>,
 }
 
 impl Node {
@@ -75,7 +87,7 @@ mod tests {
                 "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
                     "lastHeartbeatTime": "2026-12-01T10:00:00Z", "lastTransitionTime": "2026-12-01T09:00:00Z"}],
                 "images": [{"names": ["registry.example.com/app:1"], "sizeBytes": 1000}],
-                "capacity": {"cpu": "4"},
+                "capacity": {"cpu": "4"}, "allocatable": {"cpu": "3500m", "memory": "8Gi"},
             },
         }))
         .unwrap();
@@ -87,5 +99,6 @@ mod tests {
             Some("2026-12-01T10:00:00Z")
         );
         assert_eq!(node.condition("Ready").and_then(|c| c.reason.as_deref()), Some("KubeletReady"));
+        assert_eq!(node.status.allocatable.cpu.as_deref(), Some("3500m"));
     }
 }

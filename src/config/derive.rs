@@ -6,8 +6,9 @@
 use std::net::SocketAddr;
 
 use super::{
-    ClientSettings, Config, ControllerSet, Error, FeatureGates, Flags, LeaderElectionSettings, LoggingSettings,
-    NodeLifecycleSettings, Result, ServingSettings, SimSettings, TlsFiles, format_go_duration, level_for_verbosity,
+    ClientSettings, Config, ControllerSet, EndpointSliceSettings, Error, FeatureGates, Flags, LeaderElectionSettings,
+    LoggingSettings, NodeLifecycleSettings, Result, ServingSettings, SimSettings, TlsFiles, format_go_duration,
+    level_for_verbosity,
 };
 
 /// The garbage collector's canonical name, which `--enable-garbage-collector`
@@ -112,6 +113,15 @@ impl Config {
             )?,
             service_account_private_key_file: flags.service_account_private_key_file.clone(),
             legacy_service_account_token_clean_up_period: flags.legacy_service_account_token_clean_up_period.0,
+            endpoint_slice: EndpointSliceSettings {
+                concurrent_syncs: bounded(
+                    "concurrent-service-endpoint-syncs",
+                    flags.concurrent_service_endpoint_syncs,
+                    50,
+                )?,
+                max_endpoints_per_slice: bounded("max-endpoints-per-slice", flags.max_endpoints_per_slice, 1000)?,
+                updates_batch_period: flags.endpointslice_updates_batch_period.0,
+            },
             node_lifecycle: NodeLifecycleSettings {
                 monitor_period: flags.node_monitor_period.0,
                 monitor_grace_period: flags.node_monitor_grace_period.0,
@@ -184,4 +194,16 @@ fn leader_election(flags: &Flags) -> Result<LeaderElectionSettings> {
         resource_name: flags.leader_elect_resource_name.clone(),
         resource_namespace: flags.leader_elect_resource_namespace.clone(),
     })
+}
+
+/// A count flag from 1 to `max`, with upstream's option validation message.
+fn bounded(flag: &'static str, value: i32, max: i32) -> Result<usize> {
+    let out_of_bounds = |below, limit| Error::OutOfBounds { flag, below, limit, value };
+    if value < 1 {
+        return Err(out_of_bounds(true, 1));
+    }
+    if value > max {
+        return Err(out_of_bounds(false, max));
+    }
+    usize::try_from(value).map_err(|_| out_of_bounds(true, 1))
 }

@@ -26,7 +26,7 @@ use super::{GoDuration, LogFormat, Result, parse_go_bool};
     about = "A standalone replacement for kube-controller-manager",
     long_about = "The Kubernetes controller manager is a daemon that embeds the core control loops shipped with \
                   Kubernetes. kcm-rs is a replacement for kube-controller-manager, with its flag names and \
-                  defaults, running the deployment, replicaset, namespace, node-lifecycle, taint-eviction, serviceaccount, \
+                  defaults, running the deployment, replicaset, endpointslice, namespace, node-lifecycle, taint-eviction, serviceaccount, \
                   root-ca-certificate-publisher, clusterrole-aggregation and garbage-collector controllers, with leader election and the health and metrics endpoints."
 )]
 pub struct Flags {
@@ -216,6 +216,21 @@ pub struct Flags {
         help_heading = "Endpointslicemirroring controller flags"
     )]
     pub mirroring_max_endpoints_per_subset: i32,
+    /// The number of service endpoint syncing operations that will be done concurrently. Larger number = faster
+    /// endpoint slice updating, but more CPU (and network) load. Defaults to 5.
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Endpointslice controller flags")]
+    pub concurrent_service_endpoint_syncs: i32,
+
+    /// The maximum number of endpoints that will be added to an EndpointSlice. More endpoints per slice will
+    /// result in less endpoint slices, but larger resources. Defaults to 100.
+    #[arg(long, value_name = "int32", default_value = "100", help_heading = "Endpointslice controller flags")]
+    pub max_endpoints_per_slice: i32,
+
+    /// The length of endpoint slice updates batching period. Processing of pod changes will be delayed by this
+    /// duration to join them with potential upcoming updates and reduce the overall number of endpoints updates.
+    /// Larger number = higher endpoint programming latency, but lower number of endpoints revision generated
+    #[arg(long, value_name = "duration", default_value = "0s", help_heading = "Endpointslice controller flags")]
+    pub endpointslice_updates_batch_period: GoDuration,
 
     /// The number of garbage collector workers that are allowed to sync concurrently.
     #[arg(long, value_name = "int32", default_value = "20", help_heading = "Garbagecollector controller flags")]

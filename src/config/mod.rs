@@ -98,6 +98,8 @@ pub struct Config {
     /// token goes unused before it is labelled invalid, and then before it
     /// is deleted.
     pub legacy_service_account_token_clean_up_period: Duration,
+    /// The EndpointSlice controller's flags.
+    pub endpoint_slice: EndpointSliceSettings,
     /// Node lifecycle timing and eviction rates.
     pub node_lifecycle: NodeLifecycleSettings,
     /// Lease leader election; `None` with `--leader-elect=false`.
@@ -108,6 +110,19 @@ pub struct Config {
     pub logging: LoggingSettings,
     /// `--sim`: run against an embedded kube-sim with this many nodes.
     pub sim: Option<SimSettings>,
+}
+
+/// EndpointSlice controller settings (upstream's
+/// EndpointSliceControllerConfiguration), each within upstream's bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndpointSliceSettings {
+    /// `--concurrent-service-endpoint-syncs`, 1 to 50.
+    pub concurrent_syncs: usize,
+    /// `--max-endpoints-per-slice`, 1 to 1000.
+    pub max_endpoints_per_slice: usize,
+    /// `--endpointslice-updates-batch-period`: how long a pod change waits
+    /// before its Services are synced.
+    pub updates_batch_period: Duration,
 }
 
 /// Node lifecycle controller settings (upstream's NodeLifecycleControllerConfiguration
@@ -267,6 +282,9 @@ mod tests {
         ("mirroring-concurrent-service-endpoint-syncs", "5"),
         ("mirroring-endpointslice-updates-batch-period", "0s"),
         ("mirroring-max-endpoints-per-subset", "1000"),
+        ("concurrent-service-endpoint-syncs", "5"),
+        ("max-endpoints-per-slice", "100"),
+        ("endpointslice-updates-batch-period", "0s"),
         ("enable-garbage-collector", "true"),
         ("namespace-sync-period", "5m0s"),
         ("min-resync-period", "12h0m0s"),
@@ -324,6 +342,9 @@ mod tests {
                 f.mirroring_endpointslice_updates_batch_period.to_string(),
             ),
             ("mirroring-max-endpoints-per-subset", f.mirroring_max_endpoints_per_subset.to_string()),
+            ("concurrent-service-endpoint-syncs", f.concurrent_service_endpoint_syncs.to_string()),
+            ("max-endpoints-per-slice", f.max_endpoints_per_slice.to_string()),
+            ("endpointslice-updates-batch-period", f.endpointslice_updates_batch_period.to_string()),
             ("enable-garbage-collector", f.enable_garbage_collector.to_string()),
             ("namespace-sync-period", f.namespace_sync_period.to_string()),
             ("min-resync-period", f.min_resync_period.to_string()),
@@ -635,6 +656,24 @@ mod tests {
         let err = flags(&["--secure-port=70000"]).unwrap_err().to_string();
         assert!(err.contains("must be between 0 and 65535"), "{err}");
         assert!(flags(&["--bind-address="]).is_ok());
+    }
+
+    #[test]
+    fn endpoint_slice_flags_within_upstreams_bounds() {
+        let c = config(&["--max-endpoints-per-slice=1000", "--endpointslice-updates-batch-period=1s"]).unwrap();
+        assert_eq!(c.endpoint_slice.max_endpoints_per_slice, 1000);
+        assert_eq!(c.endpoint_slice.updates_batch_period, Duration::from_secs(1));
+        assert_eq!(c.endpoint_slice.concurrent_syncs, 5);
+        let err = |args: &[&str]| config(args).unwrap_err().to_string();
+        assert_eq!(err(&["--max-endpoints-per-slice=0"]), "max-endpoints-per-slice must not be less than 1, but got 0");
+        assert_eq!(
+            err(&["--max-endpoints-per-slice=1001"]),
+            "max-endpoints-per-slice must not be more than 1000, but got 1001"
+        );
+        assert_eq!(
+            err(&["--concurrent-service-endpoint-syncs=51"]),
+            "concurrent-service-endpoint-syncs must not be more than 50, but got 51"
+        );
     }
 
     #[test]

@@ -23,6 +23,8 @@
 //!   ([`DeploymentController`](deployment::DeploymentController));
 //! - `endpoint`: the endpoints controller
 //!   ([`EndpointController`](endpoint::EndpointController));
+//! - `endpointslice`: the EndpointSlice controller
+//!   ([`EndpointSliceController`](endpointslice::EndpointSliceController));
 //! - `endpointslicemirroring`: the EndpointSlice mirroring controller
 //!   ([`EndpointSliceMirroringController`](endpointslicemirroring::EndpointSliceMirroringController));
 //! - `garbagecollector`: the garbage collector
@@ -48,6 +50,7 @@ mod api_errors;
 pub mod clusterroleaggregation;
 pub mod deployment;
 pub mod endpoint;
+pub mod endpointslice;
 pub mod endpointslicemirroring;
 pub mod execute;
 pub mod garbagecollector;

@@ -1,0 +1,182 @@
+//! The handlers (upstream `endpointslice_controller.go` `onServiceUpdate`,
+//! `addPod`/`updatePod`/`deletePod`, `onEndpointSlice*`): informer events
+//! to Service keys.
+//!
+//! - a Service added, updated or deleted is queued at once;
+//! - a pod queues the Services selecting it (on an update only when a
+//!   field its endpoint shows changed, see
+//!   `kcm_controllers::endpointslice::services_to_update`), after
+//!   `--endpointslice-updates-batch-period`, so a burst of pod changes is
+//!   one sync;
+//! - a slice this controller manages queues its Service, after the batch
+//!   period but at least 1 s, only when the tracker says it is not this
+//!   controller's own write (or its deletion was not expected); a slice
+//!   whose service-name or managed-by label changed queues both Services;
+//! - a node added or deleted, or whose readiness or zone changed, queues
+//!   a look at the zones' CPU (the topology queue's one key), which queues
+//!   the Services its hints now overload.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kcm_controllers::endpointslice::LABEL_TOPOLOGY_ZONE;
+use kcm_controllers::endpointslice::{
+    LABEL_SERVICE_NAME, managed_by_controller, service_key, services_for_pod, services_to_update, slice_service_key,
+};
+use kcm_objects::{Node, Pod};
+use kcm_runtime::informer::{EventHandler, Store};
+use kcm_runtime::workqueue::WorkQueue;
+
+use super::Shared;
+
+/// Upstream `endpointSliceChangeMinSyncDelay`.
+pub const ENDPOINT_SLICE_CHANGE_MIN_SYNC_DELAY: Duration = Duration::from_secs(1);
+
+/// A Service changed: it is synced.
+pub(super) struct ServiceHandler {
+    pub(super) queue: WorkQueue<String>,
+}
+
+impl EventHandler<Service> for ServiceHandler {
+    fn on_add(&self, service: &Arc<Service>) {
+        self.queue.add(service_key(service));
+    }
+
+    fn on_update(&self, _old: &Arc<Service>, new: &Arc<Service>) {
+        self.queue.add(service_key(new));
+    }
+
+    fn on_delete(&self, service: &Arc<Service>) {
+        self.queue.add(service_key(service));
+    }
+}
+
+/// A pod changed: the Services it is (or was) a member of are synced
+/// after the batch period.
+pub(super) struct PodHandler {
+    pub(super) queue: WorkQueue<String>,
+    /// Cached Services, to find the pod's.
+    pub(super) services: Store<Service>,
+    /// `--endpointslice-updates-batch-period`.
+    pub(super) batch_period: Duration,
+}
+
+impl PodHandler {
+    fn enqueue(&self, keys: impl IntoIterator<Item = String>) {
+        for key in keys {
+            self.queue.add_after(key, self.batch_period);
+        }
+    }
+
+    /// Upstream `addPod`, also its `deletePod`.
+    fn memberships(&self, pod: &Pod) {
+        let services = self.services.list_namespace(&pod.metadata.namespace);
+        self.enqueue(services_for_pod(services.iter().map(Arc::as_ref), pod));
+    }
+}
+
+impl EventHandler<Pod> for PodHandler {
+    fn on_add(&self, pod: &Arc<Pod>) {
+        self.memberships(pod);
+    }
+
+    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
+        let services = self.services.list_namespace(&new.metadata.namespace);
+        self.enqueue(services_to_update(services.iter().map(Arc::as_ref), old, new));
+    }
+
+    fn on_delete(&self, pod: &Arc<Pod>) {
+        self.memberships(pod);
+    }
+}
+
+/// A slice changed: its Service is synced when the change was not this
+/// controller's own.
+pub(super) struct SliceHandler {
+    pub(super) queue: WorkQueue<String>,
+    /// The tracker of this controller's writes.
+    pub(super) shared: Shared,
+    /// The batch period, at least [`ENDPOINT_SLICE_CHANGE_MIN_SYNC_DELAY`].
+    pub(super) delay: Duration,
+}
+
+impl SliceHandler {
+    /// Upstream `queueServiceForEndpointSlice`.
+    fn enqueue(&self, slice: &EndpointSlice) {
+        match slice_service_key(slice) {
+            Some(key) => self.queue.add_after(key, self.delay),
+            None => tracing::info!(
+                slice = slice.metadata.name.as_deref().unwrap_or(""),
+                "Couldn't get key for EndpointSlice: EndpointSlice missing {LABEL_SERVICE_NAME} label"
+            ),
+        }
+    }
+}
+
+impl EventHandler<EndpointSlice> for SliceHandler {
+    fn on_add(&self, slice: &Arc<EndpointSlice>) {
+        if managed_by_controller(slice) && self.shared.lock().tracker.should_sync(slice) {
+            self.enqueue(slice);
+        }
+    }
+
+    fn on_update(&self, old: &Arc<EndpointSlice>, new: &Arc<EndpointSlice>) {
+        let service_name =
+            |s: &EndpointSlice| s.metadata.labels.as_ref().and_then(|l| l.get(LABEL_SERVICE_NAME)).cloned();
+        if service_name(old) != service_name(new) {
+            self.enqueue(new);
+            self.enqueue(old);
+            return;
+        }
+        let managed = managed_by_controller(new);
+        if managed != managed_by_controller(old) || (managed && self.shared.lock().tracker.should_sync(new)) {
+            self.enqueue(new);
+        }
+    }
+
+    fn on_delete(&self, slice: &Arc<EndpointSlice>) {
+        if !managed_by_controller(slice) {
+            return;
+        }
+        let unexpected = {
+            let mut state = self.shared.lock();
+            state.tracker.has(slice) && !state.tracker.handle_deletion(slice)
+        };
+        if unexpected {
+            self.enqueue(slice);
+        }
+    }
+}
+
+/// The topology queue's only key (upstream `topologyQueueItemKey`).
+pub const TOPOLOGY_QUEUE_ITEM_KEY: &str = "topologyQueueItemKey";
+
+/// A node changed in a way the zones' CPU shares show.
+pub(super) struct NodeHandler {
+    pub(super) topology_queue: WorkQueue<String>,
+}
+
+/// Whether a node is Ready.
+fn node_ready(node: &Node) -> bool {
+    node.condition("Ready").is_some_and(|c| c.status == "True")
+}
+
+impl EventHandler<Node> for NodeHandler {
+    fn on_add(&self, _node: &Arc<Node>) {
+        self.topology_queue.add(TOPOLOGY_QUEUE_ITEM_KEY.to_owned());
+    }
+
+    fn on_update(&self, old: &Arc<Node>, new: &Arc<Node>) {
+        // The zone label may come after the node (a cloud provider's).
+        let zone = |n: &Node| n.metadata.labels.get(LABEL_TOPOLOGY_ZONE).map(str::to_owned);
+        if node_ready(old) != node_ready(new) || zone(old) != zone(new) {
+            self.topology_queue.add(TOPOLOGY_QUEUE_ITEM_KEY.to_owned());
+        }
+    }
+
+    fn on_delete(&self, _node: &Arc<Node>) {
+        self.topology_queue.add(TOPOLOGY_QUEUE_ITEM_KEY.to_owned());
+    }
+}
