@@ -114,12 +114,12 @@ impl Config {
             service_account_private_key_file: flags.service_account_private_key_file.clone(),
             legacy_service_account_token_clean_up_period: flags.legacy_service_account_token_clean_up_period.0,
             endpoint_slice: EndpointSliceSettings {
-                concurrent_syncs: bounded(
+                concurrent_syncs: within(
                     "concurrent-service-endpoint-syncs",
                     flags.concurrent_service_endpoint_syncs,
-                    50,
+                    1..=50,
                 )?,
-                max_endpoints_per_slice: bounded("max-endpoints-per-slice", flags.max_endpoints_per_slice, 1000)?,
+                max_endpoints_per_slice: within("max-endpoints-per-slice", flags.max_endpoints_per_slice, 1..=1000)?,
                 updates_batch_period: flags.endpointslice_updates_batch_period.0,
             },
             node_lifecycle: NodeLifecycleSettings {
@@ -194,16 +194,4 @@ fn leader_election(flags: &Flags) -> Result<LeaderElectionSettings> {
         resource_name: flags.leader_elect_resource_name.clone(),
         resource_namespace: flags.leader_elect_resource_namespace.clone(),
     })
-}
-
-/// A count flag from 1 to `max`, with upstream's option validation message.
-fn bounded(flag: &'static str, value: i32, max: i32) -> Result<usize> {
-    let out_of_bounds = |below, limit| Error::OutOfBounds { flag, below, limit, value };
-    if value < 1 {
-        return Err(out_of_bounds(true, 1));
-    }
-    if value > max {
-        return Err(out_of_bounds(false, max));
-    }
-    usize::try_from(value).map_err(|_| out_of_bounds(true, 1))
 }

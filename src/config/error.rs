@@ -83,19 +83,6 @@ pub enum Error {
         /// Its value.
         value: i32,
     },
-    /// A flag is outside upstream's bounds (upstream's message, e.g.
-    /// `max-endpoints-per-slice must not be more than 1000, but got 1001`).
-    #[error("{flag} must not be {} than {limit}, but got {value}", if *below { "less" } else { "more" })]
-    OutOfBounds {
-        /// The flag, without dashes.
-        flag: &'static str,
-        /// Below the least value (else above the greatest).
-        below: bool,
-        /// The bound crossed.
-        limit: i32,
-        /// The value given.
-        value: i32,
-    },
     /// A count or rate flag is negative.
     #[error("--{flag} must not be negative, got {value}")]
     Negative {

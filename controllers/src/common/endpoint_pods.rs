@@ -5,7 +5,8 @@
 //! Services a pod event concerns.
 //!
 //! Shared by the endpoints controller (`crate::endpoint`) and the
-//! EndpointSlice controller; nothing here knows either's output type.
+//! EndpointSlice controller (`crate::endpointslice`); nothing here knows
+//! either's output type.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kcm_objects::Pod;
 
 use super::pod::{is_pod_ready, is_pod_terminal};
-use super::selector::contains_all;
+use super::selector::{LabelSet, contains_all};
 
 /// Whether `pod` is published at all, ready or not (upstream
 /// `ShouldPodBeInEndpoints`): it has an IP, has not reached `Succeeded` or
@@ -54,19 +55,28 @@ pub fn find_port(pod: &Pod, port: &ServicePort) -> Option<i32> {
     }
 }
 
+/// Whether `service` selects pods with `labels`: it has a selector (an
+/// absent one selects nothing, an empty one everything) and every pair of
+/// it matches.
+pub fn selects(service: &Service, labels: &(impl LabelSet + ?Sized)) -> bool {
+    let selector: Option<&BTreeMap<String, String>> = service.spec.as_ref().and_then(|s| s.selector.as_ref());
+    selector.is_some_and(|sel| contains_all(labels, Some(sel)))
+}
+
+/// A Service's queue key, `namespace/name`.
+pub fn service_key(service: &Service) -> String {
+    let namespace = service.metadata.namespace.as_deref().unwrap_or("");
+    format!("{namespace}/{}", service.metadata.name.as_deref().unwrap_or(""))
+}
+
 /// The keys (`namespace/name`) of `services` (those of the pod's namespace)
-/// whose selector selects `pod` (upstream `GetPodServiceMemberships`); a
-/// Service without a selector selects nothing, an empty selector
-/// everything.
+/// whose selector selects `pod` (upstream `GetPodServiceMemberships`).
 pub fn pod_service_memberships<'a>(pod: &Pod, services: impl IntoIterator<Item = &'a Service>) -> BTreeSet<String> {
     services
         .into_iter()
         .filter(|s| s.metadata.namespace.as_deref() == Some(pod.metadata.namespace.as_str()))
-        .filter(|s| {
-            let selector: Option<&BTreeMap<String, String>> = s.spec.as_ref().and_then(|spec| spec.selector.as_ref());
-            selector.is_some_and(|sel| contains_all(&pod.metadata.labels, Some(sel)))
-        })
-        .map(|s| format!("{}/{}", pod.metadata.namespace, s.metadata.name.as_deref().unwrap_or("")))
+        .filter(|s| selects(s, &pod.metadata.labels))
+        .map(service_key)
         .collect()
 }
 

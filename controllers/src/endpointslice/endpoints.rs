@@ -10,12 +10,12 @@
 
 use std::net::IpAddr;
 
-use k8s_openapi::api::core::v1::{ObjectReference, Service, ServicePort};
+use k8s_openapi::api::core::v1::{ObjectReference, Service};
 use k8s_openapi::api::discovery::v1::{Endpoint, EndpointConditions, EndpointPort};
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kcm_objects::{Node, Pod};
 
-use crate::common::pod::{is_pod_ready, is_pod_terminal};
+use crate::common::endpoint_pods::{find_port, should_set_hostname};
+use crate::common::pod::is_pod_ready;
 
 /// The node label naming a node's zone (upstream `LabelTopologyZone`).
 pub const LABEL_TOPOLOGY_ZONE: &str = "topology.kubernetes.io/zone";
@@ -47,23 +47,6 @@ impl AddressType {
             _ => None,
         }
     }
-}
-
-/// Whether a pod belongs in a Service's endpoints at all: not terminal,
-/// with an IP (terminating pods are kept, marked terminating; upstream
-/// `ShouldPodBeInEndpoints(pod, true)`).
-pub fn should_pod_be_in_endpoints(pod: &Pod) -> bool {
-    !is_pod_terminal(pod) && !pod.status.pod_ips.is_empty()
-}
-
-/// Whether the endpoint of `pod` carries its hostname: the pod names one
-/// and its subdomain is this Service, in its namespace (upstream
-/// `ShouldSetHostname`).
-pub fn should_set_hostname(pod: &Pod, service: &Service) -> bool {
-    let hostname = pod.spec.hostname.as_deref().unwrap_or("");
-    !hostname.is_empty()
-        && pod.spec.subdomain.as_deref().unwrap_or("") == service.metadata.name.as_deref().unwrap_or("")
-        && service.metadata.namespace.as_deref().unwrap_or("") == &*pod.metadata.namespace
 }
 
 /// The endpoint of `pod` (on `node`, when the cache has it) for `service`
@@ -130,25 +113,6 @@ pub fn endpoint_ports(service: &Service, pod: &Pod) -> Vec<EndpointPort> {
             })
         })
         .collect()
-}
-
-/// The container port a Service port targets on `pod` (upstream
-/// `FindPort`): a number is itself; a name is looked up, with the same
-/// protocol, in the containers' named ports and then the sidecars' (the
-/// slim pod keeps them in that order). An unset `targetPort` is the
-/// port itself, as the API server defaults it.
-pub fn find_port(pod: &Pod, port: &ServicePort) -> Option<i32> {
-    let protocol = port.protocol.as_deref().unwrap_or("TCP");
-    match &port.target_port {
-        None => Some(port.port),
-        Some(IntOrString::Int(number)) => Some(*number),
-        Some(IntOrString::String(name)) => pod
-            .spec
-            .named_ports
-            .iter()
-            .find(|p| p.name == name.as_str() && p.protocol == protocol)
-            .map(|p| p.container_port),
-    }
 }
 
 /// What identifies an endpoint across syncs (upstream `hashEndpoint`):

@@ -27,12 +27,10 @@
 //! - `tracker`: the EndpointSlice tracker (stale caches);
 //! - `trigger_time`: the last-change-trigger-time tracker;
 //! - `metrics_cache`: the gauges' totals;
-//! - `pods`: which Services a pod event queues.
 
 mod endpoints;
 mod metrics_cache;
 mod packing;
-mod pods;
 mod reconciler;
 mod slices;
 mod topologycache;
@@ -43,9 +41,8 @@ mod trigger_time;
 #[cfg(test)]
 mod reconciler_tests;
 
-pub use endpoints::{AddressType, LABEL_TOPOLOGY_ZONE, find_port};
+pub use endpoints::{AddressType, LABEL_TOPOLOGY_ZONE};
 pub use metrics_cache::{MetricsCache, Totals};
-pub use pods::{pod_endpoints_changed, selects, service_key, services_for_pod, services_to_update};
 pub use reconciler::{Changes, Efficiency, Input, Reconciled, reconcile, valid_traffic_distribution};
 pub use slices::{
     ANNOTATION_TOPOLOGY_MODE, CONTROLLER_QUALIFIED_NAME, LABEL_HEADLESS, LABEL_MANAGED_BY, LABEL_SERVICE_NAME,

@@ -31,11 +31,10 @@ use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::{Endpoint, EndpointPort, EndpointSlice};
 use kcm_objects::{Node, Pod};
 
-use super::endpoints::{
-    AddressType, EndpointKey, address_types_for_service, endpoint_ports, pod_to_endpoint, should_pod_be_in_endpoints,
-};
+use crate::common::endpoint_pods::{service_key, should_pod_be_in_endpoints};
+
+use super::endpoints::{AddressType, EndpointKey, address_types_for_service, endpoint_ports, pod_to_endpoint};
 use super::packing::pack;
-use super::pods::service_key;
 use super::slices::{hints_enabled, is_same_placeholder, new_endpoint_slice, owned_by, set_trigger_time};
 use super::topologycache::{HintEvent, TopologyCache, messages as hint_messages};
 use super::trafficdist::{Heuristic, PREFER_CLOSE, PREFER_SAME_NODE, PREFER_SAME_ZONE, reconcile_hints};
@@ -219,7 +218,7 @@ fn reconcile_address_type(
     let (namespace, name) =
         (service.metadata.namespace.as_deref().unwrap_or(""), service.metadata.name.as_deref().unwrap_or(""));
     let mut desired: BTreeMap<PortKey, Desired> = BTreeMap::new();
-    for pod in input.pods.iter().filter(|p| should_pod_be_in_endpoints(p)) {
+    for pod in input.pods.iter().filter(|p| should_pod_be_in_endpoints(p, true)) {
         let ports = endpoint_ports(service, pod);
         let entry = desired.entry(port_key(&ports)).or_insert_with(|| Desired { ports, endpoints: BTreeMap::new() });
         let node_name = pod.spec.node_name.as_deref().unwrap_or("");

@@ -15,6 +15,7 @@ use serde_json::json;
 
 use super::slices::{LABEL_HEADLESS, endpoints, owned_by, slice_name_prefix, slice_to_fill};
 use super::*;
+use crate::common::endpoint_pods::find_port;
 
 // === utils ===
 
@@ -524,39 +525,6 @@ fn find_port_also_checks_sidecars() {
     assert_eq!(find_port(&with_sidecar, &port("proxy", "TCP")), Some(15001));
     assert_eq!(find_port(&with_sidecar, &port("proxy", "UDP")), None, "the protocol must match");
     assert_eq!(find_port(&with_sidecar, &port("once", "TCP")), None, "not a sidecar");
-}
-
-#[test]
-fn pod_endpoints_changed_cases() {
-    let old = pod(1, true);
-    let mut relabelled = old.clone();
-    relabelled.metadata.labels = [("foo", "baz")].into_iter().collect();
-    assert_eq!(pod_endpoints_changed(&old, &relabelled), pods::PodChange { endpoints: false, labels: true });
-    assert_eq!(pod_endpoints_changed(&old, &pod(1, false)), pods::PodChange { endpoints: true, labels: false });
-    let mut moved = old.clone();
-    moved.status.pod_ips = Box::new([Box::from("10.9.9.9")]);
-    assert!(pod_endpoints_changed(&old, &moved).endpoints);
-    assert_eq!(pod_endpoints_changed(&old, &old.clone()), pods::PodChange { endpoints: false, labels: false });
-}
-
-#[test]
-fn services_to_update_on_pod_change() {
-    let svc = service(&["IPv4"]);
-    let mut other = service(&["IPv4"]);
-    other.metadata.name = Some("other".into());
-    other.spec.as_mut().unwrap().selector = Some(BTreeMap::from([("foo".to_owned(), "baz".to_owned())]));
-    let mut no_selector = service(&["IPv4"]);
-    no_selector.metadata.name = Some("manual".into());
-    no_selector.spec.as_mut().unwrap().selector = None;
-    let services = [svc, other, no_selector];
-    let old = pod(1, true);
-    let mut new = old.clone();
-    new.metadata.resource_version = "2".into();
-    assert!(services_to_update(&services, &old, &new).is_empty(), "nothing endpoints show changed");
-    new.metadata.labels = [("foo", "baz")].into_iter().collect();
-    let keys: Vec<String> = services_to_update(&services, &old, &new).into_iter().collect();
-    assert_eq!(keys, ["default/foo", "default/other"], "both the one it left and the one it joined");
-    assert_eq!(services_for_pod(&services, &old).into_iter().collect::<Vec<_>>(), ["default/foo"]);
 }
 
 #[test]

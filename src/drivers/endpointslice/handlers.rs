@@ -5,7 +5,7 @@
 //! - a Service added, updated or deleted is queued at once;
 //! - a pod queues the Services selecting it (on an update only when a
 //!   field its endpoint shows changed, see
-//!   `kcm_controllers::endpointslice::services_to_update`), after
+//!   `kcm_controllers::common::endpoint_pods::services_to_update_on_pod_change`), after
 //!   `--endpointslice-updates-batch-period`, so a burst of pod changes is
 //!   one sync;
 //! - a slice this controller manages queues its Service, after the batch
@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kcm_controllers::endpointslice::LABEL_TOPOLOGY_ZONE;
+use kcm_controllers::common::endpoint_pods::{pod_service_memberships, service_key, services_to_update_on_pod_change};
 use kcm_controllers::endpointslice::{
-    LABEL_SERVICE_NAME, managed_by_controller, service_key, services_for_pod, services_to_update, slice_service_key,
+    LABEL_SERVICE_NAME, LABEL_TOPOLOGY_ZONE, managed_by_controller, slice_service_key,
 };
 use kcm_objects::{Node, Pod};
 use kcm_runtime::informer::{EventHandler, Store};
@@ -73,7 +73,7 @@ impl PodHandler {
     /// Upstream `addPod`, also its `deletePod`.
     fn memberships(&self, pod: &Pod) {
         let services = self.services.list_namespace(&pod.metadata.namespace);
-        self.enqueue(services_for_pod(services.iter().map(Arc::as_ref), pod));
+        self.enqueue(pod_service_memberships(pod, services.iter().map(Arc::as_ref)));
     }
 }
 
@@ -84,7 +84,8 @@ impl EventHandler<Pod> for PodHandler {
 
     fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
         let services = self.services.list_namespace(&new.metadata.namespace);
-        self.enqueue(services_to_update(services.iter().map(Arc::as_ref), old, new));
+        let services: Vec<&Service> = services.iter().map(Arc::as_ref).collect();
+        self.enqueue(services_to_update_on_pod_change(old, new, &services));
     }
 
     fn on_delete(&self, pod: &Arc<Pod>) {

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{ObjectReference, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kcm_controllers::common::endpoint_pods::selects;
 use kcm_controllers::endpointslice::{
-    self as core, CONTROLLER_QUALIFIED_NAME, Changes, Input, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, selects,
+    self as core, CONTROLLER_QUALIFIED_NAME, Changes, Input, LABEL_MANAGED_BY, LABEL_SERVICE_NAME,
 };
 use kcm_objects::{Node, Pod};
 use kcm_runtime::events::{EventRecorder, EventType};
