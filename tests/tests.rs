@@ -22,6 +22,8 @@ mod deployment;
 mod endpoints;
 /// The EndpointSlice controller: slices following a Service's pods, named and multiple ports.
 mod endpointslice;
+/// EndpointSlices under write faults, dropped watches, compaction and a killed kcm-rs.
+mod endpointslicefaults;
 /// The EndpointSlice mirroring controller: custom Endpoints mirrored, updated, removed.
 mod endpointslicemirroring;
 /// The garbage collector: background, foreground and orphan cascades, with faults.

@@ -1,0 +1,235 @@
+//! EndpointSlices at scale (`cargo bench --bench endpointslice`): the
+//! release `kcm-rs` binary with its default controllers and no client-side
+//! QPS limit, against an in-process kube-sim with 10 nodes. 1,000 Services
+//! each select the 100 pods of a Deployment of their own (a named target
+//! port, resolved per pod); then every Deployment's template changes, so
+//! every pod is replaced once.
+//!
+//! For each phase it prints the time until every Service's EndpointSlices
+//! list exactly its ready pods (the Deployment's current ones, each once,
+//! ready), the EndpointSlice writes kcm-rs made per Service, and kcm-rs's
+//! resident memory. `KCM_SCALE` scales the number of Services (0.1 for a
+//! quick look). The figures go into docs/benchmarks.md.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube_sim::{Sim, SimConfig};
+use serde_json::json;
+
+mod common;
+
+/// Services (and Deployments) at `KCM_SCALE=1`.
+const SERVICES: usize = 1_000;
+/// Pods behind each.
+const REPLICAS: i32 = 100;
+/// Nodes.
+const NODES: usize = 10;
+/// Give up on a phase after this long.
+const LIMIT: Duration = Duration::from_secs(1_800);
+/// Requests the benchmark keeps in flight while creating or patching.
+const CONCURRENCY: usize = 32;
+/// The namespace everything lives in.
+const NAMESPACE: &str = "default";
+/// Verbs that write.
+const WRITES: [&str; 4] = ["create", "update", "patch", "delete"];
+/// The label naming a slice's Service.
+const SERVICE_NAME: &str = "kubernetes.io/service-name";
+/// The label naming a ReplicaSet's (and its pods') template revision.
+const HASH_LABEL: &str = "pod-template-hash";
+
+fn name(i: usize) -> String {
+    format!("web-{i:04}")
+}
+
+fn deployment(name: &str) -> Deployment {
+    serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "replicas": REPLICAS,
+            "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{
+                    "name": "web", "image": "registry.example.com/web:1.0",
+                    "ports": [{"name": "http", "containerPort": 8080}],
+                }]},
+            },
+        },
+    }))
+    .expect("a valid Deployment")
+}
+
+fn service(name: &str) -> Service {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"selector": {"app": name}, "ports": [{"name": "http", "port": 80, "targetPort": "http"}]},
+    }))
+    .expect("a valid Service")
+}
+
+/// EndpointSlice writes so far (the benchmark itself writes none).
+fn slice_writes(sim: &Sim) -> u64 {
+    let stats = sim.controls().stats();
+    let slices = stats.iter().filter(|l| l.resource == "endpointslices" && WRITES.contains(&l.verb.as_str()));
+    slices.map(|l| l.count).sum()
+}
+
+/// Counts scaled by `KCM_SCALE`.
+fn scaled(n: usize) -> usize {
+    let scale: f64 = std::env::var("KCM_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    ((n as f64 * scale).round() as usize).max(1)
+}
+
+/// What the cluster must show for a phase to be over.
+struct Check {
+    deployments: Api<Deployment>,
+    replica_sets: Api<ReplicaSet>,
+    slices: Api<EndpointSlice>,
+    services: usize,
+}
+
+impl Check {
+    /// Whether every Deployment has rolled out all its pods, ready.
+    async fn rolled_out(&self) -> bool {
+        let list = self.deployments.list(&ListParams::default()).await.expect("Deployments listed");
+        let done = list.items.iter().filter(|d| {
+            let status = d.status.clone().unwrap_or_default();
+            status.observed_generation == d.metadata.generation
+                && status.updated_replicas == Some(REPLICAS)
+                && status.ready_replicas == Some(REPLICAS)
+                && status.replicas == Some(REPLICAS)
+        });
+        done.count() == self.services
+    }
+
+    /// The Services whose slices do not yet list exactly the ready pods of
+    /// the current revision, each once.
+    async fn wrong_services(&self) -> usize {
+        let mut current: BTreeMap<String, String> = BTreeMap::new();
+        for rs in self.replica_sets.list(&ListParams::default()).await.expect("ReplicaSets listed").items {
+            let replicas = rs.spec.replicas.unwrap_or(0);
+            let labels = rs.metadata.labels.clone().unwrap_or_default();
+            if let (true, Some(app), Some(hash)) = (replicas > 0, labels.get("app"), labels.get(HASH_LABEL)) {
+                current.insert(app.clone(), hash.clone());
+            }
+        }
+        let mut listed: BTreeMap<String, (Vec<String>, bool)> = BTreeMap::new();
+        for slice in self.slices.list(&ListParams::default()).await.expect("EndpointSlices listed").items {
+            let labels = slice.metadata.labels.clone().unwrap_or_default();
+            let Some(service) = labels.get(SERVICE_NAME) else { continue };
+            let entry = listed.entry(service.clone()).or_default();
+            for endpoint in slice.endpoints.iter().flatten() {
+                let ready = endpoint.conditions.as_ref().and_then(|c| c.ready) == Some(true);
+                entry.1 |= !ready;
+                entry.0.push(endpoint.target_ref.as_ref().and_then(|r| r.name.clone()).unwrap_or_default());
+            }
+        }
+        (0..self.services)
+            .map(name)
+            .filter(|service| {
+                let (Some(hash), Some((pods, unready))) = (current.get(service), listed.get(service)) else {
+                    return true;
+                };
+                let prefix = format!("{service}-{hash}-");
+                let distinct: BTreeSet<&String> = pods.iter().collect();
+                *unready
+                    || pods.len() != REPLICAS as usize
+                    || distinct.len() != pods.len()
+                    || !pods.iter().all(|p| p.starts_with(&prefix))
+            })
+            .count()
+    }
+
+    /// Waits until every Deployment is rolled out and every Service's
+    /// slices are right; gives how long that took from `start`, and
+    /// kcm-rs's peak resident memory on the way.
+    async fn wait(&self, start: Instant, pid: u32) -> (Duration, f64) {
+        let mut peak = 0.0f64;
+        loop {
+            peak = peak.max(common::resident_mib(pid));
+            if self.rolled_out().await {
+                let wrong = self.wrong_services().await;
+                if wrong == 0 {
+                    return (start.elapsed(), peak);
+                }
+                assert!(start.elapsed() < LIMIT, "{wrong} Services' slices still wrong after {LIMIT:?}");
+            }
+            assert!(start.elapsed() < LIMIT, "Deployments not rolled out after {LIMIT:?}");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let services = scaled(SERVICES);
+    let sim = Sim::start(SimConfig { nodes: NODES, history: 400_000, ..SimConfig::default() })
+        .await
+        .expect("kube-sim starts");
+    let (_dir, kubeconfig) = common::kubeconfig(&sim);
+    let mut daemon = common::kcm_rs(&kubeconfig, &["--kube-api-qps=0"]);
+    let pid = daemon.id().expect("running");
+    let client = sim.client().expect("client");
+    let check = Check {
+        deployments: Api::namespaced(client.clone(), NAMESPACE),
+        replica_sets: Api::namespaced(client.clone(), NAMESPACE),
+        slices: Api::namespaced(client.clone(), NAMESPACE),
+        services,
+    };
+    let service_api: Api<Service> = Api::namespaced(client.clone(), NAMESPACE);
+
+    let before = slice_writes(&sim);
+    let start = Instant::now();
+    futures::stream::iter(0..services)
+        .map(|i| {
+            let (services, deployments) = (service_api.clone(), check.deployments.clone());
+            async move {
+                services.create(&PostParams::default(), &service(&name(i))).await.expect("Service created");
+                deployments.create(&PostParams::default(), &deployment(&name(i))).await.expect("Deployment created");
+            }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect::<Vec<()>>()
+        .await;
+    let (created, created_peak) = check.wait(start, pid).await;
+    let created_writes = slice_writes(&sim) - before;
+    report("created", services, created, created_writes, created_peak, pid);
+
+    let before = slice_writes(&sim);
+    let start = Instant::now();
+    let change = json!({"spec": {"template": {"metadata": {"annotations": {"bench/revision": "2"}}}}});
+    futures::stream::iter(0..services)
+        .map(|i| {
+            let (deployments, change) = (check.deployments.clone(), change.clone());
+            async move {
+                deployments.patch(&name(i), &PatchParams::default(), &Patch::Merge(change)).await.expect("patched")
+            }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect::<Vec<_>>()
+        .await;
+    let (replaced, replaced_peak) = check.wait(start, pid).await;
+    let replaced_writes = slice_writes(&sim) - before;
+    report("every pod replaced", services, replaced, replaced_writes, replaced_peak, pid);
+    let _ = daemon.kill().await;
+}
+
+fn report(phase: &str, services: usize, took: Duration, writes: u64, peak_mib: f64, pid: u32) {
+    println!(
+        "endpointslice, {services} Services x {REPLICAS} pods, {phase}: slices correct after {:.1} s; \
+         EndpointSlice writes per Service {:.2}; kcm-rs resident {:.0} MiB (peak {:.0} MiB)",
+        took.as_secs_f64(),
+        writes as f64 / services as f64,
+        common::resident_mib(pid),
+        peak_mib,
+    );
+}
