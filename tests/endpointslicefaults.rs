@@ -60,6 +60,8 @@ struct Checker {
     stale: HashMap<(String, String), u32>,
     /// The most stale writes seen for one pod in one slice.
     most_stale: u32,
+    /// Slice writes checked.
+    slice_writes: u64,
     violations: Vec<String>,
 }
 
@@ -96,6 +98,7 @@ impl Checker {
             return;
         }
         let name = slice["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        self.slice_writes += 1;
         for endpoint in slice["endpoints"].as_array().into_iter().flatten() {
             let target = &endpoint["targetRef"];
             let (uid, pod) = (target["uid"].as_str().unwrap_or_default(), target["name"].as_str().unwrap_or_default());
@@ -280,5 +283,13 @@ async fn slices_never_list_unselected_or_long_gone_pods_under_faults_and_converg
 
     let checker = checker.lock().unwrap_or_else(|p| p.into_inner());
     assert!(checker.violations.is_empty(), "invariants broken:\n{}", checker.violations.join("\n"));
-    println!("most writes of a slice still listing a gone pod: {}", checker.most_stale);
+    assert!(checker.slice_writes > 0, "the checker saw no slice written");
+    let stats = env.sim.controls().stats();
+    let failed =
+        stats.iter().filter(|l| l.resource == "endpointslices" && l.code == 500 && l.user_agent.starts_with("kcm-rs"));
+    assert!(failed.count() > 0, "no EndpointSlice write of kcm-rs met a fault");
+    println!(
+        "slice writes checked: {}; most writes of a slice still listing a gone pod: {}",
+        checker.slice_writes, checker.most_stale
+    );
 }
