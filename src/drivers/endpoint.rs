@@ -25,7 +25,6 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Endpoints, ObjectReference, Service};
-use kcm_controllers::common::endpoint_pods::{pod_service_memberships, services_to_update_on_pod_change};
 use kcm_controllers::endpoint::trackers::{StaleEndpointsTracker, TriggerTimeTracker};
 use kcm_controllers::endpoint::{self as core, MAX_RETRIES, Write};
 use kcm_objects::Pod;
@@ -40,6 +39,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, ResourceExt};
 
 use super::api_errors::{code, error_message, namespace_terminating};
+use super::service_pods::ServicePodHandler;
 
 /// Upstream's controller name: metric label, log field.
 pub const CONTROLLER_NAME: &str = "endpoints-controller";
@@ -118,7 +118,10 @@ impl EndpointController {
         // Upstream's handlers have no resync.
         let registrations = [
             services.add_handler(ServiceHandler { queue: queue.clone() }, None),
-            pods.add_handler(PodHandler { queue: queue.clone(), services: services.store(), batch_period }, None),
+            pods.add_handler(
+                ServicePodHandler { queue: queue.clone(), services: services.store(), batch_period },
+                None,
+            ),
             endpoints.add_handler(EndpointsHandler { queue: queue.clone() }, None),
         ];
         let syncer = Arc::new(Syncer {
@@ -172,42 +175,6 @@ impl EventHandler<Service> for ServiceHandler {
 
     fn on_delete(&self, service: &Arc<Service>) {
         self.queue.add(key_of(service.as_ref()));
-    }
-}
-
-/// A pod change queues the Services it concerns, after the batch period.
-struct PodHandler {
-    queue: WorkQueue<String>,
-    services: Store<Service>,
-    batch_period: Duration,
-}
-
-impl PodHandler {
-    fn enqueue(&self, keys: impl IntoIterator<Item = String>) {
-        for key in keys {
-            self.queue.add_after(key, self.batch_period);
-        }
-    }
-
-    fn memberships(&self, pod: &Pod) {
-        let services = self.services.list_namespace(&pod.metadata.namespace);
-        self.enqueue(pod_service_memberships(pod, services.iter().map(Arc::as_ref)));
-    }
-}
-
-impl EventHandler<Pod> for PodHandler {
-    fn on_add(&self, pod: &Arc<Pod>) {
-        self.memberships(pod);
-    }
-
-    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
-        let services = self.services.list_namespace(&new.metadata.namespace);
-        let refs: Vec<&Service> = services.iter().map(Arc::as_ref).collect();
-        self.enqueue(services_to_update_on_pod_change(old, new, &refs));
-    }
-
-    fn on_delete(&self, pod: &Arc<Pod>) {
-        self.memberships(pod);
     }
 }
 

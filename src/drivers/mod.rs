@@ -13,6 +13,8 @@
 //!   driver;
 //! - `owners`: the indexes of pods and ReplicaSets by controller the
 //!   ReplicaSet and Deployment drivers read;
+//! - `service_pods`: the Pod handler of the endpoints and EndpointSlice
+//!   controllers (a pod event queues its Services);
 //! - `namespace_keys`: the Namespace handler of the two controllers that
 //!   keep an object in every namespace;
 //! - `nodes`: what the two node controllers share (the `node-controller`
@@ -62,6 +64,7 @@ mod nodes;
 mod owners;
 pub mod replicaset;
 pub mod rootcacertpublisher;
+mod service_pods;
 pub mod serviceaccount;
 pub mod serviceaccounttoken;
 pub mod tainteviction;

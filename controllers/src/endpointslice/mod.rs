@@ -39,7 +39,7 @@ mod trafficdist;
 mod trigger_time;
 
 #[cfg(test)]
-mod reconciler_tests;
+mod tests;
 
 pub use endpoints::{AddressType, LABEL_TOPOLOGY_ZONE};
 pub use metrics_cache::{MetricsCache, Totals};

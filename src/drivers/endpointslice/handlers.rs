@@ -21,12 +21,12 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kcm_controllers::common::endpoint_pods::{pod_service_memberships, service_key, services_to_update_on_pod_change};
+use kcm_controllers::common::endpoint_pods::service_key;
 use kcm_controllers::endpointslice::{
     LABEL_SERVICE_NAME, LABEL_TOPOLOGY_ZONE, managed_by_controller, slice_service_key,
 };
-use kcm_objects::{Node, Pod};
-use kcm_runtime::informer::{EventHandler, Store};
+use kcm_objects::Node;
+use kcm_runtime::informer::EventHandler;
 use kcm_runtime::workqueue::WorkQueue;
 
 use super::Shared;
@@ -50,46 +50,6 @@ impl EventHandler<Service> for ServiceHandler {
 
     fn on_delete(&self, service: &Arc<Service>) {
         self.queue.add(service_key(service));
-    }
-}
-
-/// A pod changed: the Services it is (or was) a member of are synced
-/// after the batch period.
-pub(super) struct PodHandler {
-    pub(super) queue: WorkQueue<String>,
-    /// Cached Services, to find the pod's.
-    pub(super) services: Store<Service>,
-    /// `--endpointslice-updates-batch-period`.
-    pub(super) batch_period: Duration,
-}
-
-impl PodHandler {
-    fn enqueue(&self, keys: impl IntoIterator<Item = String>) {
-        for key in keys {
-            self.queue.add_after(key, self.batch_period);
-        }
-    }
-
-    /// Upstream `addPod`, also its `deletePod`.
-    fn memberships(&self, pod: &Pod) {
-        let services = self.services.list_namespace(&pod.metadata.namespace);
-        self.enqueue(pod_service_memberships(pod, services.iter().map(Arc::as_ref)));
-    }
-}
-
-impl EventHandler<Pod> for PodHandler {
-    fn on_add(&self, pod: &Arc<Pod>) {
-        self.memberships(pod);
-    }
-
-    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
-        let services = self.services.list_namespace(&new.metadata.namespace);
-        let services: Vec<&Service> = services.iter().map(Arc::as_ref).collect();
-        self.enqueue(services_to_update_on_pod_change(old, new, &services));
-    }
-
-    fn on_delete(&self, pod: &Arc<Pod>) {
-        self.memberships(pod);
     }
 }
 

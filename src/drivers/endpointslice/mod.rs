@@ -42,7 +42,9 @@ pub use handlers::ENDPOINT_SLICE_CHANGE_MIN_SYNC_DELAY;
 pub use metrics::EndpointSliceMetrics;
 pub use sync::Error;
 
-use handlers::{NodeHandler, PodHandler, ServiceHandler, SliceHandler};
+use handlers::{NodeHandler, ServiceHandler, SliceHandler};
+
+use super::service_pods::ServicePodHandler;
 use sync::{Syncer, TopologySyncer};
 
 /// Upstream's controller name: metric label, log field.
@@ -159,7 +161,7 @@ impl EndpointSliceController {
         let registrations = [
             services.add_handler(ServiceHandler { queue: queue.clone() }, resync),
             pods.add_handler(
-                PodHandler {
+                ServicePodHandler {
                     queue: queue.clone(),
                     services: services.store(),
                     batch_period: settings.updates_batch_period,
