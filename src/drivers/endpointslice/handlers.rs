@@ -3,11 +3,9 @@
 //! to Service keys.
 //!
 //! - a Service added, updated or deleted is queued at once;
-//! - a pod queues the Services selecting it (on an update only when a
-//!   field its endpoint shows changed, see
-//!   `kcm_controllers::common::endpoint_pods::services_to_update_on_pod_change`), after
-//!   `--endpointslice-updates-batch-period`, so a burst of pod changes is
-//!   one sync;
+//! - a pod queues the Services selecting it, after
+//!   `--endpointslice-updates-batch-period` (the handler it shares with the
+//!   endpoints controller, `drivers::service_pods`);
 //! - a slice this controller manages queues its Service, after the batch
 //!   period but at least 1 s, only when the tracker says it is not this
 //!   controller's own write (or its deletion was not expected); a slice
