@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
+use kube_sim::admission::{AdmissionConfig, Plugin};
+use kube_sim::api::ApiConfig;
 use kube_sim::kubelet::KubeletConfig;
 use kube_sim::{Sim, SimConfig};
 
@@ -32,6 +34,10 @@ struct Flags {
     /// Longest a graceful pod deletion takes, whatever its grace period.
     #[arg(long, default_value = "2s", value_parser = duration)]
     max_pod_grace: Duration,
+    /// Admission plugins to turn off (comma-separated, as kube-apiserver's
+    /// flag: NamespaceLifecycle, ServiceAccount); all are on by default.
+    #[arg(long, value_delimiter = ',')]
+    disable_admission_plugins: Vec<Plugin>,
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
@@ -44,6 +50,7 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .init();
     let flags = Flags::parse();
+    let admission = flags.disable_admission_plugins.iter().fold(AdmissionConfig::default(), |c, p| c.disable(*p));
     let config = SimConfig {
         nodes: flags.nodes,
         kubelet: KubeletConfig {
@@ -51,6 +58,7 @@ async fn main() -> anyhow::Result<()> {
             heartbeat_period: flags.node_heartbeat_period,
             max_grace: flags.max_pod_grace,
         },
+        api: ApiConfig { admission, ..ApiConfig::default() },
         ..SimConfig::default()
     };
     let sim = Sim::start_on(flags.addr, config).await?;

@@ -2,6 +2,8 @@
 //! against an in-process simulator. One test binary; one module per area.
 
 mod sim {
+    /// Admission: the ServiceAccount plugin, on and off.
+    mod admission;
     /// Faults, restarts, dropped watches, stats, custom resources.
     mod controls;
     /// delete, deletecollection, finalizers, grace, namespace lifecycle.

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::snapshots::Snapshots;
+use crate::admission::AdmissionConfig;
 use crate::faults::{Faults, Stats};
 use crate::openapi::OpenApi;
 use crate::resources::{Registry, ResourceType};
@@ -18,11 +19,17 @@ pub struct ApiConfig {
     pub bookmark_interval: Duration,
     /// Longest a watch stays open when the client gives no timeoutSeconds.
     pub max_watch: Duration,
+    /// Which admission plugins run.
+    pub admission: AdmissionConfig,
 }
 
 impl Default for ApiConfig {
     fn default() -> Self {
-        ApiConfig { bookmark_interval: Duration::from_secs(30), max_watch: Duration::from_secs(1800) }
+        ApiConfig {
+            bookmark_interval: Duration::from_secs(30),
+            max_watch: Duration::from_secs(1800),
+            admission: AdmissionConfig::default(),
+        }
     }
 }
 
