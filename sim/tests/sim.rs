@@ -14,6 +14,8 @@ mod sim {
     mod kubectl;
     /// The kubelet and scheduler stand-in and node controls.
     mod kubelet;
+    /// Volumes the kubelet stand-in waits for: ConfigMaps, Secrets, projected sources.
+    mod mounts;
     /// get, list, watch: selectors, pagination, bookmarks, 410.
     mod reads;
     /// What an update or patch may change: scale patches, server-owned and
