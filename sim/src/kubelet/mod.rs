@@ -8,11 +8,10 @@
 //!   pod that fits nowhere waits until a node changes;
 //! - **start-up**: a bound pod shows `ContainerCreating` (for as long as a
 //!   ConfigMap or Secret its volumes need is missing, with a `FailedMount`
-//!   event), then after the
-//!   start-up delay (or its `kube-sim.io/start-delay` annotation) becomes
-//!   Running and Ready (or Running and never Ready with
-//!   `kube-sim.io/ready: "never"`), and with `kube-sim.io/fail-after` turns
-//!   Failed that long after starting;
+//!   event), then after the start-up delay (or its
+//!   `kube-sim.io/start-delay` annotation) becomes Running and Ready (or
+//!   Running and never Ready with `kube-sim.io/ready: "never"`), and with
+//!   `kube-sim.io/fail-after` turns Failed that long after starting;
 //! - **graceful deletion**: a pod with `deletionTimestamp` on a node is
 //!   removed when its grace period ends, capped by `max_grace` so tests stay
 //!   fast (finalizers still hold it, as on a real cluster);
@@ -28,8 +27,9 @@
 //! binding pods to nodes is `scheduling.rs`, the pod statuses written are
 //! `status.rs`, when steps are due (annotations, durations, grace periods)
 //! is `timing.rs`, what of a pod the loop decides on is `view.rs`, whether
-//! its volumes can be mounted is `mounts.rs`, and the nodes themselves (seeding, stop/start, heartbeats and Leases) are
-//! `nodes.rs`. None of them imports this file.
+//! its volumes can be mounted is `mounts.rs`, and the nodes themselves
+//! (seeding, stop/start, heartbeats and Leases) are `nodes.rs`. None of
+//! them imports this file.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
