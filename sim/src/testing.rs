@@ -61,7 +61,7 @@ where
 
 /// The CA bundle [`provision_namespace`] publishes (no client checks it:
 /// kube-sim serves plain HTTP).
-pub const TEST_ROOT_CA: &str = "-----BEGIN CERTIFICATE-----\nkube-sim test CA\n-----END CERTIFICATE-----\n";
+const TEST_ROOT_CA: &str = "-----BEGIN CERTIFICATE-----\nkube-sim test CA\n-----END CERTIFICATE-----\n";
 
 /// Creates in `namespace` what kube-controller-manager's
 /// serviceaccount-controller and root-ca-certificate-publisher create in
