@@ -133,6 +133,11 @@ async fn main() {
     })
     .await
     .expect("kube-sim starts");
+    // The default namespace as kube-controller-manager's serviceaccount and
+    // root-ca-certificate-publisher controllers leave it (not run here: only
+    // the controller measured is): without its ServiceAccount the API server
+    // refuses pods, without kube-root-ca.crt they cannot mount their token.
+    kube_sim::testing::provision_namespace(&sim, "default").await;
     let (_dir, kubeconfig) = common::kubeconfig(&sim);
     let mut daemon =
         common::kcm_rs(&kubeconfig, &["--kube-api-qps=0", "--controllers=deployment-controller,replicaset-controller"]);

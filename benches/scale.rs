@@ -248,11 +248,16 @@ fn main() {
 }
 
 /// kube-sim with `nodes` (heartbeating every 10 s), pods starting 500 ms
-/// after they are bound, and `history` changes kept for watches.
+/// after they are bound, and `history` changes kept for watches; its
+/// namespace holds the `default` ServiceAccount and `kube-root-ca.crt`, as
+/// on a cluster a controller manager has run on, since the scenarios seed
+/// pods before kcm-rs starts.
 async fn sim(nodes: usize, history: usize) -> Sim {
-    Sim::start(SimConfig { nodes, kubelet: KubeletConfig::default(), history, ..SimConfig::default() })
+    let sim = Sim::start(SimConfig { nodes, kubelet: KubeletConfig::default(), history, ..SimConfig::default() })
         .await
-        .expect("kube-sim starts")
+        .expect("kube-sim starts");
+    kube_sim::testing::provision_namespace(&sim, NAMESPACE).await;
+    sim
 }
 
 /// A running kcm-rs.

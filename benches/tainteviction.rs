@@ -31,6 +31,11 @@ fn requests(sim: &Sim) -> u64 {
 
 async fn run(client_flags: &[&str]) {
     let sim = Sim::start(SimConfig { history: 200_000, ..SimConfig::default() }).await.expect("kube-sim starts");
+    // The default namespace as kube-controller-manager's serviceaccount and
+    // root-ca-certificate-publisher controllers leave it (not run here: only
+    // the controller measured is): without its ServiceAccount the API server
+    // refuses pods, without kube-root-ca.crt they cannot mount their token.
+    kube_sim::testing::provision_namespace(&sim, "default").await;
     let (_dir, kubeconfig) = common::kubeconfig(&sim);
     let client = sim.client().expect("client");
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");

@@ -899,6 +899,7 @@ async fn exercise_leader_election(sim: &Sim, client: &kube::Client, args: &[Stri
 async fn exercise_replicaset_controller(sim: &Sim, client: &kube::Client, ns: &str) {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces.create(&PostParams::default(), &object(json!({"metadata": {"name": ns}}))).await.expect("namespace");
+    crate::common::default_service_account(sim, ns).await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let orphan = json!({"metadata": {"name": "stray", "labels": {"app": "web"}},
         "spec": {"containers": [{"name": "c", "image": "nginx"}]}});

@@ -834,6 +834,9 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
     const UPSTREAM_HASH: &str = "75675f5897";
     let mut env = start().await;
     env.daemon.kill().await.expect("kcm-rs stopped");
+    // The namespace's ServiceAccount and CA bundle, as upstream's
+    // controller manager left them too (the pods below need both).
+    kube_sim::testing::provision_namespace(&env.sim, NS).await;
     let name = "nginx-deployment";
     let rs_name = format!("{name}-{UPSTREAM_HASH}");
     let labels = json!({"app": "nginx"});

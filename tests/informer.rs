@@ -196,6 +196,9 @@ fn names<K: Cached>(objects: Vec<Arc<K>>) -> Vec<String> {
 async fn two_controllers_share_one_list_and_watch() {
     let sim = sim().await;
     let client = sim.client().unwrap();
+    // No controller manager runs here: the pods' namespace gets by hand
+    // the ServiceAccount the API server requires of them.
+    kube_sim::testing::provision_namespace(&sim, "default").await;
     Api::<Pod>::namespaced(client.clone(), "default")
         .create(&PostParams::default(), &pod("default", "p", "n1", None))
         .await
@@ -238,6 +241,8 @@ async fn the_store_mirrors_the_server_with_indexes() {
     let client = sim.client().unwrap();
     for ns in ["a", "b"] {
         namespace(&client, ns).await;
+        // No controller manager runs here: see above.
+        kube_sim::testing::provision_namespace(&sim, ns).await;
     }
     let factory = SharedInformerFactory::new(client.clone());
     let pods = factory.informer::<Pod>();

@@ -43,6 +43,9 @@ async fn unused_legacy_tokens_are_labelled_invalid_then_deleted() {
     )
     .await;
     kubectl_ok(&kubeconfig, &["create", "namespace", "team-l"]).await;
+    // Its ServiceAccount and CA bundle, as the controller manager that ran
+    // before kcm-rs gave them (the pod below needs both).
+    kube_sim::testing::provision_namespace(&sim, "team-l").await;
     let account = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: robot\n  namespace: team-l\nsecrets:\n\
                    - name: unused\n- name: invalid\n- name: mounted\n";
     kubectl_ok_with_stdin(&kubeconfig, &["apply", "-f", "-"], account).await;

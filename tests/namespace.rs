@@ -60,6 +60,8 @@ async fn create_namespace(env: &Env, ns: &str) {
     let api: Api<Namespace> = Api::all(env.client.clone());
     let obj: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).expect("namespace");
     api.create(&PostParams::default(), &obj).await.expect("namespace created");
+    // The tests create pods in it next.
+    crate::common::default_service_account(&env.sim, ns).await;
 }
 
 fn pod_spec(grace: i64) -> Value {

@@ -32,9 +32,11 @@ use crate::common::{Env, PATIENCE, free_port, spawn_on, start_with};
 
 const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
 
-/// Grace 5 s, a pass a second, one node per second per zone.
+/// Grace 5 s, a pass a second, one node per second per zone; with the
+/// controllers that give every namespace what its pods need (its `default`
+/// ServiceAccount and `kube-root-ca.crt`), as on a real cluster.
 const FLAGS: &[&str] = &[
-    "--controllers=nodelifecycle",
+    "--controllers=nodelifecycle,serviceaccount-controller,root-ca-certificate-publisher-controller",
     "--node-monitor-period=1s",
     "--node-monitor-grace-period=5s",
     "--node-startup-grace-period=10s",

@@ -426,6 +426,9 @@ async fn a_matching_orphan_present_first_is_adopted_and_one_fewer_pod_is_created
     // sync (after the caches sync) sees both, whatever the watch timing.
     let mut env = start().await;
     env.daemon.kill().await.expect("kcm-rs stopped");
+    // What the controller manager that ran before gave the namespace (this
+    // kcm-rs may have been stopped before doing it): the orphan needs both.
+    kube_sim::testing::provision_namespace(&env.sim, NS).await;
     let orphan = Pod {
         metadata: ObjectMeta { name: Some("early".into()), labels: Some(labels("lean")), ..Default::default() },
         spec: Some(pod_spec()),

@@ -104,3 +104,33 @@ async fn kube_root_ca_crt_exists_in_any_namespace_and_is_restored() {
     assert!(metrics.contains("root_ca_cert_publisher_sync_total{code=\"200\"}"), "{metrics}");
     assert!(metrics.contains("root_ca_cert_publisher_sync_duration_seconds_bucket{code=\"200\""), "{metrics}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_of_a_namespace_applied_with_its_deployment_run_once_it_has_its_account_and_ca() {
+    // The namespace and its workload in one `kubectl apply`, as a user
+    // applies a manifest: the API server holds the ReplicaSet's first pods
+    // until serviceaccount-controller has made `default` (and past its
+    // patience refuses them, the ReplicaSet controller retrying), and the
+    // kubelet mounts their token volume once `kube-root-ca.crt` is
+    // published.
+    let (env, _, _dir) = start_publishing().await;
+    let manifest = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-d\n---\n\
+        apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: team-d\nspec:\n  replicas: 2\n  \
+        selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      \
+        containers:\n      - name: web\n        image: nginx\n";
+    kube_sim::testing::kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], manifest).await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(env.client.clone(), "team-d");
+    let running = wait_for(&env.sim, PATIENCE, "team-d's two pods Running", || async {
+        let list = pods.list(&Default::default()).await.map_err(|e| e.to_string())?;
+        let phases: Vec<String> =
+            list.items.iter().map(|p| p.status.as_ref().and_then(|s| s.phase.clone()).unwrap_or_default()).collect();
+        if phases == ["Running", "Running"] { Ok(list.items) } else { Err(format!("phases {phases:?}")) }
+    })
+    .await;
+    for pod in running {
+        let spec = pod.spec.expect("a spec");
+        assert_eq!(spec.service_account_name.as_deref(), Some("default"));
+        let volume = &spec.volumes.expect("the token volume")[0];
+        assert!(volume.name.starts_with("kube-api-access-"), "{}", volume.name);
+    }
+}

@@ -102,6 +102,17 @@ impl ApiError {
         Self::new(403, "Forbidden", message)
     }
 
+    /// 403 from admission about one object (`apierrors.NewForbidden`):
+    /// `<resource> "<name>" is forbidden: <why>`, with the object in the
+    /// details.
+    pub fn forbidden_object(rt: &ResourceType, name: &str, why: &str) -> Self {
+        let message = match name {
+            "" => format!("{} is forbidden: {why}", rt.qualified_name()),
+            name => format!("{} \"{name}\" is forbidden: {why}", rt.qualified_name()),
+        };
+        Self::forbidden(message).with_details(rt, name)
+    }
+
     /// 405: the verb is not supported on this path.
     pub fn method_not_allowed(message: impl Into<String>) -> Self {
         Self::new(405, "MethodNotAllowed", message)

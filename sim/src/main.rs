@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
+use kube_sim::admission::{AdmissionConfig, Plugin};
 use kube_sim::api::ApiConfig;
 use kube_sim::clusterip::ServiceCidr;
 use kube_sim::kubelet::KubeletConfig;
@@ -38,6 +39,10 @@ struct Flags {
     /// as kube-apiserver's flag.
     #[arg(long, default_value_t = ServiceCidr::DEFAULT)]
     service_cluster_ip_range: ServiceCidr,
+    /// Admission plugins to turn off (comma-separated, as kube-apiserver's
+    /// flag: NamespaceLifecycle, ServiceAccount); all are on by default.
+    #[arg(long, value_delimiter = ',')]
+    disable_admission_plugins: Vec<Plugin>,
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
@@ -50,6 +55,7 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .init();
     let flags = Flags::parse();
+    let admission = flags.disable_admission_plugins.iter().fold(AdmissionConfig::default(), |c, p| c.disable(*p));
     let config = SimConfig {
         nodes: flags.nodes,
         kubelet: KubeletConfig {
@@ -57,7 +63,7 @@ async fn main() -> anyhow::Result<()> {
             heartbeat_period: flags.node_heartbeat_period,
             max_grace: flags.max_pod_grace,
         },
-        api: ApiConfig { service_cluster_ip_range: flags.service_cluster_ip_range, ..ApiConfig::default() },
+        api: ApiConfig { service_cluster_ip_range: flags.service_cluster_ip_range, admission, ..ApiConfig::default() },
         ..SimConfig::default()
     };
     let sim = Sim::start_on(flags.addr, config).await?;

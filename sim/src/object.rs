@@ -4,6 +4,7 @@
 //!
 //! A leaf: it needs nothing else from kube-sim.
 
+use rand::Rng;
 use serde_json::{Value, json};
 
 /// The current time as the API server writes timestamps (RFC 3339, seconds).
@@ -15,6 +16,26 @@ pub fn now_rfc3339() -> String {
 /// `metadata.name`, or "".
 pub fn name(object: &Value) -> &str {
     object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
+}
+
+/// The name admission reports an object by: `metadata.name`, or before one
+/// is generated its `generateName` prefix (as `admission.NewForbidden` names
+/// a pod whose name is not generated yet).
+pub fn admission_name(object: &Value) -> &str {
+    match name(object) {
+        "" => object.pointer("/metadata/generateName").and_then(Value::as_str).unwrap_or(""),
+        given => given,
+    }
+}
+
+/// A name from a prefix: the prefix plus five characters from the API
+/// server's alphabet (no vowels, no look-alike digits), as
+/// `names.SimpleNameGenerator` makes them.
+pub fn generate_name(prefix: &str) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut rng = rand::rng();
+    let suffix: String = (0..5).map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())])).collect();
+    format!("{prefix}{suffix}")
 }
 
 /// `metadata.namespace`, or "".

@@ -5,6 +5,8 @@
 //!   simulator stores, failing with the last state seen after a deadline the
 //!   caller picks ([`Patience`]);
 //! - [`kubeconfig`]: a kubeconfig for a simulator, in a temporary directory;
+//! - [`provision_namespace`]: what kube-controller-manager puts in every
+//!   namespace, for tests that run kube-sim without one;
 //! - [`kubectl`] and its variants: the real kubectl against such a
 //!   kubeconfig. They panic, with a clear message, when kubectl is not
 //!   installed: tests that need it must fail, not skip, without it.
@@ -55,6 +57,37 @@ where
         let _ = tokio::time::timeout(patience.recheck, changes.recv()).await;
     }
     panic!("timed out waiting for {what}; last seen: {last}");
+}
+
+/// The CA bundle [`provision_namespace`] publishes (no client checks it:
+/// kube-sim serves plain HTTP).
+const TEST_ROOT_CA: &str = "-----BEGIN CERTIFICATE-----\nkube-sim test CA\n-----END CERTIFICATE-----\n";
+
+/// Creates in `namespace` what kube-controller-manager's
+/// serviceaccount-controller and root-ca-certificate-publisher create in
+/// every namespace: the `default` ServiceAccount (without which the
+/// ServiceAccount admission plugin refuses pods) and the `kube-root-ca.crt`
+/// ConfigMap (without which the kubelet cannot mount a pod's token
+/// volume). For tests that run kube-sim on its own, as a test of an API
+/// server without a controller manager would; either already there is fine.
+pub async fn provision_namespace(sim: &Sim, namespace: &str) {
+    use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+    use kube::api::{Api, ObjectMeta, PostParams};
+    let client = sim.client().expect("a client for kube-sim");
+    let meta = |name: &str| ObjectMeta { name: Some(name.to_owned()), ..ObjectMeta::default() };
+    let sa = ServiceAccount { metadata: meta("default"), ..ServiceAccount::default() };
+    let data = [("ca.crt".to_owned(), TEST_ROOT_CA.to_owned())].into_iter().collect();
+    let cm = ConfigMap { metadata: meta("kube-root-ca.crt"), data: Some(data), ..ConfigMap::default() };
+    let created = |what: &str, result: Result<(), kube::Error>| match result {
+        Ok(()) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(e) => panic!("creating {what} in {namespace}: {e}"),
+    };
+    let pp = PostParams::default();
+    let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
+    created("the default ServiceAccount", sas.create(&pp, &sa).await.map(drop));
+    let cms: Api<ConfigMap> = Api::namespaced(client, namespace);
+    created("kube-root-ca.crt", cms.create(&pp, &cm).await.map(drop));
 }
 
 /// Writes a kubeconfig for `sim` into a temporary directory; the file is

@@ -2,6 +2,8 @@
 //! against an in-process simulator. One test binary; one module per area.
 
 mod sim {
+    /// Admission: the ServiceAccount plugin, on and off.
+    mod admission;
     /// Faults, restarts, dropped watches, stats, custom resources.
     mod controls;
     /// delete, deletecollection, finalizers, grace, namespace lifecycle.
@@ -12,6 +14,8 @@ mod sim {
     mod kubectl;
     /// The kubelet and scheduler stand-in and node controls.
     mod kubelet;
+    /// Volumes the kubelet stand-in waits for: ConfigMaps, Secrets, projected sources.
+    mod mounts;
     /// get, list, watch: selectors, pagination, bookmarks, 410.
     mod reads;
     /// Service cluster IP allocation and immutability.

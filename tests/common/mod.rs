@@ -125,6 +125,20 @@ pub fn spawn_with(kubeconfig: &Path, args: &[String]) -> Child {
         .expect("kcm-rs starts")
 }
 
+/// Waits until `namespace` has its `default` ServiceAccount, as upstream's
+/// e2e framework waits before it creates pods in a new namespace: the API
+/// server refuses pods without it (after a short wait of its own), and
+/// kcm-rs's serviceaccount-controller makes it moments after the namespace.
+pub async fn default_service_account(sim: &Sim, namespace: &str) {
+    let accounts: kube::Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        kube::Api::namespaced(sim.client().expect("client"), namespace);
+    kube_sim::testing::wait_for(sim, PATIENCE, &format!("{namespace}'s default ServiceAccount"), || async {
+        let found = accounts.get_opt("default").await.map_err(|e| e.to_string())?;
+        found.map(drop).ok_or_else(|| "not yet".to_owned())
+    })
+    .await;
+}
+
 /// The Events in `namespace` about object `name` with `reason`.
 pub async fn events(env: &Env, namespace: &str, name: &str, reason: &str) -> Vec<k8s_openapi::api::core::v1::Event> {
     let api: kube::Api<k8s_openapi::api::core::v1::Event> = kube::Api::namespaced(env.client.clone(), namespace);

@@ -126,7 +126,7 @@ async fn dispatch(api: &Arc<Api>, req: &Request, route: Route, verb: &str) -> Ap
             "get" => read::get(api, req, &target),
             "list" => read::list(api, req, &target),
             "watch" => watch::watch(api, req, &target),
-            "create" if target.name.is_none() => write::create(api, req, &target),
+            "create" if target.name.is_none() => write::create(api, req, &target).await,
             "update" if target.name.is_some() => write::update(api, req, &target),
             "patch" if target.name.is_some() => write::patch(api, req, &target),
             "delete" if target.sub.is_none() => delete::delete(api, req, &target),

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::snapshots::Snapshots;
+use crate::admission::AdmissionConfig;
 use crate::clusterip::{ClusterIps, ServiceCidr};
 use crate::faults::{Faults, Stats};
 use crate::openapi::OpenApi;
@@ -23,6 +24,8 @@ pub struct ApiConfig {
     /// Where Services' cluster IPs come from (kube-apiserver's
     /// `--service-cluster-ip-range`, single-stack).
     pub service_cluster_ip_range: ServiceCidr,
+    /// Which admission plugins run.
+    pub admission: AdmissionConfig,
 }
 
 impl Default for ApiConfig {
@@ -31,6 +34,7 @@ impl Default for ApiConfig {
             bookmark_interval: Duration::from_secs(30),
             max_watch: Duration::from_secs(1800),
             service_cluster_ip_range: ServiceCidr::DEFAULT,
+            admission: AdmissionConfig::default(),
         }
     }
 }

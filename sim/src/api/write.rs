@@ -35,7 +35,7 @@ fn is_dry_run(req: &Request) -> ApiResult<bool> {
 }
 
 /// `POST` to a collection.
-pub fn create(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Response> {
+pub async fn create(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Response> {
     let rt = &target.rt;
     let fv = FieldValidation::of(req)?;
     let dry_run = is_dry_run(req)?;
@@ -43,10 +43,9 @@ pub fn create(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respo
     check_type(rt, &mut object, &rt.kind, &rt.api_version())?;
     let mut warnings = Vec::new();
     let mut object = check_schema(rt, object, fv, &mut warnings)?;
+    let admission_name = object::admission_name(&object).to_owned();
     let name = strategy::before_create(rt, target.ns(), &mut object)?;
-    if rt.namespaced {
-        admission::check_namespace_open(api, rt, target.ns(), &name)?;
-    }
+    admission::admit_create(api, rt, target.ns(), &admission_name, &mut object).await?;
     // Held until the new service is stored (`beginCreate`).
     let lease = cluster_ip_lease(api, rt);
     if let Some(lease) = &lease {

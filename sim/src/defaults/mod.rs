@@ -5,8 +5,8 @@
 //! and `pkg/apis/apps/v1` (hand-written `SetDefaults_*` functions and the
 //! generated `zz_generated.defaults.go` that walks every pod spec), plus the
 //! few create-time mutations a plain `kubectl run` pod visibly gets from the
-//! default admission chain (Priority, ServiceAccount,
-//! DefaultTolerationSeconds). Everything works on schemaless JSON, as the
+//! Priority and DefaultTolerationSeconds admission plugins (the
+//! ServiceAccount plugin is `crate::admission`'s). Everything works on schemaless JSON, as the
 //! store keeps it, and every step is idempotent: applying twice is the same
 //! as applying once.
 //!
@@ -66,8 +66,7 @@ pub use pod::{DEFAULT_SCHEDULER_NAME, DEFAULT_TOLERATION_SECONDS, TERMINATION_ME
 ///   host ports from container ports under `hostNetwork`, and the admission
 ///   results a real cluster shows: `priority` (0, or the value of the two
 ///   built-in system classes), `preemptionPolicy` PreemptLowerPriority,
-///   `serviceAccountName`/`serviceAccount` "default", the not-ready and
-///   unreachable NoExecute tolerations for 300 s.
+///   the not-ready and unreachable NoExecute tolerations for 300 s.
 /// - Service: `sessionAffinity` None (clearing `sessionAffinityConfig`) or
 ///   the ClientIP timeout 10800, `type` ClusterIP, ports' `protocol` TCP and
 ///   `targetPort` = `port`, `externalTrafficPolicy` Cluster when externally
@@ -230,8 +229,9 @@ mod tests {
     #[test]
     fn pod_spec_equals_what_a_real_cluster_shows_for_kubectl_run() {
         // `kubectl get pod web -o json` after `kubectl run web --image=nginx`,
-        // without the scheduler's nodeName and the service account token
-        // volume (not emulated).
+        // without the scheduler's nodeName and what the ServiceAccount
+        // admission plugin adds (`crate::admission`'s: the service account
+        // name, the token volume and its mount).
         let shown_spec = json!({
             "containers": [{
                 "image": "nginx",
@@ -248,8 +248,6 @@ mod tests {
             "restartPolicy": "Always",
             "schedulerName": "default-scheduler",
             "securityContext": {},
-            "serviceAccount": "default",
-            "serviceAccountName": "default",
             "terminationGracePeriodSeconds": 30,
             "tolerations": [
                 {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready",

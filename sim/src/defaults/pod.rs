@@ -44,9 +44,8 @@ pub(super) fn pod(object: &mut Value) {
     admit_pod(spec);
 }
 
-/// The mutations of the default admission plugins on a pod created without
-/// them: Priority, ServiceAccount (name only; no token volume) and
-/// DefaultTolerationSeconds.
+/// The mutations of the Priority and DefaultTolerationSeconds admission
+/// plugins (ServiceAccount's are `crate::admission`'s).
 fn admit_pod(spec: &mut Map<String, Value>) {
     let class = spec.get("priorityClassName").and_then(Value::as_str).unwrap_or("");
     let priority = match class {
@@ -59,8 +58,6 @@ fn admit_pod(spec: &mut Map<String, Value>) {
         default_value(spec, "priority", json!(priority));
         default_str(spec, "preemptionPolicy", "PreemptLowerPriority");
     }
-    default_str(spec, "serviceAccountName", "default");
-    mirror_service_account(spec);
 
     let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
     if tolerations.is_null() {

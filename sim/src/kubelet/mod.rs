@@ -6,11 +6,12 @@
 //!   schedulable node whose taints it tolerates and whose labels match its
 //!   `nodeSelector`, the one with the fewest pods (pods spread evenly); a
 //!   pod that fits nowhere waits until a node changes;
-//! - **start-up**: a bound pod shows `ContainerCreating`, then after the
-//!   start-up delay (or its `kube-sim.io/start-delay` annotation) becomes
-//!   Running and Ready (or Running and never Ready with
-//!   `kube-sim.io/ready: "never"`), and with `kube-sim.io/fail-after` turns
-//!   Failed that long after starting;
+//! - **start-up**: a bound pod shows `ContainerCreating` (for as long as a
+//!   ConfigMap or Secret its volumes need is missing, with a `FailedMount`
+//!   event), then after the start-up delay (or its
+//!   `kube-sim.io/start-delay` annotation) becomes Running and Ready (or
+//!   Running and never Ready with `kube-sim.io/ready: "never"`), and with
+//!   `kube-sim.io/fail-after` turns Failed that long after starting;
 //! - **graceful deletion**: a pod with `deletionTimestamp` on a node is
 //!   removed when its grace period ends, capped by `max_grace` so tests stay
 //!   fast (finalizers still hold it, as on a real cluster);
@@ -25,9 +26,10 @@
 //! This module owns the task's loop and the timed steps of each pod;
 //! binding pods to nodes is `scheduling.rs`, the pod statuses written are
 //! `status.rs`, when steps are due (annotations, durations, grace periods)
-//! is `timing.rs`, what of a pod the loop decides on is `view.rs`, and the
-//! nodes themselves (seeding, stop/start, heartbeats and Leases) are
-//! `nodes.rs`. None of them imports this file.
+//! is `timing.rs`, what of a pod the loop decides on is `view.rs`, whether
+//! its volumes can be mounted is `mounts.rs`, and the nodes themselves
+//! (seeding, stop/start, heartbeats and Leases) are `nodes.rs`. None of
+//! them imports this file.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
@@ -43,6 +45,7 @@ use crate::object::is_terminating;
 use crate::resources::Builtin;
 use crate::store::{Change, ChangeKind, TypeKey, WatchStart};
 
+mod mounts;
 mod nodes;
 mod scheduling;
 mod status;
@@ -53,6 +56,7 @@ pub use nodes::{NODE_LEASE_NAMESPACE, Nodes, seed};
 pub use scheduling::tolerates;
 pub use timing::{FAIL_AFTER_ANNOTATION, START_DELAY_ANNOTATION};
 
+use mounts::VolumeWaits;
 use scheduling::{Cluster, Scheduler};
 use status::{PodRef, bound_status, failed_status, ready_overwritten, restore_ready, running_status};
 use timing::{annotation_duration, deletion_due};
@@ -112,6 +116,8 @@ struct Kubelet {
     scheduled: HashSet<(PodRef, Step)>,
     /// The scheduler stand-in's waiting pods and placements.
     scheduler: Scheduler,
+    /// Pods waiting for the ConfigMaps and Secrets their volumes need.
+    volumes: VolumeWaits,
 }
 
 impl Kubelet {
@@ -121,6 +127,7 @@ impl Kubelet {
             pod_key: key(Builtin::Pod),
             node_key: key(Builtin::Node),
             lease_key: key(Builtin::Lease),
+            volumes: VolumeWaits::new(&api),
             api,
             config,
             nodes,
@@ -180,6 +187,7 @@ impl Kubelet {
                     self.scheduler.placement.remove(uid);
                 }
                 self.scheduler.unschedulable.remove(&(change.namespace.clone(), change.name.clone()));
+                self.volumes.forget(&change.namespace, &change.name);
                 // A freed slot may let a waiting pod fit.
                 self.retry_unschedulable();
             } else {
@@ -187,6 +195,13 @@ impl Kubelet {
             }
         } else if change.type_key == self.node_key {
             self.retry_unschedulable();
+        } else if change.kind != ChangeKind::Deleted && self.volumes.is_source(&change.type_key) {
+            // The ConfigMap or Secret a waiting pod's volume needs may be it.
+            for name in self.volumes.waiting_in(&change.namespace) {
+                if let Some(stored) = self.api.store.get(&self.pod_key, &change.namespace, &name) {
+                    self.evaluate(&view(&stored));
+                }
+            }
         }
     }
 
@@ -236,6 +251,9 @@ impl Kubelet {
         let started = pod.pointer("/status/containerStatuses/0/state/running").is_some();
         match phase {
             "Pending" if !started => {
+                if !self.volumes.ready(&self.api.store, pod, &pod_ref, &node) {
+                    return;
+                }
                 let delay = annotation_duration(pod, START_DELAY_ANNOTATION).unwrap_or(self.config.start_delay);
                 self.schedule(pod_ref, Step::Start, Instant::now() + delay);
             }
@@ -312,7 +330,7 @@ impl Kubelet {
         }
         match step {
             Step::FinishDeletion => self.finish_deletion(pod, &current),
-            Step::Start if !is_terminating(&current) => {
+            Step::Start if !is_terminating(&current) && self.volumes.ready(&self.api.store, &current, pod, node) => {
                 let never_ready = current
                     .pointer(&format!("/metadata/annotations/{}", READY_ANNOTATION.replace('/', "~1")))
                     .and_then(Value::as_str)

@@ -1,6 +1,7 @@
 //! What the stand-in reads of a pod when it decides the pod's next step:
-//! its metadata and status, and of its spec only the node it is bound to
-//! and what scheduling matches against (`nodeSelector`, `tolerations`).
+//! its metadata and status, and of its spec only the node it is bound to,
+//! what scheduling matches against (`nodeSelector`, `tolerations`) and the
+//! volumes it must mount before it starts.
 //! Every pod change passes through here, so the rest of the spec (the
 //! containers, the bulk of a pod) is skipped rather than parsed; the
 //! status writes read the whole stored pod again.
@@ -31,6 +32,8 @@ struct SpecView {
     node_selector: Option<Value>,
     #[serde(default)]
     tolerations: Option<Value>,
+    #[serde(default)]
+    volumes: Option<Value>,
 }
 
 /// The stored pod as a JSON object holding only the fields the stand-in
@@ -45,9 +48,13 @@ pub(super) fn view(stored: &Stored) -> Value {
     }
     if let Some(spec) = pod.spec {
         let mut fields = Map::new();
-        for (name, value) in
-            [("nodeName", spec.node_name), ("nodeSelector", spec.node_selector), ("tolerations", spec.tolerations)]
-        {
+        let fields_kept = [
+            ("nodeName", spec.node_name),
+            ("nodeSelector", spec.node_selector),
+            ("tolerations", spec.tolerations),
+            ("volumes", spec.volumes),
+        ];
+        for (name, value) in fields_kept {
             if let Some(value) = value {
                 fields.insert(name.into(), value);
             }
@@ -78,6 +85,7 @@ mod tests {
         let pod = json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "p", "namespace": "default", "uid": "u", "annotations": {"a": "b"}},
             "spec": {"nodeName": "node-1", "nodeSelector": {"disk": "ssd"}, "tolerations": [{"operator": "Exists"}],
+                "volumes": [{"name": "config", "configMap": {"name": "app"}}],
                 "containers": [{"name": "c", "image": "i"}]},
             "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}});
         let mut expected = pod.clone();

@@ -1,12 +1,11 @@
 //! Create: `rest.BeforeCreate` and the strategies' `PrepareForCreate` and
 //! `Validate`.
 
-use rand::Rng;
 use serde_json::{Value, json};
 
 use super::kinds::{reset_on_create, tracks_generation};
 use crate::error::{ApiError, ApiResult};
-use crate::object::{metadata_mut, now_rfc3339};
+use crate::object::{generate_name, metadata_mut, now_rfc3339};
 use crate::resources::ResourceType;
 use crate::{defaults, omitempty, validation};
 
@@ -79,15 +78,6 @@ pub fn prepare_for_create(rt: &ResourceType, name: &str, object: &mut Value) -> 
         omitempty::drop_empty(kind, object);
     }
     Ok(())
-}
-
-/// A name from `generateName`: the prefix plus five characters from the API
-/// server's alphabet (no vowels, no look-alike digits).
-fn generate_name(prefix: &str) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut rng = rand::rng();
-    let suffix: String = (0..5).map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())])).collect();
-    format!("{prefix}{suffix}")
 }
 
 /// A 422 Invalid carrying `causes`, or `Ok` when there are none.

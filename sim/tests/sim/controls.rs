@@ -196,7 +196,7 @@ async fn fault_rules_are_stored_as_given_and_refused_when_invalid() {
 #[tokio::test]
 async fn a_restart_ends_open_watches_and_keeps_the_state() {
     use http_body_util::BodyExt;
-    let sim = util::start().await;
+    let sim = util::start_bare().await;
     let client = sim.client().expect("client");
     let config_maps: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "default");
     let before = config_maps.create(&PostParams::default(), &config_map("before")).await.expect("created");

@@ -272,7 +272,7 @@ async fn delete_of_a_missing_object_is_not_found() {
 
 #[tokio::test]
 async fn deletecollection_with_a_label_selector_deletes_only_the_matching_objects() {
-    let sim = util::start().await;
+    let sim = util::start_bare().await;
     let client = sim.client().expect("client");
     let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
     let system: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-system");

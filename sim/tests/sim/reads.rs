@@ -102,7 +102,7 @@ async fn get_of_a_missing_object_is_a_not_found_status_with_details() {
 
 #[tokio::test]
 async fn label_selectors_select_by_equality_sets_and_existence() {
-    let sim = util::start().await;
+    let sim = util::start_bare().await;
     let api: Api<ConfigMap> = Api::default_namespaced(sim.client().expect("client"));
     create_cm(&api, "a", &[("app", "web"), ("tier", "front")]).await;
     create_cm(&api, "b", &[("app", "web"), ("tier", "back")]).await;
@@ -144,6 +144,7 @@ async fn field_selectors_select_pods_by_name_namespace_node_and_phase() {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "other"}})).expect("namespace");
     namespaces.create(&PostParams::default(), &ns).await.expect("namespace created");
+    kube_sim::testing::provision_namespace(&sim, "other").await;
     let pod = |name: &str, spec: Value| -> Pod {
         let mut spec = spec;
         spec["containers"] = json!([{"name": "app", "image": "nginx"}]);
@@ -209,7 +210,7 @@ async fn unsupported_field_selectors_are_bad_requests() {
 
 #[tokio::test]
 async fn limit_and_continue_page_through_every_object_once() {
-    let sim = util::start().await;
+    let sim = util::start_bare().await;
     let api: Api<ConfigMap> = Api::default_namespaced(sim.client().expect("client"));
     let mut created = Vec::new();
     for i in 0..7 {
@@ -271,7 +272,7 @@ async fn paging_with_a_selector_returns_only_matching_objects_and_no_remaining_c
 
 #[tokio::test]
 async fn later_pages_show_objects_as_they_were_at_the_list_version() {
-    let sim = util::start().await;
+    let sim = util::start_bare().await;
     let api: Api<ConfigMap> = Api::default_namespaced(sim.client().expect("client"));
     for name in ["a", "b", "c"] {
         create_cm(&api, name, &[]).await;
@@ -377,7 +378,7 @@ async fn api_rv(client: &kube::Client) -> String {
 
 #[tokio::test]
 async fn watches_from_zero_or_no_version_start_with_the_current_objects() {
-    let sim = util::start().await;
+    let sim = util::start_bare().await;
     let client = sim.client().expect("client");
     let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
     create_cm(&api, "a", &[]).await;
@@ -456,7 +457,7 @@ async fn timeout_seconds_ends_the_stream_and_no_bookmarks_come_unasked() {
 
 #[tokio::test]
 async fn initial_events_are_added_then_the_initial_events_end_bookmark() {
-    let sim = util::start().await;
+    let sim = util::start_bare().await;
     let client = sim.client().expect("client");
     let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
     create_cm(&api, "a", &[]).await;
@@ -519,7 +520,7 @@ async fn a_watch_with_a_name_field_selector_follows_one_object() {
 
 #[tokio::test]
 async fn kube_watcher_with_streaming_lists_starts_from_initial_events() {
-    let sim = util::start().await;
+    let sim = util::start_bare().await;
     let api: Api<ConfigMap> = Api::default_namespaced(sim.client().expect("client"));
     create_cm(&api, "a", &[]).await;
     let mut stream = watcher(api.clone(), watcher::Config::default().streaming_lists()).boxed();
@@ -570,7 +571,7 @@ async fn a_watch_from_a_compacted_version_gets_a_410_expired_error_event() {
 
 #[tokio::test]
 async fn kube_watcher_relists_after_410_and_still_delivers_later_changes() {
-    let sim = util::start().await;
+    let sim = util::start_bare().await;
     let client = sim.client().expect("client");
     let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
     create_cm(&api, "before", &[]).await;

@@ -15,22 +15,38 @@ pub const DEADLINE: Duration = Duration::from_secs(20);
 /// at the latest every 200 ms.
 pub const PATIENCE: Patience = Patience { deadline: DEADLINE, recheck: Duration::from_millis(200) };
 
-/// A simulator with fast pod start-up and heartbeats, for tests.
+/// A simulator with fast pod start-up and heartbeats, its `default`
+/// namespace provisioned (see [`start_with`]).
 pub async fn start() -> Sim {
-    start_with(SimConfig {
+    start_with(fast()).await
+}
+
+/// A simulator like [`start`]'s with nothing added to its `default`
+/// namespace: an API server with no controller manager, for tests that
+/// count every object of a namespace.
+pub async fn start_bare() -> Sim {
+    Sim::start(fast()).await.expect("kube-sim starts")
+}
+
+/// Fast pod start-up and heartbeats.
+fn fast() -> SimConfig {
+    SimConfig {
         kubelet: KubeletConfig {
             start_delay: Duration::from_millis(50),
             heartbeat_period: Duration::from_millis(500),
             max_grace: Duration::from_millis(300),
         },
         ..SimConfig::default()
-    })
-    .await
+    }
 }
 
-/// A simulator with the given configuration.
+/// A simulator with the given configuration, its `default` namespace
+/// provisioned as kube-controller-manager would
+/// ([`kube_sim::testing::provision_namespace`]: these tests run none).
 pub async fn start_with(config: SimConfig) -> Sim {
-    Sim::start(config).await.expect("kube-sim starts")
+    let sim = Sim::start(config).await.expect("kube-sim starts");
+    kube_sim::testing::provision_namespace(&sim, "default").await;
+    sim
 }
 
 // === raw HTTP ===

@@ -1,10 +1,6 @@
-//! What the API server's admission plugins do on create, for the kinds
-//! kube-sim serves: NamespaceLifecycle refuses creates in a namespace that
-//! does not exist or is terminating (403 with the `NamespaceTerminating`
-//! cause). The visible results of the Priority, ServiceAccount and
-//! DefaultTolerationSeconds plugins are applied with the pod defaults (the
-//! `defaults` module); the registry strategies' create-time resets are the
-//! `strategy` module's.
+//! The NamespaceLifecycle plugin: a create in a namespace that does not
+//! exist is a 404, in one being terminated a 403 with the
+//! `NamespaceTerminating` cause.
 
 use serde_json::{Value, json};
 
@@ -13,8 +9,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::object::is_terminating;
 use crate::resources::{Builtin, ResourceType};
 
-/// Refuses a create in `namespace` unless it exists and is not terminating.
-pub fn check_namespace_open(api: &Api, rt: &ResourceType, namespace: &str, name: &str) -> ApiResult<()> {
+/// Refuses a create in `namespace` unless it exists and is not terminating;
+/// `name` is the object's admission name.
+pub(super) fn check_namespace_open(api: &Api, rt: &ResourceType, namespace: &str, name: &str) -> ApiResult<()> {
     let ns_type = api.registry.builtin(Builtin::Namespace);
     let Some(ns) = api.store.get(&Api::type_key(&ns_type), "", namespace) else {
         return Err(ApiError::not_found(&ns_type, namespace));
