@@ -30,7 +30,7 @@ use kube_sim::testing::wait_for;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::common::{Env, PATIENCE, spawn_on, start};
+use crate::common::{Env, PATIENCE, default_service_account, spawn_on, start};
 
 const NS: &str = "default";
 /// The Services under test, both selecting `app: web`.
@@ -237,6 +237,7 @@ async fn converged(env: &Env, want_pods: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slices_never_list_unselected_or_long_gone_pods_under_faults_and_converge() {
     let mut env = start().await;
+    default_service_account(&env.sim, NS).await;
     let checker = check(&env);
     let write_faults = ["create", "update", "patch", "delete"].map(|verb| FaultRule {
         verb: Some(verb.into()),
