@@ -39,7 +39,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, ResourceExt};
 
 use super::api_errors::{code, error_message, namespace_terminating};
-use super::service_pods::ServicePodHandler;
+use super::service_pods::{ServicePodHandler, register_pod_label_index, selected_pods};
 
 /// Upstream's controller name: metric label, log field.
 pub const CONTROLLER_NAME: &str = "endpoints-controller";
@@ -114,6 +114,7 @@ impl EndpointController {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let services = factory.informer::<Service>();
         let pods = factory.informer::<Pod>();
+        register_pod_label_index(&pods);
         let endpoints = factory.informer::<Endpoints>();
         // Upstream's handlers have no resync.
         let registrations = [
@@ -232,7 +233,7 @@ impl Syncer {
         let api: Api<Endpoints> = Api::namespaced(self.client.clone(), namespace);
         let service = self.services.get(key);
         let current = self.endpoints.get(key);
-        let pods = self.pods.list_namespace(namespace);
+        let pods = service.as_deref().map(|s| selected_pods(&self.pods, s)).unwrap_or_default();
         let refs: Vec<&Pod> = pods.iter().map(Arc::as_ref).collect();
         let write = {
             let mut trackers = self.trackers();

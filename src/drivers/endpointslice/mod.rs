@@ -44,7 +44,7 @@ pub use sync::Error;
 
 use handlers::{NodeHandler, ServiceHandler, SliceHandler};
 
-use super::service_pods::ServicePodHandler;
+use super::service_pods::{ServicePodHandler, register_pod_label_index};
 use sync::{Syncer, TopologySyncer};
 
 /// Upstream's controller name: metric label, log field.
@@ -151,6 +151,7 @@ impl EndpointSliceController {
         let topology_queue = WorkQueue::new(TOPOLOGY_QUEUE_NAME, default_controller_rate_limiter(), None);
         let services = factory.informer::<Service>();
         let pods = factory.informer::<Pod>();
+        register_pod_label_index(&pods);
         let nodes = factory.informer::<Node>();
         let slices = factory.informer::<EndpointSlice>();
         let shared = Shared(Arc::new(Mutex::new(State {

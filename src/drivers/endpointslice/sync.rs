@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{ObjectReference, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kcm_controllers::common::endpoint_pods::selects;
 use kcm_controllers::endpointslice::{
     self as core, CONTROLLER_QUALIFIED_NAME, Changes, Input, LABEL_MANAGED_BY, LABEL_SERVICE_NAME,
 };
@@ -22,6 +21,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use super::Shared;
 use super::metrics::EndpointSliceMetrics;
 use crate::drivers::api_errors::{code, error_message, namespace_terminating};
+use crate::drivers::service_pods::selected_pods;
 
 /// Why a sync failed.
 #[derive(Debug, thiserror::Error)]
@@ -106,8 +106,7 @@ impl Syncer {
         }
         let namespace = service.metadata.namespace.as_deref().unwrap_or("");
         let name = service.metadata.name.as_deref().unwrap_or("");
-        let pods: Vec<Arc<Pod>> =
-            self.pods.list_namespace(namespace).into_iter().filter(|p| selects(&service, &p.metadata.labels)).collect();
+        let pods: Vec<Arc<Pod>> = selected_pods(&self.pods, &service);
         let slices: Vec<Arc<EndpointSlice>> = self
             .slices
             .list_namespace(namespace)
