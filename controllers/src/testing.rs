@@ -311,3 +311,20 @@ fn reasons<'a>(conditions: impl Iterator<Item = (Option<&'a str>, &'a Option<Str
         .map(|(type_, reason)| format!(" {}={}", type_.unwrap_or_default(), reason.as_deref().unwrap_or_default()))
         .collect()
 }
+
+/// An IPv4 EndpointSlice named `name` holding `endpoints` and no ports
+/// (the EndpointSlice hint tests).
+pub fn ipv4_slice(
+    name: &str,
+    endpoints: Vec<k8s_openapi::api::discovery::v1::Endpoint>,
+) -> k8s_openapi::api::discovery::v1::EndpointSlice {
+    k8s_openapi::api::discovery::v1::EndpointSlice {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        address_type: "IPv4".into(),
+        endpoints: Some(endpoints),
+        ports: None,
+    }
+}

@@ -104,9 +104,9 @@ mod tests {
     //! Upstream's `TestReconcileHints`, case by case.
 
     use k8s_openapi::api::discovery::v1::EndpointConditions;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     use super::*;
+    use crate::testing::ipv4_slice as slice;
 
     // === utils ===
 
@@ -126,15 +126,6 @@ mod tests {
             for_nodes: node.map(|n| vec![ForNode { name: n.into() }]),
         });
         e
-    }
-
-    fn slice(name: &str, endpoints: Vec<Endpoint>) -> EndpointSlice {
-        EndpointSlice {
-            metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
-            address_type: "IPv4".into(),
-            endpoints: Some(endpoints),
-            ports: None,
-        }
     }
 
     fn zones_of(s: &EndpointSlice) -> Vec<Option<String>> {

@@ -2,11 +2,11 @@
 //! cases by name, and the overload check after a node change.
 
 use k8s_openapi::api::discovery::v1::{Endpoint, EndpointConditions};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::json;
 
 use super::*;
 use crate::endpointslice::slices::endpoints;
+use crate::testing::ipv4_slice as slice;
 
 // === utils ===
 
@@ -16,15 +16,6 @@ fn endpoint(zone: Option<&str>, ready: Option<bool>) -> Endpoint {
         zone: zone.map(Into::into),
         conditions: Some(EndpointConditions { ready, ..Default::default() }),
         ..Default::default()
-    }
-}
-
-fn slice(name: &str, endpoints: Vec<Endpoint>) -> EndpointSlice {
-    EndpointSlice {
-        metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
-        address_type: "IPv4".into(),
-        endpoints: Some(endpoints),
-        ports: None,
     }
 }
 
