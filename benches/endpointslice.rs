@@ -112,61 +112,113 @@ impl Check {
     }
 
     /// The Services whose slices do not yet list exactly the ready pods of
-    /// the current revision, each once.
-    async fn wrong_services(&self) -> usize {
-        let mut current: BTreeMap<String, String> = BTreeMap::new();
+    /// the current revision, each once, with what is wrong with each.
+    async fn wrong_services(&self) -> Vec<(String, String)> {
+        let mut current: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for rs in self.replica_sets.list(&ListParams::default()).await.expect("ReplicaSets listed").items {
             let replicas = rs.spec.replicas.unwrap_or(0);
             let labels = rs.metadata.labels.clone().unwrap_or_default();
             if let (true, Some(app), Some(hash)) = (replicas > 0, labels.get("app"), labels.get(HASH_LABEL)) {
-                current.insert(app.clone(), hash.clone());
+                current.entry(app.clone()).or_default().push(hash.clone());
             }
         }
-        let mut listed: BTreeMap<String, (Vec<String>, bool)> = BTreeMap::new();
+        let mut listed: BTreeMap<String, Listed> = BTreeMap::new();
         for slice in self.slices.list(&ListParams::default()).await.expect("EndpointSlices listed").items {
             let labels = slice.metadata.labels.clone().unwrap_or_default();
             let Some(service) = labels.get(SERVICE_NAME) else { continue };
             let entry = listed.entry(service.clone()).or_default();
+            entry.slices += 1;
             for endpoint in slice.endpoints.iter().flatten() {
                 let ready = endpoint.conditions.as_ref().and_then(|c| c.ready) == Some(true);
-                entry.1 |= !ready;
-                entry.0.push(endpoint.target_ref.as_ref().and_then(|r| r.name.clone()).unwrap_or_default());
+                entry.unready += usize::from(!ready);
+                entry.pods.push(endpoint.target_ref.as_ref().and_then(|r| r.name.clone()).unwrap_or_default());
             }
         }
         (0..self.services)
             .map(name)
-            .filter(|service| {
-                let (Some(hash), Some((pods, unready))) = (current.get(service), listed.get(service)) else {
-                    return true;
+            .filter_map(|service| {
+                let wrong = match (current.get(&service).map(Vec::as_slice), listed.get(&service)) {
+                    (None | Some([]), _) => Some("no ReplicaSet with replicas".to_owned()),
+                    (Some([_, _, ..]), _) => Some("more than one ReplicaSet with replicas".to_owned()),
+                    (_, None) => Some("no slice".to_owned()),
+                    (Some([hash]), Some(listed)) => listed.wrong(&format!("{service}-{hash}-")),
                 };
-                let prefix = format!("{service}-{hash}-");
-                let distinct: BTreeSet<&String> = pods.iter().collect();
-                *unready
-                    || pods.len() != REPLICAS as usize
-                    || distinct.len() != pods.len()
-                    || !pods.iter().all(|p| p.starts_with(&prefix))
+                wrong.map(|w| (service, w))
             })
-            .count()
+            .collect()
     }
 
     /// Waits until every Deployment is rolled out and every Service's
     /// slices are right; gives how long that took from `start`, and
-    /// kcm-rs's peak resident memory on the way.
-    async fn wait(&self, start: Instant, pid: u32) -> (Duration, f64) {
+    /// kcm-rs's peak resident memory on the way. Every 30 s it prints
+    /// how far it is, with the EndpointSlice controller's queue.
+    async fn wait(&self, start: Instant, pid: u32, endpoints: &kube::Client) -> (Duration, f64) {
         let mut peak = 0.0f64;
+        let mut next_report = Duration::from_secs(30);
         loop {
             peak = peak.max(common::resident_mib(pid));
-            if self.rolled_out().await {
-                let wrong = self.wrong_services().await;
-                if wrong == 0 {
-                    return (start.elapsed(), peak);
-                }
-                assert!(start.elapsed() < LIMIT, "{wrong} Services' slices still wrong after {LIMIT:?}");
+            let rolled_out = self.rolled_out().await;
+            let wrong = if rolled_out { self.wrong_services().await } else { Vec::new() };
+            if rolled_out && wrong.is_empty() {
+                return (start.elapsed(), peak);
             }
-            assert!(start.elapsed() < LIMIT, "Deployments not rolled out after {LIMIT:?}");
+            if start.elapsed() >= next_report {
+                next_report += Duration::from_secs(30);
+                progress(start, rolled_out, &wrong, endpoints).await;
+            }
+            assert!(start.elapsed() < LIMIT, "not done after {LIMIT:?}: {} Services' slices wrong", wrong.len());
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
+}
+
+/// The endpoints of one Service's slices.
+#[derive(Default)]
+struct Listed {
+    slices: usize,
+    pods: Vec<String>,
+    unready: usize,
+}
+
+impl Listed {
+    /// What keeps these from being exactly the ready pods named `prefix`*.
+    fn wrong(&self, prefix: &str) -> Option<String> {
+        let distinct: BTreeSet<&String> = self.pods.iter().collect();
+        let old = self.pods.iter().filter(|p| !p.starts_with(prefix)).count();
+        let ok =
+            self.unready == 0 && self.pods.len() == REPLICAS as usize && distinct.len() == self.pods.len() && old == 0;
+        (!ok).then(|| {
+            format!(
+                "{} slices, {} endpoints ({} distinct), {} unready, {} not {prefix}*",
+                self.slices,
+                self.pods.len(),
+                distinct.len(),
+                self.unready,
+                old
+            )
+        })
+    }
+}
+
+/// Prints how far a phase is: whether the Deployments are rolled out, a
+/// few wrong Services, and the `endpoint_slice` queue's depth and retries.
+async fn progress(start: Instant, rolled_out: bool, wrong: &[(String, String)], endpoints: &kube::Client) {
+    let metrics = common::metrics(endpoints, Duration::from_secs(5)).await.unwrap_or_default();
+    let queue: Vec<&str> = metrics
+        .lines()
+        .filter(|l| {
+            l.contains(r#"name="endpoint_slice""#)
+                && (l.starts_with("workqueue_depth") || l.starts_with("workqueue_retries_total"))
+        })
+        .collect();
+    let sample: Vec<String> = wrong.iter().take(3).map(|(s, w)| format!("{s}: {w}")).collect();
+    println!(
+        "  {:.0} s: rolled out {rolled_out}, {} Services wrong [{}]; {}",
+        start.elapsed().as_secs_f64(),
+        wrong.len(),
+        sample.join("; "),
+        queue.join(", ")
+    );
 }
 
 #[tokio::main]
@@ -176,8 +228,11 @@ async fn main() {
         .await
         .expect("kube-sim starts");
     let (_dir, kubeconfig) = common::kubeconfig(&sim);
-    let mut daemon = common::kcm_rs(&kubeconfig, &["--kube-api-qps=0"]);
+    let log = std::env::temp_dir().join(format!("kcm-rs-endpointslice-bench-{}.log", std::process::id()));
+    let (mut daemon, port) = common::kcm_rs_serving(&kubeconfig, &log, &["--kube-api-qps=0"]);
+    println!("kcm-rs logs to {}", log.display());
     let pid = daemon.id().expect("running");
+    let endpoints = common::endpoints_client(port);
     let client = sim.client().expect("client");
     let check = Check {
         deployments: Api::namespaced(client.clone(), NAMESPACE),
@@ -200,7 +255,7 @@ async fn main() {
         .buffer_unordered(CONCURRENCY)
         .collect::<Vec<()>>()
         .await;
-    let (created, created_peak) = check.wait(start, pid).await;
+    let (created, created_peak) = check.wait(start, pid, &endpoints).await;
     let created_writes = slice_writes(&sim) - before;
     report("created", services, created, created_writes, created_peak, pid);
 
@@ -217,7 +272,7 @@ async fn main() {
         .buffer_unordered(CONCURRENCY)
         .collect::<Vec<_>>()
         .await;
-    let (replaced, replaced_peak) = check.wait(start, pid).await;
+    let (replaced, replaced_peak) = check.wait(start, pid, &endpoints).await;
     let replaced_writes = slice_writes(&sim) - before;
     report("every pod replaced", services, replaced, replaced_writes, replaced_peak, pid);
     let _ = daemon.kill().await;

@@ -72,12 +72,18 @@ pub async fn answers(client: &kube::Client, path: &str, within: Duration) -> boo
     matches!(tokio::time::timeout(within, client.request_text(request)).await, Ok(Ok(_)))
 }
 
+/// `kcm-rs`'s `/metrics` text, or `None` when it does not answer within
+/// `within`.
+pub async fn metrics(client: &kube::Client, within: Duration) -> Option<String> {
+    let request = http::Request::get("/metrics").body(Vec::new()).expect("valid request");
+    tokio::time::timeout(within, client.request_text(request)).await.ok()?.ok()
+}
+
 /// Keys waiting in all of `kcm-rs`'s workqueues (the sum of its
 /// `workqueue_depth` gauges), or `None` when `/metrics` does not answer
 /// within `within`.
 pub async fn queued(client: &kube::Client, within: Duration) -> Option<u64> {
-    let request = http::Request::get("/metrics").body(Vec::new()).expect("valid request");
-    let text = tokio::time::timeout(within, client.request_text(request)).await.ok()?.ok()?;
+    let text = metrics(client, within).await?;
     let depth = |line: &str| line.strip_prefix("workqueue_depth{")?.rsplit_once(' ')?.1.parse::<f64>().ok();
     Some(text.lines().filter_map(depth).sum::<f64>() as u64)
 }

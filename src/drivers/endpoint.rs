@@ -8,7 +8,10 @@
 //!   updated the Services its change concerns
 //!   ([`services_to_update_on_pod_change`]), after
 //!   `--endpoint-updates-batch-period` so that a burst of pod changes is one
-//!   write; an Endpoints deleted queues its Service (to recreate it);
+//!   write; an Endpoints deleted queues its Service (to recreate it), and
+//!   an Endpoints added or updated while its Service's sync waits for the
+//!   cache to catch up (the stale tracker's `cache_moved`, not upstream's)
+//!   queues it at once;
 //! - at start, once the caches synced, every cached Endpoints but
 //!   leader-election records is queued, so that the Endpoints of a Service
 //!   deleted while no controller ran are deleted (upstream
@@ -83,7 +86,7 @@ struct Syncer {
     recorder: EventRecorder,
     /// What the controller remembers between syncs; held only while
     /// planning, never across a write.
-    trackers: Mutex<Trackers>,
+    trackers: Arc<Mutex<Trackers>>,
 }
 
 /// The core's two trackers.
@@ -116,6 +119,7 @@ impl EndpointController {
         let pods = factory.informer::<Pod>();
         register_pod_label_index(&pods);
         let endpoints = factory.informer::<Endpoints>();
+        let trackers = Arc::new(Mutex::default());
         // Upstream's handlers have no resync.
         let registrations = [
             services.add_handler(ServiceHandler { queue: queue.clone() }, None),
@@ -123,7 +127,7 @@ impl EndpointController {
                 ServicePodHandler { queue: queue.clone(), services: services.store(), batch_period },
                 None,
             ),
-            endpoints.add_handler(EndpointsHandler { queue: queue.clone() }, None),
+            endpoints.add_handler(EndpointsHandler { queue: queue.clone(), trackers: trackers.clone() }, None),
         ];
         let syncer = Arc::new(Syncer {
             services: services.store(),
@@ -131,7 +135,7 @@ impl EndpointController {
             endpoints: endpoints.store(),
             client,
             recorder,
-            trackers: Mutex::default(),
+            trackers,
         });
         Self { queue, services, pods, endpoints, registrations, syncer }
     }
@@ -179,15 +183,39 @@ impl EventHandler<Service> for ServiceHandler {
     }
 }
 
-/// An Endpoints deleted queues its Service.
+/// An Endpoints deleted queues its Service; one added or updated queues it
+/// when its sync waits for the cache.
 struct EndpointsHandler {
     queue: WorkQueue<String>,
+    trackers: Arc<Mutex<Trackers>>,
+}
+
+impl EndpointsHandler {
+    fn queue_if_waiting(&self, endpoints: &Endpoints) {
+        let key = key_of(endpoints);
+        if lock(&self.trackers).stale.cache_moved(&key) {
+            self.queue.add(key);
+        }
+    }
 }
 
 impl EventHandler<Endpoints> for EndpointsHandler {
+    fn on_add(&self, endpoints: &Arc<Endpoints>) {
+        self.queue_if_waiting(endpoints);
+    }
+
+    fn on_update(&self, _old: &Arc<Endpoints>, new: &Arc<Endpoints>) {
+        self.queue_if_waiting(new);
+    }
+
     fn on_delete(&self, endpoints: &Arc<Endpoints>) {
         self.queue.add(key_of(endpoints.as_ref()));
     }
+}
+
+/// The trackers, through a poisoned lock too.
+fn lock(trackers: &Mutex<Trackers>) -> MutexGuard<'_, Trackers> {
+    trackers.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 // === impl Syncer ===
@@ -221,7 +249,7 @@ enum Error {
 
 impl Syncer {
     fn trackers(&self) -> MutexGuard<'_, Trackers> {
-        self.trackers.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.trackers)
     }
 
     /// Upstream `syncService`.
@@ -232,25 +260,29 @@ impl Syncer {
         };
         let api: Api<Endpoints> = Api::namespaced(self.client.clone(), namespace);
         let service = self.services.get(key);
-        let current = self.endpoints.get(key);
         let pods = service.as_deref().map(|s| selected_pods(&self.pods, s)).unwrap_or_default();
         let refs: Vec<&Pod> = pods.iter().map(Arc::as_ref).collect();
-        let write = {
+        let (write, current) = {
             let mut trackers = self.trackers();
+            // Read under the lock the Endpoints handler takes after the
+            // cache moves, so a refusal is never missed by the event that
+            // would queue it again.
+            let current = self.endpoints.get(key);
             match service.as_deref() {
                 None => {
                     trackers.trigger.delete_service(key);
                     trackers.stale.delete(key);
-                    Write::Delete
+                    (Write::Delete, current)
                 }
                 Some(svc) => {
                     let Some(selected) = core::selected(svc, &refs) else { return Ok(()) };
                     let trigger = trackers.trigger.compute(key, svc, &selected);
                     if let Some(cached) = current.as_deref().filter(|ep| trackers.stale.is_stale(key, ep)) {
+                        trackers.stale.wait_for_cache(key);
                         let version = cached.metadata.resource_version.clone().unwrap_or_default();
                         return Err(Error::Stale { version, key: key.to_owned() }.into());
                     }
-                    core::sync(Some(svc), &selected, current.as_deref(), trigger)
+                    (core::sync(Some(svc), &selected, current.as_deref(), trigger), current)
                 }
             }
         };

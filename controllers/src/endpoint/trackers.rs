@@ -4,8 +4,14 @@
 //! Endpoints resourceVersions it has already replaced (upstream
 //! `staleEndpointsTracker`), so a sync never plans from a cache that has
 //! not yet seen its own last write.
+//!
+//! Beyond upstream, the stale tracker remembers the Services whose sync it
+//! refused ([`StaleEndpointsTracker::wait_for_cache`]), so that the next
+//! event for their Endpoints queues them at once
+//! ([`StaleEndpointsTracker::cache_moved`]) rather than after the retry's
+//! backoff.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Endpoints, Service};
@@ -71,6 +77,8 @@ impl TriggerTimeTracker {
 #[derive(Debug, Default)]
 pub struct StaleEndpointsTracker {
     stale: HashMap<String, String>,
+    /// Services whose sync was refused for a stale cache.
+    waiting: HashSet<String>,
 }
 
 impl StaleEndpointsTracker {
@@ -88,9 +96,23 @@ impl StaleEndpointsTracker {
         endpoints.metadata.resource_version.as_ref().is_some_and(|rv| self.stale.get(key) == Some(rv))
     }
 
+    /// Records that the sync of Service `key` was refused for a stale
+    /// cache: it waits for its Endpoints to move in the cache.
+    pub fn wait_for_cache(&mut self, key: &str) {
+        self.waiting.insert(key.to_owned());
+    }
+
+    /// Whether an informer event for the Endpoints `key` is one its
+    /// Service waits for (it is then no longer waiting, and should be
+    /// queued).
+    pub fn cache_moved(&mut self, key: &str) -> bool {
+        self.waiting.remove(key)
+    }
+
     /// Forgets the Endpoints of a deleted Service.
     pub fn delete(&mut self, key: &str) {
         self.stale.remove(key);
+        self.waiting.remove(key);
     }
 }
 
@@ -157,5 +179,18 @@ mod tests {
         assert!(!tracker.is_stale("ns/svc", &ep("2")));
         tracker.delete("ns/svc");
         assert!(!tracker.is_stale("ns/svc", &ep("1")));
+    }
+
+    #[test]
+    fn a_refused_service_is_queued_when_its_endpoints_move() {
+        let mut tracker = StaleEndpointsTracker::default();
+        assert!(!tracker.cache_moved("ns/svc"), "no sync refused yet");
+        tracker.wait_for_cache("ns/svc");
+        assert!(!tracker.cache_moved("ns/other"), "another Service's Endpoints");
+        assert!(tracker.cache_moved("ns/svc"), "its Endpoints moved");
+        assert!(!tracker.cache_moved("ns/svc"), "queued once per refusal");
+        tracker.wait_for_cache("ns/svc");
+        tracker.delete("ns/svc");
+        assert!(!tracker.cache_moved("ns/svc"), "a deleted Service waits for nothing");
     }
 }

@@ -6,10 +6,17 @@
 //! this controller did not write ([`EndpointSliceTracker::should_sync`])
 //! queues its Service.
 //!
+//! Beyond upstream, it remembers the Services refused for a stale cache
+//! ([`EndpointSliceTracker::wait_for_cache`]): the next event for one of
+//! their slices, the cache moving on, queues them at once
+//! ([`EndpointSliceTracker::cache_moved`]), where upstream waits out the
+//! retry's backoff (seconds to minutes once a burst of pod changes has
+//! met the same stale cache several times).
+//!
 //! State only, no clock: the driver keeps it behind a lock and feeds it
 //! what the API server answered.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
@@ -31,6 +38,8 @@ enum Expected {
 #[derive(Debug, Default)]
 pub struct EndpointSliceTracker {
     by_service: BTreeMap<String, Generations>,
+    /// Services whose sync was refused for a stale cache.
+    waiting: BTreeSet<String>,
 }
 
 fn uid(slice: &EndpointSlice) -> String {
@@ -83,6 +92,18 @@ impl EndpointSliceTracker {
             })
     }
 
+    /// Records that the sync of Service `key` was refused for a stale
+    /// cache: it waits for the cache to move.
+    pub fn wait_for_cache(&mut self, key: &str) {
+        self.waiting.insert(key.to_owned());
+    }
+
+    /// Whether an informer event for `slice` is one its Service waits for
+    /// (it is then no longer waiting, and should be queued).
+    pub fn cache_moved(&mut self, slice: &EndpointSlice) -> bool {
+        service_key(slice).is_some_and(|key| self.waiting.remove(&key))
+    }
+
     /// Records a slice as the API server returned it from a write.
     pub fn update(&mut self, slice: &EndpointSlice) {
         if let Some(key) = service_key(slice) {
@@ -107,6 +128,7 @@ impl EndpointSliceTracker {
     /// Forgets a deleted Service.
     pub fn delete_service(&mut self, key: &str) {
         self.by_service.remove(key);
+        self.waiting.remove(key);
     }
 }
 
@@ -177,6 +199,21 @@ mod tests {
         tracker.delete_service("ns1/svc1");
         assert!(!tracker.has(&s1));
         assert!(tracker.should_sync(&s1));
+    }
+
+    #[test]
+    fn a_refused_service_is_queued_when_its_cache_moves() {
+        let mut tracker = EndpointSliceTracker::new();
+        let written = slice("original", "svc1", 2);
+        tracker.update(&written);
+        assert!(!tracker.cache_moved(&written), "no sync refused yet");
+        tracker.wait_for_cache("ns1/svc1");
+        assert!(!tracker.cache_moved(&slice("other", "svc2", 1)), "another Service's slice");
+        assert!(tracker.cache_moved(&written), "the written slice arrives");
+        assert!(!tracker.cache_moved(&written), "queued once per refusal");
+        tracker.wait_for_cache("ns1/svc1");
+        tracker.delete_service("ns1/svc1");
+        assert!(!tracker.cache_moved(&written), "a deleted Service waits for nothing");
     }
 
     #[test]

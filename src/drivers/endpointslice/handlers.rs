@@ -10,6 +10,8 @@
 //!   period but at least 1 s, only when the tracker says it is not this
 //!   controller's own write (or its deletion was not expected); a slice
 //!   whose service-name or managed-by label changed queues both Services;
+//!   any event for a slice of a Service whose sync was refused for a stale
+//!   cache queues it at once (not upstream's: see the tracker);
 //! - a node added or deleted, or whose readiness or zone changed, queues
 //!   a look at the zones' CPU (the topology queue's one key), which queues
 //!   the Services its hints now overload.
@@ -74,11 +76,24 @@ impl SliceHandler {
     }
 }
 
+impl SliceHandler {
+    /// Queues the slice's Service at once when its sync waits for the
+    /// cache to move (the tracker's `cache_moved`).
+    fn queue_if_waiting(&self, slice: &EndpointSlice) {
+        if self.shared.lock().tracker.cache_moved(slice)
+            && let Some(key) = slice_service_key(slice)
+        {
+            self.queue.add(key);
+        }
+    }
+}
+
 impl EventHandler<EndpointSlice> for SliceHandler {
     fn on_add(&self, slice: &Arc<EndpointSlice>) {
         if managed_by_controller(slice) && self.shared.lock().tracker.should_sync(slice) {
             self.enqueue(slice);
         }
+        self.queue_if_waiting(slice);
     }
 
     fn on_update(&self, old: &Arc<EndpointSlice>, new: &Arc<EndpointSlice>) {
@@ -87,12 +102,13 @@ impl EventHandler<EndpointSlice> for SliceHandler {
         if service_name(old) != service_name(new) {
             self.enqueue(new);
             self.enqueue(old);
-            return;
+        } else {
+            let managed = managed_by_controller(new);
+            if managed != managed_by_controller(old) || (managed && self.shared.lock().tracker.should_sync(new)) {
+                self.enqueue(new);
+            }
         }
-        let managed = managed_by_controller(new);
-        if managed != managed_by_controller(old) || (managed && self.shared.lock().tracker.should_sync(new)) {
-            self.enqueue(new);
-        }
+        self.queue_if_waiting(new);
     }
 
     fn on_delete(&self, slice: &Arc<EndpointSlice>) {
@@ -106,6 +122,7 @@ impl EventHandler<EndpointSlice> for SliceHandler {
         if unexpected {
             self.enqueue(slice);
         }
+        self.queue_if_waiting(slice);
     }
 }
 

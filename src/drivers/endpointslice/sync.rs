@@ -107,27 +107,22 @@ impl Syncer {
         let namespace = service.metadata.namespace.as_deref().unwrap_or("");
         let name = service.metadata.name.as_deref().unwrap_or("");
         let pods: Vec<Arc<Pod>> = selected_pods(&self.pods, &service);
-        let slices: Vec<Arc<EndpointSlice>> = self
-            .slices
-            .list_namespace(namespace)
-            .into_iter()
-            .filter(|s| {
-                let labels = s.metadata.labels.as_ref();
-                let label = |k: &str| labels.and_then(|l| l.get(k)).map(String::as_str);
-                label(LABEL_SERVICE_NAME) == Some(name)
-                    && label(LABEL_MANAGED_BY) == Some(CONTROLLER_QUALIFIED_NAME)
-                    && s.metadata.deletion_timestamp.is_none()
-            })
-            .collect();
         let pod_refs: Vec<&Pod> = pods.iter().map(Arc::as_ref).collect();
-        let slice_refs: Vec<&EndpointSlice> = slices.iter().map(Arc::as_ref).collect();
-        let trigger_time = {
+        // The slices are read under the lock the slice handler takes after
+        // the cache moves, so a refusal is never missed by the event that
+        // would queue it again.
+        let (slices, trigger_time) = {
             let mut state = self.shared.lock();
+            let slices = self.service_slices(namespace, name);
+            let slice_refs: Vec<&EndpointSlice> = slices.iter().map(Arc::as_ref).collect();
             if state.tracker.stale_slices(key, &slice_refs) {
+                state.tracker.wait_for_cache(key);
                 return Err(Error::Stale);
             }
-            state.trigger_times.compute(key, &service, &pod_refs)
+            let trigger_time = state.trigger_times.compute(key, &service, &pod_refs);
+            (slices, trigger_time)
         };
+        let slice_refs: Vec<&EndpointSlice> = slices.iter().map(Arc::as_ref).collect();
         // The node lookup is not Send: the reconcile is done before any await.
         let reconciled = {
             let nodes: HashMap<&str, Arc<Node>> = pod_refs
@@ -190,6 +185,20 @@ impl Syncer {
             format!("Error updating Endpoint Slices for Service {namespace}/{name}: {message}"),
         );
         Err(Error::Failed(message))
+    }
+
+    /// The cached slices this controller manages for Service
+    /// `namespace/name`, but those being deleted.
+    fn service_slices(&self, namespace: &str, name: &str) -> Vec<Arc<EndpointSlice>> {
+        let mut slices = self.slices.list_namespace(namespace);
+        slices.retain(|s| {
+            let labels = s.metadata.labels.as_ref();
+            let label = |k: &str| labels.and_then(|l| l.get(k)).map(String::as_str);
+            label(LABEL_SERVICE_NAME) == Some(name)
+                && label(LABEL_MANAGED_BY) == Some(CONTROLLER_QUALIFIED_NAME)
+                && s.metadata.deletion_timestamp.is_none()
+        });
+        slices
     }
 
     /// The metrics and the cache entry of one address type's plan, as
