@@ -54,7 +54,8 @@ pub use pod::{DEFAULT_SCHEDULER_NAME, DEFAULT_TOLERATION_SECONDS, TERMINATION_ME
 ///   `rollingUpdate.maxUnavailable` 1 and `maxSurge` 0,
 ///   `revisionHistoryLimit` 10; pod template below.
 /// - StatefulSet: `podManagementPolicy` OrderedReady,
-///   `updateStrategy.type` RollingUpdate with `rollingUpdate.partition` 0,
+///   `updateStrategy.type` RollingUpdate with `rollingUpdate.partition` 0
+///   and `maxUnavailable` 1,
 ///   `persistentVolumeClaimRetentionPolicy` Retain/Retain, `replicas` 1,
 ///   `revisionHistoryLimit` 10; each claim template's `apiVersion` v1,
 ///   `kind` PersistentVolumeClaim, `spec.volumeMode` Filesystem and
@@ -295,7 +296,10 @@ mod tests {
         );
         let spec = &stateful_set["spec"];
         assert_eq!(spec["podManagementPolicy"], "OrderedReady");
-        assert_eq!(spec["updateStrategy"], json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
+        assert_eq!(
+            spec["updateStrategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0, "maxUnavailable": 1}})
+        );
         assert_eq!(
             spec["persistentVolumeClaimRetentionPolicy"],
             json!({"whenDeleted": "Retain", "whenScaled": "Retain"})
@@ -329,12 +333,12 @@ mod tests {
         let partitioned = defaulted(
             Builtin::StatefulSet,
             json!({"spec": {"replicas": 0, "podManagementPolicy": "Parallel",
-                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}},
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "50%"}},
                 "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"}}}),
         );
         let spec = &partitioned["spec"];
         assert_eq!((&spec["replicas"], &spec["podManagementPolicy"]), (&json!(0), &json!("Parallel")));
-        assert_eq!(spec["updateStrategy"]["rollingUpdate"], json!({"maxUnavailable": 2, "partition": 0}));
+        assert_eq!(spec["updateStrategy"]["rollingUpdate"], json!({"maxUnavailable": "50%", "partition": 0}));
         assert_eq!(
             spec["persistentVolumeClaimRetentionPolicy"],
             json!({"whenDeleted": "Delete", "whenScaled": "Retain"})

@@ -42,9 +42,11 @@ pub(super) fn daemon_set_spec(spec: &mut Map<String, Value>) {
 /// generated defaulters give each `volumeClaimTemplates` entry (see
 /// [`claim_template`]).
 ///
-/// The rolling update gets `partition` 0 when it is given or when the
-/// strategy type was left out; an explicit `type: RollingUpdate` without
-/// `rollingUpdate` stays without one, as upstream leaves it.
+/// The rolling update gets `partition` 0 and `maxUnavailable` 1 (the
+/// `MaxUnavailableStatefulSet` gate is on by default since 1.35) when it
+/// is given or when the strategy type was left out; an explicit `type:
+/// RollingUpdate` without `rollingUpdate` stays without one, as upstream
+/// leaves it.
 pub(super) fn stateful_set_spec(spec: &mut Map<String, Value>) {
     default_str(spec, "podManagementPolicy", "OrderedReady");
     if let Some(strategy) = object_entry(spec, "updateStrategy") {
@@ -56,6 +58,7 @@ pub(super) fn stateful_set_spec(spec: &mut Map<String, Value>) {
             && let Some(rolling) = strategy.get_mut("rollingUpdate").and_then(Value::as_object_mut)
         {
             default_value(rolling, "partition", json!(0));
+            default_value(rolling, "maxUnavailable", json!(1));
         }
     }
     if let Some(policy) = object_entry(spec, "persistentVolumeClaimRetentionPolicy") {

@@ -199,7 +199,10 @@ async fn stateful_sets_scale_refuse_fixed_fields_and_roll_out() {
     assert_eq!(out.trim(), "statefulset.apps/db created");
     let sts = get_json(&config, &["sts", "db"]).await;
     assert_eq!(sts["spec"]["podManagementPolicy"], "OrderedReady");
-    assert_eq!(sts["spec"]["updateStrategy"], json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
+    assert_eq!(
+        sts["spec"]["updateStrategy"],
+        json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0, "maxUnavailable": 1}})
+    );
     assert_eq!(
         sts["spec"]["persistentVolumeClaimRetentionPolicy"],
         json!({"whenDeleted": "Retain", "whenScaled": "Retain"})
