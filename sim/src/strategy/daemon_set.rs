@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::object;
 
 /// The annotation holding the template generation.
-const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
+pub const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
 
 /// The template generation an object carries (0 without a numeric one).
 fn template_generation(daemon_set: &Value) -> i64 {

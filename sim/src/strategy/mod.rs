@@ -35,5 +35,6 @@ mod service;
 mod update;
 
 pub use create::{before_create, prepare_for_create};
+pub use daemon_set::TEMPLATE_GENERATION;
 pub use delete::{mark_for_deletion, should_delete_after_update};
 pub use update::next_state;

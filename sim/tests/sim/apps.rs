@@ -121,6 +121,14 @@ async fn daemon_sets_are_defaulted_printed_and_keep_their_template_generation() 
     kubectl_ok(&config, &["annotate", "ds", "agent", "--overwrite", "deprecated.daemonset.template.generation=7"])
         .await;
     assert_eq!(template_generation(&get_json(&config, &["ds", "agent"]).await), "2", "the server's to keep");
+    let garbled =
+        kubectl(&config, &["annotate", "ds", "agent", "--overwrite", "deprecated.daemonset.template.generation=two"])
+            .await;
+    assert!(
+        !garbled.ok && garbled.stderr.contains("strconv.ParseInt: parsing \"two\": invalid syntax"),
+        "{}",
+        failure(&garbled)
+    );
 
     let moved = kubectl(
         &config,
