@@ -46,7 +46,8 @@
 //!   counts and `collisionCount`;
 //! - StatefulSet: name a DNS-1123 label, `ValidateStatefulSetSpec`
 //!   (podManagementPolicy, update strategy, partition and maxUnavailable,
-//!   PVC retention policy, replicas, minReadySeconds, ordinals, selector,
+//!   PVC retention policy, replicas, minReadySeconds, revisionHistoryLimit,
+//!   ordinals, selector,
 //!   template labels and annotations, restartPolicy,
 //!   activeDeadlineSeconds) and on update only the fields upstream lets
 //!   change; on `/status`, the counts and `collisionCount`;

@@ -55,6 +55,7 @@ pub(super) fn stateful_set_spec(errs: &mut Errors, spec: &Value) {
     }
     nonnegative(errs, Some(int(spec, "replicas").unwrap_or(0)), "spec.replicas");
     nonnegative(errs, Some(int(spec, "minReadySeconds").unwrap_or(0)), "spec.minReadySeconds");
+    nonnegative(errs, int(spec, "revisionHistoryLimit"), "spec.revisionHistoryLimit");
     let ordinals = at(spec, "ordinals");
     if !ordinals.is_null() {
         nonnegative(errs, Some(int(ordinals, "start").unwrap_or(0)), "spec.ordinals.start");
@@ -287,6 +288,11 @@ mod tests {
                 "greater than 100 percent maxUnavailable",
                 with(stateful_set(), "/spec/updateStrategy/rollingUpdate/maxUnavailable", json!("101%")),
                 vec!["spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"101%\"}: must not be greater than 100%".to_owned()],
+            ),
+            (
+                "negative revisionHistoryLimit",
+                with(stateful_set(), "/spec/revisionHistoryLimit", json!(-1)),
+                vec!["spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0".to_owned()],
             ),
             (
                 "invalid ordinals.start",
