@@ -2,7 +2,7 @@
 //! maintained, what a `/status` write may change besides the status, which
 //! metadata counts as spec, and the create-time resets (`PrepareForCreate`):
 //! a new pod is Pending with its QoS class, new Deployments, ReplicaSets and
-//! Services have an empty status, a new namespace is Active with the
+//! Services have an empty status, a new PersistentVolumeClaim is Pending, a new namespace is Active with the
 //! `kubernetes` finalizer, and a new EndpointSlice has no deprecated topology.
 
 use serde_json::{Value, json};
@@ -22,7 +22,7 @@ pub(super) fn tracks_generation(rt: &ResourceType) -> bool {
 /// upstream's status strategies for these kinds do not reset; newer types
 /// and custom resources reset all of it, `ResetObjectMetaForStatus`).
 pub(super) fn status_writes_metadata(rt: &ResourceType) -> bool {
-    matches!(rt.builtin, Some(Builtin::Deployment | Builtin::ReplicaSet))
+    matches!(rt.builtin, Some(Builtin::Deployment | Builtin::ReplicaSet | Builtin::PersistentVolumeClaim))
 }
 
 /// The metadata field whose changes bump `generation` as a spec change
@@ -48,6 +48,8 @@ pub(super) fn reset_on_create(kind: Builtin, object: &mut Value) {
             object["status"] = json!({});
         }
         Builtin::Namespace => namespace_on_create(object),
+        // Cleared, and read back with the phase its defaulting gives.
+        Builtin::PersistentVolumeClaim => object["status"] = json!({"phase": "Pending"}),
         Builtin::EndpointSlice => drop_topology(object, None),
         _ => {}
     }
