@@ -45,18 +45,26 @@ use crate::object::is_terminating;
 use crate::resources::Builtin;
 use crate::store::{Change, ChangeKind, TypeKey, WatchStart};
 
+mod affinity;
+mod claims;
+mod events;
+mod fit;
 mod mounts;
 mod nodes;
+mod provisioner;
 mod scheduling;
 mod status;
 mod timing;
 mod view;
 
-pub use nodes::{NODE_LEASE_NAMESPACE, Nodes, seed};
-pub use scheduling::tolerates;
+pub use fit::tolerates;
+pub use nodes::{NODE_LEASE_NAMESPACE, NodeError, NodeSpec, Nodes, seed};
+pub(crate) use nodes::{add as add_node, remove as remove_node};
+pub use provisioner::PROVISION_ANNOTATION;
 pub use timing::{FAIL_AFTER_ANNOTATION, START_DELAY_ANNOTATION};
 
 use mounts::VolumeWaits;
+use nodes::pod_addresses;
 use scheduling::{Cluster, Scheduler};
 use status::{PodRef, bound_status, failed_status, ready_overwritten, restore_ready, running_status};
 use timing::{annotation_duration, deletion_due};
@@ -110,6 +118,7 @@ struct Kubelet {
     pod_key: TypeKey,
     node_key: TypeKey,
     lease_key: TypeKey,
+    claim_key: TypeKey,
     /// Timed steps, earliest first.
     timers: BinaryHeap<Reverse<(Instant, PodRef, Step)>>,
     /// Steps already in `timers`, so re-evaluations do not duplicate them.
@@ -127,13 +136,14 @@ impl Kubelet {
             pod_key: key(Builtin::Pod),
             node_key: key(Builtin::Node),
             lease_key: key(Builtin::Lease),
+            claim_key: key(Builtin::PersistentVolumeClaim),
             volumes: VolumeWaits::new(&api),
+            scheduler: Scheduler::new(&api),
             api,
             config,
             nodes,
             timers: BinaryHeap::new(),
             scheduled: HashSet::new(),
-            scheduler: Scheduler::default(),
         }
     }
 
@@ -195,6 +205,12 @@ impl Kubelet {
             }
         } else if change.type_key == self.node_key {
             self.retry_unschedulable();
+        } else if change.type_key == self.claim_key {
+            if change.kind != ChangeKind::Deleted {
+                provisioner::provision(&self.api.store, &self.claim_key, &change.object);
+            }
+            // A claim bound, created or deleted may change where pods fit.
+            self.retry_unschedulable();
         } else if change.kind != ChangeKind::Deleted && self.volumes.is_source(&change.type_key) {
             // The ConfigMap or Secret a waiting pod's volume needs may be it.
             for name in self.volumes.waiting_in(&change.namespace) {
@@ -241,10 +257,11 @@ impl Kubelet {
         if phase == "Pending" && pod.pointer("/status/hostIP").is_none() {
             // Created already bound (`spec.nodeName` set, no scheduler
             // involved): the kubelet admits it as it does a pod bound to it.
-            let index = self.scheduler.placement.len();
+            let stored_node = self.api.store.get(&self.node_key, "", &node).map(|n| n.value());
+            let (host_ip, pod_ip) = pod_addresses(stored_node.as_ref(), &node, self.scheduler.placement.len());
             self.write_status(&pod_ref, |status, spec| {
                 if status.get("hostIP").is_none() {
-                    bound_status(status, spec, &node, index);
+                    bound_status(status, spec, &host_ip, &pod_ip);
                 }
             });
         }

@@ -56,14 +56,15 @@ fn containers(spec: &Value) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-pub(super) fn bound_status(status: &mut Value, spec: &Value, node: &str, index: usize) {
+/// What a pod bound to a node shows before it starts: `ContainerCreating`,
+/// at the node's `host_ip`, with the `pod_ip` of the node's range.
+pub(super) fn bound_status(status: &mut Value, spec: &Value, host_ip: &str, pod_ip: &str) {
     let at = now_rfc3339();
-    let node_index: usize = node.trim_start_matches("node-").parse().unwrap_or(0);
     status["phase"] = json!("Pending");
-    status["hostIP"] = json!(format!("10.0.0.{node_index}"));
-    status["hostIPs"] = json!([{"ip": format!("10.0.0.{node_index}")}]);
-    status["podIP"] = json!(format!("10.244.{node_index}.{}", 2 + index % 250));
-    status["podIPs"] = json!([{"ip": status["podIP"].clone()}]);
+    status["hostIP"] = json!(host_ip);
+    status["hostIPs"] = json!([{"ip": host_ip}]);
+    status["podIP"] = json!(pod_ip);
+    status["podIPs"] = json!([{"ip": pod_ip}]);
     status["startTime"] = json!(at);
     status["conditions"] = json!([
         condition("PodReadyToStartContainers", false, None, &at),
