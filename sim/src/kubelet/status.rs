@@ -16,6 +16,17 @@ pub(super) struct PodRef {
     pub(super) uid: String,
 }
 
+impl PodRef {
+    /// The identity of `pod`, if its metadata has one.
+    pub(super) fn of(pod: &Value) -> Option<PodRef> {
+        Some(PodRef {
+            namespace: pod.pointer("/metadata/namespace")?.as_str()?.to_owned(),
+            name: pod.pointer("/metadata/name")?.as_str()?.to_owned(),
+            uid: pod.pointer("/metadata/uid")?.as_str()?.to_owned(),
+        })
+    }
+}
+
 /// Writes `f`'s change to the status of `pod` (stored under `pod_key`), if
 /// it is still the same pod and the status changes.
 pub(super) fn write_status(store: &Store, pod_key: &TypeKey, pod: &PodRef, f: impl FnOnce(&mut Value, &Value)) {
