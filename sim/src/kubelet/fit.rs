@@ -52,7 +52,9 @@ pub(super) fn misfit(pod: &Value, node: &Value, stopped: bool) -> Option<&'stati
     }
     let taints = node.pointer("/spec/taints").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
     let blocking = |taint: &&Value| matches!(taint["effect"].as_str(), Some("NoSchedule" | "NoExecute"));
-    let implied = implied_taint(node, stopped).filter(|implied| !taints.iter().any(|t| t["key"] == implied["key"]));
+    let carried =
+        |implied: &Value| taints.iter().any(|t| t["key"] == implied["key"] && t["effect"] == implied["effect"]);
+    let implied = implied_taint(node, stopped).filter(|implied| !carried(implied));
     if taints.iter().filter(blocking).chain(implied.as_ref()).any(|taint| !tolerated(taint)) {
         return Some(REASON_TAINT);
     }
@@ -174,6 +176,10 @@ mod tests {
             {"key": "node.kubernetes.io/not-ready", "operator": "Exists"}]}});
         assert_eq!(misfit(&tolerates_not_ready, &not_ready, false), None);
         assert_eq!(misfit(&tolerates_not_ready, &ready_node(json!({})), true), Some(REASON_TAINT));
+        let daemon = json!({"spec": {"tolerations": [
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}]}});
+        not_ready["spec"]["taints"] = json!([{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]);
+        assert_eq!(misfit(&daemon, &not_ready, false), Some(REASON_TAINT), "NoSchedule is implied beside NoExecute");
     }
 
     #[test]
