@@ -6,7 +6,7 @@
 
 use kube_sim::Sim;
 use kube_sim::kubelet::{NodeError, NodeSpec};
-use kube_sim::testing::wait_for;
+use kube_sim::testing::{kubeconfig, kubectl_ok, wait_for};
 use serde_json::{Value, json};
 
 use super::util::{self, PATIENCE, call, create, get, merge};
@@ -90,6 +90,15 @@ async fn pods_go_only_where_their_affinity_and_tolerations_allow() {
     create(&client, "/api/v1/namespaces/default/pods", &pod("intolerant", json!({"affinity": wants_gpu}))).await;
     let reasons = "1 node(s) had untolerated taint(s), 3 node(s) didn't match Pod's node affinity/selector";
     wait_unschedulable(&sim, "intolerant", &verdict(4, reasons)).await;
+    let (_dir, config) = kubeconfig(&sim);
+    let described = kubectl_ok(&config, &["describe", "pod", "intolerant"]).await;
+    let event = described.lines().find(|l| l.contains("FailedScheduling")).unwrap_or_default();
+    let words: Vec<&str> = event.split_whitespace().collect();
+    assert_eq!(words.get(..2), Some(&["Warning", "FailedScheduling"][..]), "{described}");
+    assert!(
+        event.contains("default-scheduler  0/4 nodes are available: 1 node(s) had untolerated taint(s)"),
+        "{event}"
+    );
     create(&client, "/api/v1/namespaces/default/pods", &pod("plain", json!({}))).await;
     assert!(node_of(&sim, "plain").await.starts_with("node-"), "untolerated taints keep plain pods off gpu-1");
 
