@@ -1,10 +1,13 @@
 //! PersistentVolumeClaims as a client sees them: kubectl's columns, the API
 //! server's rules (defaults, validation, status only through `/status`),
-//! the simulated provisioner binding a new claim unless it is held, and
-//! pods that wait, unscheduled, for their claims.
+//! the StorageObjectInUseProtection finalizer, the simulated provisioner
+//! binding a new claim unless it is held, and pods that wait, unscheduled,
+//! for their claims.
 
-use kube_sim::Sim;
+use kube_sim::admission::{AdmissionConfig, Plugin};
+use kube_sim::api::ApiConfig;
 use kube_sim::testing::{kubeconfig, kubectl_ok, kubectl_ok_with_stdin, wait_for};
+use kube_sim::{Sim, SimConfig};
 use serde_json::{Value, json};
 
 use super::util::{self, PATIENCE, call, create, get, merge};
@@ -152,4 +155,36 @@ async fn a_pod_waits_for_its_missing_claim() {
     assert_eq!((&pod["status"]["phase"], pod["spec"].get("nodeName")), (&json!("Pending"), None));
     create(&client, CLAIMS, &claim("data", json!({}))).await;
     util::wait_running(&sim, "default", "db").await;
+}
+
+#[tokio::test]
+async fn a_deleted_claim_stays_terminating_until_its_protection_finalizer_goes() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let created = create(&client, CLAIMS, &claim("data", json!({}))).await;
+    assert_eq!(created["metadata"]["finalizers"], json!(["kubernetes.io/pvc-protection"]));
+    wait_bound(&sim, "data").await;
+    assert_eq!(call(&client, "DELETE", &format!("{CLAIMS}/data"), &[], None).await.code(), 200);
+    let (_dir, config) = kubeconfig(&sim);
+    let table = kubectl_ok(&config, &["get", "pvc", "data", "--no-headers"]).await;
+    assert_eq!(table.split_whitespace().nth(1), Some("Terminating"), "{table}");
+
+    create(&client, "/api/v1/namespaces/default/pods", &pod_using("db", "data")).await;
+    let message = verdict("persistentvolumeclaim \"data\" is being deleted");
+    util::wait_event(&sim, "default", "db", "FailedScheduling", |m| m == message).await;
+    let release = json!({"metadata": {"finalizers": null}});
+    assert_eq!(merge(&client, &format!("{CLAIMS}/data"), release).await.code(), 200);
+    assert_eq!(get(&client, &format!("{CLAIMS}/data")).await.code(), 404);
+    let message = verdict("persistentvolumeclaim \"data\" not found");
+    util::wait_event(&sim, "default", "db", "FailedScheduling", |m| m == message).await;
+}
+
+#[tokio::test]
+async fn without_storage_protection_claims_get_no_finalizer() {
+    let admission = AdmissionConfig::default().disable(Plugin::StorageObjectInUseProtection);
+    let api = ApiConfig { admission, ..ApiConfig::default() };
+    let sim = Sim::start(SimConfig { api, ..SimConfig::default() }).await.expect("kube-sim starts");
+    let client = sim.client().expect("client");
+    let created = create(&client, CLAIMS, &claim("data", json!({}))).await;
+    assert_eq!(created["metadata"].get("finalizers"), None);
 }
