@@ -83,6 +83,11 @@ async fn kubectl_shows_a_claim_the_provisioner_bound() {
     let wide = kubectl_ok(&config, &["get", "persistentvolumeclaims", "-o", "wide"]).await;
     assert!(wide.lines().next().unwrap_or("").ends_with("VOLUMEMODE"), "{wide}");
     assert!(wide.contains("Filesystem"), "{wide}");
+    kubectl_ok(&config, &["label", "pvc", "data", "tier=db"]).await;
+    let labelled = kubectl_ok(&config, &["get", "pvc", "-l", "tier=db", "-o", "name"]).await;
+    assert_eq!(labelled.trim(), "persistentvolumeclaim/data");
+    let explained = kubectl_ok(&config, &["explain", "pvc.spec.volumeMode"]).await;
+    assert!(explained.contains("KIND:       PersistentVolumeClaim"), "{explained}");
 }
 
 #[tokio::test]
