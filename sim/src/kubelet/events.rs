@@ -37,7 +37,7 @@ pub(super) fn warn(
         Reporter::Kubelet(node) => (json!({"component": "kubelet", "host": node}), "kubelet", *node),
         Reporter::Scheduler => (json!({"component": "default-scheduler"}), "default-scheduler", "default-scheduler"),
     };
-    let event = json!({
+    let mut event = json!({
         "apiVersion": "v1", "kind": "Event",
         "metadata": {"name": name, "namespace": pod_ref.namespace,
             "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now},
@@ -50,6 +50,9 @@ pub(super) fn warn(
         "firstTimestamp": now, "lastTimestamp": now, "count": 1, "type": "Warning",
         "eventTime": null, "reportingComponent": component, "reportingInstance": instance,
     });
+    if let Reporter::Scheduler = reporter {
+        event["action"] = json!("Scheduling");
+    }
     // A name taken in the same nanosecond is one event less, not an error.
     let _ = store.create(event_key, &pod_ref.namespace, &name, event);
 }

@@ -114,6 +114,7 @@ pub(super) struct Cluster<'a> {
 }
 
 impl Scheduler {
+    /// A scheduler for `api`'s store, with nothing placed or waiting yet.
     pub(super) fn new(api: &Api) -> Self {
         let key = |b| Api::type_key(&api.registry.builtin(b));
         Scheduler {
