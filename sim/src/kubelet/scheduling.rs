@@ -1,5 +1,6 @@
-//! The scheduler stand-in: binds a pending pod to the least loaded node it
-//! fits on, as the default scheduler's plugins decide fitting:
+//! The scheduler stand-in: binds a pending pod with no scheduling gates
+//! left to the least loaded node it fits on, as the default scheduler's
+//! plugins decide fitting:
 //! VolumeBinding's PreFilter (`claims.rs`: its claims exist and are bound),
 //! NodeAffinity's PreFilter (`affinity.rs`: a pod pinned to nodes by name is
 //! placed only there), then per node NodeUnschedulable, TaintToleration and
@@ -129,6 +130,12 @@ impl Scheduler {
     /// Binds a pod to the least loaded node it fits on, or records why it
     /// fits none.
     pub(super) fn bind(&mut self, cluster: &Cluster<'_>, pod: &Value, pod_ref: PodRef) {
+        let gated = pod.pointer("/spec/schedulingGates").and_then(Value::as_array).is_some_and(|g| !g.is_empty());
+        if gated {
+            // The SchedulingGates plugin keeps it out of the queue, silently:
+            // removing its last gate is a change that brings it back.
+            return;
+        }
         self.refresh_nodes(cluster);
         match self.choose(cluster, pod, &pod_ref.namespace) {
             Ok(node) => self.place(cluster, pod_ref, node),

@@ -182,3 +182,25 @@ async fn nodes_join_and_leave_through_the_controls() {
     let reasons = "2 node(s) didn't match Pod's node affinity/selector";
     wait_unschedulable(&sim, "pinned", &verdict(2, reasons)).await;
 }
+
+#[tokio::test]
+async fn a_gated_pod_waits_silently_until_its_last_gate_is_removed() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let gates = json!({"schedulingGates": [{"name": "example.com/quota"}, {"name": "example.com/review"}]});
+    let created = create(&client, "/api/v1/namespaces/default/pods", &pod("gated", gates)).await;
+    let scheduled = &created["status"]["conditions"][0];
+    assert_eq!((&scheduled["type"], &scheduled["reason"]), (&json!("PodScheduled"), &json!("SchedulingGated")));
+    let (_dir, config) = kubeconfig(&sim);
+    let table = kubectl_ok(&config, &["get", "pod", "gated", "--no-headers"]).await;
+    assert_eq!(table.split_whitespace().nth(2), Some("SchedulingGated"), "{table}");
+
+    let path = "/api/v1/namespaces/default/pods/gated";
+    let one_left = json!({"spec": {"schedulingGates": [{"name": "example.com/review"}]}});
+    assert_eq!(merge(&client, path, one_left).await.code(), 200);
+    let events = get(&client, "/api/v1/namespaces/default/events").await.json();
+    assert_eq!(events["items"].as_array().map(Vec::len), Some(0), "no verdict on a gated pod: {events}");
+    assert_eq!(get(&client, path).await.json()["spec"].get("nodeName"), None);
+    assert_eq!(merge(&client, path, json!({"spec": {"schedulingGates": null}})).await.code(), 200);
+    assert!(node_of(&sim, "gated").await.starts_with("node-"));
+}
