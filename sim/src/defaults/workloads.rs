@@ -5,6 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::fields::{children, default_str, default_value, object_entry};
+use super::kinds::persistent_volume_claim_spec;
 
 /// `SetDefaults_Deployment`.
 pub(super) fn deployment_spec(spec: &mut Map<String, Value>) {
@@ -79,7 +80,7 @@ fn claim_template(claim: &mut Map<String, Value>) {
     default_str(claim, "apiVersion", "v1");
     default_str(claim, "kind", "PersistentVolumeClaim");
     if let Some(spec) = object_entry(claim, "spec") {
-        default_value(spec, "volumeMode", json!("Filesystem"));
+        persistent_volume_claim_spec(spec);
     }
     if let Some(status) = object_entry(claim, "status") {
         default_str(status, "phase", "Pending");
