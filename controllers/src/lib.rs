@@ -21,6 +21,8 @@
 //!   (the Endpoints of selector-less Services as EndpointSlices);
 //! - [`garbagecollector`]: the garbage collector (dependency graph of
 //!   ownerReferences, what to delete, orphan or unblock);
+//! - [`history`]: ControllerRevisions, the history DaemonSets and
+//!   StatefulSets keep (names, hashes, claims, the create's collision loop);
 //! - [`legacytokencleaner`]: the legacy service account token cleaner
 //!   (unused legacy token Secrets labelled invalid, then deleted);
 //! - [`namespace`]: the Namespace controller (deletion conditions,
@@ -43,6 +45,7 @@ pub mod endpoint;
 pub mod endpointslice;
 pub mod endpointslicemirroring;
 pub mod garbagecollector;
+pub mod history;
 pub mod legacytokencleaner;
 pub mod namespace;
 pub mod node;

@@ -256,6 +256,7 @@ pub fn describe_step(step: &Step) -> String {
 /// - Deployments: `update deployment`, and its status `status
 ///   <replicas>/<updated>/<ready>/<available>/<unavailable>
 ///   [<type>=<reason>]`;
+/// - ControllerRevisions: `revision <verb> <name> [<number>]`;
 /// - `event <reason>: <message>`.
 pub fn describe(action: &Action) -> String {
     let n = |v: Option<i32>| v.unwrap_or(0);
@@ -301,7 +302,22 @@ pub fn describe(action: &Action) -> String {
             )
         }
         Action::UpdateDeployment { .. } => "update deployment".into(),
+        Action::ControllerRevision(write) => describe_revision_write(write),
         Action::Event(e) => format!("event {}: {}", e.reason, e.message),
+    }
+}
+
+/// `revision create <name> <number>`, `revision update <name> <number>`,
+/// `revision delete <name>`, `revision adopt <name>`, `revision release <name>`.
+fn describe_revision_write(write: &crate::history::Write) -> String {
+    use crate::history::{Write, number};
+    let name = |cr: &k8s_openapi::api::apps::v1::ControllerRevision| cr.metadata.name.clone().unwrap_or_default();
+    match write {
+        Write::Create { revision, .. } => format!("revision create {} {}", name(revision), number(revision)),
+        Write::Update { revision } => format!("revision update {} {}", name(revision), number(revision)),
+        Write::Delete { name, .. } => format!("revision delete {name}"),
+        Write::PatchOwnerRefs { name, patch: OwnerRefPatch::Adopt(_), .. } => format!("revision adopt {name}"),
+        Write::PatchOwnerRefs { name, patch: OwnerRefPatch::Release { .. }, .. } => format!("revision release {name}"),
     }
 }
 

@@ -5,7 +5,7 @@
 //! [`OwnerRefPatch`](crate::plan::OwnerRefPatch); the live re-check of the
 //! owner before adopting is [`Action::RecheckOwner`](crate::plan::Action).
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use super::selector::{LabelSet, Selector};
@@ -80,7 +80,8 @@ pub struct DependentView<'a> {
 }
 
 /// Something a controller claims: ReplicaSets (by Deployments), cached
-/// pods (by ReplicaSets).
+/// pods (by ReplicaSets, DaemonSets), ControllerRevisions (by DaemonSets
+/// and StatefulSets).
 pub trait Dependent {
     /// What [`claim`] reads of it.
     fn dependent(&self) -> DependentView<'_>;
@@ -98,6 +99,12 @@ impl Dependent for ObjectMeta {
 }
 
 impl Dependent for ReplicaSet {
+    fn dependent(&self) -> DependentView<'_> {
+        self.metadata.dependent()
+    }
+}
+
+impl Dependent for ControllerRevision {
     fn dependent(&self) -> DependentView<'_> {
         self.metadata.dependent()
     }

@@ -179,6 +179,9 @@ impl Executor {
                 self.record(event);
                 Outcome::Ok
             }
+            // No driver plans ControllerRevision writes yet (the DaemonSet and
+            // StatefulSet drivers will); refuse rather than pretend.
+            Action::ControllerRevision(_) => Outcome::Failed("ControllerRevision writes are not executed yet".into()),
         }
     }
 }
