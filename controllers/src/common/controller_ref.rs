@@ -9,6 +9,7 @@ use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use super::selector::{LabelSet, Selector};
+use crate::plan::{Action, ObjectRef, OwnerRefPatch, Plan};
 
 /// The ownerReference marked `controller: true`, if any (upstream `GetControllerOf`).
 pub fn controller_of(meta: &ObjectMeta) -> Option<&OwnerReference> {
@@ -155,6 +156,29 @@ where
         }
     }
     claims
+}
+
+/// Appends the writes of `claims` to `plan`, each patch built by `patch`:
+/// the releases (concurrently), then, if anything is adopted, the live
+/// re-check of `owner` and the adoptions with `controller_ref`
+/// (concurrently). A failed step ends the sync, as upstream returns the
+/// claim's error before doing anything else.
+pub fn plan_claim_patches<T>(
+    plan: &mut Plan,
+    owner: &ObjectRef,
+    controller_ref: &OwnerReference,
+    claims: &Claims<'_, T>,
+    patch: impl Fn(&T, OwnerRefPatch) -> Action,
+) {
+    plan.push_concurrent(
+        claims.release.iter().map(|d| patch(d, OwnerRefPatch::Release { owner_uid: owner.uid.clone() })).collect(),
+    );
+    if !claims.adopt.is_empty() {
+        plan.push(Action::RecheckOwner { owner: owner.clone() });
+        plan.push_concurrent(
+            claims.adopt.iter().map(|d| patch(d, OwnerRefPatch::Adopt(controller_ref.clone()))).collect(),
+        );
+    }
 }
 
 #[cfg(test)]

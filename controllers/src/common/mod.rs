@@ -11,6 +11,7 @@
 //!   which Services a pod event concerns (`k8s.io/endpointslice/util`);
 //! - `hash`: FNV-32 and upstream's `SafeEncodeString`, behind generated
 //!   names;
+//! - `semantic`: upstream's semantic equality on JSON (nil equals empty);
 //! - `object`: an object's queue key and [`ObjectRef`](crate::plan::ObjectRef).
 
 pub mod controller_ref;
@@ -21,3 +22,4 @@ pub mod pod;
 pub mod pod_control;
 pub mod ranking;
 pub mod selector;
+pub mod semantic;

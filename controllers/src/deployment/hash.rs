@@ -28,6 +28,7 @@ use serde_json::Value;
 use super::POD_TEMPLATE_HASH_LABEL;
 use crate::common::controller_ref::controller_of;
 use crate::common::hash::{FNV32_OFFSET, fnv32a, safe_encode};
+use crate::common::semantic::prune;
 
 /// The pod-template hash of `template` with `collision_count` (upstream
 /// `ComputeHash`): 1 to 10 characters of `[bcdfghjklmnpqrstvwxz2456789]`.
@@ -70,27 +71,6 @@ fn canonical(template: &PodTemplateSpec, drop_hash_label: bool) -> Value {
     }
     prune(&mut value);
     value
-}
-
-/// Removes nulls, empty arrays and empty objects, innermost first.
-fn prune(value: &mut Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Array(items) => {
-            for item in items.iter_mut() {
-                if !prune(item) {
-                    *item = Value::Null;
-                }
-            }
-            // Array elements keep their positions: a pruned element is null.
-            !items.is_empty()
-        }
-        Value::Object(map) => {
-            map.retain(|_, v| prune(v));
-            !map.is_empty()
-        }
-        _ => true,
-    }
 }
 
 /// JSON with object keys in byte order, whatever the map's own order.

@@ -13,7 +13,7 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use super::Write;
-use crate::common::controller_ref::{Claims, claim_all};
+use crate::common::controller_ref::{Claims, claim_all, plan_claim_patches};
 use crate::common::selector::Selector;
 use crate::plan::{Action, ObjectRef, OwnerRefPatch, Plan};
 
@@ -27,10 +27,10 @@ pub fn claim_controller_revisions<'a>(
     claim_all(parent, selector, revisions)
 }
 
-/// Appends the writes of `claims` to `plan`: the releases (concurrently),
-/// then, if anything is adopted, the live re-check of `owner` and the
-/// adoptions with `controller_ref` (concurrently). A failed step ends the
-/// sync, as upstream returns the claim's error before doing anything else.
+/// Appends the writes of `claims` to `plan`: the releases, then, if
+/// anything is adopted, the live re-check of `owner` and the adoptions with
+/// `controller_ref` (see
+/// [`plan_claim_patches`](crate::common::controller_ref::plan_claim_patches)).
 pub fn plan_claims(
     plan: &mut Plan,
     owner: &ObjectRef,
@@ -45,15 +45,7 @@ pub fn plan_claims(
             patch,
         })
     };
-    plan.push_concurrent(
-        claims.release.iter().map(|cr| patch(cr, OwnerRefPatch::Release { owner_uid: owner.uid.clone() })).collect(),
-    );
-    if !claims.adopt.is_empty() {
-        plan.push(Action::RecheckOwner { owner: owner.clone() });
-        plan.push_concurrent(
-            claims.adopt.iter().map(|cr| patch(cr, OwnerRefPatch::Adopt(controller_ref.clone()))).collect(),
-        );
-    }
+    plan_claim_patches(plan, owner, controller_ref, claims, patch);
 }
 
 #[cfg(test)]

@@ -39,11 +39,13 @@ pub enum Write {
         /// What the executor does when the name is taken.
         on_already_exists: OnAlreadyExists,
     },
-    /// Replace `revision` (only its `revision` number changes: upstream
-    /// `UpdateControllerRevision`, a revision reused for a newer version).
-    /// On a conflict the executor re-reads the object, sets the number
-    /// again and retries (upstream `RetryOnConflict` with the default
-    /// backoff); other errors fail the step.
+    /// Replace `revision`: its `revision` number (upstream
+    /// `UpdateControllerRevision`, a revision reused for a newer version) or
+    /// a label. When an earlier action of the same plan wrote the same
+    /// object, the executor sends the resourceVersion that write returned.
+    /// On a conflict it re-reads the object, applies the number again and
+    /// retries (upstream `RetryOnConflict` with the default backoff); other
+    /// errors fail the step.
     Update {
         /// The whole object to send, with the new number.
         revision: Box<ControllerRevision>,
