@@ -11,6 +11,8 @@
 //!   (the rules an `aggregationRule` gathers, in upstream's order);
 //! - [`common`]: what controllers share (selectors, controller refs and
 //!   claims, pod readiness, deletion ranking, pods from templates);
+//! - [`daemonset`]: the DaemonSet controller (which nodes run a daemon
+//!   pod, rolling update with maxUnavailable or maxSurge, history, status);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
 //!   proportional scaling, revisions and rollback, progress conditions);
 //! - [`endpoint`]: the endpoints controller (a selector Service's pods as
@@ -40,6 +42,7 @@
 
 pub mod clusterroleaggregation;
 pub mod common;
+pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
 pub mod endpointslice;

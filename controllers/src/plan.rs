@@ -26,7 +26,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde_json::json;
 
-use crate::history;
+use crate::{daemonset, history};
 
 /// The outcome of one sync: intended writes in order, and when to look again.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -199,6 +199,9 @@ pub enum Action {
     /// A write to a ControllerRevision (DaemonSet and StatefulSet
     /// history), as [`history::Write`] documents it.
     ControllerRevision(history::Write),
+    /// A write to a DaemonSet or one of its pods, as
+    /// [`daemonset::Write`] documents it.
+    DaemonSet(daemonset::Write),
     /// Record an event whose text is known when planning.
     Event(Event),
 }

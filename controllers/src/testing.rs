@@ -257,6 +257,9 @@ pub fn describe_step(step: &Step) -> String {
 ///   <replicas>/<updated>/<ready>/<available>/<unavailable>
 ///   [<type>=<reason>]`;
 /// - ControllerRevisions: `revision <verb> <name> [<number>]`;
+/// - DaemonSets: `relabel <pod> <hash>`, and the status `status
+///   <desired>/<current>/<misscheduled>/<ready>/<updated>/<available>/<unavailable>
+///   gen=<observed> collisions=<n>`;
 /// - `event <reason>: <message>`.
 pub fn describe(action: &Action) -> String {
     let n = |v: Option<i32>| v.unwrap_or(0);
@@ -303,6 +306,19 @@ pub fn describe(action: &Action) -> String {
         }
         Action::UpdateDeployment { .. } => "update deployment".into(),
         Action::ControllerRevision(write) => describe_revision_write(write),
+        Action::DaemonSet(crate::daemonset::Write::UpdateStatus { status: s, .. }) => format!(
+            "status {}/{}/{}/{}/{}/{}/{} gen={} collisions={}",
+            s.desired_number_scheduled,
+            s.current_number_scheduled,
+            s.number_misscheduled,
+            s.number_ready,
+            n(s.updated_number_scheduled),
+            n(s.number_available),
+            n(s.number_unavailable),
+            s.observed_generation.unwrap_or(0),
+            n(s.collision_count),
+        ),
+        Action::DaemonSet(crate::daemonset::Write::RelabelPod { name, hash, .. }) => format!("relabel {name} {hash}"),
         Action::Event(e) => format!("event {}: {}", e.reason, e.message),
     }
 }
