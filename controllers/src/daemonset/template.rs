@@ -116,3 +116,152 @@ fn rolling(ds: &DaemonSet) -> Option<&k8s_openapi::api::apps::v1::RollingUpdateD
 fn scaled(value: &IntOrString, total: i32) -> Result<i32, String> {
     scaled_value(value, total, true).map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{NodeAffinity, PreferredSchedulingTerm};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    use super::*;
+    use crate::testing::{labels, slim};
+
+    fn requirement(key: &str, operator: &str, values: &[&str]) -> NodeSelectorRequirement {
+        NodeSelectorRequirement {
+            key: key.into(),
+            operator: operator.into(),
+            values: Some(values.iter().map(|v| v.to_string()).collect()),
+        }
+    }
+
+    fn required(terms: Vec<NodeSelectorTerm>) -> Affinity {
+        Affinity {
+            node_affinity: Some(NodeAffinity {
+                required_during_scheduling_ignored_during_execution: Some(NodeSelector { node_selector_terms: terms }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn fields(requirements: Vec<NodeSelectorRequirement>) -> NodeSelectorTerm {
+        NodeSelectorTerm { match_fields: Some(requirements), match_expressions: None }
+    }
+
+    fn expressions(requirements: Vec<NodeSelectorRequirement>) -> NodeSelectorTerm {
+        NodeSelectorTerm { match_expressions: Some(requirements), match_fields: None }
+    }
+
+    fn pod(pod_labels: Option<&[(&str, &str)]>) -> Pod {
+        slim(&k8s_openapi::api::core::v1::Pod {
+            metadata: ObjectMeta { name: Some("pod1".into()), labels: pod_labels.map(labels), ..Default::default() },
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn is_pod_updated_table() {
+        let both = [(TEMPLATE_GENERATION_LABEL, "12345"), (CONTROLLER_REVISION_HASH_LABEL, "55555")];
+        let no_hash = [(TEMPLATE_GENERATION_LABEL, "12345")];
+        type Labels<'a> = Option<&'a [(&'a str, &'a str)]>;
+        let cases: [(&str, i64, Labels<'_>, &str, bool); 10] = [
+            ("templateGeneration and hash both match", 12345, Some(&both), "55555", true),
+            ("templateGeneration matches, hash doesn't", 12345, Some(&both), "55555123", true),
+            ("templateGeneration matches, no hash label, has hash", 12345, Some(&no_hash), "55555", true),
+            ("templateGeneration matches, no hash label, no hash", 12345, Some(&no_hash), "", true),
+            ("templateGeneration matches, has hash label, no hash", 12345, Some(&both), "", true),
+            ("templateGeneration doesn't match, hash does", 12346, Some(&both), "55555", true),
+            ("templateGeneration and hash don't match", 12346, Some(&both), "55555123", false),
+            ("empty labels, no hash", 12345, Some(&[]), "", false),
+            ("empty labels", 12345, Some(&[]), "55555", false),
+            ("no labels", 12345, None, "55555", false),
+        ];
+        for (name, generation, pod_labels, hash, want) in cases {
+            assert_eq!(is_pod_updated(&pod(pod_labels), hash, Some(generation)), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn create_pod_template_labels() {
+        for (generation, hash, unique) in [(1, "", false), (2, "3242341807", true)] {
+            let template = create_pod_template(&PodTemplateSpec::default(), Some(generation), hash);
+            let labels = template.metadata.unwrap().labels.unwrap();
+            assert_eq!(labels.get(TEMPLATE_GENERATION_LABEL), Some(&generation.to_string()));
+            assert_eq!(labels.contains_key(CONTROLLER_REVISION_HASH_LABEL), unique);
+            assert_eq!(template.spec.unwrap().tolerations.unwrap().len(), 6, "the daemon tolerations");
+        }
+    }
+
+    #[test]
+    fn replace_daemon_set_pod_node_name_node_affinity_table() {
+        let host_1 = || required(vec![fields(vec![requirement("metadata.name", "In", &["host_1"])])]);
+        let preferred = vec![PreferredSchedulingTerm {
+            preference: expressions(vec![requirement("kubernetes.io/hostname", "In", &["host_1"])]),
+            weight: 1,
+        }];
+        let with_preferred = |mut a: Affinity| {
+            a.node_affinity.as_mut().unwrap().preferred_during_scheduling_ignored_during_execution =
+                Some(preferred.clone());
+            a
+        };
+        let preferred_only = Affinity {
+            node_affinity: Some(NodeAffinity {
+                preferred_during_scheduling_ignored_during_execution: Some(preferred.clone()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let cases = [
+            (None, host_1()),
+            (
+                Some(required(vec![expressions(vec![requirement("kubernetes.io/hostname", "In", &["host_1"])])])),
+                host_1(),
+            ),
+            (Some(preferred_only), with_preferred(host_1())),
+            (Some(required(vec![fields(vec![requirement("metadata.name", "In", &["host_1", "host_2"])])])), host_1()),
+            (
+                Some(required(vec![
+                    expressions(vec![requirement("hostname", "In", &["host_1"])]),
+                    fields(vec![requirement("metadata.name", "In", &["host_2"])]),
+                ])),
+                host_1(),
+            ),
+            (Some(required(vec![fields(vec![requirement("metadata.name", "NotIn", &["host_2"])])])), host_1()),
+            (Some(required(vec![fields(vec![requirement("metadata.foo", "In", &["bar"])])])), host_1()),
+        ];
+        for (i, (affinity, want)) in cases.into_iter().enumerate() {
+            assert_eq!(replace_daemon_set_pod_node_name_node_affinity(affinity, "host_1"), want, "case {i}");
+        }
+    }
+
+    #[test]
+    fn get_template_generation() {
+        let mut ds = DaemonSet::default();
+        assert_eq!(template_generation(&ds), None);
+        ds.metadata.annotations = Some(labels(&[(DEPRECATED_TEMPLATE_GENERATION, "7")]));
+        assert_eq!(template_generation(&ds), Some(7));
+        ds.metadata.annotations = Some(labels(&[(DEPRECATED_TEMPLATE_GENERATION, "seven")]));
+        assert_eq!(template_generation(&ds), None, "unparsable counts as none");
+    }
+
+    #[test]
+    fn surge_and_unavailable_counts() {
+        let mut ds = DaemonSet::default();
+        assert_eq!((surge_count(&ds, 10), unavailable_count(&ds, 10)), (Ok(0), Ok(0)), "no rollingUpdate");
+        let rolling =
+            |surge: Option<&str>, unavailable: Option<&str>| k8s_openapi::api::apps::v1::DaemonSetUpdateStrategy {
+                type_: Some("RollingUpdate".into()),
+                rolling_update: Some(k8s_openapi::api::apps::v1::RollingUpdateDaemonSet {
+                    max_surge: surge.map(|s| IntOrString::String(s.into())),
+                    max_unavailable: unavailable.map(|s| IntOrString::String(s.into())),
+                }),
+            };
+        ds.spec.update_strategy = Some(rolling(None, None));
+        assert_eq!(unavailable_count(&ds, 10), Err("nil value for IntOrString".into()));
+        ds.spec.update_strategy = Some(rolling(Some("25%"), Some("25%")));
+        assert_eq!((surge_count(&ds, 10), unavailable_count(&ds, 10)), (Ok(3), Ok(3)), "both round up");
+        assert!(allows_surge(&ds));
+        ds.spec.update_strategy.as_mut().unwrap().type_ = Some("OnDelete".into());
+        assert_eq!((surge_count(&ds, 10), unavailable_count(&ds, 10)), (Ok(0), Ok(0)));
+        assert!(!allows_surge(&ds));
+    }
+}

@@ -1003,3 +1003,221 @@ fn get_unavailable_numbers() {
     let cx = manage::Context { ds: &w.ds, hash: "h", backoff: &backoff, now: w.now };
     assert!(update::updated_desired_node_counts(&cx, &w.nodes, &mut Default::default()).is_err());
 }
+
+// === history (update.go constructHistory, dedupCurHistories, cleanupHistory, snapshot) ===
+
+fn revision_lines(plan: &crate::Plan) -> Vec<String> {
+    crate::testing::describe_plan(plan)
+        .into_iter()
+        .filter(|l| l.starts_with("revision") || l.starts_with("relabel"))
+        .collect()
+}
+
+/// A revision of `ds`'s current template, as [`history::snapshot`] makes it.
+fn current_revision(ds: &DaemonSet, number: i64) -> k8s_openapi::api::apps::v1::ControllerRevision {
+    let mut cr = history::snapshot(ds, number);
+    cr.metadata.uid = cr.metadata.name.clone();
+    cr
+}
+
+#[test]
+fn construct_history_creates_the_current_revision() {
+    let mut w = World::new(new_daemon_set("foo"));
+    w.add_nodes(0, 1, &[]);
+    let hash = hash_of(&w.ds);
+    let out = w.sync_and_apply();
+    assert_eq!(revision_lines(&out.plan), [format!("revision create foo-{hash} 1")]);
+    let Some(Action::ControllerRevision(crate::history::Write::Create { revision, on_already_exists })) =
+        out.plan.actions().find(|a| matches!(a, Action::ControllerRevision(_)))
+    else {
+        panic!()
+    };
+    assert_eq!(*on_already_exists, crate::history::OnAlreadyExists::Report);
+    let labels = revision.metadata.labels.as_ref().unwrap();
+    assert_eq!(labels.get(CONTROLLER_REVISION_HASH_LABEL), Some(&hash));
+    assert_eq!(labels.get("type").map(String::as_str), Some("production"), "the template's labels");
+    assert_eq!(revision.data.0, get_patch(&w.ds));
+    assert_eq!(revision.data.0["spec"]["template"]["$patch"], "replace");
+    // The next sync finds it and writes no revision.
+    assert!(revision_lines(&w.sync().plan).is_empty());
+}
+
+/// Rolling back to an older template reuses its revision with a number
+/// above every other (upstream `constructHistory`'s revision bump).
+#[test]
+fn construct_history_bumps_a_reused_revision() {
+    let ds = new_daemon_set("foo");
+    let old = current_revision(&ds, 1);
+    let mut newer = ds.clone();
+    newer.spec.template.spec.as_mut().unwrap().containers[0].image = Some("foo2/bar2".into());
+    let mut w = World::new(ds);
+    w.revisions = vec![std::sync::Arc::new(old.clone()), std::sync::Arc::new(current_revision(&newer, 2))];
+    let out = w.sync();
+    assert_eq!(revision_lines(&out.plan), [format!("revision update {} 3", old.metadata.name.unwrap())]);
+}
+
+/// A revision kube-controller-manager wrote holds Go's zero fields
+/// (`"creationTimestamp":null`, `"resources":{}`): it is still the current
+/// one, and its hash (not ours) stays the pods' label.
+#[test]
+fn construct_history_matches_upstream_revisions_semantically() {
+    let ds = new_daemon_set("foo");
+    let mut upstream = current_revision(&ds, 1);
+    upstream.metadata.name = Some("foo-5d8f6c9b7".into());
+    upstream.metadata.labels.as_mut().unwrap().insert(CONTROLLER_REVISION_HASH_LABEL.into(), "5d8f6c9b7".into());
+    let template = &mut upstream.data.0["spec"]["template"];
+    template["metadata"]["creationTimestamp"] = serde_json::Value::Null;
+    template["spec"]["containers"][0]["resources"] = json!({});
+    assert!(matches_revision(&ds, &upstream));
+    let mut w = World::new(ds);
+    w.add_nodes(0, 1, &[]);
+    w.revisions = vec![std::sync::Arc::new(upstream)];
+    let out = w.sync();
+    assert!(revision_lines(&out.plan).is_empty());
+    let Some(Action::CreatePod { pod, .. }) = out.plan.actions().find(|a| matches!(a, Action::CreatePod { .. })) else {
+        panic!()
+    };
+    assert_eq!(
+        pod.metadata.labels.as_ref().unwrap().get(CONTROLLER_REVISION_HASH_LABEL).map(String::as_str),
+        Some("5d8f6c9b7")
+    );
+}
+
+/// A revision without the hash label gets its name as the label (upstream
+/// uses the name so that no hash collision can arise).
+#[test]
+fn construct_history_labels_revisions_missing_the_hash() {
+    let ds = new_daemon_set("foo");
+    let mut old = ds.clone();
+    old.spec.template.spec.as_mut().unwrap().containers[0].image = Some("foo0/bar0".into());
+    let mut unlabelled = current_revision(&old, 1);
+    unlabelled.metadata.labels.as_mut().unwrap().remove(CONTROLLER_REVISION_HASH_LABEL);
+    let name = unlabelled.metadata.name.clone().unwrap();
+    let mut w = World::new(ds.clone());
+    w.revisions = vec![std::sync::Arc::new(unlabelled)];
+    let out = w.sync();
+    let lines = revision_lines(&out.plan);
+    assert_eq!(lines[0], format!("revision update {name} 1"));
+    assert_eq!(lines[1], format!("revision create foo-{} 2", hash_of(&ds)));
+}
+
+/// Two revisions of the current template: the higher number stays, the
+/// pods get its hash, the other goes (upstream `dedupCurHistories`).
+#[test]
+fn dedup_cur_histories() {
+    let ds = new_daemon_set("foo");
+    let keep = current_revision(&ds, 3);
+    let mut duplicate = current_revision(&ds, 1);
+    duplicate.metadata.name = Some("foo-duplicate".into());
+    duplicate.metadata.labels.as_mut().unwrap().insert(CONTROLLER_REVISION_HASH_LABEL.into(), "duplicate".into());
+    let mut w = World::new(ds.clone());
+    w.add_nodes(0, 2, &[]);
+    w.revisions = vec![std::sync::Arc::new(duplicate), std::sync::Arc::new(keep)];
+    w.add_pods("node-0", SIMPLE_DAEMON_SET_LABEL, Some(&ds), 1);
+    let mut stale = new_pod("node-1-stale", "node-1", SIMPLE_DAEMON_SET_LABEL, Some(&ds));
+    stale.metadata.labels.as_mut().unwrap().insert(CONTROLLER_REVISION_HASH_LABEL.into(), "duplicate".into());
+    w.add_pod(stale);
+    let out = w.sync_and_apply();
+    assert_eq!(
+        revision_lines(&out.plan),
+        [format!("relabel node-1-stale {}", hash_of(&ds)), "revision delete foo-duplicate".into()]
+    );
+    assert_eq!(w.revisions.len(), 1);
+}
+
+/// Old revisions beyond `revisionHistoryLimit` (2) go oldest first, except
+/// those a pod still runs (upstream `cleanupHistory`).
+#[test]
+fn cleanup_history() {
+    let ds = new_daemon_set("foo");
+    let mut w = World::new(ds.clone());
+    w.add_nodes(0, 1, &[]);
+    let mut olds = Vec::new();
+    for (i, image) in ["v1", "v2", "v3", "v4"].into_iter().enumerate() {
+        let mut old = ds.clone();
+        old.spec.template.spec.as_mut().unwrap().containers[0].image = Some(image.into());
+        olds.push(old.clone());
+        w.revisions.push(std::sync::Arc::new(current_revision(&old, i as i64 + 1)));
+    }
+    w.revisions.push(std::sync::Arc::new(current_revision(&ds, 5)));
+    // A pod of revision 1 still runs on node-0.
+    w.add_pods("node-0", SIMPLE_DAEMON_SET_LABEL, Some(&olds[0]), 1);
+    let out = w.sync();
+    let name = |i: usize| format!("foo-{}", hash_of(&olds[i]));
+    assert_eq!(
+        revision_lines(&out.plan),
+        [format!("revision delete {}", name(1)), format!("revision delete {}", name(2))]
+    );
+}
+
+/// The current revision's name was taken: by the same template (a stale
+/// cache) nothing is written; by another, a hash collision bumps
+/// `status.collisionCount`, without retry, and the next snapshot is named
+/// with the new count (upstream `snapshot`).
+#[test]
+fn snapshot_collision_bumps_the_collision_count() {
+    let ds = new_daemon_set("foo");
+    let same = current_revision(&ds, 1);
+    assert!(after_already_exists(&ds, &same).is_empty());
+    let mut other = ds.clone();
+    other.spec.template.spec.as_mut().unwrap().containers[0].image = Some("other".into());
+    let plan = after_already_exists(&ds, &current_revision(&other, 1));
+    let Some(Action::DaemonSet(Write::UpdateStatus { status, retry, .. })) = plan.actions().next() else { panic!() };
+    assert_eq!((status.collision_count, *retry), (Some(1), false));
+    let mut bumped = ds.clone();
+    bumped.status = Some((**status).clone());
+    assert_ne!(history::snapshot(&bumped, 1).metadata.name, same.metadata.name);
+}
+
+/// Upstream `TestControlledHistories`: an orphan revision the selector
+/// matches is adopted after the live re-check; an owned one it no longer
+/// matches is released; another DaemonSet's is left alone.
+#[test]
+fn controlled_histories() {
+    let ds = new_daemon_set("foo");
+    let mut orphan = current_revision(&ds, 1);
+    orphan.metadata.owner_references = None;
+    let mut unmatched = current_revision(&ds, 2);
+    unmatched.metadata.name = Some("foo-unmatched".into());
+    unmatched.metadata.labels = Some(labels(&[("name", "other")]));
+    let mut others = current_revision(&new_daemon_set("bar"), 1);
+    others.metadata.name = Some("bar-1".into());
+    let mut w = World::new(ds);
+    w.revisions = [orphan.clone(), unmatched, others].into_iter().map(std::sync::Arc::new).collect();
+    let lines = crate::testing::describe_plan(&w.sync().plan);
+    let orphan_name = orphan.metadata.name.unwrap();
+    assert_eq!(
+        lines[..3],
+        ["revision release foo-unmatched".to_string(), "recheck".into(), format!("revision adopt {orphan_name}")]
+    );
+}
+
+// === status ===
+
+/// Misscheduled pods count, expectations still pending write the status
+/// without raising observedGeneration, and Ready pods waiting for
+/// minReadySeconds bring the DaemonSet back after it.
+#[test]
+fn update_daemon_set_status() {
+    let mut ds = new_daemon_set("foo");
+    node_selector(&mut ds, SIMPLE_NODE_LABEL);
+    ds.spec.min_ready_seconds = Some(30);
+    ds.metadata.generation = Some(4);
+    let mut w = World::new(ds.clone());
+    w.add_nodes(0, 1, SIMPLE_NODE_LABEL);
+    w.add_nodes(1, 1, &[]);
+    w.add_pod(ready(new_pod("node-0-1", "node-0", SIMPLE_DAEMON_SET_LABEL, Some(&ds)), ts(NOW - 10)));
+    w.add_pod(new_pod("node-1-1", "node-1", SIMPLE_DAEMON_SET_LABEL, Some(&ds)));
+    let out = w.sync();
+    assert_eq!(
+        crate::testing::describe_plan(&out.plan).last().map(String::as_str),
+        Some("status 1/1/1/1/1/0/1 gen=4 collisions=0")
+    );
+    assert_eq!(out.plan.requeue_after, Some(std::time::Duration::from_secs(30)));
+    assert_eq!(deleted(&out.plan), ["node-1-1"], "the misscheduled pod goes");
+
+    w.expectations.expect_creations(&key(&ds), 1, w.now);
+    let held = w.sync();
+    assert_eq!(counts(&held.plan), (0, 0, 0));
+    assert_eq!(status(&held.plan).unwrap().observed_generation, None, "not raised while held back");
+}
