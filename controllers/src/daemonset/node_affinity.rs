@@ -72,3 +72,68 @@ fn field_matches(r: &NodeSelectorRequirement, node_name: &str) -> Option<bool> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn node() -> Node {
+        serde_json::from_value(json!({"metadata": {"name": "node-1", "labels": {"zone": "a", "cores": "8"}}})).unwrap()
+    }
+
+    /// `spec` from its JSON: `nodeSelector` and one required term per
+    /// entry of `terms`.
+    fn spec(node_selector: serde_json::Value, terms: serde_json::Value) -> PodSpec {
+        let required = if terms.is_null() {
+            serde_json::Value::Null
+        } else {
+            json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}})
+        };
+        serde_json::from_value(json!({"containers": [], "nodeSelector": node_selector, "affinity": required})).unwrap()
+    }
+
+    #[test]
+    fn required_node_affinity_table() {
+        let expr = |key: &str, op: &str, values: serde_json::Value| json!([{"matchExpressions": [{"key": key, "operator": op, "values": values}]}]);
+        let field = |op: &str, values: serde_json::Value| json!([{"matchFields": [{"key": "metadata.name", "operator": op, "values": values}]}]);
+        let cases = [
+            ("nothing required", spec(json!(null), json!(null)), true),
+            ("node selector matches", spec(json!({"zone": "a"}), json!(null)), true),
+            ("node selector does not", spec(json!({"zone": "b"}), json!(null)), false),
+            ("In", spec(json!(null), expr("zone", "In", json!(["a", "b"]))), true),
+            ("NotIn of an absent label", spec(json!(null), expr("rack", "NotIn", json!(["x"]))), true),
+            ("NotIn", spec(json!(null), expr("zone", "NotIn", json!(["a"]))), false),
+            ("Exists", spec(json!(null), expr("zone", "Exists", json!(null))), true),
+            ("DoesNotExist", spec(json!(null), expr("zone", "DoesNotExist", json!(null))), false),
+            ("Gt", spec(json!(null), expr("cores", "Gt", json!(["4"]))), true),
+            ("Lt", spec(json!(null), expr("cores", "Lt", json!(["4"]))), false),
+            ("Gt on a non-integer label", spec(json!(null), expr("zone", "Gt", json!(["4"]))), false),
+            ("Exists with values is invalid", spec(json!(null), expr("zone", "Exists", json!(["a"]))), false),
+            ("unknown operator is invalid", spec(json!(null), expr("zone", "Near", json!(["a"]))), false),
+            ("matchFields In", spec(json!(null), field("In", json!(["node-1"]))), true),
+            ("matchFields NotIn", spec(json!(null), field("NotIn", json!(["node-1"]))), false),
+            (
+                "matchFields with two values is invalid",
+                spec(json!(null), field("In", json!(["node-1", "node-2"]))),
+                false,
+            ),
+            ("an empty term matches nothing", spec(json!(null), json!([{}])), false),
+            ("no terms match nothing", spec(json!(null), json!([])), false),
+            (
+                "terms are ORed, an invalid one ignored",
+                spec(
+                    json!(null),
+                    json!([{"matchExpressions": [{"key": "zone", "operator": "Near"}]},
+                        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]),
+                ),
+                true,
+            ),
+            ("selector and affinity are ANDed", spec(json!({"zone": "b"}), expr("zone", "In", json!(["a"]))), false),
+        ];
+        for (name, spec, want) in cases {
+            assert_eq!(required_node_affinity_matches(&spec, &node()), want, "{name}");
+        }
+    }
+}

@@ -109,3 +109,52 @@ fn slim(t: &Toleration) -> kcm_objects::Toleration {
         toleration_seconds: t.toleration_seconds,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(spec: &PodSpec) -> Vec<(String, String, Option<i64>)> {
+        spec.tolerations
+            .iter()
+            .flatten()
+            .map(|t| (t.key.clone().unwrap_or_default(), t.effect.clone().unwrap_or_default(), t.toleration_seconds))
+            .collect()
+    }
+
+    /// The six daemon tolerations, network-unavailable only with host
+    /// networking; one the template already has (same key, operator, value
+    /// and effect) is replaced in place, its `tolerationSeconds` gone; any
+    /// other is kept; applying twice changes nothing.
+    #[test]
+    fn add_or_update_daemon_pod_tolerations_table() {
+        let mut spec = PodSpec {
+            tolerations: Some(vec![
+                Toleration {
+                    key: Some("node.kubernetes.io/not-ready".into()),
+                    operator: Some("Exists".into()),
+                    effect: Some("NoExecute".into()),
+                    toleration_seconds: Some(300),
+                    ..Default::default()
+                },
+                Toleration { key: Some("dedicated".into()), value: Some("user1".into()), ..Default::default() },
+            ]),
+            ..Default::default()
+        };
+        add_or_update_daemon_pod_tolerations(&mut spec);
+        let got = keys(&spec);
+        assert_eq!(got.len(), 7);
+        assert_eq!(got[0], ("node.kubernetes.io/not-ready".into(), "NoExecute".into(), None));
+        assert_eq!(got[1].0, "dedicated");
+        assert!(!got.iter().any(|(k, _, _)| k == "node.kubernetes.io/network-unavailable"));
+        add_or_update_daemon_pod_tolerations(&mut spec);
+        assert_eq!(keys(&spec), got);
+
+        let mut host = PodSpec { host_network: Some(true), ..Default::default() };
+        add_or_update_daemon_pod_tolerations(&mut host);
+        assert_eq!(
+            keys(&host).last().unwrap(),
+            &("node.kubernetes.io/network-unavailable".into(), "NoSchedule".into(), None)
+        );
+    }
+}

@@ -32,9 +32,12 @@ pub fn controller_revision_name(prefix: &str, hash: &str) -> String {
     format!("{}-{hash}", &prefix[..end])
 }
 
-/// The bytes of a revision's `data` as the API carries them (compact JSON;
-/// none when it has no data). Upstream hashes and compares `Data.Raw`, the
-/// bytes it sent or received.
+/// The bytes of a revision's `data` as the API carries them: compact JSON
+/// with object keys sorted (as Go writes the maps upstream's patches are
+/// made of); none when it has no data. Upstream hashes and compares
+/// `Data.Raw`, the bytes it sent or received; the two spellings differ only
+/// where Go escapes `<`, `>` and `&` in strings (`\u003c`...), which
+/// changes the hash of such data, not its equality here.
 pub fn raw_data(revision: &ControllerRevision) -> Vec<u8> {
     if revision.data.0.is_null() { Vec::new() } else { revision.data.0.to_string().into_bytes() }
 }
