@@ -1,9 +1,10 @@
 //! Controller references: who controls a dependent, and the claim decision
 //! (adopt orphans that match, release owned dependents that no longer match,
 //! leave everything else alone), as upstream's `controller_ref_manager.go`
-//! `ClaimObject` decides it. The patches themselves are
-//! [`OwnerRefPatch`](crate::plan::OwnerRefPatch); the live re-check of the
-//! owner before adopting is [`Action::RecheckOwner`](crate::plan::Action).
+//! `ClaimObject` decides it, and the plan steps that carry it out
+//! ([`plan_claim_patches`]). The patches themselves are [`OwnerRefPatch`];
+//! the live re-check of the owner before adopting is
+//! [`Action::RecheckOwner`](crate::plan::Action).
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};

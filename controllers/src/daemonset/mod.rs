@@ -3,7 +3,7 @@
 //! plan-returning shape: [`sync`] turns a [`Snapshot`] (the DaemonSet, the
 //! cached pods of its namespace, every node, the ControllerRevisions of its
 //! namespace, the expectations, the failed-pod backoff, `now`) into a
-//! [`Sync`]: a [`Plan`] and what the driver records before running it.
+//! [`Outcome`]: a [`Plan`](crate::Plan) and what the driver records before running it.
 //!
 //! One sync, in upstream's order (`syncDaemonSet`):
 //! 1. a DaemonSet selecting everything gets the Warning `SelectingAll` and
@@ -22,9 +22,9 @@
 //!    (`RollingUpdate` with maxUnavailable or maxSurge; `OnDelete` waits for
 //!    the user), then the history cleanup, then the status.
 //!
-//! # What the executor and driver do with a [`Sync`]
+//! # What the executor and driver do with a [`Outcome`]
 //! - Before running the plan, the driver calls
-//!   [`FailedPodsBackoff::next`] for each key of [`Sync::backoff_next`] (upstream
+//!   [`FailedPodsBackoff::next`] for each key of [`Outcome::backoff_next`] (upstream
 //!   steps the backoff when it decides to kill a failed pod).
 //! - The plan runs as the ReplicaSet controller's does (see
 //!   [`replicaset`](crate::replicaset)): expectations, slow-start create
@@ -36,7 +36,7 @@
 //!   the name is taken, the driver reads the existing revision live and
 //!   plans [`after_already_exists`] (a stale cache, or a hash collision that
 //!   bumps `status.collisionCount`), then requeues with rate limiting.
-//! - [`Sync::error`]: the sync also failed (an invalid selector or
+//! - [`Outcome::error`]: the sync also failed (an invalid selector or
 //!   maxUnavailable/maxSurge); the plan still runs, then the key is requeued
 //!   with rate limiting.
 
@@ -136,7 +136,7 @@ pub struct Snapshot<'a> {
 
 /// The outcome of one sync.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Sync {
+pub struct Outcome {
     /// The writes, in order.
     pub plan: crate::Plan,
     /// Failed-pod backoff keys to step ([`FailedPodsBackoff::next`]) at

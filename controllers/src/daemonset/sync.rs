@@ -13,7 +13,7 @@ use super::manage::{
 use super::status::{calculate_status, finish_with_status, status_write};
 use super::template::is_rolling_update;
 use super::update::rolling_update;
-use super::{Options, SELECTING_ALL, Snapshot, Sync, key, object_ref};
+use super::{Options, Outcome, SELECTING_ALL, Snapshot, key, object_ref};
 use crate::common::controller_ref::{claim_all, new_controller_ref, plan_claim_patches};
 use crate::common::selector::{Selector, is_empty_selector};
 use crate::history::{claim_controller_revisions, plan_claims};
@@ -21,9 +21,9 @@ use crate::plan::{Action, Event, EventType, OwnerRefPatch, Plan};
 
 /// Plans one sync of the snapshot's DaemonSet.
 #[doc(alias = "syncDaemonSet")]
-pub fn sync(snapshot: &Snapshot<'_>, options: &Options) -> Sync {
+pub fn sync(snapshot: &Snapshot<'_>, options: &Options) -> Outcome {
     let ds = snapshot.daemon_set;
-    let mut out = Sync::default();
+    let mut out = Outcome::default();
     if is_empty_selector(&ds.spec.selector) {
         out.plan.push(Action::Event(Event {
             regarding: object_ref(ds),

@@ -17,7 +17,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kcm_objects::{Node, Pod};
 use serde_json::json;
 
-use super::{CONTROLLER_REVISION_HASH_LABEL, FailedPodsBackoff, Options, Snapshot, Sync, Write, sync};
+use super::{CONTROLLER_REVISION_HASH_LABEL, FailedPodsBackoff, Options, Outcome, Snapshot, Write, sync};
 use crate::common::controller_ref::new_controller_ref;
 use crate::deployment::compute_hash;
 use crate::history;
@@ -248,13 +248,13 @@ impl World {
         }
     }
 
-    pub fn sync(&self) -> Sync {
+    pub fn sync(&self) -> Outcome {
         sync(&self.snapshot(), &self.options)
     }
 
     /// Syncs and applies the plan as a perfect API server would, the
     /// informers catching up at once (the expectations stay satisfied).
-    pub fn sync_and_apply(&mut self) -> Sync {
+    pub fn sync_and_apply(&mut self) -> Outcome {
         let out = self.sync();
         for key in &out.backoff_next {
             self.backoff.next(key, self.now);

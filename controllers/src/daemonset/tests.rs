@@ -22,7 +22,7 @@ use crate::testing::{labels, ts};
 /// Upstream `expectSyncDaemonSets`: the creates, deletes and events of one
 /// sync.
 #[track_caller]
-fn expect_sync(w: &World, creates: usize, deletes: usize, events: usize) -> Sync {
+fn expect_sync(w: &World, creates: usize, deletes: usize, events: usize) -> Outcome {
     let out = w.sync();
     assert_eq!(counts(&out.plan), (creates, deletes, events), "{:#?}", crate::testing::describe_plan(&out.plan));
     out
@@ -210,7 +210,7 @@ fn dont_do_anything_if_being_deleted() {
         ds.metadata.deletion_timestamp = Some(Time(ts(0)));
         let mut w = World::new(ds);
         w.add_nodes(0, 1, &[]);
-        assert_eq!(w.sync(), Sync::default());
+        assert_eq!(w.sync(), Outcome::default());
     }
 }
 
