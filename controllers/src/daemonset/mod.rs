@@ -36,6 +36,8 @@
 //!   the name is taken, the driver reads the existing revision live and
 //!   plans [`after_already_exists`] (a stale cache, or a hash collision that
 //!   bumps `status.collisionCount`), then requeues with rate limiting.
+//! - The driver's node handler: [`should_ignore_node_update`], then
+//!   [`node_update_requires_sync`] for each DaemonSet.
 //! - [`Outcome::error`]: the sync also failed (an invalid selector or
 //!   maxUnavailable/maxSurge); the plan still runs, then the key is requeued
 //!   with rate limiting.
@@ -44,6 +46,7 @@ mod backoff;
 mod history;
 mod manage;
 mod node_affinity;
+mod node_events;
 mod placement;
 mod status;
 mod sync;
@@ -66,6 +69,7 @@ pub use self::backoff::{
 };
 pub use self::history::{get_patch, matches_revision};
 pub use self::node_affinity::required_node_affinity_matches;
+pub use self::node_events::{node_update_requires_sync, should_ignore_node_update};
 pub use self::placement::{add_or_update_daemon_pod_tolerations, node_should_run_daemon_pod};
 pub use self::status::calculate_status;
 pub use self::sync::{after_already_exists, after_manage_error, sync};
