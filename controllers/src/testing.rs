@@ -306,18 +306,10 @@ pub fn describe(action: &Action) -> String {
         }
         Action::UpdateDeployment { .. } => "update deployment".into(),
         Action::ControllerRevision(write) => describe_revision_write(write),
-        Action::DaemonSet(crate::daemonset::Write::UpdateStatus { status: s, .. }) => format!(
-            "status {}/{}/{}/{}/{}/{}/{} gen={} collisions={}",
-            s.desired_number_scheduled,
-            s.current_number_scheduled,
-            s.number_misscheduled,
-            s.number_ready,
-            n(s.updated_number_scheduled),
-            n(s.number_available),
-            n(s.number_unavailable),
-            s.observed_generation.unwrap_or(0),
-            n(s.collision_count),
-        ),
+        Action::DaemonSet(crate::daemonset::Write::UpdateStatus { status: s, .. }) => {
+            let counts = crate::daemonset::status_counts(s).map(|c| c.to_string()).join("/");
+            format!("status {counts} gen={} collisions={}", s.observed_generation.unwrap_or(0), n(s.collision_count))
+        }
         Action::DaemonSet(crate::daemonset::Write::RelabelPod { name, hash, .. }) => format!("relabel {name} {hash}"),
         Action::Event(e) => format!("event {}: {}", e.reason, e.message),
     }

@@ -72,6 +72,8 @@ pub use self::node_affinity::required_node_affinity_matches;
 pub use self::node_events::{node_update_requires_sync, should_ignore_node_update};
 pub use self::placement::{add_or_update_daemon_pod_tolerations, node_should_run_daemon_pod};
 pub use self::status::calculate_status;
+#[cfg(test)]
+pub(crate) use self::status::status_counts;
 pub use self::sync::{after_already_exists, after_manage_error, sync};
 pub use self::template::{
     create_pod_template, is_pod_updated, replace_daemon_set_pod_node_name_node_affinity, surge_count,

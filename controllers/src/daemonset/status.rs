@@ -76,23 +76,27 @@ pub fn calculate_status(
     status
 }
 
+/// The seven counts of a status, in the order of the module doc (unset
+/// counts as 0).
+pub(crate) fn status_counts(s: &DaemonSetStatus) -> [i32; 7] {
+    let n = |v: Option<i32>| v.unwrap_or(0);
+    [
+        s.desired_number_scheduled,
+        s.current_number_scheduled,
+        s.number_misscheduled,
+        s.number_ready,
+        n(s.updated_number_scheduled),
+        n(s.number_available),
+        n(s.number_unavailable),
+    ]
+}
+
 /// Whether `status` must be written over `ds`'s stored one: a count
 /// differs, or observedGeneration is behind the generation.
 fn needs_update(ds: &DaemonSet, status: &DaemonSetStatus) -> bool {
     let stored = ds.status.clone().unwrap_or_default();
-    let n = |v: Option<i32>| v.unwrap_or(0);
-    let counts = |s: &DaemonSetStatus| {
-        (
-            s.desired_number_scheduled,
-            s.current_number_scheduled,
-            s.number_misscheduled,
-            s.number_ready,
-            n(s.updated_number_scheduled),
-            n(s.number_available),
-            n(s.number_unavailable),
-        )
-    };
-    counts(&stored) != counts(status) || stored.observed_generation.unwrap_or(0) < ds.metadata.generation.unwrap_or(0)
+    status_counts(&stored) != status_counts(status)
+        || stored.observed_generation.unwrap_or(0) < ds.metadata.generation.unwrap_or(0)
 }
 
 /// Appends the status write (if needed) and the `minReadySeconds` requeue

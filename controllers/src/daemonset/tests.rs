@@ -174,20 +174,32 @@ fn one_node_daemon_launches_pod() {
     }
 }
 
-/// Resources are the scheduler's concern: a node short of memory still
-/// gets (and keeps) its daemon pod (upstream
-/// `TestInsufficientCapacityNodeDaemonDoesNotUnscheduleRunningPod`).
+/// Resources and host ports are the scheduler's concern: a node named by
+/// the template gets its pod whatever else runs there and whatever it has
+/// left, and keeps the DaemonSet's own (upstream
+/// `TestInsufficientCapacityNodeDaemonDoesNotUnscheduleRunningPod`,
+/// `TestPortConflictWithSameDaemonPodDoesNotDeletePod`,
+/// `TestNoPortConflictNodeDaemonLaunchesPod`).
 #[test]
-fn insufficient_capacity_node_daemon_does_not_unschedule_running_pod() {
-    for mut ds in strategies("foo") {
-        node_name(&mut ds, "too-much-mem");
-        let mut w = World::new(ds);
-        w.add_node(node_from(json!({"metadata": {"name": "too-much-mem"},
-            "status": {"allocatable": {"cpu": "200m", "memory": "100M"}}})));
-        let mut other = new_pod("other", "too-much-mem", &[], None);
-        other.metadata.labels = None;
-        w.add_pod(other);
-        expect_sync(&w, 1, 0, 0);
+fn other_pods_and_resources_do_not_matter() {
+    for (name, own_pod, creates) in [
+        ("InsufficientCapacityNodeDaemonDoesNotUnscheduleRunningPod", false, 1),
+        ("PortConflictWithSameDaemonPodDoesNotDeletePod", true, 0),
+        ("NoPortConflictNodeDaemonLaunchesPod", false, 1),
+    ] {
+        for mut ds in strategies("foo") {
+            node_name(&mut ds, "the-node");
+            let mut w = World::new(ds.clone());
+            w.add_node(node_from(json!({"metadata": {"name": "the-node"},
+                "status": {"allocatable": {"cpu": "200m", "memory": "100M"}}})));
+            let pod = if own_pod {
+                new_pod("foo-1", "the-node", SIMPLE_DAEMON_SET_LABEL, Some(&ds))
+            } else {
+                new_pod("other", "the-node", &[], None)
+            };
+            w.add_pod(pod);
+            assert_eq!(counts(&w.sync().plan), (creates, 0, 0), "{name}");
+        }
     }
 }
 
@@ -230,32 +242,6 @@ fn dont_do_anything_if_being_deleted_race() {
     }
 }
 
-/// A pod of the same DaemonSet using the host port stays (upstream
-/// `TestPortConflictWithSameDaemonPodDoesNotDeletePod`).
-#[test]
-fn port_conflict_with_same_daemon_pod_does_not_delete_pod() {
-    for mut ds in strategies("foo") {
-        node_name(&mut ds, "port-conflict");
-        let mut w = World::new(ds.clone());
-        w.add_node(new_node("port-conflict", &[]));
-        w.add_pod(new_pod("foo-1", "port-conflict", SIMPLE_DAEMON_SET_LABEL, Some(&ds)));
-        expect_sync(&w, 0, 0, 0);
-    }
-}
-
-/// Another pod on the node is no reason not to launch (ports are the
-/// scheduler's concern).
-#[test]
-fn no_port_conflict_node_daemon_launches_pod() {
-    for mut ds in strategies("foo") {
-        node_name(&mut ds, "no-port-conflict");
-        let mut w = World::new(ds);
-        w.add_node(new_node("no-port-conflict", &[]));
-        w.add_pod(new_pod("other", "no-port-conflict", &[], None));
-        expect_sync(&w, 1, 0, 0);
-    }
-}
-
 /// A DaemonSet selecting every pod gets the Warning `SelectingAll` and
 /// nothing else (upstream
 /// `TestPodIsNotDeletedByDaemonsetWithEmptyLabelSelector`).
@@ -276,10 +262,11 @@ fn pod_is_not_deleted_by_daemonset_with_empty_label_selector() {
 
 /// Controller should not create pods on nodes which have daemon pods, and
 /// should remove excess pods from nodes that have extra pods; pods it owns
-/// that no longer match are released.
+/// that no longer match are released; with surge too (upstream
+/// `TestDealsWithExistingPods`, `TestSurgeDealsWithExistingPods`).
 #[test]
 fn deals_with_existing_pods() {
-    for ds in strategies("foo") {
+    for ds in strategies("foo").into_iter().chain([surge("foo", 1)]) {
         let mut w = World::new(ds.clone());
         w.add_nodes(0, 5, &[]);
         w.add_pod_table(
@@ -748,23 +735,6 @@ fn with_created_and_ready(
 }
 
 #[test]
-fn surge_deals_with_existing_pods() {
-    let ds = surge("foo", 1);
-    let mut w = World::new(ds.clone());
-    w.add_nodes(0, 5, &[]);
-    w.add_pod_table(
-        &ds,
-        &[
-            ("node-1", SIMPLE_DAEMON_SET_LABEL, 1),
-            ("node-2", SIMPLE_DAEMON_SET_LABEL, 2),
-            ("node-3", SIMPLE_DAEMON_SET_LABEL, 5),
-            ("node-4", SIMPLE_DAEMON_SET_LABEL2, 2),
-        ],
-    );
-    expect_sync(&w, 2, 5, 0);
-}
-
-#[test]
 fn surge_creates_new_pod_when_at_max_surge_and_old_pod_deleted() {
     let ds = surge("foo", 1);
     let mut w = World::new(ds.clone());
@@ -866,6 +836,14 @@ fn step(w: &mut World, creates: usize, deletes: usize) {
     w.sync_and_apply();
 }
 
+/// [`step`] for each `(creates, deletes)`.
+#[track_caller]
+fn steps(w: &mut World, expected: &[(usize, usize)]) {
+    for &(creates, deletes) in expected {
+        step(w, creates, deletes);
+    }
+}
+
 /// Five nodes with ready pods of the first template, then a new image.
 fn rolled_out(max_unavailable: IntOrString, max_surge: Option<IntOrString>, ready: bool) -> World {
     let mut w = World::new(new_daemon_set("foo"));
@@ -897,19 +875,13 @@ fn daemon_set_updates_pods() {
 #[test]
 fn daemon_set_updates_pods_with_max_surge() {
     let mut w = rolled_out(IntOrString::Int(0), Some(IntOrString::Int(2)), true);
-    step(&mut w, 2, 0);
-    step(&mut w, 0, 0);
+    steps(&mut w, &[(2, 0), (0, 0)]);
     w.mark_pods_ready(ts(0));
-    step(&mut w, 0, 2);
-    step(&mut w, 2, 0);
-    step(&mut w, 0, 0);
+    steps(&mut w, &[(0, 2), (2, 0), (0, 0)]);
     w.mark_pods_ready(ts(0));
-    step(&mut w, 0, 2);
-    step(&mut w, 1, 0);
-    step(&mut w, 0, 0);
+    steps(&mut w, &[(0, 2), (1, 0), (0, 0)]);
     w.mark_pods_ready(ts(0));
-    step(&mut w, 0, 1);
-    step(&mut w, 0, 0);
+    steps(&mut w, &[(0, 1), (0, 0)]);
     assert!(w.pods_by_node().values().all(|pods| pods.len() == 1));
 }
 
@@ -917,18 +889,14 @@ fn daemon_set_updates_pods_with_max_surge() {
 #[test]
 fn daemon_set_updates_when_new_pos_is_not_ready() {
     let mut w = rolled_out(IntOrString::Int(3), None, true);
-    step(&mut w, 0, 3);
-    step(&mut w, 3, 0);
-    step(&mut w, 0, 0);
+    steps(&mut w, &[(0, 3), (3, 0), (0, 0)]);
 }
 
 /// Old pods that are not ready are all replaced at once.
 #[test]
 fn daemon_set_updates_all_old_pods_not_ready() {
     let mut w = rolled_out(IntOrString::Int(3), None, false);
-    step(&mut w, 0, 5);
-    step(&mut w, 5, 0);
-    step(&mut w, 0, 0);
+    steps(&mut w, &[(0, 5), (5, 0), (0, 0)]);
 }
 
 /// With surge, unready old pods get their replacement at once, whatever
@@ -937,9 +905,7 @@ fn daemon_set_updates_all_old_pods_not_ready() {
 #[test]
 fn daemon_set_updates_all_old_pods_not_ready_max_surge() {
     let mut w = rolled_out(IntOrString::Int(0), Some(IntOrString::Int(2)), false);
-    step(&mut w, 5, 0);
-    step(&mut w, 0, 5);
-    step(&mut w, 0, 0);
+    steps(&mut w, &[(5, 0), (0, 5), (0, 0)]);
 }
 
 /// A new strategy but the same template: nothing to roll.
