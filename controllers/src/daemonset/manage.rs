@@ -17,7 +17,8 @@
 //! Pods still pending for a node that no longer exists are deleted too
 //! (no pod GC would ever remove them). Creations and deletions are each
 //! capped at the burst size; creations run in slow-start steps (1, 2,
-//! 4, ...), as the ReplicaSet controller's do.
+//! 4, ...), as the ReplicaSet controller's do, the deletions alongside the
+//! first step.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -210,9 +211,18 @@ pub(super) fn sync_nodes(
     let namespace = ds.metadata.namespace.clone().unwrap_or_default();
     let template = create_pod_template(&ds.spec.template, template_generation(ds), hash);
     let cref = new_controller_ref(&ds.metadata, "apps/v1", "DaemonSet");
+    let mut deletes: Vec<Action> = delete
+        .iter()
+        .map(|p| Action::DeletePod {
+            namespace: p.metadata.namespace.to_string(),
+            name: p.metadata.name.to_string(),
+            uid: p.metadata.uid.to_string(),
+            owner: owner.clone(),
+        })
+        .collect();
     let mut nodes = create_on.iter();
     for size in slow_start_batches(create_on.len()) {
-        let creates = nodes
+        let mut step: Vec<Action> = nodes
             .by_ref()
             .take(size)
             .map(|node| {
@@ -223,18 +233,12 @@ pub(super) fn sync_nodes(
                 Action::CreatePod { namespace: namespace.clone(), pod: Box::new(pod), owner: owner.clone() }
             })
             .collect();
-        plan.push_concurrent(creates);
+        // The deletions run with the first step, so that a failing create
+        // does not hold them back (upstream deletes after a failed slow
+        // start all the same).
+        step.append(&mut deletes);
+        plan.push_concurrent(step);
     }
-    plan.push_concurrent(
-        delete
-            .iter()
-            .map(|p| Action::DeletePod {
-                namespace: p.metadata.namespace.to_string(),
-                name: p.metadata.name.to_string(),
-                uid: p.metadata.uid.to_string(),
-                owner: owner.clone(),
-            })
-            .collect(),
-    );
+    plan.push_concurrent(deletes);
     !create_on.is_empty() || !delete.is_empty()
 }

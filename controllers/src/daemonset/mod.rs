@@ -3,13 +3,14 @@
 //! plan-returning shape: [`sync`] turns a [`Snapshot`] (the DaemonSet, the
 //! cached pods of its namespace, every node, the ControllerRevisions of its
 //! namespace, the expectations, the failed-pod backoff, `now`) into a
-//! [`Outcome`]: a [`Plan`](crate::Plan) and what the driver records before running it.
+//! [`Outcome`]: a [`Plan`](crate::Plan) and what the driver records before
+//! running it.
 //!
 //! One sync, in upstream's order (`syncDaemonSet`):
 //! 1. a DaemonSet selecting everything gets the Warning `SelectingAll` and
 //!    nothing else; one being deleted gets nothing at all (its status
 //!    cannot be trusted while the garbage collector removes its history);
-//! 2. its history ([`history`](self)): claim the revisions, label the old
+//! 2. its history (`history`): claim the revisions, label the old
 //!    ones missing `controller-revision-hash`, find the revision of the
 //!    current template (creating it, or keeping the newest of duplicates
 //!    and relabelling pods to it), and bump its number;
@@ -22,7 +23,7 @@
 //!    (`RollingUpdate` with maxUnavailable or maxSurge; `OnDelete` waits for
 //!    the user), then the history cleanup, then the status.
 //!
-//! # What the executor and driver do with a [`Outcome`]
+//! # What the executor and driver do with an [`Outcome`]
 //! - Before running the plan, the driver calls
 //!   [`FailedPodsBackoff::next`] for each key of [`Outcome::backoff_next`] (upstream
 //!   steps the backoff when it decides to kill a failed pod).
@@ -41,6 +42,22 @@
 //! - [`Outcome::error`]: the sync also failed (an invalid selector or
 //!   maxUnavailable/maxSurge); the plan still runs, then the key is requeued
 //!   with rate limiting.
+//!
+//! # Where kcm-rs differs from upstream, and why
+//! - The current revision is found by comparing its data with the
+//!   template semantically, not byte for byte (see `history`): a revision
+//!   kube-controller-manager wrote stays current after the switch.
+//! - A plan cannot observe its own writes, so the update strategy waits for
+//!   the sync after a `manage` that created or deleted pods; upstream's
+//!   expectations hold it back the same way with real informers (its unit
+//!   tests' fake pod control observes writes at once).
+//! - The deletions run alongside the first slow-start step, so a failed
+//!   deletion also stops the later creation steps (upstream creates first,
+//!   then deletes whatever happened).
+//! - When the current revision's name is taken by that very revision (a
+//!   stale cache), the sync is retried instead of continuing with it.
+//! - Nodes are visited in name order where upstream iterates a Go map, so
+//!   which rolling-update candidates go first is deterministic.
 
 mod backoff;
 mod history;

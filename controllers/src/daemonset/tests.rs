@@ -931,6 +931,12 @@ fn daemon_set_updates_pods_not_match_taints_with_max_surge() {
     let out = w.sync();
     assert_eq!(deleted(&out.plan), ["foo-1"]);
     assert_eq!(created_on(&out.plan), ["node-1"]);
+    let with_deletes =
+        out.plan.steps.iter().find(|s| s.actions.iter().any(|a| matches!(a, Action::DeletePod { .. }))).unwrap();
+    assert!(
+        with_deletes.actions.iter().any(|a| matches!(a, Action::CreatePod { .. })),
+        "deletions run with the first creations"
+    );
     w.sync_and_apply();
     // Four available for four nodes now: nothing more goes until the surge
     // pod is available.
