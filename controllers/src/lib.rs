@@ -33,6 +33,9 @@
 //!   replicas, status);
 //! - [`rootcacertpublisher`]: the root CA certificate publisher (the
 //!   `kube-root-ca.crt` ConfigMap of every namespace);
+//! - [`statefulset`]: the StatefulSet controller (stable identities and
+//!   storage, ordered or parallel pod management, rolling updates with
+//!   partition and maxUnavailable, claim retention, revision history);
 //! - [`serviceaccount`]: the ServiceAccounts controller (`default` in every
 //!   active namespace);
 //! - [`serviceaccounttoken`]: the service account token controller
@@ -54,6 +57,7 @@ pub mod replicaset;
 pub mod rootcacertpublisher;
 pub mod serviceaccount;
 pub mod serviceaccounttoken;
+pub mod statefulset;
 
 #[cfg(test)]
 #[allow(missing_docs)]

@@ -199,6 +199,10 @@ pub enum Action {
     /// A write to a ControllerRevision (DaemonSet and StatefulSet
     /// history), as [`history::Write`] documents it.
     ControllerRevision(history::Write),
+    /// A write of the StatefulSet controller (pods with fixed names and
+    /// their claims, the set's status), as
+    /// [`statefulset::Write`](crate::statefulset::Write) documents it.
+    StatefulSet(crate::statefulset::Write),
     /// Record an event whose text is known when planning.
     Event(Event),
 }

@@ -54,6 +54,18 @@ pub struct PodSpec {
     pub hostname: Option<Box<str>>,
     /// `spec.subdomain` (endpoint hostnames of headless Services).
     pub subdomain: Option<Atom>,
+    /// The `persistentVolumeClaim` volumes of `spec.volumes` (the
+    /// StatefulSet controller checks a pod mounts its claims).
+    pub claim_volumes: Box<[ClaimVolume]>,
+}
+
+/// A volume of a pod mounting a PersistentVolumeClaim.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClaimVolume {
+    /// The volume's `name`.
+    pub name: Box<str>,
+    /// `persistentVolumeClaim.claimName`.
+    pub claim_name: Box<str>,
 }
 
 /// `spec` as decoded, before the Secret references are gathered.
@@ -82,6 +94,7 @@ impl From<WireSpec> for PodSpec {
         let containers = wire.containers.iter().chain(&wire.init_containers).chain(&wire.ephemeral_containers);
         let secret_names = secret_names(&wire.image_pull_secrets, containers, &wire.volumes);
         let named_ports = NAMED_PORTS.intern(&named_ports(&wire.containers, &wire.init_containers));
+        let claim_volumes = wire.volumes.iter().filter_map(VolumeSecrets::claim).collect();
         let init_containers = wire.init_containers.into_iter();
         PodSpec {
             node_name: wire.node_name,
@@ -93,6 +106,7 @@ impl From<WireSpec> for PodSpec {
             named_ports,
             hostname: wire.hostname,
             subdomain: wire.subdomain,
+            claim_volumes,
         }
     }
 }
@@ -306,5 +320,18 @@ mod tests {
         assert_eq!(a.spec.hostname.as_deref(), Some("web-0"));
         assert_eq!(a.spec.subdomain.as_deref(), Some("web"));
         assert_eq!(&*a.status.pod_ips, [Box::from("10.0.0.1"), Box::from("fd00::1")]);
+    }
+
+    #[test]
+    fn keeps_the_claims_a_pod_mounts() {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "web-0", "namespace": "default"},
+            "spec": {"volumes": [
+                {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-0"}},
+                {"name": "cache", "emptyDir": {}},
+            ]},
+        }))
+        .unwrap();
+        assert_eq!(&*pod.spec.claim_volumes, [ClaimVolume { name: "data".into(), claim_name: "data-web-0".into() }]);
     }
 }
