@@ -145,44 +145,45 @@ impl<'a> Control<'a> {
     pub(super) fn run(&mut self) -> bool {
         let monotonic = !allows_burst(self.set);
         let first_unhealthy = self.first_unhealthy();
-        let mut chains = Vec::new();
-        for i in 0..self.slots.len() {
-            let (chain, exit) = self.process_replica(i, monotonic);
-            if monotonic {
+        let replicas = (0..self.slots.len()).map(|i| self.process_replica(i, monotonic)).collect();
+        if !self.run_for_all(monotonic, replicas) {
+            return false;
+        }
+        let claims = self
+            .condemned
+            .iter()
+            .map(|p| (self.claim_updates(self.versions.update_set, p, ordinal(p)), false))
+            .collect();
+        self.run_for_all(monotonic, claims);
+        let condemned =
+            (0..self.condemned.len()).map(|i| self.process_condemned(i, first_unhealthy, monotonic)).collect();
+        self.run_for_all(monotonic, condemned)
+    }
+
+    /// Appends one phase (upstream `runForAll`): each item's writes and
+    /// whether a monotonic sync stops after them. Monotonic, the items'
+    /// writes go one per step up to the first item that stops the sync
+    /// (false then); otherwise they go in slow-start batches, the k-th
+    /// writes of a batch's items together in the batch's k-th step.
+    fn run_for_all(&mut self, monotonic: bool, items: Vec<(Vec<Action>, bool)>) -> bool {
+        if monotonic {
+            for (chain, exit) in items {
                 chain.into_iter().for_each(|a| self.plan.push(a));
                 if exit {
                     return false;
                 }
-            } else {
-                chains.push(chain);
+            }
+            return true;
+        }
+        let mut chains = items.into_iter().map(|(chain, _)| chain);
+        for size in burst_batches(chains.len()) {
+            let batch: Vec<Vec<Action>> = chains.by_ref().take(size).collect();
+            let depth = batch.iter().map(Vec::len).max().unwrap_or(0);
+            let mut batch: Vec<std::vec::IntoIter<Action>> = batch.into_iter().map(Vec::into_iter).collect();
+            for _ in 0..depth {
+                self.plan.push_concurrent(batch.iter_mut().filter_map(Iterator::next).collect());
             }
         }
-        self.push_burst(chains);
-
-        let mut chains = Vec::new();
-        for i in 0..self.condemned.len() {
-            let chain = self.claim_updates(self.versions.update_set, self.condemned[i], ordinal(self.condemned[i]));
-            if monotonic {
-                chain.into_iter().for_each(|a| self.plan.push(a));
-            } else {
-                chains.push(chain);
-            }
-        }
-        self.push_burst(chains);
-
-        let mut chains = Vec::new();
-        for i in 0..self.condemned.len() {
-            let (chain, exit) = self.process_condemned(i, first_unhealthy, monotonic);
-            if monotonic {
-                chain.into_iter().for_each(|a| self.plan.push(a));
-                if exit {
-                    return false;
-                }
-            } else {
-                chains.push(chain);
-            }
-        }
-        self.push_burst(chains);
         true
     }
 
@@ -347,20 +348,6 @@ impl<'a> Control<'a> {
 
     fn slot_ordinal(&self, pod: &ApiPod) -> i32 {
         pod.metadata.name.as_deref().and_then(super::parent_and_ordinal).map_or(start_ordinal(self.set), |(_, o)| o)
-    }
-
-    /// Appends one `Parallel` phase: the items in slow-start batches; the
-    /// k-th writes of a batch's items run together in the batch's k-th step.
-    fn push_burst(&mut self, chains: Vec<Vec<Action>>) {
-        let mut chains = chains.into_iter();
-        for size in burst_batches(chains.len()) {
-            let batch: Vec<Vec<Action>> = chains.by_ref().take(size).collect();
-            let depth = batch.iter().map(Vec::len).max().unwrap_or(0);
-            let mut batch: Vec<std::vec::IntoIter<Action>> = batch.into_iter().map(Vec::into_iter).collect();
-            for _ in 0..depth {
-                self.plan.push_concurrent(batch.iter_mut().filter_map(Iterator::next).collect());
-            }
-        }
     }
 
     /// The pod for `ordinal`, at the current revision below the partition

@@ -62,6 +62,8 @@ mod status;
 mod sync;
 #[cfg(test)]
 mod testing;
+#[cfg(test)]
+mod tests;
 mod write;
 
 use std::sync::Arc;

@@ -77,10 +77,6 @@ impl SetBuilder {
         self.0.metadata.name = Some(name.into());
         self
     }
-    pub fn replicas(mut self, n: i32) -> Self {
-        self.0.spec.replicas = Some(n);
-        self
-    }
     pub fn image(mut self, image: &str) -> Self {
         self.0.spec.template.spec.as_mut().unwrap().containers[0].image = Some(image.into());
         self

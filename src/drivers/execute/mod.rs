@@ -179,9 +179,10 @@ impl Executor {
                 self.record(event);
                 Outcome::Ok
             }
-            // No driver plans ControllerRevision writes yet (the DaemonSet and
-            // StatefulSet drivers will); refuse rather than pretend.
+            // No driver plans ControllerRevision or StatefulSet writes yet (the
+            // DaemonSet and StatefulSet drivers will); refuse rather than pretend.
             Action::ControllerRevision(_) => Outcome::Failed("ControllerRevision writes are not executed yet".into()),
+            Action::StatefulSet(_) => Outcome::Failed("StatefulSet writes are not executed yet".into()),
         }
     }
 }
