@@ -33,13 +33,13 @@
 //!   replicas, status);
 //! - [`rootcacertpublisher`]: the root CA certificate publisher (the
 //!   `kube-root-ca.crt` ConfigMap of every namespace);
-//! - [`statefulset`]: the StatefulSet controller (stable identities and
-//!   storage, ordered or parallel pod management, rolling updates with
-//!   partition and maxUnavailable, claim retention, revision history);
 //! - [`serviceaccount`]: the ServiceAccounts controller (`default` in every
 //!   active namespace);
 //! - [`serviceaccounttoken`]: the service account token controller
-//!   (legacy token Secrets filled, and deleted with their ServiceAccount).
+//!   (legacy token Secrets filled, and deleted with their ServiceAccount);
+//! - [`statefulset`]: the StatefulSet controller (stable identities and
+//!   storage, ordered or parallel pod management, rolling updates with
+//!   partition and maxUnavailable, claim retention, revision history).
 
 pub mod clusterroleaggregation;
 pub mod common;

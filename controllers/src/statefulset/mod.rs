@@ -33,8 +33,10 @@
 //! # What the executor does with the plan
 //! - Runs the steps in order and stops at the first failed one; the driver
 //!   then retries the key with rate limiting and, as upstream writes the
-//!   status and truncates the history even when a pod write failed, runs
-//!   [`after_failure`]. A failed claim (step 1 or 2) only requeues.
+//!   status and truncates the history even when a pod or claim write
+//!   failed, runs [`after_failure`]. A failed adoption or release (steps 1
+//!   and 2) or revision write only requeues, as upstream returns before the
+//!   status then.
 //! - [`Write`]s and their events are documented on each variant.
 //! - A revision create that is renamed after a name collision (see
 //!   [`history`](crate::history)) stops the plan after it; the driver then

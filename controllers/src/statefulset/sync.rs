@@ -74,8 +74,8 @@ pub fn after_failure(snapshot: &Snapshot<'_>, collision_count: Option<i32>) -> P
         found.collision_count = count;
     }
     let mut status = base_status(set, &found);
-    let in_range: Vec<&Pod> = pods.iter().copied().filter(|p| super::identity::ordinal(p).is_some()).collect();
-    count_pods(&mut status, in_range, min_ready_seconds(set), snapshot.now);
+    let with_ordinal: Vec<&Pod> = pods.iter().copied().filter(|p| super::identity::ordinal(p).is_some()).collect();
+    count_pods(&mut status, with_ordinal, min_ready_seconds(set), snapshot.now);
     finish(set, &pods, &revisions, &found, status, Plan::new())
 }
 

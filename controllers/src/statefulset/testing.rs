@@ -77,6 +77,10 @@ impl SetBuilder {
         self.0.metadata.name = Some(name.into());
         self
     }
+    pub fn replicas(mut self, n: i32) -> Self {
+        self.0.spec.replicas = Some(n);
+        self
+    }
     pub fn image(mut self, image: &str) -> Self {
         self.0.spec.template.spec.as_mut().unwrap().containers[0].image = Some(image.into());
         self
@@ -310,6 +314,37 @@ impl World {
         plan.actions().map(describe).collect()
     }
 
+    /// Syncs once, but the API server refuses the first write whose line
+    /// starts with `prefix`: the writes before it are applied, then the
+    /// driver's [`after_failure`](super::after_failure) plan. False if no
+    /// write matched (the whole plan was applied).
+    pub fn step_failing(&mut self, prefix: &str) -> bool {
+        let plan = self.plan();
+        for action in plan.actions() {
+            if matches!(action, Action::StatefulSet(_)) && describe(action).starts_with(prefix) {
+                let pods: Vec<Arc<Pod>> = self.pods.values().map(|p| Arc::new(slim(p))).collect();
+                let snapshot = Snapshot {
+                    set: &self.set,
+                    pods: &pods,
+                    claims: &self.claims,
+                    revisions: &self.revisions,
+                    now: self.now,
+                };
+                let rest = super::after_failure(&snapshot, None);
+                rest.actions().for_each(|a| self.apply(a));
+                return true;
+            }
+            self.apply(action);
+        }
+        false
+    }
+
+    /// The image of pod `name`'s container.
+    pub fn image(&self, name: &str) -> String {
+        let spec = self.pods[name].spec.as_ref().unwrap();
+        spec.containers[0].image.clone().unwrap_or_default()
+    }
+
     fn apply(&mut self, action: &Action) {
         match action {
             Action::StatefulSet(Write::CreatePod { pod, claims, .. }) => {
@@ -320,8 +355,12 @@ impl World {
                 pod.status = Some(PodStatus { phase: Some("Pending".into()), ..Default::default() });
                 self.pods.insert(name, pod);
             }
-            Action::StatefulSet(Write::CreateClaims { claims, .. } | Write::RepairPod { claims, .. }) => {
+            Action::StatefulSet(Write::CreateClaims { claims, .. }) => claims.iter().for_each(|c| self.add_claim(c)),
+            Action::StatefulSet(Write::RepairPod { claims, repair, .. }) => {
                 claims.iter().for_each(|c| self.add_claim(c));
+                if let Some(pod) = self.pods.get_mut(&repair.name) {
+                    repair.apply(pod);
+                }
             }
             Action::StatefulSet(Write::UpdateClaim { claim, .. }) => {
                 self.claims.retain(|c| c.metadata.name != claim.metadata.name);

@@ -467,3 +467,206 @@ fn test_steady_state_is_quiet() {
     let pod = &w.pods["foo-0"];
     assert_eq!(pod.metadata.labels.as_ref().unwrap().get(REVISION_LABEL), Some(&update_revision(&w)));
 }
+
+// === upstream's tables, Monotonic and Burst ===
+
+/// `TestStatefulSetControl`: every case as upstream runs it, OrderedReady
+/// ("Monotonic") and Parallel ("Burst"); the `*Failure` cases refuse one
+/// write (the executor's error), let the driver finish with
+/// `after_failure`, and check the next syncs recover.
+#[test]
+fn test_stateful_set_control() {
+    type Case = (&'static str, fn(SetBuilder) -> World);
+    let cases: [Case; 9] = [
+        ("CreatesPods", |set| {
+            let w = settled(set.clone());
+            assert_eq!(status(&w), (3, 3, 3, 3, 3));
+            w
+        }),
+        ("ScalesUp", |set| {
+            let mut w = settled(set);
+            w.set.spec.replicas = Some(4);
+            w.settle(10);
+            assert_eq!(status(&w), (4, 4, 4, 4, 4));
+            w
+        }),
+        ("ScalesDown", |set| {
+            let mut w = settled(set);
+            w.set.spec.replicas = Some(0);
+            w.settle(10);
+            assert_eq!(status(&w), (0, 0, 0, 0, 0));
+            w
+        }),
+        ("ReplacesPods", |set| {
+            let mut w = settled(set.replicas(5));
+            for name in ["foo-0", "foo-2", "foo-4"] {
+                w.pods.remove(name);
+            }
+            w.settle(10);
+            assert_eq!(status(&w).0, 5);
+            w
+        }),
+        ("RecreatesFailedPod", |set| {
+            let mut w = settled(set);
+            let failed = member(&w.set, 0).revision(&w.pod_revision("foo-0")).phase("Failed").api();
+            w.pods.insert("foo-0".into(), failed);
+            w.step();
+            assert!(!w.pods.contains_key("foo-0"), "the failed pod is deleted");
+            w
+        }),
+        ("CreatePodFailure", |set| {
+            let mut w = World::new(set);
+            let failed = (0..3).any(|_| {
+                let failed = w.step_failing("create foo-1");
+                w.make_ready();
+                failed
+            });
+            assert!(failed);
+            w.settle(10);
+            assert_eq!(status(&w), (3, 3, 3, 3, 3));
+            w
+        }),
+        ("UpdatePodFailure", |set| {
+            let mut w = settled(set);
+            w.pods.get_mut("foo-0").unwrap().metadata.labels.as_mut().unwrap().remove(POD_NAME_LABEL);
+            assert!(w.step_failing("repair foo-0"));
+            assert_eq!(w.pod_lines(), ["repair foo-0"], "tried again next sync");
+            w.step();
+            assert!(w.pod_lines().is_empty());
+            w
+        }),
+        ("UpdateSetStatusFailure", |set| {
+            let mut w = World::new(set);
+            w.step();
+            w.make_ready();
+            assert!(w.step_failing("status"));
+            w.make_ready();
+            w.settle(10);
+            assert_eq!(status(&w), (3, 3, 3, 3, 3));
+            w
+        }),
+        ("PodRecreateDeleteFailure", |set| {
+            let mut w = settled(set);
+            let failed = member(&w.set, 0).revision(&w.pod_revision("foo-0")).phase("Failed").api();
+            w.pods.insert("foo-0".into(), failed);
+            assert!(w.step_failing("delete foo-0"));
+            assert!(w.pods.contains_key("foo-0"));
+            w.step();
+            assert!(!w.pods.contains_key("foo-0"), "deleted on the retry");
+            w.settle(10);
+            assert_eq!(status(&w), (3, 3, 3, 3, 3));
+            w
+        }),
+    ];
+    for (name, case) in cases {
+        for (mode, set) in [("Monotonic", SetBuilder::new(3)), ("Burst", SetBuilder::new(3).parallel())] {
+            let w = case(set);
+            for pod in w.names() {
+                assert!(w.has_identity(&pod), "{name}/{mode}: {pod}");
+            }
+        }
+    }
+}
+
+/// `TestStatefulSetControlScaleDownDeleteError`.
+#[test]
+fn test_stateful_set_control_scale_down_delete_error() {
+    let mut w = settled(SetBuilder::new(3));
+    w.set.spec.replicas = Some(0);
+    assert!(w.step_failing("delete foo-2"));
+    w.settle(10);
+    assert_eq!(status(&w), (0, 0, 0, 0, 0));
+}
+
+/// `TestStatefulSetControl_getSetRevisions`: the revisions after one sync
+/// of each case.
+#[test]
+fn test_stateful_set_control_get_set_revisions() {
+    let set = SetBuilder::new(3).build();
+    let mut set1 = SetBuilder::new(3).image("foo").build();
+    let rev0 = super::new_revision(&set, 1, 0);
+    set1.status.get_or_insert_default().current_revision = rev0.metadata.name.clone();
+    let rev1 = super::new_revision(&set1, 2, 0);
+    let mut set2 = set1.clone();
+    set2.spec.template.metadata.as_mut().unwrap().labels.as_mut().unwrap().insert("new".into(), "label".into());
+    let rev2 = super::new_revision(&set2, 3, 0);
+    let name = |r: &k8s_openapi::api::apps::v1::ControllerRevision| r.metadata.name.clone().unwrap();
+    type Case<'a> = (
+        &'a str,
+        Vec<&'a k8s_openapi::api::apps::v1::ControllerRevision>,
+        &'a k8s_openapi::api::apps::v1::StatefulSet,
+        usize,
+        String,
+        (String, i64),
+    );
+    let cases: [Case; 4] = [
+        ("creates initial revision", vec![], &set, 1, name(&rev0), (name(&rev0), 1)),
+        ("creates revision on update", vec![&rev0], &set1, 2, name(&rev0), (name(&rev1), 2)),
+        ("must not recreate a new revision of same set", vec![&rev0, &rev1], &set1, 2, name(&rev0), (name(&rev1), 2)),
+        ("must rollback to a previous revision", vec![&rev0, &rev1, &rev2], &set1, 3, name(&rev0), (name(&rev1), 4)),
+    ];
+    for (case, existing, set, count, current, update) in cases {
+        let existing: Vec<_> = existing.into_iter().map(|r| super::testing::stored(r.clone())).collect();
+        let refs: Vec<_> = existing.iter().collect();
+        let got = super::revisions::stateful_set_revisions(set, &refs);
+        let created = usize::from(matches!(got.write, Some(crate::history::Write::Create { .. })));
+        assert_eq!(existing.len() + created, count, "{case}");
+        assert_eq!(got.current.metadata.name.unwrap(), current, "{case}");
+        assert_eq!((got.update.metadata.name.unwrap(), got.update.revision.unwrap()), update, "{case}");
+    }
+}
+
+/// The cases of `TestStatefulSetControlRollingUpdate` and
+/// `TestStatefulSetControlOnDeleteUpdate`: name, replicas before and after
+/// the image change, Parallel.
+const UPDATE_CASES: [(&str, i32, i32, bool); 6] = [
+    ("monotonic image update", 3, 3, false),
+    ("monotonic image update and scale up", 3, 5, false),
+    ("monotonic image update and scale down", 5, 3, false),
+    ("burst image update", 3, 3, true),
+    ("burst image update and scale up", 3, 5, true),
+    ("burst image update and scale down", 5, 3, true),
+];
+
+/// `TestStatefulSetControlRollingUpdate`: after an image change (and a
+/// scale), every pod ends at the new image, Monotonic and Burst.
+#[test]
+fn test_stateful_set_control_rolling_update_table() {
+    for (case, initial, replicas, burst) in UPDATE_CASES {
+        let set = SetBuilder::new(initial);
+        let mut w = settled(if burst { set.parallel() } else { set });
+        w.set.spec.replicas = Some(replicas);
+        set_image(&mut w, "foo");
+        w.settle(40);
+        assert_eq!(w.names().len(), usize::try_from(replicas).unwrap(), "{case}");
+        for pod in w.names() {
+            assert_eq!(w.image(&pod), "foo", "{case}: {pod}");
+        }
+        assert_eq!(current_revision(&w), update_revision(&w), "{case}");
+    }
+}
+
+/// `TestStatefulSetControlOnDeleteUpdate`: the update leaves existing pods
+/// at the old image (new ordinals get the new one); after a scale to 0 and
+/// back every pod has the new image.
+#[test]
+fn test_stateful_set_control_on_delete_update_table() {
+    for (case, initial, replicas, burst) in UPDATE_CASES {
+        let set = SetBuilder::new(initial).on_delete();
+        let mut w = settled(if burst { set.parallel() } else { set });
+        w.set.spec.replicas = Some(replicas);
+        set_image(&mut w, "foo");
+        w.settle(40);
+        for (i, pod) in w.names().iter().enumerate() {
+            let want = if i < usize::try_from(initial).unwrap() { "v1" } else { "foo" };
+            assert_eq!(w.image(pod), want, "{case}: {pod}");
+        }
+        w.set.spec.replicas = Some(0);
+        w.settle(40);
+        w.set.spec.replicas = Some(replicas);
+        w.settle(40);
+        for pod in w.names() {
+            assert_eq!(w.image(&pod), "foo", "{case} after restart: {pod}");
+        }
+    }
+}
