@@ -47,7 +47,10 @@
 //!   are semantically equal (nulls and empty values aside), not only when
 //!   their bytes are: the bytes kube-controller-manager wrote (a Go
 //!   encoding) are not the bytes kcm-rs writes, and comparing them alone
-//!   would roll every StatefulSet of a cluster switched to kcm-rs.
+//!   would roll every StatefulSet of a cluster switched to kcm-rs. The
+//!   comparison is the Deployment controller's (`equal_ignore_hash`), so a
+//!   template differing only in a `pod-template-hash` label counts as
+//!   unchanged.
 //! - In `Parallel` mode a pod planned for creation is not also given its
 //!   claim owner references a second time in the same sync (upstream sends
 //!   that update again from a stale cache and fails with a conflict).

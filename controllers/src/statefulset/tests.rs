@@ -670,3 +670,23 @@ fn test_stateful_set_control_on_delete_update_table() {
         }
     }
 }
+
+/// `TestStatefulPodControlNoOpUpdate`: a pod with its identity and storage
+/// is not touched.
+#[test]
+fn test_stateful_pod_control_no_op_update() {
+    let w = settled(SetBuilder::new(2).claim("datadir"));
+    assert!(w.pod_lines().is_empty(), "{:?}", w.pod_lines());
+}
+
+/// `TestStatefulPodControlUpdatesPodStorage`: a pod not mounting its
+/// claim is repaired, and the claim the cache lacks is created first.
+#[test]
+fn test_stateful_pod_control_updates_pod_storage() {
+    let mut w = settled(SetBuilder::new(2).claim("datadir"));
+    w.pods.get_mut("foo-1").unwrap().spec.as_mut().unwrap().volumes = None;
+    w.claims.retain(|c| c.metadata.name.as_deref() != Some("datadir-foo-1"));
+    assert_eq!(w.pod_lines(), ["repair foo-1 +datadir-foo-1"]);
+    w.step();
+    assert!(w.pod_lines().is_empty(), "{:?}", w.pod_lines());
+}
