@@ -18,14 +18,10 @@ use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetStatus};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod as ApiPod};
 use kcm_objects::Pod;
 
-use super::identity::{Repair, claims_for, identity_matches, ordinal, start_ordinal, storage_matches};
+use super::identity::{Repair, identity_matches, ordinal, start_ordinal, storage_matches};
 use super::pod_state::{
     is_failed, is_healthy, is_pending, is_running_and_available, is_running_and_ready, is_succeeded, is_terminating,
     pod_revision,
-};
-use super::retention::{
-    PodOwner, claim_owner_matches_set_and_pod, deletes_when_scaled, has_stale_pod_ref,
-    update_claim_owner_ref_for_set_and_pod,
 };
 use super::status::count_pods;
 use super::write::Write;
@@ -249,94 +245,6 @@ impl<'a> Control<'a> {
         (vec![self.delete(pod)], true)
     }
 
-    /// Creating the pod of a slot (upstream `CreateStatefulPod`, after
-    /// `PodClaimIsStale`): nothing while a claim still belongs to an
-    /// earlier pod of that name; a failure while a claim is being deleted.
-    fn create(&self, pod: &ApiPod) -> Vec<Action> {
-        let o = self.slot_ordinal(pod);
-        let owner = PodOwner { name: pod.metadata.name.as_deref().unwrap_or_default(), uid: "", ordinal: Some(o) };
-        let cached: Vec<&PersistentVolumeClaim> =
-            claims_for(self.set, o).iter().filter_map(|c| self.cached(c)).collect();
-        if deletes_when_scaled(self.set) && cached.iter().any(|c| has_stale_pod_ref(c, &owner)) {
-            return Vec::new();
-        }
-        if let Some(fail) = self.deleting_claim(o, owner.name) {
-            return fail;
-        }
-        let mut chain = vec![Action::StatefulSet(Write::CreatePod {
-            set: self.owner.clone(),
-            claims: self.absent_claims(self.set, o),
-            pod: Box::new(pod.clone()),
-        })];
-        chain.extend(self.retention_writes(self.set, &owner));
-        chain
-    }
-
-    /// The claims a Pending pod needs that the cache does not hold.
-    fn missing_claims(&self, pod: &Pod) -> Vec<Action> {
-        let o = ordinal(pod).unwrap_or_default();
-        if let Some(fail) = self.deleting_claim(o, &pod.metadata.name) {
-            return fail;
-        }
-        let claims = self.absent_claims(self.set, o);
-        if claims.is_empty() {
-            return Vec::new();
-        }
-        vec![Action::StatefulSet(Write::CreateClaims {
-            set: self.owner.clone(),
-            pod_name: pod.metadata.name.to_string(),
-            claims,
-        })]
-    }
-
-    /// A claim of `ordinal` the cache shows being deleted: upstream's
-    /// `createPersistentVolumeClaims` error, with its `FailedCreate` event.
-    fn deleting_claim(&self, ordinal: i32, pod_name: &str) -> Option<Vec<Action>> {
-        let claim = claims_for(self.set, ordinal)
-            .into_iter()
-            .find(|c| self.cached(c).is_some_and(|c| c.metadata.deletion_timestamp.is_some()))?;
-        let error = format!("pvc {} is being deleted", claim.metadata.name.unwrap_or_default());
-        let event = super::pod_event(&self.owner, "create", pod_name, Some(&error));
-        Some(vec![Action::Event(event), Action::StatefulSet(Write::Fail { error })])
-    }
-
-    /// The claims of `ordinal` in `set` that the cache does not hold.
-    fn absent_claims(&self, set: &StatefulSet, ordinal: i32) -> Vec<PersistentVolumeClaim> {
-        claims_for(set, ordinal).into_iter().filter(|c| self.cached(c).is_none()).collect()
-    }
-
-    /// The owner-reference updates of a pod's cached claims (upstream
-    /// `ClaimsMatchRetentionPolicy` then `UpdatePodClaimForRetentionPolicy`).
-    fn claim_updates(&self, set: &StatefulSet, pod: &Pod, ordinal: Option<i32>) -> Vec<Action> {
-        let owner = PodOwner { name: &pod.metadata.name, uid: &pod.metadata.uid, ordinal };
-        self.retention_writes(set, &owner)
-    }
-
-    fn retention_writes(&self, set: &StatefulSet, pod: &PodOwner<'_>) -> Vec<Action> {
-        let Some(o) = pod.ordinal else { return Vec::new() };
-        claims_for(set, o)
-            .iter()
-            .filter_map(|c| self.cached(c))
-            .filter(|c| !claim_owner_matches_set_and_pod(c, set, pod))
-            .map(|c| {
-                let mut claim = c.clone();
-                update_claim_owner_ref_for_set_and_pod(&mut claim, set, pod);
-                Action::StatefulSet(Write::UpdateClaim {
-                    set: self.owner.clone(),
-                    pod_name: pod.name.to_owned(),
-                    claim: Box::new(claim),
-                })
-            })
-            .collect()
-    }
-
-    fn cached(&self, claim: &PersistentVolumeClaim) -> Option<&'a PersistentVolumeClaim> {
-        self.claims
-            .iter()
-            .map(|c| &**c)
-            .find(|c| c.metadata.name == claim.metadata.name && c.metadata.namespace == claim.metadata.namespace)
-    }
-
     pub(super) fn delete(&self, pod: &Pod) -> Action {
         Action::StatefulSet(Write::DeletePod {
             set: self.owner.clone(),
@@ -346,7 +254,7 @@ impl<'a> Control<'a> {
         })
     }
 
-    fn slot_ordinal(&self, pod: &ApiPod) -> i32 {
+    pub(super) fn slot_ordinal(&self, pod: &ApiPod) -> i32 {
         pod.metadata.name.as_deref().and_then(super::parent_and_ordinal).map_or(start_ordinal(self.set), |(_, o)| o)
     }
 

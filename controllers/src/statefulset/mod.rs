@@ -30,6 +30,19 @@
 //! 7. the history beyond `revisionHistoryLimit`, oldest first, except the
 //!    revisions in use.
 //!
+//! # Layout
+//! - `identity`: ordinals, names, identity and storage checks and repairs,
+//!   the claims of an ordinal;
+//! - `pod_state`: created, ready, available, healthy, a pod's revision;
+//! - `retention`: claim owner references for the retention policy;
+//! - `revisions`: the set's ControllerRevisions, and history cleanup;
+//! - `control`: the slots and condemned pods of one sync, processed;
+//! - `claims`: the claims those pods need created or rewritten;
+//! - `rolling`: the RollingUpdate deletions;
+//! - `status`: the status, the rollover, when to write it;
+//! - `write`: the [`Write`]s and their events;
+//! - `sync`: the dispatcher, the claims on pods and revisions.
+//!
 //! # What the executor does with the plan
 //! - Runs the steps in order and stops at the first failed one; the driver
 //!   then retries the key with rate limiting and, as upstream writes the
@@ -57,6 +70,7 @@
 //!
 //! [`Plan`]: crate::plan::Plan
 
+mod claims;
 mod control;
 mod identity;
 mod pod_state;
