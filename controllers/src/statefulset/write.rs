@@ -100,9 +100,9 @@ pub enum Write {
     },
 }
 
-/// `Successful<Verb>` "<verb> Pod <pod> in StatefulSet <set> successful", or
-/// `Failed<Verb>` "<verb> Pod <pod> in StatefulSet <set> failed error:
-/// <error>" (upstream `recordPodEvent`); `verb` is `create`, `update` or
+/// `Successful<Verb>` `"<verb> Pod <pod> in StatefulSet <set> successful"`,
+/// or `Failed<Verb>` `"<verb> Pod <pod> in StatefulSet <set> failed error:
+/// <error>"` (upstream `recordPodEvent`); `verb` is `create`, `update` or
 /// `delete`.
 pub fn pod_event(set: &ObjectRef, verb: &str, pod: &str, error: Option<&str>) -> Event {
     match error {
@@ -116,9 +116,9 @@ pub fn pod_event(set: &ObjectRef, verb: &str, pod: &str, error: Option<&str>) ->
     }
 }
 
-/// `Successful<Verb>` "<verb> Claim <claim> Pod <pod> in StatefulSet <set>
-/// success", or `Failed<Verb>` "<verb> Claim <claim> for Pod <pod> in
-/// StatefulSet <set> failed error: <error>" (upstream `recordClaimEvent`).
+/// `Successful<Verb>` `"<verb> Claim <claim> Pod <pod> in StatefulSet <set>
+/// success"`, or `Failed<Verb>` `"<verb> Claim <claim> for Pod <pod> in
+/// StatefulSet <set> failed error: <error>"` (upstream `recordClaimEvent`).
 pub fn claim_event(set: &ObjectRef, verb: &str, claim: &str, pod: &str, error: Option<&str>) -> Event {
     let s = &set.name;
     match error {
