@@ -14,11 +14,15 @@ use kcm_objects::Pod;
 use super::control::Control;
 use super::identity::{claims_for, ordinal};
 use super::retention::{
-    PodOwner, claim_owner_matches_set_and_pod, deletes_when_scaled, has_stale_pod_ref,
+    PodOwner, claim_owner_matches_set_and_pod, deletes_when_scaled, has_stale_pod_ref, has_unexpected_controller,
     update_claim_owner_ref_for_set_and_pod,
 };
 use super::write::Write;
-use crate::plan::Action;
+use crate::plan::{Action, Event, EventType};
+
+/// Event reason: a claim another controller controls keeps that controller
+/// (upstream spells the message "manging").
+pub const CONFLICTING_CONTROLLER: &str = "ConflictingController";
 
 impl<'a> Control<'a> {
     /// Creating the pod of a slot (upstream `CreateStatefulPod`, after
@@ -32,7 +36,7 @@ impl<'a> Control<'a> {
         if deletes_when_scaled(self.set) && cached.iter().any(|c| has_stale_pod_ref(c, &owner)) {
             return Vec::new();
         }
-        if let Some(fail) = self.deleting_claim(o, owner.name) {
+        if let Some(fail) = self.deleting_claim(o, owner.name, true) {
             return fail;
         }
         let mut chain = vec![Action::StatefulSet(Write::CreatePod {
@@ -40,14 +44,14 @@ impl<'a> Control<'a> {
             claims: self.absent_claims(self.set, o),
             pod: Box::new(pod.clone()),
         })];
-        chain.extend(self.retention_writes(self.set, &owner));
+        chain.extend(self.retention_writes(self.set, &owner, true));
         chain
     }
 
     /// The claims a Pending pod needs that the cache does not hold.
     pub(super) fn missing_claims(&self, pod: &Pod) -> Vec<Action> {
         let o = ordinal(pod).unwrap_or_default();
-        if let Some(fail) = self.deleting_claim(o, &pod.metadata.name) {
+        if let Some(fail) = self.deleting_claim(o, &pod.metadata.name, false) {
             return fail;
         }
         let claims = self.absent_claims(self.set, o);
@@ -62,14 +66,16 @@ impl<'a> Control<'a> {
     }
 
     /// A claim of `ordinal` the cache shows being deleted: upstream's
-    /// `createPersistentVolumeClaims` error, with its `FailedCreate` event.
-    fn deleting_claim(&self, ordinal: i32, pod_name: &str) -> Option<Vec<Action>> {
+    /// `createPersistentVolumeClaims` error, with the pod's `FailedCreate`
+    /// event when it blocks a create (a Pending pod's missing claims fail
+    /// silently, as upstream).
+    fn deleting_claim(&self, ordinal: i32, pod_name: &str, event: bool) -> Option<Vec<Action>> {
         let claim = claims_for(self.set, ordinal)
             .into_iter()
             .find(|c| self.cached(c).is_some_and(|c| c.metadata.deletion_timestamp.is_some()))?;
         let error = format!("pvc {} is being deleted", claim.metadata.name.unwrap_or_default());
-        let event = super::pod_event(&self.owner, "create", pod_name, Some(&error));
-        Some(vec![Action::Event(event), Action::StatefulSet(Write::Fail { error })])
+        let event = event.then(|| Action::Event(super::pod_event(&self.owner, "create", pod_name, Some(&error))));
+        Some(event.into_iter().chain([Action::StatefulSet(Write::Fail { error })]).collect())
     }
 
     /// The claims of `ordinal` in `set` that the cache does not hold.
@@ -78,20 +84,31 @@ impl<'a> Control<'a> {
     }
 
     /// The owner-reference updates of a pod's cached claims (upstream
-    /// `ClaimsMatchRetentionPolicy` then `UpdatePodClaimForRetentionPolicy`).
-    pub(super) fn claim_updates(&self, set: &StatefulSet, pod: &Pod, ordinal: Option<i32>) -> Vec<Action> {
+    /// `ClaimsMatchRetentionPolicy`, then `UpdatePodClaimForRetentionPolicy`
+    /// if they do not match, or in any case when `always`, as upstream runs
+    /// it for a Pending pod); empty when they match.
+    pub(super) fn claim_updates(
+        &self,
+        set: &StatefulSet,
+        pod: &Pod,
+        ordinal: Option<i32>,
+        always: bool,
+    ) -> Vec<Action> {
         let owner = PodOwner { name: &pod.metadata.name, uid: &pod.metadata.uid, ordinal };
-        self.retention_writes(set, &owner)
+        self.retention_writes(set, &owner, always)
     }
 
-    fn retention_writes(&self, set: &StatefulSet, pod: &PodOwner<'_>) -> Vec<Action> {
+    /// The claim updates, after a Warning `ConflictingController` for each
+    /// claim another controller controls whenever upstream's
+    /// `UpdatePodClaimForRetentionPolicy` would run.
+    fn retention_writes(&self, set: &StatefulSet, pod: &PodOwner<'_>, always: bool) -> Vec<Action> {
         let Some(o) = pod.ordinal else { return Vec::new() };
-        claims_for(set, o)
+        let cached: Vec<&PersistentVolumeClaim> = claims_for(set, o).iter().filter_map(|c| self.cached(c)).collect();
+        let updates: Vec<Action> = cached
             .iter()
-            .filter_map(|c| self.cached(c))
             .filter(|c| !claim_owner_matches_set_and_pod(c, set, pod))
             .map(|c| {
-                let mut claim = c.clone();
+                let mut claim = (*c).clone();
                 update_claim_owner_ref_for_set_and_pod(&mut claim, set, pod);
                 Action::StatefulSet(Write::UpdateClaim {
                     set: self.owner.clone(),
@@ -99,7 +116,23 @@ impl<'a> Control<'a> {
                     claim: Box::new(claim),
                 })
             })
-            .collect()
+            .collect();
+        if !always && updates.is_empty() {
+            return updates;
+        }
+        let conflicts = cached.iter().filter(|c| has_unexpected_controller(c, set, pod)).map(|c| {
+            let name = c.metadata.name.as_deref().unwrap_or_default();
+            Action::Event(Event {
+                regarding: self.owner.clone(),
+                type_: EventType::Warning,
+                reason: CONFLICTING_CONTROLLER.to_owned(),
+                message: format!(
+                    "PersistentVolumeClaim {name} has a conflicting OwnerReference that acts as a manging controller, \
+                     the retention policy is ignored for this claim"
+                ),
+            })
+        });
+        conflicts.chain(updates).collect()
     }
 
     fn cached(&self, claim: &PersistentVolumeClaim) -> Option<&'a PersistentVolumeClaim> {

@@ -148,7 +148,7 @@ impl<'a> Control<'a> {
         let claims = self
             .condemned
             .iter()
-            .map(|p| (self.claim_updates(self.versions.update_set, p, ordinal(p)), false))
+            .map(|p| (self.claim_updates(self.versions.update_set, p, ordinal(p), false), false))
             .collect();
         self.run_for_all(monotonic, claims);
         let condemned =
@@ -207,7 +207,7 @@ impl<'a> Control<'a> {
         let mut chain = Vec::new();
         if is_pending(pod) {
             chain.extend(self.missing_claims(pod));
-            chain.extend(self.claim_updates(self.versions.update_set, pod, ordinal(pod)));
+            chain.extend(self.claim_updates(self.versions.update_set, pod, ordinal(pod), true));
         }
         let waiting =
             is_terminating(pod) || !is_running_and_ready(pod) || !is_running_and_available(pod, mrs, self.now);
@@ -217,7 +217,7 @@ impl<'a> Control<'a> {
         let update_set = self.versions.update_set;
         let identity = identity_matches(self.set, pod);
         let storage = storage_matches(self.set, pod);
-        let retention = self.claim_updates(update_set, pod, ordinal(pod));
+        let retention = self.claim_updates(update_set, pod, ordinal(pod), false);
         if identity && storage && retention.is_empty() {
             return (chain, false);
         }

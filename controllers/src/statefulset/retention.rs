@@ -88,7 +88,7 @@ fn has_stale_set_ref(claim: &PersistentVolumeClaim, set: &StatefulSet) -> bool {
 /// Whether, under a policy that deletes claims, something other than this
 /// set or pod controls the claim, or a reference to the set's or pod's name
 /// has another uid (upstream `hasUnexpectedController`).
-fn has_unexpected_controller(claim: &PersistentVolumeClaim, set: &StatefulSet, pod: &PodOwner<'_>) -> bool {
+pub(super) fn has_unexpected_controller(claim: &PersistentVolumeClaim, set: &StatefulSet, pod: &PodOwner<'_>) -> bool {
     if policy(set) == (false, false) {
         return false;
     }
@@ -110,9 +110,10 @@ fn has_non_controller_owner(claim: &PersistentVolumeClaim, set: &StatefulSet, po
 }
 
 /// Whether the claim's references agree with the policy for this pod
-/// (upstream `claimOwnerMatchesSetAndPod`). Stale references, and an
+/// (upstream `claimOwnerMatchesSetAndPod`, now `isClaimOwnerUpToDate`). Stale references, and an
 /// unexpected controller with none of ours, count as agreeing: such claims
 /// are not touched.
+#[doc(alias = "isClaimOwnerUpToDate")]
 pub fn claim_owner_matches_set_and_pod(claim: &PersistentVolumeClaim, set: &StatefulSet, pod: &PodOwner<'_>) -> bool {
     if has_stale_set_ref(claim, set) || has_stale_pod_ref(claim, pod) {
         return true;

@@ -57,13 +57,15 @@ pub fn count_pods<'a>(
 }
 
 /// Completes a rolling update (upstream `completeRollingUpdate`): a
-/// RollingUpdate set whose pods are all updated and ready now runs its
-/// update revision.
+/// RollingUpdate set with `spec.replicas` pods, all updated and ready, now
+/// runs its update revision.
 pub fn complete_rolling_update(set: &StatefulSet, status: &mut StatefulSetStatus) {
     let n = |v: Option<i32>| v.unwrap_or(0);
+    let wanted = replicas(set);
     if strategy_type(set) == "RollingUpdate"
-        && n(status.updated_replicas) == status.replicas
-        && n(status.ready_replicas) == status.replicas
+        && n(status.updated_replicas) == wanted
+        && n(status.ready_replicas) == wanted
+        && status.replicas == wanted
     {
         status.current_replicas = status.updated_replicas;
         status.current_revision = status.update_revision.clone();
@@ -140,6 +142,11 @@ mod tests {
         (s.replicas, s.updated_replicas, s.ready_replicas) = (3, Some(3), Some(2));
         complete_rolling_update(&set, &mut s);
         assert_eq!(s.current_revision.as_deref(), Some("r1"), "one not ready");
+
+        let mut s = status("r1", "r2");
+        (s.replicas, s.updated_replicas, s.ready_replicas) = (2, Some(2), Some(2));
+        complete_rolling_update(&set, &mut s);
+        assert_eq!(s.current_revision.as_deref(), Some("r1"), "two of three replicas");
 
         let on_delete = SetBuilder::new(3).on_delete().build();
         let mut s = status("r1", "r2");

@@ -333,6 +333,8 @@ fn test_stateful_set_control_limits_history() {
         set_image(&mut w, image);
         w.settle(20);
     }
+    assert_eq!(w.revisions.len(), 4, "the rollover's sync still counts the old current revision live");
+    w.step();
     assert_eq!(w.revisions.len(), 3, "the live one and two of history");
     let numbers: Vec<i64> = w.revisions.iter().filter_map(|r| r.revision).collect();
     assert!(numbers.iter().all(|&n| n >= 3), "{numbers:?}");
@@ -689,4 +691,40 @@ fn test_stateful_pod_control_updates_pod_storage() {
     assert_eq!(w.pod_lines(), ["repair foo-1 +datadir-foo-1"]);
     w.step();
     assert!(w.pod_lines().is_empty(), "{:?}", w.pod_lines());
+}
+
+/// `TestStatefulPodControlRetainDeletionPolicyUpdate`-style: a claim another
+/// controller controls keeps it, loses our references, and each time
+/// upstream would rewrite it a Warning `ConflictingController` is recorded.
+#[test]
+fn test_claim_with_conflicting_controller() {
+    let mut w = World::new(SetBuilder::new(1).claim("datadir").retention("Retain", "Delete"));
+    let mut claim = super::claims_for(&w.set, 0).remove(0);
+    let mut other = set_ref(&w.set);
+    (other.kind, other.name, other.uid) = ("ReplicaSet".into(), "rs".into(), "rs-uid".into());
+    claim.metadata.owner_references = Some(vec![other.clone(), set_ref(&w.set)]);
+    w.claims.push(claim.into());
+    let lines = w.pod_lines();
+    assert_eq!(lines[0], "create foo-0");
+    assert_eq!(
+        lines[1],
+        "event ConflictingController: PersistentVolumeClaim datadir-foo-0 has a conflicting OwnerReference that \
+         acts as a manging controller, the retention policy is ignored for this claim"
+    );
+    assert_eq!(lines[2], "claim datadir-foo-0 [ReplicaSet]");
+    w.step();
+    let claim = w.claims.iter().find(|c| c.metadata.name.as_deref() == Some("datadir-foo-0")).unwrap();
+    assert_eq!(claim.metadata.owner_references, Some(vec![other]));
+}
+
+/// A Pending pod whose claim is being deleted fails the sync without an
+/// event (upstream's `createMissingPersistentVolumeClaims` records none).
+#[test]
+fn test_pending_pod_with_claim_being_deleted() {
+    let mut w = World::new(SetBuilder::new(1).claim("datadir"));
+    w.step();
+    let mut claim = (*w.claims[0]).clone();
+    claim.metadata.deletion_timestamp = Some(Time(ts(1)));
+    w.claims = vec![claim.into()];
+    assert_eq!(w.pod_lines(), ["fail pvc datadir-foo-0 is being deleted"]);
 }
