@@ -92,6 +92,7 @@ use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kcm_objects::Pod;
 
+pub use self::claims::CONFLICTING_CONTROLLER;
 pub use self::identity::{
     Repair, claim_name, claims_for, end_ordinal, identity_matches, is_member_of, parent_and_ordinal, pod_name,
     start_ordinal, storage_matches,
