@@ -52,6 +52,23 @@ pub fn template(image: &str) -> PodTemplateSpec {
     }
 }
 
+/// Marks `pod` Running and Ready since `since` (upstream's `markPodReady`
+/// in the DaemonSet and StatefulSet tests).
+pub fn mark_ready(pod: &mut Pod, since: Timestamp) {
+    pod.status.get_or_insert_default().phase = Some("Running".into());
+    set_ready_condition(pod, "True", Some(since));
+}
+
+/// Gives `pod` a single Ready condition of `status`.
+fn set_ready_condition(pod: &mut Pod, status: &str, since: Option<Timestamp>) {
+    pod.status.get_or_insert_default().conditions = Some(vec![PodCondition {
+        type_: "Ready".into(),
+        status: status.into(),
+        last_transition_time: since.map(Time),
+        ..Default::default()
+    }]);
+}
+
 /// Builds pods in namespace `ns` with labels `app=web` unless told otherwise.
 #[derive(Clone)]
 pub struct PodBuilder(Pod);
@@ -107,22 +124,14 @@ impl PodBuilder {
         self.0.status.get_or_insert_default().phase = Some(phase.into());
         self
     }
-    fn ready_condition(mut self, status: &str, since: Option<Timestamp>) -> Self {
-        let st = self.0.status.get_or_insert_default();
-        st.conditions = Some(vec![PodCondition {
-            type_: "Ready".into(),
-            status: status.into(),
-            last_transition_time: since.map(Time),
-            ..Default::default()
-        }]);
+    /// Running and Ready since `since`.
+    pub fn ready_since(mut self, since: Timestamp) -> Self {
+        mark_ready(&mut self.0, since);
         self
     }
-    /// Running and Ready since `since`.
-    pub fn ready_since(self, since: Timestamp) -> Self {
-        self.phase("Running").ready_condition("True", Some(since))
-    }
-    pub fn not_ready(self) -> Self {
-        self.ready_condition("False", None)
+    pub fn not_ready(mut self) -> Self {
+        set_ready_condition(&mut self.0, "False", None);
+        self
     }
     pub fn deleting(mut self, at: Timestamp) -> Self {
         self.0.metadata.deletion_timestamp = Some(Time(at));

@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, DaemonSetSpec, DaemonSetUpdateStrategy, RollingUpdateDaemonSet,
 };
-use k8s_openapi::api::core::v1::{Container, Pod as ApiPod, PodCondition, PodSpec, PodStatus, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{Container, Pod as ApiPod, PodSpec, PodStatus, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kcm_objects::{Node, Pod};
@@ -142,14 +142,7 @@ pub fn new_pod(name: &str, node: &str, pod_labels: &[(&str, &str)], ds: Option<&
 
 /// Marks `pod` Ready since `since` (upstream `markPodReady`).
 pub fn ready(mut pod: ApiPod, since: Timestamp) -> ApiPod {
-    let status = pod.status.get_or_insert_default();
-    status.phase = Some("Running".into());
-    status.conditions = Some(vec![PodCondition {
-        type_: "Ready".into(),
-        status: "True".into(),
-        last_transition_time: Some(Time(since)),
-        ..Default::default()
-    }]);
+    crate::testing::mark_ready(&mut pod, since);
     pod
 }
 

@@ -14,8 +14,8 @@ use k8s_openapi::api::apps::v1::{
     StatefulSetPersistentVolumeClaimRetentionPolicy, StatefulSetSpec, StatefulSetStatus, StatefulSetUpdateStrategy,
 };
 use k8s_openapi::api::core::v1::{
-    Container, PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod as ApiPod, PodCondition, PodSpec,
-    PodStatus, PodTemplateSpec, Volume,
+    Container, PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod as ApiPod, PodSpec, PodStatus,
+    PodTemplateSpec, Volume,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -198,14 +198,7 @@ impl Member {
     }
     /// Running and Ready since `since`.
     pub fn ready_since(mut self, since: Timestamp) -> Self {
-        let status = self.0.status.get_or_insert_default();
-        status.phase = Some("Running".into());
-        status.conditions = Some(vec![PodCondition {
-            type_: "Ready".into(),
-            status: "True".into(),
-            last_transition_time: Some(Time(since)),
-            ..Default::default()
-        }]);
+        crate::testing::mark_ready(&mut self.0, since);
         self
     }
     pub fn deleting(mut self, at: Timestamp) -> Self {
