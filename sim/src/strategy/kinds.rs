@@ -1,12 +1,14 @@
 //! Per-kind rules of the strategies: which kinds have `metadata.generation`
 //! maintained, what a `/status` write may change besides the status, which
 //! metadata counts as spec, and the create-time resets (`PrepareForCreate`):
-//! a new pod is Pending with its QoS class, new Deployments, ReplicaSets and
-//! Services have an empty status, a new namespace is Active with the
+//! a new pod is Pending with its QoS class, new Deployments, ReplicaSets,
+//! DaemonSets (with their template generation, `daemon_set.rs`),
+//! StatefulSets and Services have an empty status, a new namespace is Active with the
 //! `kubernetes` finalizer, and a new EndpointSlice has no deprecated topology.
 
 use serde_json::{Value, json};
 
+use super::daemon_set::template_generation_on_create;
 use super::endpoint_slice::drop_topology;
 use crate::resources::{Builtin, ResourceType};
 
@@ -15,14 +17,23 @@ const NAMESPACE_FINALIZER: &str = "kubernetes";
 
 /// Types whose `metadata.generation` the API server maintains.
 pub(super) fn tracks_generation(rt: &ResourceType) -> bool {
-    matches!(rt.builtin, None | Some(Builtin::Deployment | Builtin::ReplicaSet | Builtin::EndpointSlice))
+    matches!(
+        rt.builtin,
+        None | Some(
+            Builtin::Deployment
+                | Builtin::ReplicaSet
+                | Builtin::DaemonSet
+                | Builtin::StatefulSet
+                | Builtin::EndpointSlice
+        )
+    )
 }
 
 /// Types whose `/status` writes also take the request's metadata (what
 /// upstream's status strategies for these kinds do not reset; newer types
 /// and custom resources reset all of it, `ResetObjectMetaForStatus`).
 pub(super) fn status_writes_metadata(rt: &ResourceType) -> bool {
-    matches!(rt.builtin, Some(Builtin::Deployment | Builtin::ReplicaSet))
+    matches!(rt.builtin, Some(Builtin::Deployment | Builtin::ReplicaSet | Builtin::DaemonSet | Builtin::StatefulSet))
 }
 
 /// The metadata field whose changes bump `generation` as a spec change
@@ -44,8 +55,12 @@ pub(super) fn reset_on_create(kind: Builtin, object: &mut Value) {
             let qos = qos_class(object);
             object["status"] = json!({"phase": "Pending", "qosClass": qos});
         }
-        Builtin::Deployment | Builtin::ReplicaSet | Builtin::Service => {
+        Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::Service => {
             object["status"] = json!({});
+        }
+        Builtin::DaemonSet => {
+            object["status"] = json!({});
+            template_generation_on_create(object);
         }
         Builtin::Namespace => namespace_on_create(object),
         Builtin::EndpointSlice => drop_topology(object, None),
