@@ -6,6 +6,8 @@ mod sim {
     mod admission;
     /// DaemonSets, StatefulSets and ControllerRevisions, and `kubectl rollout` on them.
     mod apps;
+    /// PersistentVolumeClaims: rules, the simulated provisioner, pods waiting for claims.
+    mod claims;
     /// Faults, restarts, dropped watches, stats, custom resources.
     mod controls;
     /// delete, deletecollection, finalizers, grace, namespace lifecycle.
@@ -20,6 +22,8 @@ mod sim {
     mod mounts;
     /// get, list, watch: selectors, pagination, bookmarks, 410.
     mod reads;
+    /// The scheduler stand-in's filters and verdicts; nodes joining and leaving.
+    mod scheduling;
     /// Service cluster IP allocation and immutability.
     mod services;
     /// What an update or patch may change: scale patches, server-owned and

@@ -133,6 +133,7 @@ fn schema_for(kind: Builtin) -> Result<(&'static str, &'static Message), Protobu
         | Builtin::DaemonSet
         | Builtin::StatefulSet
         | Builtin::ControllerRevision
+        | Builtin::PersistentVolumeClaim
         | Builtin::CoreEvent
         | Builtin::EventsEvent
         | Builtin::EndpointSlice

@@ -3,7 +3,8 @@
 //! metadata counts as spec, and the create-time resets (`PrepareForCreate`):
 //! a new pod is Pending with its QoS class, new Deployments, ReplicaSets,
 //! DaemonSets (with their template generation, `daemon_set.rs`),
-//! StatefulSets and Services have an empty status, a new namespace is Active with the
+//! StatefulSets and Services have an empty status, a new
+//! PersistentVolumeClaim is Pending, a new namespace is Active with the
 //! `kubernetes` finalizer, and a new EndpointSlice has no deprecated topology.
 
 use serde_json::{Value, json};
@@ -33,7 +34,16 @@ pub(super) fn tracks_generation(rt: &ResourceType) -> bool {
 /// upstream's status strategies for these kinds do not reset; newer types
 /// and custom resources reset all of it, `ResetObjectMetaForStatus`).
 pub(super) fn status_writes_metadata(rt: &ResourceType) -> bool {
-    matches!(rt.builtin, Some(Builtin::Deployment | Builtin::ReplicaSet | Builtin::DaemonSet | Builtin::StatefulSet))
+    matches!(
+        rt.builtin,
+        Some(
+            Builtin::Deployment
+                | Builtin::ReplicaSet
+                | Builtin::DaemonSet
+                | Builtin::StatefulSet
+                | Builtin::PersistentVolumeClaim
+        )
+    )
 }
 
 /// The metadata field whose changes bump `generation` as a spec change
@@ -63,6 +73,8 @@ pub(super) fn reset_on_create(kind: Builtin, object: &mut Value) {
             template_generation_on_create(object);
         }
         Builtin::Namespace => namespace_on_create(object),
+        // Cleared, and read back with the phase its defaulting gives.
+        Builtin::PersistentVolumeClaim => object["status"] = json!({"phase": "Pending"}),
         Builtin::EndpointSlice => drop_topology(object, None),
         _ => {}
     }

@@ -9,7 +9,7 @@
 //! are `meta.rs`, `pod.rs`, `pod_update.rs`, `pod_status.rs`,
 //! `apps.rs`, `daemon_set.rs`, `stateful_set.rs`, `controller_revision.rs`,
 //! `workload_status.rs`, `node.rs`, `taints.rs`, `service.rs`,
-//! `endpoints.rs`, `core_v1.rs`, `discovery.rs`, `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
+//! `endpoints.rs`, `core_v1.rs`, `storage.rs` (with `quantity.rs`), `discovery.rs`, `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
 //! `access.rs` (reading the JSON), `render.rs` (Go's rendering of values),
 //! `syntax.rs` (name and value syntax), `ip.rs` (IP address syntax) and `values.rs` (selectors,
 //! int-or-string). None of them imports this file.
@@ -73,6 +73,9 @@
 //! - Namespace finalizer names and, on `/status`, the phase against the
 //!   deletion timestamp; ConfigMap and Secret keys, `immutable` ConfigMaps
 //!   and Secrets, Secret `type` immutability; Lease durations; PDB specs;
+//! - PersistentVolumeClaim: `ValidatePersistentVolumeClaim` and its update
+//!   and `/status` rules but for data sources and resize statuses
+//!   (`storage.rs`);
 //! - Endpoints: `ValidateEndpoints` whole (subsets with addresses, IPs an
 //!   endpoint may have, hostnames, node names, ports);
 //! - EndpointSlice: `ValidateEndpointSlice{Create,Update}` whole (address
@@ -111,10 +114,12 @@ mod pod;
 mod pod_status;
 mod pod_update;
 mod policy;
+mod quantity;
 mod rbac;
 mod render;
 mod service;
 mod stateful_set;
+mod storage;
 mod syntax;
 mod taints;
 mod values;
@@ -201,6 +206,7 @@ pub fn validate_status_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Ca
         Builtin::ReplicaSet => replica_set_status(&mut errs, at(new, "status")),
         Builtin::Namespace => namespace_phase(&mut errs, new),
         Builtin::Pod => pod_status_update(&mut errs, old, new),
+        Builtin::PersistentVolumeClaim => storage::claim_status_update(&mut errs, new),
         _ => spec(&mut errs, kind, new, Some(old)),
     }
     errs.finish()
@@ -246,6 +252,12 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
             }
         }
         Builtin::PodTemplate => pod_template_spec(errs, at(object, "template"), "template"),
+        Builtin::PersistentVolumeClaim => {
+            storage::claim_spec(errs, at(object, "spec"), "spec");
+            if let Some(old) = old {
+                storage::claim_update(errs, old, object);
+            }
+        }
         Builtin::Service => {
             if let Some(old) = old {
                 service::service_update(errs, at(old, "spec"), at(object, "spec"));
