@@ -1,4 +1,5 @@
-//! The scheduler stand-in: binds a pending pod to the least loaded node it
+//! The scheduler stand-in, kube-sim's `default-scheduler`: binds a pending
+//! pod for it with no scheduling gates left to the least loaded node it
 //! fits on, as the default scheduler's plugins decide fitting:
 //! VolumeBinding's PreFilter (`claims.rs`: its claims exist and are bound),
 //! NodeAffinity's PreFilter (`affinity.rs`: a pod pinned to nodes by name is
@@ -25,6 +26,7 @@ use super::fit::{FitError, REASON_NOT_PINNED, misfit};
 use super::nodes::{Nodes, pod_addresses};
 use super::status::{PodRef, bound_status, write_status};
 use crate::api::Api;
+use crate::defaults::DEFAULT_SCHEDULER_NAME;
 use crate::object::now_rfc3339;
 use crate::resources::Builtin;
 use crate::store::TypeKey;
@@ -129,6 +131,14 @@ impl Scheduler {
     /// Binds a pod to the least loaded node it fits on, or records why it
     /// fits none.
     pub(super) fn bind(&mut self, cluster: &Cluster<'_>, pod: &Value, pod_ref: PodRef) {
+        let gated = pod.pointer("/spec/schedulingGates").and_then(Value::as_array).is_some_and(|g| !g.is_empty());
+        let scheduler = pod.pointer("/spec/schedulerName").and_then(Value::as_str).unwrap_or(DEFAULT_SCHEDULER_NAME);
+        if gated || scheduler != DEFAULT_SCHEDULER_NAME {
+            // The SchedulingGates plugin keeps it out of the queue, silently
+            // (removing its last gate is a change that brings it back); a
+            // pod for another scheduler is that scheduler's.
+            return;
+        }
         self.refresh_nodes(cluster);
         match self.choose(cluster, pod, &pod_ref.namespace) {
             Ok(node) => self.place(cluster, pod_ref, node),

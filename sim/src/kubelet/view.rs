@@ -1,7 +1,7 @@
 //! What the stand-in reads of a pod when it decides the pod's next step:
 //! its metadata and status, and of its spec only the node it is bound to,
 //! what scheduling matches against (`nodeSelector`, `affinity`,
-//! `tolerations`) and the volumes it must mount (and claim) before it
+//! `tolerations`, `schedulingGates`, `schedulerName`) and the volumes it must mount (and claim) before it
 //! starts.
 //! Every pod change passes through here, so the rest of the spec (the
 //! containers, the bulk of a pod) is skipped rather than parsed; the
@@ -36,6 +36,10 @@ struct SpecView {
     #[serde(default)]
     tolerations: Option<Value>,
     #[serde(default)]
+    scheduling_gates: Option<Value>,
+    #[serde(default)]
+    scheduler_name: Option<Value>,
+    #[serde(default)]
     volumes: Option<Value>,
 }
 
@@ -56,6 +60,8 @@ pub(super) fn view(stored: &Stored) -> Value {
             ("nodeSelector", spec.node_selector),
             ("affinity", spec.affinity),
             ("tolerations", spec.tolerations),
+            ("schedulingGates", spec.scheduling_gates),
+            ("schedulerName", spec.scheduler_name),
             ("volumes", spec.volumes),
         ];
         for (name, value) in fields_kept {

@@ -182,3 +182,33 @@ async fn nodes_join_and_leave_through_the_controls() {
     let reasons = "2 node(s) didn't match Pod's node affinity/selector";
     wait_unschedulable(&sim, "pinned", &verdict(2, reasons)).await;
 }
+
+#[tokio::test]
+async fn gated_pods_and_pods_for_other_schedulers_wait_silently() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let gates = json!({"schedulingGates": [{"name": "example.com/quota"}, {"name": "example.com/review"}]});
+    let created = create(&client, "/api/v1/namespaces/default/pods", &pod("gated", gates)).await;
+    let scheduled = &created["status"]["conditions"][0];
+    assert_eq!((&scheduled["type"], &scheduled["reason"]), (&json!("PodScheduled"), &json!("SchedulingGated")));
+    let (_dir, config) = kubeconfig(&sim);
+    let table = kubectl_ok(&config, &["get", "pod", "gated", "--no-headers"]).await;
+    assert_eq!(table.split_whitespace().nth(2), Some("SchedulingGated"), "{table}");
+
+    let path = "/api/v1/namespaces/default/pods/gated";
+    let one_left = json!({"spec": {"schedulingGates": [{"name": "example.com/review"}]}});
+    assert_eq!(merge(&client, path, one_left).await.code(), 200);
+    create(&client, "/api/v1/namespaces/default/pods", &pod("other", json!({"schedulerName": "batch"}))).await;
+    // The stand-in takes changes in order: once a later pod runs, it has
+    // looked at these two.
+    create(&client, "/api/v1/namespaces/default/pods", &pod("after", json!({}))).await;
+    node_of(&sim, "after").await;
+    for name in ["gated", "other"] {
+        let pod = get(&client, &format!("/api/v1/namespaces/default/pods/{name}")).await.json();
+        assert_eq!(pod["spec"].get("nodeName"), None, "{name} is left alone");
+    }
+    let events = get(&client, "/api/v1/namespaces/default/events").await.json();
+    assert_eq!(events["items"].as_array().map(Vec::len), Some(0), "no verdict on either: {events}");
+    assert_eq!(merge(&client, path, json!({"spec": {"schedulingGates": null}})).await.code(), 200);
+    assert!(node_of(&sim, "gated").await.starts_with("node-"));
+}
