@@ -421,3 +421,44 @@ async fn claims_follow_the_retention_policy() {
     let kept = claims.get("data-keep-0").await.expect("data-keep-0");
     assert!(kept.metadata.deletion_timestamp.is_none(), "a claim in use stays");
 }
+
+/// Upstream "should implement legacy replacement when the update strategy
+/// is OnDelete": a new template reaches only the pods a user deletes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_delete_replaces_only_deleted_pods() {
+    let env = start().await;
+    let checker = Checker::start(&env, "ond", true);
+    let on_delete = json!({"type": "OnDelete"});
+    apply(&env, "ond", json!({"replicas": 2, "updateStrategy": on_delete})).await;
+    wait_status(&env, "ond", 2, 2).await;
+    kubectl_ok(&env.kubeconfig, &["set", "image", "sts/ond", "web=nginx:1.28"]).await;
+    let status = wait_status(&env, "ond", 2, 2).await.status.unwrap_or_default();
+    assert_ne!(status.current_revision, status.update_revision);
+    assert_eq!(status.updated_replicas.unwrap_or(0), 0, "{status:?}");
+    wait_images(&env, "ond", &["nginx:1.27", "nginx:1.27"]).await;
+
+    kubectl_ok(&env.kubeconfig, &["delete", "pod", "ond-1", "--wait=false"]).await;
+    wait_images(&env, "ond", &["nginx:1.27", "nginx:1.28"]).await;
+    kubectl_ok(&env.kubeconfig, &["delete", "pod", "ond-0", "--wait=false"]).await;
+    wait_images(&env, "ond", &["nginx:1.28", "nginx:1.28"]).await;
+    checker.finish();
+}
+
+/// Upstream "MinReadySeconds should be honored when enabled": a Ready pod
+/// counts as available only once `minReadySeconds` have passed, which the
+/// controller notices by itself (nothing else changes meanwhile).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_is_available_after_min_ready_seconds() {
+    let env = start().await;
+    apply(&env, "slow", json!({"replicas": 1, "minReadySeconds": 3})).await;
+    let counts = |want: (i32, i32)| {
+        let env = &env;
+        async move {
+            let s = set(env, "slow").await.status.unwrap_or_default();
+            let seen = (s.ready_replicas.unwrap_or(0), s.available_replicas.unwrap_or(0));
+            if seen == want { Ok(()) } else { Err(format!("(ready, available) = {seen:?}")) }
+        }
+    };
+    wait_for(&env.sim, PATIENCE, "ready, not yet available", || counts((1, 0))).await;
+    wait_for(&env.sim, PATIENCE, "available", || counts((1, 1))).await;
+}
