@@ -14,10 +14,11 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::watcher;
+use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, start};
+use crate::common::{Env, PATIENCE, spawn, start};
 
 const NS: &str = "default";
 
@@ -461,4 +462,42 @@ async fn a_pod_is_available_after_min_ready_seconds() {
     };
     wait_for(&env.sim, PATIENCE, "ready, not yet available", || counts((1, 0))).await;
     wait_for(&env.sim, PATIENCE, "available", || counts((1, 1))).await;
+}
+
+/// Failing pod and claim creates, dropped watches, compaction and a
+/// restarted kcm-rs while an `OrderedReady` set with claims scales: the
+/// order and the identities hold throughout, and the set converges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_and_a_restart_mid_scale_keep_order_and_identity() {
+    let mut env = start().await;
+    let failing = |resource: &str| FaultRule {
+        verb: Some("create".into()),
+        resource: Some(resource.into()),
+        error_rate: 0.2,
+        ..Default::default()
+    };
+    let faults = FaultSpec { rules: vec![failing("pods"), failing("persistentvolumeclaims")] };
+    env.sim.controls().set_faults(faults).expect("faults set");
+    let checker = Checker::start(&env, "chaos", true);
+    let claims = json!([{"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]);
+    apply(&env, "chaos", json!({"replicas": 6, "volumeClaimTemplates": claims})).await;
+    wait_for(&env.sim, PATIENCE, "the scale-up to start", || async {
+        let n = pods(&env, "chaos").await.len();
+        if n >= 2 { Ok(()) } else { Err(format!("{n} pods")) }
+    })
+    .await;
+    env.sim.controls().drop_watches();
+    env.sim.controls().compact();
+    env.daemon.kill().await.expect("kcm-rs killed");
+    env.daemon = spawn(&env.kubeconfig);
+    env.sim.controls().drop_watches();
+
+    let all: Vec<String> = (0..6).map(|o| format!("chaos-{o}")).collect();
+    wait_ready(&env, "chaos", &all.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    wait_status(&env, "chaos", 6, 6).await;
+    kubectl_ok(&env.kubeconfig, &["scale", "sts", "chaos", "--replicas=2"]).await;
+    wait_ready(&env, "chaos", &["chaos-0", "chaos-1"]).await;
+    wait_status(&env, "chaos", 2, 2).await;
+    checker.finish();
 }
