@@ -18,7 +18,7 @@ use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, spawn, start};
+use crate::common::{Env, PATIENCE, disturb, start};
 
 const NS: &str = "default";
 
@@ -487,11 +487,7 @@ async fn faults_and_a_restart_mid_scale_keep_order_and_identity() {
         if n >= 2 { Ok(()) } else { Err(format!("{n} pods")) }
     })
     .await;
-    env.sim.controls().drop_watches();
-    env.sim.controls().compact();
-    env.daemon.kill().await.expect("kcm-rs killed");
-    env.daemon = spawn(&env.kubeconfig);
-    env.sim.controls().drop_watches();
+    disturb(&mut env).await;
 
     let all: Vec<String> = (0..6).map(|o| format!("chaos-{o}")).collect();
     wait_ready(&env, "chaos", &all.iter().map(String::as_str).collect::<Vec<_>>()).await;
