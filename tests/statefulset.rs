@@ -510,3 +510,29 @@ async fn faults_and_a_restart_mid_scale_keep_order_and_identity() {
     wait_status(&env, "chaos", 2, 2).await;
     checker.finish();
 }
+
+/// A pod whose claim is not yet bound waits unscheduled, and an
+/// `OrderedReady` set waits with it (kube-sim's provisioner holds a claim
+/// annotated `kube-sim.io/provision: pending`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ordered_creation_waits_for_a_pods_storage() {
+    let env = start().await;
+    let checker = Checker::start(&env, "vol", true);
+    let held = json!([{"metadata": {"name": "data", "annotations": {"kube-sim.io/provision": "pending"}},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]);
+    apply(&env, "vol", json!({"replicas": 2, "volumeClaimTemplates": held})).await;
+    wait_status(&env, "vol", 1, 0).await;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(env.client.clone(), NS);
+    let release = json!({"metadata": {"annotations": {"kube-sim.io/provision": null}}});
+    for (claim, ready) in [("data-vol-0", 1), ("data-vol-1", 2)] {
+        wait_for(&env.sim, PATIENCE, &format!("{claim} created"), || async {
+            claims.get(claim).await.map(drop).map_err(|e| e.to_string())
+        })
+        .await;
+        assert_eq!(pods(&env, "vol").await.len(), ready, "the next pod waits for this one's storage");
+        claims.patch(claim, &PatchParams::default(), &Patch::Merge(&release)).await.expect("claim released");
+        wait_status(&env, "vol", ready.try_into().expect("small"), ready.try_into().expect("small")).await;
+    }
+    wait_ready(&env, "vol", &["vol-0", "vol-1"]).await;
+    checker.finish();
+}
