@@ -26,7 +26,7 @@ use super::{GoDuration, LogFormat, Result, parse_go_bool};
     about = "A standalone replacement for kube-controller-manager",
     long_about = "The Kubernetes controller manager is a daemon that embeds the core control loops shipped with \
                   Kubernetes. kcm-rs is a replacement for kube-controller-manager, with its flag names and \
-                  defaults, running the deployment, replicaset, endpointslice, namespace, node-lifecycle, taint-eviction, serviceaccount, \
+                  defaults, running the deployment, replicaset, statefulset, endpointslice, namespace, node-lifecycle, taint-eviction, serviceaccount, \
                   root-ca-certificate-publisher, clusterrole-aggregation and garbage-collector controllers, with leader election and the health and metrics endpoints."
 )]
 pub struct Flags {
@@ -312,6 +312,11 @@ pub struct Flags {
     /// valid PEM-encoded CA bundle. (kcm-rs: the bundle root-ca-certificate-publisher-controller publishes.)
     #[arg(long, value_name = "string", help_heading = "Serviceaccount controller flags")]
     pub root_ca_file: Option<PathBuf>,
+
+    /// The number of statefulset objects that are allowed to sync concurrently. Larger number = more responsive
+    /// statefulsets, but more CPU (and network) load
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Statefulset controller flags")]
+    pub concurrent_statefulset_syncs: i32,
 
     /// The period of time since the last usage of an legacy service account token before it can be deleted.
     #[arg(
