@@ -11,6 +11,8 @@
 //!   (the rules an `aggregationRule` gathers, in upstream's order);
 //! - [`common`]: what controllers share (selectors, controller refs and
 //!   claims, pod readiness, deletion ranking, pods from templates);
+//! - [`daemonset`]: the DaemonSet controller (which nodes run a daemon
+//!   pod, rolling update with maxUnavailable or maxSurge, history, status);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
 //!   proportional scaling, revisions and rollback, progress conditions);
 //! - [`endpoint`]: the endpoints controller (a selector Service's pods as
@@ -21,6 +23,8 @@
 //!   (the Endpoints of selector-less Services as EndpointSlices);
 //! - [`garbagecollector`]: the garbage collector (dependency graph of
 //!   ownerReferences, what to delete, orphan or unblock);
+//! - [`history`]: ControllerRevisions, the history DaemonSets and
+//!   StatefulSets keep (names, hashes, claims, the create's collision loop);
 //! - [`legacytokencleaner`]: the legacy service account token cleaner
 //!   (unused legacy token Secrets labelled invalid, then deleted);
 //! - [`namespace`]: the Namespace controller (deletion conditions,
@@ -38,11 +42,13 @@
 
 pub mod clusterroleaggregation;
 pub mod common;
+pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod endpointslicemirroring;
 pub mod garbagecollector;
+pub mod history;
 pub mod legacytokencleaner;
 pub mod namespace;
 pub mod node;

@@ -26,6 +26,8 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde_json::json;
 
+use crate::{daemonset, history};
+
 /// The outcome of one sync: intended writes in order, and when to look again.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Plan {
@@ -49,8 +51,8 @@ pub struct Step {
 /// One intended write (or local bookkeeping, or precondition) of a plan.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    /// Precondition before adopting: read `owner` (a ReplicaSet or a
-    /// Deployment, by `owner.kind`) live from the API server (not the cache)
+    /// Precondition before adopting: read `owner` (a ReplicaSet, a
+    /// Deployment, a DaemonSet or a StatefulSet, by `owner.kind`) live from the API server (not the cache)
     /// and fail the step if it is gone, has another uid, or has a
     /// `deletionTimestamp` (upstream `RecheckDeletionTimestamp`, #42639).
     RecheckOwner {
@@ -194,6 +196,12 @@ pub enum Action {
         /// The whole object to send.
         deployment: Box<Deployment>,
     },
+    /// A write to a ControllerRevision (DaemonSet and StatefulSet
+    /// history), as [`history::Write`] documents it.
+    ControllerRevision(history::Write),
+    /// A write to a DaemonSet or one of its pods, as
+    /// [`daemonset::Write`] documents it.
+    DaemonSet(daemonset::Write),
     /// Record an event whose text is known when planning.
     Event(Event),
 }

@@ -256,6 +256,10 @@ pub fn describe_step(step: &Step) -> String {
 /// - Deployments: `update deployment`, and its status `status
 ///   <replicas>/<updated>/<ready>/<available>/<unavailable>
 ///   [<type>=<reason>]`;
+/// - ControllerRevisions: `revision <verb> <name> [<number>]`;
+/// - DaemonSets: `relabel <pod> <hash>`, and the status `status
+///   <desired>/<current>/<misscheduled>/<ready>/<updated>/<available>/<unavailable>
+///   gen=<observed> collisions=<n>`;
 /// - `event <reason>: <message>`.
 pub fn describe(action: &Action) -> String {
     let n = |v: Option<i32>| v.unwrap_or(0);
@@ -301,7 +305,27 @@ pub fn describe(action: &Action) -> String {
             )
         }
         Action::UpdateDeployment { .. } => "update deployment".into(),
+        Action::ControllerRevision(write) => describe_revision_write(write),
+        Action::DaemonSet(crate::daemonset::Write::UpdateStatus { status: s, .. }) => {
+            let counts = crate::daemonset::status_counts(s).map(|c| c.to_string()).join("/");
+            format!("status {counts} gen={} collisions={}", s.observed_generation.unwrap_or(0), n(s.collision_count))
+        }
+        Action::DaemonSet(crate::daemonset::Write::RelabelPod { name, hash, .. }) => format!("relabel {name} {hash}"),
         Action::Event(e) => format!("event {}: {}", e.reason, e.message),
+    }
+}
+
+/// `revision create <name> <number>`, `revision update <name> <number>`,
+/// `revision delete <name>`, `revision adopt <name>`, `revision release <name>`.
+fn describe_revision_write(write: &crate::history::Write) -> String {
+    use crate::history::{Write, number};
+    let name = |cr: &k8s_openapi::api::apps::v1::ControllerRevision| cr.metadata.name.clone().unwrap_or_default();
+    match write {
+        Write::Create { revision, .. } => format!("revision create {} {}", name(revision), number(revision)),
+        Write::Update { revision } => format!("revision update {} {}", name(revision), number(revision)),
+        Write::Delete { name, .. } => format!("revision delete {name}"),
+        Write::PatchOwnerRefs { name, patch: OwnerRefPatch::Adopt(_), .. } => format!("revision adopt {name}"),
+        Write::PatchOwnerRefs { name, patch: OwnerRefPatch::Release { .. }, .. } => format!("revision release {name}"),
     }
 }
 

@@ -18,10 +18,12 @@
 //!   [`OwnerRef`];
 //! - `cached`: [`Cached`], [`Projection`] and [`Wire`];
 //! - `pod`: [`Pod`];
+//! - `affinity`: the node a pending DaemonSet pod is for;
 //! - `container`: what is decoded of a container, [`NamedPort`];
 //! - `secrets`: the Secrets a pod references (`PodSpec::secret_names`);
 //! - `node`: [`Node`].
 
+mod affinity;
 mod atom;
 mod cached;
 mod container;

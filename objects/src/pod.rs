@@ -11,6 +11,7 @@ use std::sync::{Arc, LazyLock};
 use jiff::Timestamp;
 use serde::{Deserialize, Deserializer};
 
+use crate::affinity::WireAffinity;
 use crate::atom::{Atom, Pool};
 use crate::container::{NamedPort, WireContainer, named_ports};
 use crate::meta::{Meta, nullable};
@@ -54,6 +55,9 @@ pub struct PodSpec {
     pub hostname: Option<Box<str>>,
     /// `spec.subdomain` (endpoint hostnames of headless Services).
     pub subdomain: Option<Atom>,
+    /// The node a pending DaemonSet pod was made for, from its required
+    /// node affinity (the DaemonSet controller; see `affinity`).
+    pub affinity_node_name: Option<Atom>,
 }
 
 /// `spec` as decoded, before the Secret references are gathered.
@@ -75,6 +79,8 @@ struct WireSpec {
     volumes: Vec<VolumeSecrets>,
     hostname: Option<Box<str>>,
     subdomain: Option<Atom>,
+    #[serde(deserialize_with = "nullable")]
+    affinity: WireAffinity,
 }
 
 impl From<WireSpec> for PodSpec {
@@ -93,6 +99,7 @@ impl From<WireSpec> for PodSpec {
             named_ports,
             hostname: wire.hostname,
             subdomain: wire.subdomain,
+            affinity_node_name: wire.affinity.target_node_name(),
         }
     }
 }
@@ -205,6 +212,12 @@ impl Pod {
         self.spec.node_name.as_deref().filter(|n| !n.is_empty())
     }
 
+    /// The node the pod is on or, while pending, was made for (upstream
+    /// `daemon/util.GetTargetNodeName`).
+    pub fn target_node_name(&self) -> Option<&str> {
+        self.node_name().or(self.spec.affinity_node_name.as_deref())
+    }
+
     /// The condition of type `type_`, if the pod reports it.
     pub fn condition(&self, type_: &str) -> Option<&PodCondition> {
         self.status.conditions.iter().find(|c| c.type_ == type_)
@@ -306,5 +319,24 @@ mod tests {
         assert_eq!(a.spec.hostname.as_deref(), Some("web-0"));
         assert_eq!(a.spec.subdomain.as_deref(), Some("web"));
         assert_eq!(&*a.status.pod_ips, [Box::from("10.0.0.1"), Box::from("fd00::1")]);
+    }
+
+    #[test]
+    fn keeps_the_node_a_pending_daemon_pod_is_for() {
+        let pod = |spec: serde_json::Value| serde_json::from_value::<Pod>(json!({"spec": spec})).unwrap();
+        let affinity = |fields: serde_json::Value| {
+            json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "Exists"}]}, {"matchFields": fields}]}}}})
+        };
+        let named = pod(affinity(json!([{"key": "metadata.name", "operator": "In", "values": ["node-2"]}])));
+        assert_eq!(named.target_node_name(), Some("node-2"));
+        let bound = pod(json!({"nodeName": "node-1", "affinity": affinity(json!([
+            {"key": "metadata.name", "operator": "In", "values": ["node-2"]}]))["affinity"]}));
+        assert_eq!(bound.target_node_name(), Some("node-1"));
+        let two = pod(affinity(json!([{"key": "metadata.name", "operator": "In", "values": ["a", "b"]}])));
+        assert_eq!(two.target_node_name(), None);
+        let not_in = pod(affinity(json!([{"key": "metadata.name", "operator": "NotIn", "values": ["a"]}])));
+        assert_eq!(not_in.target_node_name(), None);
+        assert_eq!(pod(json!({"affinity": null})).target_node_name(), None);
     }
 }

@@ -1,14 +1,16 @@
 //! Controller references: who controls a dependent, and the claim decision
 //! (adopt orphans that match, release owned dependents that no longer match,
 //! leave everything else alone), as upstream's `controller_ref_manager.go`
-//! `ClaimObject` decides it. The patches themselves are
-//! [`OwnerRefPatch`](crate::plan::OwnerRefPatch); the live re-check of the
-//! owner before adopting is [`Action::RecheckOwner`](crate::plan::Action).
+//! `ClaimObject` decides it, and the plan steps that carry it out
+//! ([`plan_claim_patches`]). The patches themselves are [`OwnerRefPatch`];
+//! the live re-check of the owner before adopting is
+//! [`Action::RecheckOwner`](crate::plan::Action).
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use super::selector::{LabelSet, Selector};
+use crate::plan::{Action, ObjectRef, OwnerRefPatch, Plan};
 
 /// The ownerReference marked `controller: true`, if any (upstream `GetControllerOf`).
 pub fn controller_of(meta: &ObjectMeta) -> Option<&OwnerReference> {
@@ -80,7 +82,8 @@ pub struct DependentView<'a> {
 }
 
 /// Something a controller claims: ReplicaSets (by Deployments), cached
-/// pods (by ReplicaSets).
+/// pods (by ReplicaSets, DaemonSets), ControllerRevisions (by DaemonSets
+/// and StatefulSets).
 pub trait Dependent {
     /// What [`claim`] reads of it.
     fn dependent(&self) -> DependentView<'_>;
@@ -98,6 +101,12 @@ impl Dependent for ObjectMeta {
 }
 
 impl Dependent for ReplicaSet {
+    fn dependent(&self) -> DependentView<'_> {
+        self.metadata.dependent()
+    }
+}
+
+impl Dependent for ControllerRevision {
     fn dependent(&self) -> DependentView<'_> {
         self.metadata.dependent()
     }
@@ -148,6 +157,29 @@ where
         }
     }
     claims
+}
+
+/// Appends the writes of `claims` to `plan`, each patch built by `patch`:
+/// the releases (concurrently), then, if anything is adopted, the live
+/// re-check of `owner` and the adoptions with `controller_ref`
+/// (concurrently). A failed step ends the sync, as upstream returns the
+/// claim's error before doing anything else.
+pub fn plan_claim_patches<T>(
+    plan: &mut Plan,
+    owner: &ObjectRef,
+    controller_ref: &OwnerReference,
+    claims: &Claims<'_, T>,
+    patch: impl Fn(&T, OwnerRefPatch) -> Action,
+) {
+    plan.push_concurrent(
+        claims.release.iter().map(|d| patch(d, OwnerRefPatch::Release { owner_uid: owner.uid.clone() })).collect(),
+    );
+    if !claims.adopt.is_empty() {
+        plan.push(Action::RecheckOwner { owner: owner.clone() });
+        plan.push_concurrent(
+            claims.adopt.iter().map(|d| patch(d, OwnerRefPatch::Adopt(controller_ref.clone()))).collect(),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -9,12 +9,17 @@
 //! - `pod_control`: the pod built from a template, and pod write events;
 //! - `endpoint_pods`: which pods and ports a Service's endpoints list, and
 //!   which Services a pod event concerns (`k8s.io/endpointslice/util`);
+//! - `hash`: FNV-32 and upstream's `SafeEncodeString`, behind generated
+//!   names;
+//! - `semantic`: upstream's semantic equality on JSON (nil equals empty);
 //! - `object`: an object's queue key and [`ObjectRef`](crate::plan::ObjectRef).
 
 pub mod controller_ref;
 pub mod endpoint_pods;
+pub mod hash;
 pub(crate) mod object;
 pub mod pod;
 pub mod pod_control;
 pub mod ranking;
 pub mod selector;
+pub mod semantic;

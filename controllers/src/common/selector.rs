@@ -20,6 +20,12 @@ pub enum Error {
     UnexpectedValues(String),
 }
 
+/// A selector with no requirements (upstream compares a controller's
+/// selector with an empty `LabelSelector` and refuses to select all pods).
+pub fn is_empty_selector(s: &LabelSelector) -> bool {
+    s.match_labels.as_ref().is_none_or(|m| m.is_empty()) && s.match_expressions.as_ref().is_none_or(|m| m.is_empty())
+}
+
 /// A validated selector, ready to match label sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selector {

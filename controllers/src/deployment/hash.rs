@@ -27,26 +27,21 @@ use serde_json::Value;
 
 use super::POD_TEMPLATE_HASH_LABEL;
 use crate::common::controller_ref::controller_of;
-
-/// Upstream `rand.SafeEncodeString`'s alphabet: no vowels, no 0/1/3, so a
-/// hash never spells a word.
-const ALPHABET: &[u8; 27] = b"bcdfghjklmnpqrstvwxz2456789";
-
-const FNV_OFFSET: u32 = 0x811c_9dc5;
-const FNV_PRIME: u32 = 0x0100_0193;
+use crate::common::hash::{FNV32_OFFSET, fnv32a, safe_encode};
+use crate::common::semantic::prune;
 
 /// The pod-template hash of `template` with `collision_count` (upstream
 /// `ComputeHash`): 1 to 10 characters of `[bcdfghjklmnpqrstvwxz2456789]`.
 pub fn compute_hash(template: &PodTemplateSpec, collision_count: Option<i32>) -> String {
     let mut bytes = Vec::new();
     write_canonical(&canonical(template, false), &mut bytes);
-    let mut hash = fnv1a(FNV_OFFSET, &bytes);
+    let mut hash = fnv32a(FNV32_OFFSET, &bytes);
     if let Some(count) = collision_count {
         let mut extra = [0u8; 8];
         extra[..4].copy_from_slice(&(count as u32).to_le_bytes());
-        hash = fnv1a(hash, &extra);
+        hash = fnv32a(hash, &extra);
     }
-    hash.to_string().bytes().map(|c| char::from(ALPHABET[usize::from(c) % ALPHABET.len()])).collect()
+    safe_encode(hash)
 }
 
 /// Whether two templates are equal once the `pod-template-hash` label is
@@ -68,14 +63,6 @@ pub fn is_same_replica_set(existing: &ReplicaSet, planned: &ReplicaSet) -> bool 
         && equal_ignore_hash(&template(existing), &template(planned))
 }
 
-fn fnv1a(mut hash: u32, bytes: &[u8]) -> u32 {
-    for &b in bytes {
-        hash ^= u32::from(b);
-        hash = hash.wrapping_mul(FNV_PRIME);
-    }
-    hash
-}
-
 /// The template as pruned JSON, optionally without the hash label.
 fn canonical(template: &PodTemplateSpec, drop_hash_label: bool) -> Value {
     let mut value = serde_json::to_value(template).unwrap_or(Value::Null);
@@ -84,27 +71,6 @@ fn canonical(template: &PodTemplateSpec, drop_hash_label: bool) -> Value {
     }
     prune(&mut value);
     value
-}
-
-/// Removes nulls, empty arrays and empty objects, innermost first.
-fn prune(value: &mut Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Array(items) => {
-            for item in items.iter_mut() {
-                if !prune(item) {
-                    *item = Value::Null;
-                }
-            }
-            // Array elements keep their positions: a pruned element is null.
-            !items.is_empty()
-        }
-        Value::Object(map) => {
-            map.retain(|_, v| prune(v));
-            !map.is_empty()
-        }
-        _ => true,
-    }
 }
 
 /// JSON with object keys in byte order, whatever the map's own order.
@@ -146,6 +112,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     use super::*;
+    use crate::common::hash::SAFE_ALPHABET;
     use crate::deployment::testing::{DeploymentBuilder, RsB, World, created};
 
     fn template(image: &str, labels: &[(&str, &str)]) -> PodTemplateSpec {
@@ -169,7 +136,7 @@ mod tests {
         let h = compute_hash(&t, None);
         assert_eq!(h, compute_hash(&t.clone(), None));
         assert!((1..=10).contains(&h.len()), "{h}");
-        assert!(h.bytes().all(|c| ALPHABET.contains(&c)), "{h}");
+        assert!(h.bytes().all(|c| SAFE_ALPHABET.contains(&c)), "{h}");
         assert_ne!(h, compute_hash(&t, Some(0)));
         assert_ne!(compute_hash(&t, Some(0)), compute_hash(&t, Some(1)));
         assert_ne!(h, compute_hash(&template("nginx:2", &[("app", "web")]), None));
@@ -181,14 +148,6 @@ mod tests {
     fn hash_value_is_pinned() {
         assert_eq!(compute_hash(&template("nginx", &[("app", "web")]), None), "5776f98846");
         assert_eq!(compute_hash(&template("nginx", &[("app", "web")]), Some(1)), "7fdf679775");
-    }
-
-    #[test]
-    fn digits_map_to_upstreams_alphabet() {
-        let spell = |n: u32| -> String {
-            n.to_string().bytes().map(|c| char::from(ALPHABET[usize::from(c) % ALPHABET.len()])).collect()
-        };
-        assert_eq!(spell(1_234_567_890), "56789bcdf4");
     }
 
     #[test]

@@ -3,13 +3,12 @@
 //! between the phases, in upstream's order (see the module above).
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::planner::{Planner, event};
 use super::progress::paused_condition;
 use super::revision::rollback_to;
 use super::{Error, Options, SELECTING_ALL, Snapshot, strategy_type};
-use crate::common::selector::Selector;
+use crate::common::selector::{Selector, is_empty_selector};
 use crate::plan::{Action, EventType, Plan};
 
 /// Plans one sync of the snapshot's Deployment, in upstream's order (see
@@ -51,12 +50,6 @@ pub fn sync(snapshot: &Snapshot<'_>, options: &Options) -> Result<Plan, Error> {
         other => return Err(Error::Strategy(other.to_owned())),
     }
     Ok(planner.plan)
-}
-
-/// A selector with no requirements (upstream compares with an empty
-/// `LabelSelector`).
-fn is_empty_selector(s: &LabelSelector) -> bool {
-    s.match_labels.as_ref().is_none_or(|m| m.is_empty()) && s.match_expressions.as_ref().is_none_or(|m| m.is_empty())
 }
 
 /// Warning `SelectingAll`, and observedGeneration if behind.
@@ -188,7 +181,7 @@ mod tests {
         assert!(w.lines().iter().all(|l| l.starts_with("status")), "{:?}", w.lines());
 
         let mut d = DeploymentBuilder::new(10).build();
-        d.spec.selector = LabelSelector::default();
+        d.spec.selector = k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector::default();
         d.metadata.generation = Some(2);
         let w = World { d, rss: vec![], pods: vec![], now: ts(NOW) };
         assert_eq!(

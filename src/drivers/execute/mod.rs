@@ -179,6 +179,11 @@ impl Executor {
                 self.record(event);
                 Outcome::Ok
             }
+            // No driver plans ControllerRevision or DaemonSet writes yet (the
+            // DaemonSet and StatefulSet drivers will); refuse rather than pretend.
+            Action::ControllerRevision(_) | Action::DaemonSet(_) => {
+                Outcome::Failed("ControllerRevision and DaemonSet writes are not executed yet".into())
+            }
         }
     }
 }
