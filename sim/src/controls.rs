@@ -3,6 +3,8 @@
 //!
 //! | request | effect |
 //! |---|---|
+//! | `POST /sim/v1/nodes` | a node joins ([`NodeSpec`] JSON: `name`, optional `labels` and `taints`) |
+//! | `DELETE /sim/v1/nodes/{name}` | the Node is deleted and its kubelet stopped |
 //! | `POST /sim/v1/nodes/{name}/stop` | the node stops heartbeating; its pods stop progressing |
 //! | `POST /sim/v1/nodes/{name}/start` | the node heartbeats again |
 //! | `POST /sim/v1/compact` | history dropped: watches from older versions get 410 |
@@ -21,7 +23,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -29,7 +31,7 @@ use tokio::sync::watch;
 
 use crate::api::Api;
 use crate::faults::{FaultSpec, StatLine};
-use crate::kubelet::Nodes;
+use crate::kubelet::{NodeError, NodeSpec, Nodes};
 use crate::resources::{Builtin, ResourceType, VERBS, all_verbs};
 
 /// The simulator's runtime controls: nodes, faults, history, connections.
@@ -51,6 +53,19 @@ impl Controls {
     fn node_exists(&self, name: &str) -> bool {
         let key = Api::type_key(&self.api.registry.builtin(Builtin::Node));
         self.api.store.get(&key, "", name).is_some()
+    }
+
+    /// Adds a Ready node, as a kubelet registering does: the well-known
+    /// labels with `spec.labels` over them, `spec.taints`, a pod range and
+    /// address of its own, and heartbeats from now on.
+    pub fn add_node(&self, spec: &NodeSpec) -> Result<(), NodeError> {
+        crate::kubelet::add_node(&self.api, &self.nodes, spec)
+    }
+
+    /// Deletes a node's Node object and stops its kubelet (its pods and
+    /// Lease stay, for the garbage collectors of a controller manager).
+    pub fn remove_node(&self, name: &str) -> Result<(), NodeError> {
+        crate::kubelet::remove_node(&self.api, &self.nodes, name)
     }
 
     /// Stops a node's heartbeats and the progress of its pods.
@@ -172,6 +187,8 @@ impl CustomResource {
 /// The `/sim/v1` routes.
 pub fn routes(controls: Controls) -> axum::Router {
     axum::Router::new()
+        .route("/sim/v1/nodes", post(add_node))
+        .route("/sim/v1/nodes/{name}", delete(remove_node))
         .route("/sim/v1/nodes/{name}/{action}", post(node_action))
         .route("/sim/v1/compact", post(compact))
         .route("/sim/v1/watches/drop", post(drop_watches))
@@ -186,6 +203,29 @@ type Ctl = State<Arc<Controls>>;
 
 fn error(code: StatusCode, message: impl Into<String>) -> Response {
     (code, Json(json!({"error": message.into()}))).into_response()
+}
+
+async fn add_node(State(c): Ctl, body: axum::body::Bytes) -> Response {
+    let spec: NodeSpec = match serde_json::from_slice(&body) {
+        Ok(spec) => spec,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("invalid node: {e}")),
+    };
+    node_result(c.add_node(&spec), StatusCode::CREATED)
+}
+
+async fn remove_node(State(c): Ctl, Path(name): Path<String>) -> Response {
+    node_result(c.remove_node(&name), StatusCode::NO_CONTENT)
+}
+
+/// The answer to a node being added or removed: `ok`, or the error's code.
+fn node_result(result: Result<(), NodeError>, ok: StatusCode) -> Response {
+    let Err(e) = result else { return ok.into_response() };
+    let code = match e {
+        NodeError::Exists(_) => StatusCode::CONFLICT,
+        NodeError::NotFound(_) => StatusCode::NOT_FOUND,
+        NodeError::Invalid(_) => StatusCode::BAD_REQUEST,
+    };
+    error(code, e.to_string())
 }
 
 async fn node_action(State(c): Ctl, Path((name, action)): Path<(String, String)>) -> Response {

@@ -7,6 +7,10 @@
 use rand::Rng;
 use serde_json::{Value, json};
 
+/// The annotation that named a PersistentVolumeClaim's storage class
+/// before `spec.storageClassName` existed; upstream still honours it.
+pub const BETA_STORAGE_CLASS_ANNOTATION: &str = "volume.beta.kubernetes.io/storage-class";
+
 /// The current time as the API server writes timestamps (RFC 3339, seconds).
 pub fn now_rfc3339() -> String {
     let now = jiff::Timestamp::now();

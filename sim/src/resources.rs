@@ -32,6 +32,8 @@ pub enum Builtin {
     CoreEvent,
     /// core/v1 PodTemplate.
     PodTemplate,
+    /// core/v1 PersistentVolumeClaim.
+    PersistentVolumeClaim,
     /// apps/v1 Deployment.
     Deployment,
     /// apps/v1 ReplicaSet.
@@ -56,7 +58,7 @@ pub enum Builtin {
 
 impl Builtin {
     /// Every built-in kind.
-    pub const ALL: [Builtin; 20] = [
+    pub const ALL: [Builtin; 21] = [
         Builtin::Namespace,
         Builtin::Node,
         Builtin::Pod,
@@ -67,6 +69,7 @@ impl Builtin {
         Builtin::ServiceAccount,
         Builtin::CoreEvent,
         Builtin::PodTemplate,
+        Builtin::PersistentVolumeClaim,
         Builtin::Deployment,
         Builtin::ReplicaSet,
         Builtin::Lease,
@@ -225,6 +228,16 @@ fn builtins() -> Vec<ResourceType> {
         builtin(B::CoreEvent, "", "events", "Event", true, &["ev"], false, &[]),
         builtin(B::Namespace, "", "namespaces", "Namespace", false, &["ns"], false, &[Status, Finalize]),
         builtin(B::Node, "", "nodes", "Node", false, &["no"], false, &[Status]),
+        builtin(
+            B::PersistentVolumeClaim,
+            "",
+            "persistentvolumeclaims",
+            "PersistentVolumeClaim",
+            true,
+            &["pvc"],
+            false,
+            &[Status],
+        ),
         builtin(B::Pod, "", "pods", "Pod", true, &["po"], true, &[Status]),
         builtin(B::PodTemplate, "", "podtemplates", "PodTemplate", true, &[], false, &[]),
         builtin(B::Secret, "", "secrets", "Secret", true, &[], false, &[]),

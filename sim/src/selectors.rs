@@ -41,6 +41,8 @@ fn kind_fields(kind: &str) -> &'static [&'static str] {
         "Namespace" => &["status.phase"],
         "Secret" => &["type"],
         "ReplicaSet" => &["status.replicas"],
+        // Its name a second time, kept by upstream for compatibility.
+        "PersistentVolumeClaim" => &["name"],
         "Event" => &[
             "involvedObject.kind",
             "involvedObject.namespace",
@@ -93,7 +95,10 @@ fn field_value(object: &Value, kind: &str, path: &str) -> String {
         let component = object.pointer("/source/component").or_else(|| object.get("reportingController"));
         return component.and_then(Value::as_str).unwrap_or("").to_owned();
     }
-    let pointer = format!("/{}", path.replace('.', "/"));
+    let pointer = match (kind, path) {
+        ("PersistentVolumeClaim", "name") => "/metadata/name".to_owned(),
+        _ => format!("/{}", path.replace('.', "/")),
+    };
     match object.pointer(&pointer) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Bool(b)) => b.to_string(),
@@ -341,6 +346,14 @@ mod tests {
         }
         let unscheduled = Attrs::of(&json!({"kind": "Pod", "metadata": {"name": "u"}}));
         assert!(FieldSelector::parse("spec.nodeName=", "Pod").unwrap().matches(&unscheduled));
+    }
+
+    #[test]
+    fn claims_select_on_name_too() {
+        let claim = Attrs::of(&json!({"kind": "PersistentVolumeClaim", "metadata": {"name": "data"}}));
+        assert!(FieldSelector::parse("name=data", "PersistentVolumeClaim").unwrap().matches(&claim));
+        assert!(!FieldSelector::parse("name=logs", "PersistentVolumeClaim").unwrap().matches(&claim));
+        assert!(FieldSelector::parse("name=data", "Pod").is_err());
     }
 
     #[test]

@@ -4,6 +4,8 @@
 mod sim {
     /// Admission: the ServiceAccount plugin, on and off.
     mod admission;
+    /// PersistentVolumeClaims: rules, the simulated provisioner, pods waiting for claims.
+    mod claims;
     /// Faults, restarts, dropped watches, stats, custom resources.
     mod controls;
     /// delete, deletecollection, finalizers, grace, namespace lifecycle.
@@ -18,6 +20,8 @@ mod sim {
     mod mounts;
     /// get, list, watch: selectors, pagination, bookmarks, 410.
     mod reads;
+    /// The scheduler stand-in's filters and verdicts; nodes joining and leaving.
+    mod scheduling;
     /// Service cluster IP allocation and immutability.
     mod services;
     /// What an update or patch may change: scale patches, server-owned and

@@ -1,16 +1,19 @@
 //! The API server's admission chain, for the kinds kube-sim serves: what
 //! runs on a create between decoding and the registry's strategy.
 //!
-//! Two plugins are implemented, each switchable as kube-apiserver's
+//! Three plugins are implemented, each switchable as kube-apiserver's
 //! `--enable-admission-plugins` / `--disable-admission-plugins` switch
-//! them, and both on by default as they are in kube-apiserver:
+//! them, and all on by default as they are in kube-apiserver:
 //! - NamespaceLifecycle (`namespace.rs`): no create in a namespace that
 //!   does not exist or is terminating;
 //! - ServiceAccount (`serviceaccount.rs`): a pod's ServiceAccount defaulted
 //!   and required to exist, its token volume mounted (`token_volume.rs`),
 //!   its image pull secrets added, and the secret references a mirror pod
 //!   or an SA enforcing mountable secrets may not make refused
-//!   (`secret_refs.rs`).
+//!   (`secret_refs.rs`);
+//! - StorageObjectInUseProtection (`storage_protection.rs`): new
+//!   PersistentVolumeClaims get the `kubernetes.io/pvc-protection`
+//!   finalizer.
 //!
 //! The visible results of the Priority and DefaultTolerationSeconds
 //! plugins are applied with the pod defaults (`crate::defaults`); the
@@ -29,7 +32,10 @@ use crate::resources::{Builtin, ResourceType};
 mod namespace;
 mod secret_refs;
 mod serviceaccount;
+mod storage_protection;
 mod token_volume;
+
+pub use storage_protection::PVC_PROTECTION_FINALIZER;
 
 /// An admission plugin kube-sim implements, by its kube-apiserver name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,17 +44,21 @@ pub enum Plugin {
     NamespaceLifecycle,
     /// `ServiceAccount`.
     ServiceAccount,
+    /// `StorageObjectInUseProtection`.
+    StorageObjectInUseProtection,
 }
 
 impl Plugin {
     /// Every plugin kube-sim implements.
-    pub const ALL: [Plugin; 2] = [Plugin::NamespaceLifecycle, Plugin::ServiceAccount];
+    pub const ALL: [Plugin; 3] =
+        [Plugin::NamespaceLifecycle, Plugin::ServiceAccount, Plugin::StorageObjectInUseProtection];
 
     /// The name kube-apiserver's flags use.
     pub fn name(self) -> &'static str {
         match self {
             Plugin::NamespaceLifecycle => "NamespaceLifecycle",
             Plugin::ServiceAccount => "ServiceAccount",
+            Plugin::StorageObjectInUseProtection => "StorageObjectInUseProtection",
         }
     }
 }
@@ -65,7 +75,7 @@ impl FromStr for Plugin {
 }
 
 /// Which admission plugins run: all of them, as kube-apiserver enables
-/// both by default, unless disabled.
+/// them by default, unless disabled.
 #[derive(Debug, Clone, Default)]
 pub struct AdmissionConfig {
     disabled: Vec<Plugin>,
@@ -104,6 +114,9 @@ pub async fn admit_create(
     }
     if rt.builtin == Some(Builtin::Pod) && config.enabled(Plugin::ServiceAccount) {
         serviceaccount::admit(api, rt, namespace, name, object).await?;
+    }
+    if rt.builtin == Some(Builtin::PersistentVolumeClaim) && config.enabled(Plugin::StorageObjectInUseProtection) {
+        storage_protection::admit_claim(object);
     }
     Ok(())
 }

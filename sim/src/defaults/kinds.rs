@@ -1,6 +1,7 @@
 //! Defaults of the object kinds other than pods: Deployment and ReplicaSet
 //! specs, Service, Endpoints,
-//! EndpointSlice ports, Namespace, Node and RBAC binding subjects.
+//! EndpointSlice ports, Namespace, Node, PersistentVolumeClaim and RBAC
+//! binding subjects.
 
 use serde_json::{Map, Value, json};
 
@@ -124,6 +125,30 @@ pub(super) fn namespace(object: &mut Value) {
     }
     if let Some(status) = status.as_object_mut() {
         default_str(status, "phase", "Active");
+    }
+}
+
+/// `SetDefaults_PersistentVolumeClaimSpec`: `volumeMode` Filesystem (for
+/// claims and the claim templates of ephemeral volumes alike).
+pub(super) fn persistent_volume_claim_spec(spec: &mut Map<String, Value>) {
+    default_value(spec, "volumeMode", json!("Filesystem"));
+}
+
+/// `SetDefaults_PersistentVolumeClaim`: the spec's defaults, and a claim
+/// with no phase is Pending.
+pub(super) fn persistent_volume_claim(object: &mut Value) {
+    if let Some(spec) = child(object, "spec") {
+        persistent_volume_claim_spec(spec);
+    }
+    let Some(claim) = object.as_object_mut() else {
+        return;
+    };
+    let status = claim.entry("status").or_insert_with(|| json!({}));
+    if status.is_null() {
+        *status = json!({});
+    }
+    if let Some(status) = status.as_object_mut() {
+        default_str(status, "phase", "Pending");
     }
 }
 

@@ -30,7 +30,9 @@ mod kinds;
 mod pod;
 
 use fields::{child, children, default_str, default_value};
-use kinds::{deployment_spec, endpoint_slice, endpoints, namespace, node, rbac_subject, service_spec};
+use kinds::{
+    deployment_spec, endpoint_slice, endpoints, namespace, node, persistent_volume_claim, rbac_subject, service_spec,
+};
 use pod::{pod, pod_template};
 
 pub use image::image_pull_policy;
@@ -79,6 +81,8 @@ pub use pod::{DEFAULT_SCHEDULER_NAME, DEFAULT_TOLERATION_SECONDS, TERMINATION_ME
 ///   Active (the `kubernetes` finalizer is the namespace strategy's, in
 ///   `crate::strategy`).
 /// - Node: `status.allocatable` = `status.capacity` when absent.
+/// - PersistentVolumeClaim: `spec.volumeMode` Filesystem, `status.phase`
+///   Pending.
 /// - Secret: `type` Opaque.
 /// - RoleBinding, ClusterRoleBinding: the `apiGroup` of User and Group
 ///   subjects (`rbac.authorization.k8s.io`).
@@ -116,6 +120,7 @@ pub fn apply(kind: Builtin, object: &mut Value) {
         Builtin::EndpointSlice => endpoint_slice(object),
         Builtin::Namespace => namespace(object),
         Builtin::Node => node(object),
+        Builtin::PersistentVolumeClaim => persistent_volume_claim(object),
         Builtin::Secret => {
             if let Some(secret) = object.as_object_mut() {
                 default_str(secret, "type", "Opaque");

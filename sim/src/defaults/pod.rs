@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::fields::{child, children, default_nonzero, default_str, default_value, is_unset_str};
 use super::image::image_pull_policy;
+use super::kinds::persistent_volume_claim_spec;
 
 /// Termination message path every container gets.
 pub const TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
@@ -254,7 +255,7 @@ fn volume_defaults(volume: &mut Map<String, Value>) {
         .and_then(|t| t.get_mut("spec"))
         .and_then(Value::as_object_mut)
     {
-        default_value(claim_spec, "volumeMode", json!("Filesystem"));
+        persistent_volume_claim_spec(claim_spec);
     }
 }
 

@@ -2,10 +2,14 @@
 //! to the objects a controller manager watches.
 //!
 //! One task follows the store's change feed and a timer heap:
-//! - **scheduling**: a pod with no `spec.nodeName` is bound to a Ready,
-//!   schedulable node whose taints it tolerates and whose labels match its
-//!   `nodeSelector`, the one with the fewest pods (pods spread evenly); a
-//!   pod that fits nowhere waits until a node changes;
+//! - **scheduling**: a pod with no `spec.nodeName` whose claims are bound
+//!   is bound to a node it fits (not cordoned, its taints tolerated, its
+//!   node selector and required node affinity matched), the one with the
+//!   fewest pods (pods spread evenly); a pod that fits nowhere gets the
+//!   scheduler's `FailedScheduling` verdict and waits until a node, a claim
+//!   or a pod changes;
+//! - **provisioning**: a new PersistentVolumeClaim is bound to a volume of
+//!   its own, unless `kube-sim.io/provision: "pending"` holds it;
 //! - **start-up**: a bound pod shows `ContainerCreating` (for as long as a
 //!   ConfigMap or Secret its volumes need is missing, with a `FailedMount`
 //!   event), then after the start-up delay (or its
@@ -24,12 +28,14 @@
 //! injected faults and are not counted in request stats.
 //!
 //! This module owns the task's loop and the timed steps of each pod;
-//! binding pods to nodes is `scheduling.rs`, the pod statuses written are
+//! binding pods to nodes is `scheduling.rs` (which filters with `fit.rs`,
+//! `affinity.rs` and `claims.rs`), binding claims `provisioner.rs`, the
+//! Warning events `events.rs`, the pod statuses written are
 //! `status.rs`, when steps are due (annotations, durations, grace periods)
 //! is `timing.rs`, what of a pod the loop decides on is `view.rs`, whether
 //! its volumes can be mounted is `mounts.rs`, and the nodes themselves
-//! (seeding, stop/start, heartbeats and Leases) are `nodes.rs`. None of
-//! them imports this file.
+//! (seeding, joining and leaving, stop/start, heartbeats and Leases) are
+//! `nodes.rs`. None of them imports this file.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
@@ -45,18 +51,26 @@ use crate::object::is_terminating;
 use crate::resources::Builtin;
 use crate::store::{Change, ChangeKind, TypeKey, WatchStart};
 
+mod affinity;
+mod claims;
+mod events;
+mod fit;
 mod mounts;
 mod nodes;
+mod provisioner;
 mod scheduling;
 mod status;
 mod timing;
 mod view;
 
-pub use nodes::{NODE_LEASE_NAMESPACE, Nodes, seed};
-pub use scheduling::tolerates;
+pub use fit::tolerates;
+pub use nodes::{NODE_LEASE_NAMESPACE, NodeError, NodeSpec, Nodes, seed};
+pub(crate) use nodes::{add as add_node, remove as remove_node};
+pub use provisioner::PROVISION_ANNOTATION;
 pub use timing::{FAIL_AFTER_ANNOTATION, START_DELAY_ANNOTATION};
 
 use mounts::VolumeWaits;
+use nodes::pod_addresses;
 use scheduling::{Cluster, Scheduler};
 use status::{PodRef, bound_status, failed_status, ready_overwritten, restore_ready, running_status};
 use timing::{annotation_duration, deletion_due};
@@ -110,6 +124,7 @@ struct Kubelet {
     pod_key: TypeKey,
     node_key: TypeKey,
     lease_key: TypeKey,
+    claim_key: TypeKey,
     /// Timed steps, earliest first.
     timers: BinaryHeap<Reverse<(Instant, PodRef, Step)>>,
     /// Steps already in `timers`, so re-evaluations do not duplicate them.
@@ -127,13 +142,14 @@ impl Kubelet {
             pod_key: key(Builtin::Pod),
             node_key: key(Builtin::Node),
             lease_key: key(Builtin::Lease),
+            claim_key: key(Builtin::PersistentVolumeClaim),
             volumes: VolumeWaits::new(&api),
+            scheduler: Scheduler::new(&api),
             api,
             config,
             nodes,
             timers: BinaryHeap::new(),
             scheduled: HashSet::new(),
-            scheduler: Scheduler::default(),
         }
     }
 
@@ -170,8 +186,12 @@ impl Kubelet {
         }
     }
 
-    /// Re-reads every pod after missing changes.
+    /// Re-reads every claim and pod after missing changes.
     fn resync(&mut self) {
+        let (claims, _) = self.api.store.list(&self.claim_key, None);
+        for (_, stored) in claims {
+            provisioner::provision(&self.api.store, &self.claim_key, &stored);
+        }
         let (pods, _) = self.api.store.list(&self.pod_key, None);
         for (_, stored) in pods {
             self.evaluate(&view(&stored));
@@ -194,6 +214,12 @@ impl Kubelet {
                 self.evaluate(&view(&change.object));
             }
         } else if change.type_key == self.node_key {
+            self.retry_unschedulable();
+        } else if change.type_key == self.claim_key {
+            if change.kind != ChangeKind::Deleted {
+                provisioner::provision(&self.api.store, &self.claim_key, &change.object);
+            }
+            // A claim bound, created or deleted may change where pods fit.
             self.retry_unschedulable();
         } else if change.kind != ChangeKind::Deleted && self.volumes.is_source(&change.type_key) {
             // The ConfigMap or Secret a waiting pod's volume needs may be it.
@@ -218,7 +244,7 @@ impl Kubelet {
 
     /// Decides what happens next to a pod, and schedules it.
     fn evaluate(&mut self, pod: &Value) {
-        let Some(pod_ref) = pod_ref(pod) else { return };
+        let Some(pod_ref) = PodRef::of(pod) else { return };
         let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("").to_owned();
         if !node.is_empty() {
             self.scheduler.placement.insert(pod_ref.uid.clone(), node.clone());
@@ -241,10 +267,11 @@ impl Kubelet {
         if phase == "Pending" && pod.pointer("/status/hostIP").is_none() {
             // Created already bound (`spec.nodeName` set, no scheduler
             // involved): the kubelet admits it as it does a pod bound to it.
-            let index = self.scheduler.placement.len();
+            let stored_node = self.api.store.get(&self.node_key, "", &node).map(|n| n.value());
+            let (host_ip, pod_ip) = pod_addresses(stored_node.as_ref(), &node, self.scheduler.placement.len());
             self.write_status(&pod_ref, |status, spec| {
                 if status.get("hostIP").is_none() {
-                    bound_status(status, spec, &node, index);
+                    bound_status(status, spec, &host_ip, &pod_ip);
                 }
             });
         }
@@ -366,12 +393,4 @@ async fn sleep_until(at: Option<Instant>) {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
-}
-
-fn pod_ref(pod: &Value) -> Option<PodRef> {
-    Some(PodRef {
-        namespace: pod.pointer("/metadata/namespace")?.as_str()?.to_owned(),
-        name: pod.pointer("/metadata/name")?.as_str()?.to_owned(),
-        uid: pod.pointer("/metadata/uid")?.as_str()?.to_owned(),
-    })
 }

@@ -14,11 +14,11 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::events::{self, Reporter};
 use super::status::PodRef;
 use crate::api::Api;
-use crate::object::now_rfc3339;
 use crate::resources::Builtin;
 use crate::store::{Store, TypeKey};
 
@@ -63,7 +63,7 @@ impl VolumeWaits {
         let reported = self.waiting.entry(key).or_default();
         for message in failures {
             if reported.insert(message.clone()) {
-                failed_mount_event(store, &self.event_key, pod, pod_ref, node, &message);
+                events::warn(store, &self.event_key, pod, pod_ref, &Reporter::Kubelet(node), FAILED_MOUNT, &message);
             }
         }
         false
@@ -136,32 +136,11 @@ impl VolumeWaits {
     }
 }
 
-/// Records the kubelet's `FailedMount` Warning about `pod`, as its event
-/// recorder writes it (a core/v1 Event named `<pod>.<hex nanoseconds>`).
-fn failed_mount_event(store: &Store, event_key: &TypeKey, pod: &Value, pod_ref: &PodRef, node: &str, message: &str) {
-    let now = now_rfc3339();
-    let nanos = jiff::Timestamp::now().as_nanosecond();
-    let name = format!("{}.{nanos:x}", pod_ref.name);
-    let event = json!({
-        "apiVersion": "v1", "kind": "Event",
-        "metadata": {"name": name, "namespace": pod_ref.namespace,
-            "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now},
-        "involvedObject": {"kind": "Pod", "namespace": pod_ref.namespace, "name": pod_ref.name,
-            "uid": pod_ref.uid, "apiVersion": "v1",
-            "resourceVersion": pod.pointer("/metadata/resourceVersion").cloned().unwrap_or(json!(""))},
-        "reason": FAILED_MOUNT,
-        "message": message,
-        "source": {"component": "kubelet", "host": node},
-        "firstTimestamp": now, "lastTimestamp": now, "count": 1, "type": "Warning",
-        "eventTime": null, "reportingComponent": "kubelet", "reportingInstance": node,
-    });
-    // A name taken in the same nanosecond is one event less, not an error.
-    let _ = store.create(event_key, &pod_ref.namespace, &name, event);
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+
+    use serde_json::json;
 
     use super::*;
     use crate::api::ApiConfig;

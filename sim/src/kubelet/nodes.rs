@@ -5,7 +5,8 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use crate::api::{Api, KUBERNETES_VERSION};
@@ -65,20 +66,129 @@ pub fn seed(api: &Api, count: usize) {
     let node_key = Api::type_key(&api.registry.builtin(Builtin::Node));
     for i in 1..=count {
         let name = format!("node-{i}");
-        let zone = ["zone-a", "zone-b", "zone-c"][(i - 1) % 3];
-        let node = json!({
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now_rfc3339(),
-                "labels": {
-                    "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-                    "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
-                    "topology.kubernetes.io/zone": zone, "topology.kubernetes.io/region": "sim",
-                }},
-            "spec": {"podCIDR": format!("10.244.{i}.0/24"), "podCIDRs": [format!("10.244.{i}.0/24")]},
-            "status": node_status(i),
-        });
-        let _ = api.store.create(&node_key, "", &name, node);
+        let _ = api.store.create(&node_key, "", &name, node_object(&name, i, &Map::new(), &[]));
     }
+}
+
+/// A Ready node as kube-sim's kubelets register them: the well-known
+/// labels (its zone one of `zone-a`, `zone-b`, `zone-c` by `index`) under
+/// `labels`, `taints`, the pod range `10.244.<index>.0/24`, the address
+/// `10.0.0.<index>`, capacity for 110 pods, and healthy conditions.
+fn node_object(name: &str, index: usize, labels: &Map<String, Value>, taints: &[Value]) -> Value {
+    let zone = ["zone-a", "zone-b", "zone-c"][index.saturating_sub(1) % 3];
+    let mut all_labels = json!({
+        "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
+        "topology.kubernetes.io/zone": zone, "topology.kubernetes.io/region": "sim",
+    });
+    for (key, value) in labels {
+        all_labels[key] = value.clone();
+    }
+    let mut spec = json!({"podCIDR": format!("10.244.{index}.0/24"), "podCIDRs": [format!("10.244.{index}.0/24")]});
+    if !taints.is_empty() {
+        spec["taints"] = json!(taints);
+    }
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "uid": uuid::Uuid::new_v4().to_string(), "creationTimestamp": now_rfc3339(),
+            "labels": all_labels},
+        "spec": spec,
+        "status": node_status(name, index),
+    })
+}
+
+/// The host IP of `node` (its InternalIP) and the IP of the `index`th pod
+/// placed, in the node's pod range; a node not found (or not registered by
+/// kube-sim) gets addresses from the number in its name (`node-3`: 10.0.0.3
+/// and 10.244.3.x).
+pub(super) fn pod_addresses(node: Option<&Value>, name: &str, index: usize) -> (String, String) {
+    let fallback = name.trim_start_matches("node-").parse::<usize>().unwrap_or(0);
+    let host_ip = node
+        .and_then(|n| n.pointer("/status/addresses").and_then(Value::as_array))
+        .and_then(|addresses| addresses.iter().find(|a| a["type"] == "InternalIP"))
+        .and_then(|a| a["address"].as_str())
+        .map_or_else(|| format!("10.0.0.{fallback}"), str::to_owned);
+    let prefix = node
+        .and_then(|n| n.pointer("/spec/podCIDR").and_then(Value::as_str))
+        .and_then(|cidr| cidr.split('/').next())
+        .and_then(|base| base.rsplit_once('.'))
+        .map_or_else(|| format!("10.244.{fallback}"), |(prefix, _)| prefix.to_owned());
+    (host_ip, format!("{prefix}.{}", 2 + index % 250))
+}
+
+/// A node to add at run time, as `POST /sim/v1/nodes` takes it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// The node's name.
+    pub name: String,
+    /// Labels beside (or overriding) the well-known ones kube-sim sets.
+    #[serde(default)]
+    pub labels: Map<String, Value>,
+    /// `spec.taints`, as on a Node.
+    #[serde(default)]
+    pub taints: Vec<Value>,
+}
+
+/// Why a node could not be added or removed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NodeError {
+    /// A node of that name exists.
+    #[error("node {0:?} already exists")]
+    Exists(String),
+    /// No node of that name exists.
+    #[error("node {0:?} not found")]
+    NotFound(String),
+    /// The node would not be a valid Node.
+    #[error("invalid node: {0}")]
+    Invalid(String),
+}
+
+/// Registers a new Ready node, as a kubelet joining does: the Node (at the
+/// first index no node's pod range uses) with its kubelet heartbeating at
+/// once.
+pub(crate) fn add(api: &Api, nodes: &Nodes, spec: &NodeSpec) -> Result<(), NodeError> {
+    let node_key = Api::type_key(&api.registry.builtin(Builtin::Node));
+    let (stored, _) = api.store.list(&node_key, None);
+    let used: HashSet<usize> = stored.iter().filter_map(|(_, n)| range_index(&n.value())).collect();
+    let index = (1..).find(|i| !used.contains(i)).unwrap_or(1);
+    let mut node = node_object(&spec.name, index, &spec.labels, &spec.taints);
+    crate::defaults::apply(Builtin::Node, &mut node);
+    let causes = crate::validation::validate_create(Builtin::Node, &node);
+    if !causes.is_empty() {
+        let causes: Vec<String> = causes.iter().map(ToString::to_string).collect();
+        return Err(NodeError::Invalid(causes.join(", ")));
+    }
+    match api.store.create(&node_key, "", &spec.name, node) {
+        Ok(_) => {
+            nodes.start(&spec.name);
+            Ok(())
+        }
+        Err(StoreError::AlreadyExists) => Err(NodeError::Exists(spec.name.clone())),
+        Err(e) => Err(NodeError::Invalid(e.to_string())),
+    }
+}
+
+/// Removes a node, as deleting its Node does, and stops its kubelet: its
+/// pods stay as they are (removing them is the pod garbage collector's
+/// work), and its Lease is left to the garbage collector (it is owned by
+/// the Node).
+pub(crate) fn remove(api: &Api, nodes: &Nodes, name: &str) -> Result<(), NodeError> {
+    let node_key = Api::type_key(&api.registry.builtin(Builtin::Node));
+    nodes.stop(name);
+    match api.store.delete(&node_key, "", name, None) {
+        Ok(_) => Ok(()),
+        Err(_) => {
+            nodes.lock().remove(name);
+            Err(NodeError::NotFound(name.to_owned()))
+        }
+    }
+}
+
+/// The `<index>` of a node's pod range `10.244.<index>.0/24`.
+fn range_index(node: &Value) -> Option<usize> {
+    let cidr = node.pointer("/spec/podCIDR").and_then(Value::as_str)?;
+    cidr.strip_prefix("10.244.")?.split('.').next()?.parse().ok()
 }
 
 /// The conditions a healthy kubelet posts: type, status, reason, message.
@@ -111,7 +221,7 @@ pub(super) fn heartbeat_conditions(conditions: &mut [Value], now: &str) {
     }
 }
 
-fn node_status(i: usize) -> Value {
+fn node_status(name: &str, i: usize) -> Value {
     let now = now_rfc3339();
     let conditions: Vec<Value> = HEALTHY_CONDITIONS
         .iter()
@@ -126,7 +236,7 @@ fn node_status(i: usize) -> Value {
         "conditions": conditions,
         "addresses": [
             {"type": "InternalIP", "address": format!("10.0.0.{i}")},
-            {"type": "Hostname", "address": format!("node-{i}")},
+            {"type": "Hostname", "address": name},
         ],
         "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
         "nodeInfo": {

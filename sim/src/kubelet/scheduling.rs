@@ -1,7 +1,14 @@
-//! The scheduler stand-in: binds a pending pod to the least loaded Ready,
-//! schedulable node whose taints it tolerates and whose labels match its
-//! `nodeSelector`, and remembers the pods that fit nowhere for the loop to
-//! retry when something changes. What the bound pod then shows is
+//! The scheduler stand-in, kube-sim's `default-scheduler`: binds a pending
+//! pod for it with no scheduling gates left to the least loaded node it
+//! fits on, as the default scheduler's plugins decide fitting:
+//! VolumeBinding's PreFilter (`claims.rs`: its claims exist and are bound),
+//! NodeAffinity's PreFilter (`affinity.rs`: a pod pinned to nodes by name is
+//! placed only there), then per node NodeUnschedulable, TaintToleration and
+//! NodeAffinity (`fit.rs`). A pod that fits nowhere is remembered for the
+//! loop to retry when a node, a claim or a pod changes, and the verdict is
+//! reported as the scheduler reports it: the pod's `PodScheduled` condition
+//! False with reason `Unschedulable`, and a `FailedScheduling` Warning
+//! event, each time the message changes. What the bound pod then shows is
 //! `status.rs`'s.
 //!
 //! A bind costs what the few nodes cost, not what the many pods do: the
@@ -12,20 +19,34 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
 
-use super::nodes::Nodes;
-use super::status::{PodRef, bound_status};
+use super::affinity::required_node_names;
+use super::claims::claims_blocking;
+use super::events::{self, Reporter};
+use super::fit::{FitError, REASON_NOT_PINNED, misfit};
+use super::nodes::{Nodes, pod_addresses};
+use super::status::{PodRef, bound_status, write_status};
 use crate::api::Api;
+use crate::defaults::DEFAULT_SCHEDULER_NAME;
+use crate::object::now_rfc3339;
+use crate::resources::Builtin;
 use crate::store::TypeKey;
 
+/// The scheduler's event reason (`FailedScheduling`).
+const FAILED_SCHEDULING: &str = "FailedScheduling";
+
 /// What the scheduler stand-in keeps between decisions.
-#[derive(Default)]
 pub(super) struct Scheduler {
-    /// Pods waiting for a node to fit on.
-    pub(super) unschedulable: BTreeMap<(String, String), ()>,
+    /// Pods waiting for a node to fit on, each with the verdict last
+    /// reported.
+    pub(super) unschedulable: BTreeMap<(String, String), String>,
     /// The node of each bound pod, for spreading.
     pub(super) placement: Placement,
     /// Each node as last parsed, by name, with the resourceVersion parsed.
     nodes: HashMap<String, (u64, Value)>,
+    /// PersistentVolumeClaims' store key.
+    claim_key: TypeKey,
+    /// Core Events' store key.
+    event_key: TypeKey,
 }
 
 /// The node of each bound pod (by pod uid), and the number of pods on
@@ -95,43 +116,97 @@ pub(super) struct Cluster<'a> {
 }
 
 impl Scheduler {
-    /// Binds a pod to the least loaded node it fits on.
+    /// A scheduler for `api`'s store, with nothing placed or waiting yet.
+    pub(super) fn new(api: &Api) -> Self {
+        let key = |b| Api::type_key(&api.registry.builtin(b));
+        Scheduler {
+            unschedulable: BTreeMap::new(),
+            placement: Placement::default(),
+            nodes: HashMap::new(),
+            claim_key: key(Builtin::PersistentVolumeClaim),
+            event_key: key(Builtin::CoreEvent),
+        }
+    }
+
+    /// Binds a pod to the least loaded node it fits on, or records why it
+    /// fits none.
     pub(super) fn bind(&mut self, cluster: &Cluster<'_>, pod: &Value, pod_ref: PodRef) {
-        let key = (pod_ref.namespace.clone(), pod_ref.name.clone());
-        self.refresh_nodes(cluster);
-        let choice = self
-            .nodes
-            .values()
-            .map(|(_, node)| node)
-            .filter(|node| fits(pod, node))
-            .map(|node| node.pointer("/metadata/name").and_then(Value::as_str).unwrap_or(""))
-            .filter(|name| !cluster.nodes.is_stopped(name))
-            .min_by_key(|name| (self.placement.load(name), *name))
-            .map(str::to_owned);
-        let Some(node) = choice else {
-            self.unschedulable.insert(key, ());
+        let gated = pod.pointer("/spec/schedulingGates").and_then(Value::as_array).is_some_and(|g| !g.is_empty());
+        let scheduler = pod.pointer("/spec/schedulerName").and_then(Value::as_str).unwrap_or(DEFAULT_SCHEDULER_NAME);
+        if gated || scheduler != DEFAULT_SCHEDULER_NAME {
+            // The SchedulingGates plugin keeps it out of the queue, silently
+            // (removing its last gate is a change that brings it back); a
+            // pod for another scheduler is that scheduler's.
             return;
-        };
-        self.unschedulable.remove(&key);
-        let index = self.placement.len();
+        }
+        self.refresh_nodes(cluster);
+        match self.choose(cluster, pod, &pod_ref.namespace) {
+            Ok(node) => self.place(cluster, pod_ref, node),
+            Err(verdict) => self.unschedulable(cluster, pod, &pod_ref, verdict.to_string()),
+        }
+    }
+
+    /// The node for `pod`, or why there is none.
+    fn choose(&self, cluster: &Cluster<'_>, pod: &Value, namespace: &str) -> Result<String, FitError> {
+        let mut verdict = FitError { nodes: self.nodes.len(), ..FitError::default() };
+        if let Some(blocked) = claims_blocking(&cluster.api.store, &self.claim_key, pod, namespace) {
+            verdict.pre_filter = Some(blocked);
+            return Err(verdict);
+        }
+        let pinned = required_node_names(pod)
+            .map_err(|conflict| FitError { pre_filter: Some(conflict.to_owned()), ..verdict.clone() })?;
+        let mut candidates = Vec::new();
+        for (name, (_, node)) in &self.nodes {
+            let reason = if pinned.as_ref().is_some_and(|names| !names.contains(name)) {
+                Some(REASON_NOT_PINNED)
+            } else {
+                misfit(pod, node, cluster.nodes.is_stopped(name))
+            };
+            match reason {
+                Some(reason) => *verdict.reasons.entry(reason).or_default() += 1,
+                None => candidates.push(name.as_str()),
+            }
+        }
+        let best = candidates.into_iter().min_by_key(|name| (self.placement.load(name), *name));
+        best.map(str::to_owned).ok_or(verdict)
+    }
+
+    /// Binds the pod to `node`, with the status the kubelet then reports.
+    fn place(&mut self, cluster: &Cluster<'_>, pod_ref: PodRef, node: String) {
+        self.unschedulable.remove(&(pod_ref.namespace.clone(), pod_ref.name.clone()));
+        let (host_ip, pod_ip) = pod_addresses(self.nodes.get(&node).map(|(_, n)| n), &node, self.placement.len());
         let uid = pod_ref.uid.clone();
-        let node_for_write = node.clone();
         let result = cluster.api.store.update::<()>(cluster.pod_key, &pod_ref.namespace, &pod_ref.name, |s| {
             let mut v = s.value();
             let unbound = v.pointer("/spec/nodeName").and_then(Value::as_str).is_none_or(str::is_empty);
             if !unbound || v.pointer("/metadata/uid").and_then(Value::as_str) != Some(uid.as_str()) {
                 return Ok(None);
             }
-            v["spec"]["nodeName"] = json!(node_for_write);
+            v["spec"]["nodeName"] = json!(node);
             let spec = v["spec"].clone();
             let mut status = v.get("status").cloned().unwrap_or_else(|| json!({}));
-            bound_status(&mut status, &spec, &node_for_write, index);
+            bound_status(&mut status, &spec, &host_ip, &pod_ip);
             v["status"] = status;
             Ok(Some(v))
         });
         if result.is_ok() {
             self.placement.insert(pod_ref.uid, node);
         }
+    }
+
+    /// Remembers that the pod fits nowhere; a new verdict is reported on
+    /// its `PodScheduled` condition and in a `FailedScheduling` event.
+    fn unschedulable(&mut self, cluster: &Cluster<'_>, pod: &Value, pod_ref: &PodRef, message: String) {
+        let key = (pod_ref.namespace.clone(), pod_ref.name.clone());
+        if self.unschedulable.get(&key) == Some(&message) {
+            return;
+        }
+        write_status(&cluster.api.store, cluster.pod_key, pod_ref, |status, _| {
+            unschedulable_condition(status, &message)
+        });
+        let store = &cluster.api.store;
+        events::warn(store, &self.event_key, pod, pod_ref, &Reporter::Scheduler, FAILED_SCHEDULING, &message);
+        self.unschedulable.insert(key, message);
     }
 
     /// Brings the parsed nodes up to date with the store: nodes whose
@@ -150,72 +225,28 @@ impl Scheduler {
     }
 }
 
-/// Whether the scheduler may place `pod` on `node`.
-pub(super) fn fits(pod: &Value, node: &Value) -> bool {
-    let ready = node
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"));
-    let unschedulable = node.pointer("/spec/unschedulable").and_then(Value::as_bool).unwrap_or(false);
-    if !ready || unschedulable {
-        return false;
+/// Sets the `PodScheduled` condition the scheduler writes on a pod it
+/// cannot place (its transition time kept while it stays False).
+fn unschedulable_condition(status: &mut Value, message: &str) {
+    let condition = json!({"type": "PodScheduled", "status": "False", "lastProbeTime": null,
+        "lastTransitionTime": now_rfc3339(), "reason": "Unschedulable", "message": message});
+    if !status.get("conditions").is_some_and(Value::is_array) {
+        status["conditions"] = json!([]);
     }
-    let labels = node.pointer("/metadata/labels").and_then(Value::as_object);
-    let selector_ok = pod
-        .pointer("/spec/nodeSelector")
-        .and_then(Value::as_object)
-        .is_none_or(|sel| sel.iter().all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v)));
-    let tolerations = pod.pointer("/spec/tolerations").and_then(Value::as_array).cloned().unwrap_or_default();
-    let taints_ok = node.pointer("/spec/taints").and_then(Value::as_array).is_none_or(|taints| {
-        taints
-            .iter()
-            .filter(|t| matches!(t["effect"].as_str(), Some("NoSchedule" | "NoExecute")))
-            .all(|t| tolerations.iter().any(|tol| tolerates(tol, t)))
-    });
-    selector_ok && taints_ok
-}
-
-/// Whether a toleration tolerates a taint (as `v1.Toleration.ToleratesTaint`).
-pub fn tolerates(toleration: &Value, taint: &Value) -> bool {
-    let effect = toleration["effect"].as_str().unwrap_or("");
-    if !effect.is_empty() && Some(effect) != taint["effect"].as_str() {
-        return false;
-    }
-    let key = toleration["key"].as_str().unwrap_or("");
-    if !key.is_empty() && Some(key) != taint["key"].as_str() {
-        return false;
-    }
-    match toleration["operator"].as_str().unwrap_or("Equal") {
-        "Exists" => true,
-        "Equal" | "" => toleration["value"].as_str().unwrap_or("") == taint["value"].as_str().unwrap_or(""),
-        _ => false,
+    let Some(conditions) = status["conditions"].as_array_mut() else { return };
+    match conditions.iter_mut().find(|c| c["type"] == "PodScheduled") {
+        Some(existing) if existing["status"] == "False" => {
+            existing["reason"] = condition["reason"].clone();
+            existing["message"] = condition["message"].clone();
+        }
+        Some(existing) => *existing = condition,
+        None => conditions.push(condition),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ready_node(taints: Value) -> Value {
-        json!({"metadata": {"name": "n", "labels": {"disk": "ssd"}},
-        "spec": {"taints": taints},
-        "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    }
-
-    #[test]
-    fn pods_fit_only_where_taints_are_tolerated_and_selectors_match() {
-        let taint = json!([{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]);
-        let plain = json!({"spec": {}});
-        let tolerant = json!({"spec": {"tolerations": [{"key": "dedicated", "operator": "Equal", "value": "db"}]}});
-        assert!(!fits(&plain, &ready_node(taint.clone())));
-        assert!(fits(&tolerant, &ready_node(taint)));
-        assert!(fits(&plain, &ready_node(json!([{"key": "x", "effect": "PreferNoSchedule"}]))));
-        let wants_hdd = json!({"spec": {"nodeSelector": {"disk": "hdd"}}});
-        assert!(!fits(&wants_hdd, &ready_node(json!([]))));
-        let mut not_ready = ready_node(json!([]));
-        not_ready["status"]["conditions"][0]["status"] = json!("Unknown");
-        assert!(!fits(&plain, &not_ready));
-    }
 
     #[test]
     fn node_loads_follow_placements() {

@@ -16,6 +16,17 @@ pub(super) struct PodRef {
     pub(super) uid: String,
 }
 
+impl PodRef {
+    /// The identity of `pod`, if its metadata has one.
+    pub(super) fn of(pod: &Value) -> Option<PodRef> {
+        Some(PodRef {
+            namespace: pod.pointer("/metadata/namespace")?.as_str()?.to_owned(),
+            name: pod.pointer("/metadata/name")?.as_str()?.to_owned(),
+            uid: pod.pointer("/metadata/uid")?.as_str()?.to_owned(),
+        })
+    }
+}
+
 /// Writes `f`'s change to the status of `pod` (stored under `pod_key`), if
 /// it is still the same pod and the status changes.
 pub(super) fn write_status(store: &Store, pod_key: &TypeKey, pod: &PodRef, f: impl FnOnce(&mut Value, &Value)) {
@@ -56,14 +67,15 @@ fn containers(spec: &Value) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-pub(super) fn bound_status(status: &mut Value, spec: &Value, node: &str, index: usize) {
+/// What a pod bound to a node shows before it starts: `ContainerCreating`,
+/// at the node's `host_ip`, with the `pod_ip` of the node's range.
+pub(super) fn bound_status(status: &mut Value, spec: &Value, host_ip: &str, pod_ip: &str) {
     let at = now_rfc3339();
-    let node_index: usize = node.trim_start_matches("node-").parse().unwrap_or(0);
     status["phase"] = json!("Pending");
-    status["hostIP"] = json!(format!("10.0.0.{node_index}"));
-    status["hostIPs"] = json!([{"ip": format!("10.0.0.{node_index}")}]);
-    status["podIP"] = json!(format!("10.244.{node_index}.{}", 2 + index % 250));
-    status["podIPs"] = json!([{"ip": status["podIP"].clone()}]);
+    status["hostIP"] = json!(host_ip);
+    status["hostIPs"] = json!([{"ip": host_ip}]);
+    status["podIP"] = json!(pod_ip);
+    status["podIPs"] = json!([{"ip": pod_ip}]);
     status["startTime"] = json!(at);
     status["conditions"] = json!([
         condition("PodReadyToStartContainers", false, None, &at),

@@ -1,7 +1,8 @@
 //! What the stand-in reads of a pod when it decides the pod's next step:
 //! its metadata and status, and of its spec only the node it is bound to,
-//! what scheduling matches against (`nodeSelector`, `tolerations`) and the
-//! volumes it must mount before it starts.
+//! what scheduling matches against (`nodeSelector`, `affinity`,
+//! `tolerations`, `schedulingGates`, `schedulerName`) and the volumes it must mount (and claim) before it
+//! starts.
 //! Every pod change passes through here, so the rest of the spec (the
 //! containers, the bulk of a pod) is skipped rather than parsed; the
 //! status writes read the whole stored pod again.
@@ -31,7 +32,13 @@ struct SpecView {
     #[serde(default)]
     node_selector: Option<Value>,
     #[serde(default)]
+    affinity: Option<Value>,
+    #[serde(default)]
     tolerations: Option<Value>,
+    #[serde(default)]
+    scheduling_gates: Option<Value>,
+    #[serde(default)]
+    scheduler_name: Option<Value>,
     #[serde(default)]
     volumes: Option<Value>,
 }
@@ -51,7 +58,10 @@ pub(super) fn view(stored: &Stored) -> Value {
         let fields_kept = [
             ("nodeName", spec.node_name),
             ("nodeSelector", spec.node_selector),
+            ("affinity", spec.affinity),
             ("tolerations", spec.tolerations),
+            ("schedulingGates", spec.scheduling_gates),
+            ("schedulerName", spec.scheduler_name),
             ("volumes", spec.volumes),
         ];
         for (name, value) in fields_kept {
@@ -85,6 +95,7 @@ mod tests {
         let pod = json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "p", "namespace": "default", "uid": "u", "annotations": {"a": "b"}},
             "spec": {"nodeName": "node-1", "nodeSelector": {"disk": "ssd"}, "tolerations": [{"operator": "Exists"}],
+                "affinity": {"nodeAffinity": {}},
                 "volumes": [{"name": "config", "configMap": {"name": "app"}}],
                 "containers": [{"name": "c", "image": "i"}]},
             "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}});

@@ -31,6 +31,7 @@ pub(crate) fn define_builtin(builtin: Builtin, generator: &mut SchemaGenerator) 
         Builtin::ServiceAccount => define::<core::ServiceAccount>(generator),
         Builtin::CoreEvent => define::<core::Event>(generator),
         Builtin::PodTemplate => define::<core::PodTemplate>(generator),
+        Builtin::PersistentVolumeClaim => define::<core::PersistentVolumeClaim>(generator),
         Builtin::Deployment => define::<apps::Deployment>(generator),
         Builtin::ReplicaSet => define::<apps::ReplicaSet>(generator),
         Builtin::Lease => define::<coordination::Lease>(generator),

@@ -122,6 +122,7 @@ fn root_definition(kind: Builtin) -> &'static str {
         Builtin::ServiceAccount => "io.k8s.api.core.v1.ServiceAccount",
         Builtin::CoreEvent => "io.k8s.api.core.v1.Event",
         Builtin::PodTemplate => "io.k8s.api.core.v1.PodTemplate",
+        Builtin::PersistentVolumeClaim => "io.k8s.api.core.v1.PersistentVolumeClaim",
         Builtin::Deployment => "io.k8s.api.apps.v1.Deployment",
         Builtin::ReplicaSet => "io.k8s.api.apps.v1.ReplicaSet",
         Builtin::Lease => "io.k8s.api.coordination.v1.Lease",

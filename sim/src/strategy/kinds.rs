@@ -1,8 +1,9 @@
 //! Per-kind rules of the strategies: which kinds have `metadata.generation`
 //! maintained, what a `/status` write may change besides the status, which
 //! metadata counts as spec, and the create-time resets (`PrepareForCreate`):
-//! a new pod is Pending with its QoS class, new Deployments, ReplicaSets and
-//! Services have an empty status, a new namespace is Active with the
+//! a new pod is Pending with its QoS class (and not scheduled while it has
+//! scheduling gates), new Deployments, ReplicaSets and
+//! Services have an empty status, a new PersistentVolumeClaim is Pending, a new namespace is Active with the
 //! `kubernetes` finalizer, and a new EndpointSlice has no deprecated topology.
 
 use serde_json::{Value, json};
@@ -22,7 +23,7 @@ pub(super) fn tracks_generation(rt: &ResourceType) -> bool {
 /// upstream's status strategies for these kinds do not reset; newer types
 /// and custom resources reset all of it, `ResetObjectMetaForStatus`).
 pub(super) fn status_writes_metadata(rt: &ResourceType) -> bool {
-    matches!(rt.builtin, Some(Builtin::Deployment | Builtin::ReplicaSet))
+    matches!(rt.builtin, Some(Builtin::Deployment | Builtin::ReplicaSet | Builtin::PersistentVolumeClaim))
 }
 
 /// The metadata field whose changes bump `generation` as a spec change
@@ -43,13 +44,27 @@ pub(super) fn reset_on_create(kind: Builtin, object: &mut Value) {
         Builtin::Pod => {
             let qos = qos_class(object);
             object["status"] = json!({"phase": "Pending", "qosClass": qos});
+            scheduling_gated_condition(object);
         }
         Builtin::Deployment | Builtin::ReplicaSet | Builtin::Service => {
             object["status"] = json!({});
         }
         Builtin::Namespace => namespace_on_create(object),
+        // Cleared, and read back with the phase its defaulting gives.
+        Builtin::PersistentVolumeClaim => object["status"] = json!({"phase": "Pending"}),
         Builtin::EndpointSlice => drop_topology(object, None),
         _ => {}
+    }
+}
+
+/// A new pod with scheduling gates is marked not scheduled for them
+/// (upstream `applySchedulingGatedCondition`).
+fn scheduling_gated_condition(pod: &mut Value) {
+    let gated = pod.pointer("/spec/schedulingGates").and_then(Value::as_array).is_some_and(|g| !g.is_empty());
+    if gated {
+        pod["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "False",
+            "lastProbeTime": null, "lastTransitionTime": null, "reason": "SchedulingGated",
+            "message": "Scheduling is blocked due to non-empty scheduling gates"}]);
     }
 }
 
@@ -145,6 +160,14 @@ mod tests {
         let mut pod = json!({"spec": {"containers": [{"name": "c", "image": "i"}]}, "status": {"phase": "Running"}});
         reset_on_create(Builtin::Pod, &mut pod);
         assert_eq!(pod["status"], json!({"phase": "Pending", "qosClass": "BestEffort"}));
+    }
+
+    #[test]
+    fn new_gated_pods_are_not_scheduled_for_their_gates() {
+        let mut pod = json!({"spec": {"schedulingGates": [{"name": "example.com/wait"}], "containers": []}});
+        reset_on_create(Builtin::Pod, &mut pod);
+        assert_eq!(pod["status"]["conditions"][0]["reason"], "SchedulingGated");
+        assert_eq!(pod["status"]["conditions"][0]["status"], "False");
     }
 
     #[test]

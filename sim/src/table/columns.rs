@@ -275,6 +275,26 @@ const POD_DISRUPTION_BUDGET_COLUMNS: &[Column] = &[
     AGE,
 ];
 
+const PERSISTENT_VOLUME_CLAIM_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text("Status", "phase represents the current phase of PersistentVolumeClaim."),
+    Column::text("Volume", "volumeName is the binding reference to the PersistentVolume backing this claim."),
+    Column::text("Capacity", "capacity represents the actual resources of the underlying volume."),
+    Column::text(
+        "Access Modes",
+        "accessModes contains the actual access modes the volume backing the PVC has. More info: \
+         https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
+    ),
+    Column::text("StorageClass", "StorageClass of the pvc"),
+    Column::text("VolumeAttributesClass", "VolumeAttributesClass of the pvc"),
+    AGE,
+    Column::wide(
+        "VolumeMode",
+        "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when \
+         not included in claim spec.",
+    ),
+];
+
 /// What apiextensions serves for a CRD version without
 /// `additionalPrinterColumns`: NAME plus a date-typed Age column.
 const CUSTOM_COLUMNS: &[Column] = &[NAME, Column { ty: "date", ..Column::text("Age", CREATED_DOC) }];
@@ -296,6 +316,7 @@ pub(super) fn columns(kind: Option<Builtin>) -> &'static [Column] {
         Builtin::ServiceAccount => SERVICE_ACCOUNT_COLUMNS,
         Builtin::CoreEvent | Builtin::EventsEvent => EVENT_COLUMNS,
         Builtin::PodTemplate => POD_TEMPLATE_COLUMNS,
+        Builtin::PersistentVolumeClaim => PERSISTENT_VOLUME_CLAIM_COLUMNS,
         Builtin::Deployment => DEPLOYMENT_COLUMNS,
         Builtin::ReplicaSet => REPLICA_SET_COLUMNS,
         Builtin::Lease => LEASE_COLUMNS,

@@ -16,8 +16,8 @@
 //! the same `<none>`, `<unknown>` or zero upstream prints for a zero value.
 //!
 //! This file builds the Table and picks a printer; the printers are
-//! `pod.rs`, `workloads.rs`, `services.rs` (with Endpoints and EndpointSlices), `nodes.rs`, `events.rs` and
-//! `simple.rs`, their columns `columns.rs`, and what they share is
+//! `pod.rs`, `workloads.rs`, `services.rs` (with Endpoints and EndpointSlices), `nodes.rs`, `events.rs`,
+//! `storage.rs` and `simple.rs`, their columns `columns.rs`, and what they share is
 //! `cells.rs` (rows, NAME, AGE), `format.rs` (cell text) and `access.rs`
 //! (reading the JSON). None of them imports this file.
 
@@ -37,6 +37,7 @@ mod nodes;
 mod pod;
 mod services;
 mod simple;
+mod storage;
 mod workloads;
 
 use cells::Row;
@@ -49,6 +50,7 @@ use simple::{
     print_config_map, print_custom, print_lease, print_namespace, print_pod_disruption_budget, print_role,
     print_role_binding, print_secret, print_service_account,
 };
+use storage::print_persistent_volume_claim;
 use workloads::{print_deployment, print_pod_template, print_replica_set};
 
 pub use format::human_duration;
@@ -165,6 +167,7 @@ fn print(kind: Option<Builtin>, obj: &Value, now: Timestamp) -> Row {
         Builtin::CoreEvent => print_event(&EventFields::core(obj), now).into(),
         Builtin::EventsEvent => print_event(&EventFields::events_v1(obj), now).into(),
         Builtin::PodTemplate => print_pod_template(obj).into(),
+        Builtin::PersistentVolumeClaim => print_persistent_volume_claim(obj, now).into(),
         Builtin::Deployment => print_deployment(obj, now).into(),
         Builtin::ReplicaSet => print_replica_set(obj, now).into(),
         Builtin::Lease => print_lease(obj, now).into(),

@@ -8,7 +8,7 @@
 //! This file holds the entry points and the per-kind dispatch. The rules
 //! are `meta.rs`, `pod.rs`, `pod_update.rs`, `pod_status.rs`,
 //! `apps.rs`, `workload_status.rs`, `node.rs`, `taints.rs`, `service.rs`,
-//! `endpoints.rs`, `core_v1.rs`, `discovery.rs`, `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
+//! `endpoints.rs`, `core_v1.rs`, `storage.rs` (with `quantity.rs`), `discovery.rs`, `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
 //! `access.rs` (reading the JSON), `render.rs` (Go's rendering of values),
 //! `syntax.rs` (name and value syntax), `ip.rs` (IP address syntax) and `values.rs` (selectors,
 //! int-or-string). None of them imports this file.
@@ -58,6 +58,9 @@
 //! - Namespace finalizer names and, on `/status`, the phase against the
 //!   deletion timestamp; ConfigMap and Secret keys, `immutable` ConfigMaps
 //!   and Secrets, Secret `type` immutability; Lease durations; PDB specs;
+//! - PersistentVolumeClaim: `ValidatePersistentVolumeClaim` and its update
+//!   and `/status` rules but for data sources and resize statuses
+//!   (`storage.rs`);
 //! - Endpoints: `ValidateEndpoints` whole (subsets with addresses, IPs an
 //!   endpoint may have, hostnames, node names, ports);
 //! - EndpointSlice: `ValidateEndpointSlice{Create,Update}` whole (address
@@ -92,9 +95,11 @@ mod pod;
 mod pod_status;
 mod pod_update;
 mod policy;
+mod quantity;
 mod rbac;
 mod render;
 mod service;
+mod storage;
 mod syntax;
 mod taints;
 mod values;
@@ -162,6 +167,7 @@ pub fn validate_status_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Ca
         Builtin::ReplicaSet => replica_set_status(&mut errs, at(new, "status")),
         Builtin::Namespace => namespace_phase(&mut errs, new),
         Builtin::Pod => pod_status_update(&mut errs, old, new),
+        Builtin::PersistentVolumeClaim => storage::claim_status_update(&mut errs, new),
         _ => spec(&mut errs, kind, new, Some(old)),
     }
     errs.finish()
@@ -189,6 +195,12 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
             }
         }
         Builtin::PodTemplate => pod_template_spec(errs, at(object, "template"), "template"),
+        Builtin::PersistentVolumeClaim => {
+            storage::claim_spec(errs, at(object, "spec"), "spec");
+            if let Some(old) = old {
+                storage::claim_update(errs, old, object);
+            }
+        }
         Builtin::Service => {
             if let Some(old) = old {
                 service::service_update(errs, at(old, "spec"), at(object, "spec"));

@@ -150,7 +150,7 @@ fn munged(old: &Value, new: &Value) -> Value {
 }
 
 /// The paths at which `old` and `new` differ, each with both values.
-fn differences(old: &Value, new: &Value, path: &str, out: &mut Vec<String>) {
+pub(super) fn differences(old: &Value, new: &Value, path: &str, out: &mut Vec<String>) {
     if semantic_eq(old, new) {
         return;
     }

@@ -26,31 +26,9 @@ async fn state(client: &kube::Client, ns: &str, name: &str) -> (String, String) 
     (text("/status/phase"), text("/status/containerStatuses/0/state/waiting/reason"))
 }
 
-/// Waits for the FailedMount event about `pod` and gives its message.
+/// Waits for the FailedMount event about `pod`.
 async fn failed_mount(sim: &Sim, ns: &str, pod: &str) -> Value {
-    let client = sim.client().expect("client");
-    wait_for(sim, PATIENCE, &format!("a FailedMount event about {pod}"), || {
-        let client = client.clone();
-        async move {
-            let events = get(&client, &format!("/api/v1/namespaces/{ns}/events")).await.json();
-            let items = events["items"].as_array().cloned().unwrap_or_default();
-            let found = items.iter().find(|e| e["involvedObject"]["name"] == pod && e["reason"] == "FailedMount");
-            found.cloned().ok_or_else(|| format!("events: {items:?}"))
-        }
-    })
-    .await
-}
-
-async fn wait_running(sim: &Sim, ns: &str, name: &str) {
-    let client = sim.client().expect("client");
-    wait_for(sim, PATIENCE, &format!("{name} to run"), || {
-        let client = client.clone();
-        async move {
-            let (phase, reason) = state(&client, ns, name).await;
-            if phase == "Running" { Ok(()) } else { Err(format!("{phase} {reason}")) }
-        }
-    })
-    .await;
+    util::wait_event(sim, ns, pod, "FailedMount", |_| true).await
 }
 
 #[tokio::test]
@@ -67,7 +45,7 @@ async fn a_pod_waits_in_container_creating_for_its_config_map_then_starts() {
 
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}, "data": {"k": "v"}});
     create(&client, "/api/v1/namespaces/default/configmaps", &cm).await;
-    wait_running(&sim, "default", "web").await;
+    util::wait_running(&sim, "default", "web").await;
 }
 
 #[tokio::test]
@@ -84,7 +62,7 @@ async fn secrets_and_projected_sources_are_waited_for_unless_optional() {
         {"name": "bundle", "projected": {"sources": [{"secret": {"name": "creds"}}, {"configMap": {"name": "settings"}}]}},
     ]);
     create(&client, "/api/v1/namespaces/default/pods", &pod("strict", needed)).await;
-    wait_running(&sim, "default", "relaxed").await;
+    util::wait_running(&sim, "default", "relaxed").await;
     failed_mount(&sim, "default", "strict").await;
     let client_for_events = client.clone();
     let messages: Vec<String> = wait_for(&sim, PATIENCE, "both FailedMount events of strict", || {
@@ -115,7 +93,7 @@ async fn secrets_and_projected_sources_are_waited_for_unless_optional() {
     assert_eq!(state(&client, "default", "strict").await.1, "ContainerCreating", "settings is still missing");
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}});
     create(&client, "/api/v1/namespaces/default/configmaps", &cm).await;
-    wait_running(&sim, "default", "strict").await;
+    util::wait_running(&sim, "default", "strict").await;
 }
 
 #[tokio::test]
@@ -138,5 +116,5 @@ async fn the_token_volume_waits_for_kube_root_ca_crt() {
         format!("MountVolume.SetUp failed for volume \"{volume}\" : configmap \"kube-root-ca.crt\" not found")
     );
     kube_sim::testing::provision_namespace(&sim, "team").await;
-    wait_running(&sim, "team", "web").await;
+    util::wait_running(&sim, "team", "web").await;
 }

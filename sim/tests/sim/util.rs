@@ -112,6 +112,11 @@ pub async fn get(client: &kube::Client, path: &str) -> Answer {
     call(client, "GET", path, &[], None).await
 }
 
+/// `PATCH path` with a JSON merge patch.
+pub async fn merge(client: &kube::Client, path: &str, patch: serde_json::Value) -> Answer {
+    call(client, "PATCH", path, &[("content-type", "application/merge-patch+json")], Some(&patch)).await
+}
+
 /// An open watch: newline-delimited events read one at a time.
 pub struct Watch {
     body: kube::client::Body,
@@ -193,4 +198,50 @@ pub async fn create(client: &kube::Client, collection: &str, body: &serde_json::
     let answer = call(client, "POST", collection, &[], Some(body)).await;
     assert_eq!(answer.code(), 201, "{collection}: {}", answer.body);
     answer.json()
+}
+
+// === waiting on what the stand-in does ===
+
+/// Waits for an Event with `reason` about the object `name` in `ns` whose
+/// message `matches`, and gives it.
+pub async fn wait_event(
+    sim: &kube_sim::Sim,
+    ns: &str,
+    name: &str,
+    reason: &str,
+    matches: impl Fn(&str) -> bool,
+) -> serde_json::Value {
+    let client = sim.client().expect("client");
+    let matches = &matches;
+    kube_sim::testing::wait_for(sim, PATIENCE, &format!("a {reason} event about {name}"), || {
+        let client = client.clone();
+        async move {
+            let events = get(&client, &format!("/api/v1/namespaces/{ns}/events")).await.json();
+            let items = events["items"].as_array().cloned().unwrap_or_default();
+            let found = items.iter().find(|e| {
+                e["involvedObject"]["name"] == name
+                    && e["reason"] == reason
+                    && matches(e["message"].as_str().unwrap_or(""))
+            });
+            found.cloned().ok_or_else(|| format!("events: {items:?}"))
+        }
+    })
+    .await
+}
+
+/// Waits for the pod `name` in `ns` to be Running, and gives it.
+pub async fn wait_running(sim: &kube_sim::Sim, ns: &str, name: &str) -> serde_json::Value {
+    let client = sim.client().expect("client");
+    kube_sim::testing::wait_for(sim, PATIENCE, &format!("{name} to run"), || {
+        let client = client.clone();
+        async move {
+            let pod = get(&client, &format!("/api/v1/namespaces/{ns}/pods/{name}")).await.json();
+            if pod.pointer("/status/phase") == Some(&serde_json::json!("Running")) {
+                Ok(pod)
+            } else {
+                Err(format!("{}", pod["status"]))
+            }
+        }
+    })
+    .await
 }

@@ -3,9 +3,9 @@
 //! references, finalizer names, node taints and pod tolerations, role
 //! rules and aggregation rules.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::util::{self, Answer, call, create, get, workload};
+use super::util::{self, Answer, call, create, get, merge, workload};
 
 // === utils ===
 
@@ -15,11 +15,6 @@ const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 const PODS: &str = "/api/v1/namespaces/default/pods";
 const NODES: &str = "/api/v1/nodes";
 const NAMESPACES: &str = "/api/v1/namespaces";
-
-/// `PATCH path` with a JSON merge patch.
-async fn merge(client: &kube::Client, path: &str, patch: Value) -> Answer {
-    call(client, "PATCH", path, &[("content-type", "application/merge-patch+json")], Some(&patch)).await
-}
 
 /// Asserts a 422 Invalid with `message`, and returns its causes as
 /// `field: message` lines.
