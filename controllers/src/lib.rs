@@ -38,7 +38,10 @@
 //! - [`serviceaccount`]: the ServiceAccounts controller (`default` in every
 //!   active namespace);
 //! - [`serviceaccounttoken`]: the service account token controller
-//!   (legacy token Secrets filled, and deleted with their ServiceAccount).
+//!   (legacy token Secrets filled, and deleted with their ServiceAccount);
+//! - [`statefulset`]: the StatefulSet controller (stable identities and
+//!   storage, ordered or parallel pod management, rolling updates with
+//!   partition and maxUnavailable, claim retention, revision history).
 
 pub mod clusterroleaggregation;
 pub mod common;
@@ -57,6 +60,7 @@ pub mod replicaset;
 pub mod rootcacertpublisher;
 pub mod serviceaccount;
 pub mod serviceaccounttoken;
+pub mod statefulset;
 
 #[cfg(test)]
 #[allow(missing_docs)]

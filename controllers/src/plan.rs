@@ -202,6 +202,10 @@ pub enum Action {
     /// A write to a DaemonSet or one of its pods, as
     /// [`daemonset::Write`] documents it.
     DaemonSet(daemonset::Write),
+    /// A write of the StatefulSet controller (pods with fixed names and
+    /// their claims, the set's status), as
+    /// [`statefulset::Write`](crate::statefulset::Write) documents it.
+    StatefulSet(crate::statefulset::Write),
     /// Record an event whose text is known when planning.
     Event(Event),
 }

@@ -260,6 +260,11 @@ pub fn describe_step(step: &Step) -> String {
 /// - DaemonSets: `relabel <pod> <hash>`, and the status `status
 ///   <desired>/<current>/<misscheduled>/<ready>/<updated>/<available>/<unavailable>
 ///   gen=<observed> collisions=<n>`;
+/// - StatefulSets: `create <pod> [+<claim>,...]`, `claims <claim>,...`,
+///   `repair <pod> [+<claim>,...]`, `claim <claim> [<owner kind>,...]`,
+///   `delete <pod>`, `fail <error>`, and the status `status
+///   <replicas>/<ready>/<available>/<current>/<updated> <current
+///   revision>-><update revision>`;
 /// - `event <reason>: <message>`.
 pub fn describe(action: &Action) -> String {
     let n = |v: Option<i32>| v.unwrap_or(0);
@@ -311,6 +316,7 @@ pub fn describe(action: &Action) -> String {
             format!("status {counts} gen={} collisions={}", s.observed_generation.unwrap_or(0), n(s.collision_count))
         }
         Action::DaemonSet(crate::daemonset::Write::RelabelPod { name, hash, .. }) => format!("relabel {name} {hash}"),
+        Action::StatefulSet(write) => describe_stateful_set_write(write),
         Action::Event(e) => format!("event {}: {}", e.reason, e.message),
     }
 }
@@ -326,6 +332,39 @@ fn describe_revision_write(write: &crate::history::Write) -> String {
         Write::Delete { name, .. } => format!("revision delete {name}"),
         Write::PatchOwnerRefs { name, patch: OwnerRefPatch::Adopt(_), .. } => format!("revision adopt {name}"),
         Write::PatchOwnerRefs { name, patch: OwnerRefPatch::Release { .. }, .. } => format!("revision release {name}"),
+    }
+}
+
+/// See [`describe`].
+fn describe_stateful_set_write(write: &crate::statefulset::Write) -> String {
+    use crate::statefulset::Write;
+    let claims = |claims: &[k8s_openapi::api::core::v1::PersistentVolumeClaim]| {
+        let names: Vec<&str> = claims.iter().filter_map(|c| c.metadata.name.as_deref()).collect();
+        if names.is_empty() { String::new() } else { format!(" +{}", names.join(",")) }
+    };
+    let n = |v: Option<i32>| v.unwrap_or(0);
+    match write {
+        Write::CreatePod { pod, claims: c, .. } => {
+            format!("create {}{}", pod.metadata.name.as_deref().unwrap_or_default(), claims(c))
+        }
+        Write::CreateClaims { claims: c, .. } => format!("claims{}", claims(c)),
+        Write::RepairPod { repair, claims: c, .. } => format!("repair {}{}", repair.name, claims(c)),
+        Write::UpdateClaim { claim, .. } => {
+            let owners: Vec<&str> = claim.metadata.owner_references.iter().flatten().map(|r| r.kind.as_str()).collect();
+            format!("claim {} [{}]", claim.metadata.name.as_deref().unwrap_or_default(), owners.join(","))
+        }
+        Write::DeletePod { name, .. } => format!("delete {name}"),
+        Write::UpdateStatus { status: s, .. } => format!(
+            "status {}/{}/{}/{}/{} {}->{}",
+            s.replicas,
+            n(s.ready_replicas),
+            n(s.available_replicas),
+            n(s.current_replicas),
+            n(s.updated_replicas),
+            s.current_revision.as_deref().unwrap_or_default(),
+            s.update_revision.as_deref().unwrap_or_default(),
+        ),
+        Write::Fail { error } => format!("fail {error}"),
     }
 }
 

@@ -58,6 +58,18 @@ pub struct PodSpec {
     /// The node a pending DaemonSet pod was made for, from its required
     /// node affinity (the DaemonSet controller; see `affinity`).
     pub affinity_node_name: Option<Atom>,
+    /// The `persistentVolumeClaim` volumes of `spec.volumes` (the
+    /// StatefulSet controller checks a pod mounts its claims).
+    pub claim_volumes: Box<[ClaimVolume]>,
+}
+
+/// A volume of a pod mounting a PersistentVolumeClaim.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClaimVolume {
+    /// The volume's `name`.
+    pub name: Box<str>,
+    /// `persistentVolumeClaim.claimName`.
+    pub claim_name: Box<str>,
 }
 
 /// `spec` as decoded, before the Secret references are gathered.
@@ -88,6 +100,7 @@ impl From<WireSpec> for PodSpec {
         let containers = wire.containers.iter().chain(&wire.init_containers).chain(&wire.ephemeral_containers);
         let secret_names = secret_names(&wire.image_pull_secrets, containers, &wire.volumes);
         let named_ports = NAMED_PORTS.intern(&named_ports(&wire.containers, &wire.init_containers));
+        let claim_volumes = wire.volumes.iter().filter_map(VolumeSecrets::claim).collect();
         let init_containers = wire.init_containers.into_iter();
         PodSpec {
             node_name: wire.node_name,
@@ -100,6 +113,7 @@ impl From<WireSpec> for PodSpec {
             hostname: wire.hostname,
             subdomain: wire.subdomain,
             affinity_node_name: wire.affinity.target_node_name(),
+            claim_volumes,
         }
     }
 }
@@ -338,5 +352,18 @@ mod tests {
         let not_in = pod(affinity(json!([{"key": "metadata.name", "operator": "NotIn", "values": ["a"]}])));
         assert_eq!(not_in.target_node_name(), None);
         assert_eq!(pod(json!({"affinity": null})).target_node_name(), None);
+    }
+
+    #[test]
+    fn keeps_the_claims_a_pod_mounts() {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "web-0", "namespace": "default"},
+            "spec": {"volumes": [
+                {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-0"}},
+                {"name": "cache", "emptyDir": {}},
+            ]},
+        }))
+        .unwrap();
+        assert_eq!(&*pod.spec.claim_volumes, [ClaimVolume { name: "data".into(), claim_name: "data-web-0".into() }]);
     }
 }

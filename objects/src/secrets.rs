@@ -12,6 +12,7 @@ use serde::Deserialize;
 use crate::atom::Atom;
 use crate::container::WireContainer;
 use crate::meta::nullable;
+use crate::pod::ClaimVolume;
 
 /// A `{name}` reference (`LocalObjectReference`, `SecretReference`,
 /// `SecretKeySelector`, `SecretEnvSource`, `SecretProjection`).
@@ -41,10 +42,13 @@ pub(crate) struct EnvFrom {
     secret_ref: Option<NameRef>,
 }
 
-/// A volume's sources that can name a Secret.
+/// A volume's sources that can name a Secret, and its name and claim (the
+/// StatefulSet controller matches a pod's storage by them).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub(crate) struct VolumeSecrets {
+    name: Box<str>,
+    persistent_volume_claim: Option<ClaimSource>,
     secret: Option<SecretName>,
     azure_file: Option<SecretName>,
     cephfs: Option<SecretRef>,
@@ -57,6 +61,13 @@ pub(crate) struct VolumeSecrets {
     storageos: Option<SecretRef>,
     csi: Option<NodePublishSecretRef>,
     projected: Option<Projected>,
+}
+
+/// `persistentVolumeClaim` of a volume.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct ClaimSource {
+    claim_name: Box<str>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -112,6 +123,13 @@ pub(crate) fn secret_names<'a>(
 }
 
 impl VolumeSecrets {
+    /// The volume's name and the claim it mounts, if it is a
+    /// `persistentVolumeClaim` volume.
+    pub(crate) fn claim(&self) -> Option<ClaimVolume> {
+        let source = self.persistent_volume_claim.as_ref()?;
+        Some(ClaimVolume { name: self.name.clone(), claim_name: source.claim_name.clone() })
+    }
+
     fn names(&self) -> impl Iterator<Item = &Option<Atom>> {
         let named = [&self.secret, &self.azure_file].into_iter().flatten().map(|s| &s.secret_name);
         let refs =

@@ -128,4 +128,13 @@ mod tests {
         drop_empty(Builtin::ClusterRole, &mut role);
         assert_eq!(role["rules"], json!([]));
     }
+
+    #[test]
+    fn controller_revision_data_is_kept_as_written() {
+        let data =
+            json!({"spec": {"template": {"metadata": {"labels": {}}, "spec": {"volumes": []}, "$patch": "replace"}}});
+        let mut revision = json!({"metadata": {"name": "r", "labels": {}}, "data": data.clone(), "revision": 1});
+        drop_empty(Builtin::ControllerRevision, &mut revision);
+        assert_eq!(revision, json!({"metadata": {"name": "r"}, "data": data, "revision": 1}));
+    }
 }

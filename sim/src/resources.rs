@@ -38,6 +38,12 @@ pub enum Builtin {
     Deployment,
     /// apps/v1 ReplicaSet.
     ReplicaSet,
+    /// apps/v1 DaemonSet.
+    DaemonSet,
+    /// apps/v1 StatefulSet.
+    StatefulSet,
+    /// apps/v1 ControllerRevision.
+    ControllerRevision,
     /// coordination.k8s.io/v1 Lease.
     Lease,
     /// events.k8s.io/v1 Event.
@@ -58,7 +64,7 @@ pub enum Builtin {
 
 impl Builtin {
     /// Every built-in kind.
-    pub const ALL: [Builtin; 21] = [
+    pub const ALL: [Builtin; 24] = [
         Builtin::Namespace,
         Builtin::Node,
         Builtin::Pod,
@@ -72,6 +78,9 @@ impl Builtin {
         Builtin::PersistentVolumeClaim,
         Builtin::Deployment,
         Builtin::ReplicaSet,
+        Builtin::DaemonSet,
+        Builtin::StatefulSet,
+        Builtin::ControllerRevision,
         Builtin::Lease,
         Builtin::EventsEvent,
         Builtin::EndpointSlice,
@@ -243,8 +252,11 @@ fn builtins() -> Vec<ResourceType> {
         builtin(B::Secret, "", "secrets", "Secret", true, &[], false, &[]),
         builtin(B::ServiceAccount, "", "serviceaccounts", "ServiceAccount", true, &["sa"], false, &[]),
         builtin(B::Service, "", "services", "Service", true, &["svc"], true, &[Status]),
+        builtin(B::ControllerRevision, "apps", "controllerrevisions", "ControllerRevision", true, &[], false, &[]),
+        builtin(B::DaemonSet, "apps", "daemonsets", "DaemonSet", true, &["ds"], true, &[Status]),
         builtin(B::Deployment, "apps", "deployments", "Deployment", true, &["deploy"], true, &[Status, Scale]),
         builtin(B::ReplicaSet, "apps", "replicasets", "ReplicaSet", true, &["rs"], true, &[Status, Scale]),
+        builtin(B::StatefulSet, "apps", "statefulsets", "StatefulSet", true, &["sts"], true, &[Status, Scale]),
         builtin(B::Lease, "coordination.k8s.io", "leases", "Lease", true, &[], false, &[]),
         builtin(B::EndpointSlice, "discovery.k8s.io", "endpointslices", "EndpointSlice", true, &[], false, &[]),
         builtin(B::EventsEvent, "events.k8s.io", "events", "Event", true, &["ev"], false, &[]),

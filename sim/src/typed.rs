@@ -24,7 +24,7 @@ pub struct Decoded {
 /// Decodes `object` as its kind's type (one decode and encode), or says why
 /// it does not fit, with the API server's message prefix.
 pub fn decode(kind: Builtin, object: &Value) -> Result<Decoded, String> {
-    let known = roundtrip(kind, object).map_err(|e| {
+    let known = roundtrip(kind, object).and_then(|known| convert(kind, known)).map_err(|e| {
         let name = kind_name(kind);
         format!("{name} in version \"v1\" cannot be handled as a {name}: {e}")
     })?;
@@ -49,6 +49,9 @@ fn roundtrip(kind: Builtin, object: &Value) -> Result<Value, String> {
         Builtin::PersistentVolumeClaim => through::<core::v1::PersistentVolumeClaim>(object),
         Builtin::Deployment => through::<apps::v1::Deployment>(object),
         Builtin::ReplicaSet => through::<apps::v1::ReplicaSet>(object),
+        Builtin::DaemonSet => through::<apps::v1::DaemonSet>(object),
+        Builtin::StatefulSet => through::<apps::v1::StatefulSet>(object),
+        Builtin::ControllerRevision => through::<apps::v1::ControllerRevision>(object),
         Builtin::Lease => through::<coordination::v1::Lease>(object),
         Builtin::EventsEvent => through::<events::v1::Event>(object),
         Builtin::EndpointSlice => through::<discovery::v1::EndpointSlice>(object),
@@ -58,6 +61,22 @@ fn roundtrip(kind: Builtin, object: &Value) -> Result<Value, String> {
         Builtin::Role => through::<rbac::v1::Role>(object),
         Builtin::RoleBinding => through::<rbac::v1::RoleBinding>(object),
     }
+}
+
+/// What the conversion of a v1 object to the API server's internal type
+/// refuses: a DaemonSet's template generation annotation that is not an
+/// integer (its `Spec.TemplateGeneration` is parsed from it).
+fn convert(kind: Builtin, object: Value) -> Result<Value, String> {
+    if kind == Builtin::DaemonSet
+        && let Some(generation) = object
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(crate::strategy::TEMPLATE_GENERATION))
+            .and_then(Value::as_str)
+        && generation.parse::<i64>().is_err()
+    {
+        return Err(format!("strconv.ParseInt: parsing {}: invalid syntax", crate::validation::go_quote(generation)));
+    }
+    Ok(object)
 }
 
 /// Decodes as `T` (with `apiVersion` and `kind` forced to `T`'s: the
@@ -122,6 +141,9 @@ fn kind_name(kind: Builtin) -> &'static str {
         Builtin::PersistentVolumeClaim => "PersistentVolumeClaim",
         Builtin::Deployment => "Deployment",
         Builtin::ReplicaSet => "ReplicaSet",
+        Builtin::DaemonSet => "DaemonSet",
+        Builtin::StatefulSet => "StatefulSet",
+        Builtin::ControllerRevision => "ControllerRevision",
         Builtin::Lease => "Lease",
         Builtin::EndpointSlice => "EndpointSlice",
         Builtin::PodDisruptionBudget => "PodDisruptionBudget",
@@ -203,6 +225,12 @@ mod tests {
             "{message}"
         );
         assert!(decode(Builtin::Secret, &json!({"data": {"a": "not base64!"}})).is_err());
+        let generation = json!({"metadata": {"annotations": {"deprecated.daemonset.template.generation": "two"}}});
+        assert_eq!(
+            decode(Builtin::DaemonSet, &generation).unwrap_err(),
+            "DaemonSet in version \"v1\" cannot be handled as a DaemonSet: strconv.ParseInt: parsing \"two\": \
+             invalid syntax"
+        );
         // Missing required fields decode; validation reports them.
         let mut no_selector = deployment();
         no_selector["spec"].as_object_mut().unwrap().remove("selector");

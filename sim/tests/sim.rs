@@ -4,6 +4,8 @@
 mod sim {
     /// Admission: the ServiceAccount plugin, on and off.
     mod admission;
+    /// DaemonSets, StatefulSets and ControllerRevisions, and `kubectl rollout` on them.
+    mod apps;
     /// PersistentVolumeClaims: rules, the simulated provisioner, pods waiting for claims.
     mod claims;
     /// Faults, restarts, dropped watches, stats, custom resources.

@@ -42,3 +42,14 @@ pub(super) fn default_nonzero(map: &mut Map<String, Value>, key: &str, default: 
         map.insert(key.to_owned(), json!(default));
     }
 }
+
+/// The object under `key`, created empty when absent or null (a Go struct
+/// field, or a pointer to one the defaulter allocates); `None` when `key`
+/// holds something else.
+pub(super) fn object_entry<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
+    let entry = map.entry(key).or_insert_with(|| json!({}));
+    if entry.is_null() {
+        *entry = json!({});
+    }
+    entry.as_object_mut()
+}

@@ -1,7 +1,6 @@
-//! Defaults of the object kinds other than pods: Deployment and ReplicaSet
-//! specs, Service, Endpoints,
-//! EndpointSlice ports, Namespace, Node, PersistentVolumeClaim and RBAC
-//! binding subjects.
+//! Defaults of the object kinds other than pods and workloads: Service,
+//! Endpoints, EndpointSlice ports, Namespace, Node, PersistentVolumeClaim
+//! and RBAC binding subjects.
 
 use serde_json::{Map, Value, json};
 
@@ -9,30 +8,6 @@ use super::fields::{child, children, default_str, default_value};
 
 /// The label the API server sets on every namespace to its name.
 pub const LABEL_METADATA_NAME: &str = "kubernetes.io/metadata.name";
-
-/// `SetDefaults_Deployment`.
-pub(super) fn deployment_spec(spec: &mut Map<String, Value>) {
-    default_value(spec, "replicas", json!(1));
-    let strategy = spec.entry("strategy").or_insert_with(|| json!({}));
-    if strategy.is_null() {
-        *strategy = json!({});
-    }
-    if let Some(strategy) = strategy.as_object_mut() {
-        default_str(strategy, "type", "RollingUpdate");
-        if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
-            let rolling = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
-            if rolling.is_null() {
-                *rolling = json!({});
-            }
-            if let Some(rolling) = rolling.as_object_mut() {
-                default_value(rolling, "maxUnavailable", json!("25%"));
-                default_value(rolling, "maxSurge", json!("25%"));
-            }
-        }
-    }
-    default_value(spec, "revisionHistoryLimit", json!(10));
-    default_value(spec, "progressDeadlineSeconds", json!(600));
-}
 
 /// `SetDefaults_Service` (the IP families are the registry's, in
 /// `crate::clusterip`).

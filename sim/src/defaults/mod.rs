@@ -20,7 +20,7 @@
 //! Pending` and `qosClass`, a namespace's `kubernetes` finalizer, name
 //! generation), cluster IP allocation and quantity canonicalisation.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::resources::Builtin;
 
@@ -28,12 +28,12 @@ mod fields;
 mod image;
 mod kinds;
 mod pod;
+mod workloads;
 
 use fields::{child, children, default_str, default_value};
-use kinds::{
-    deployment_spec, endpoint_slice, endpoints, namespace, node, persistent_volume_claim, rbac_subject, service_spec,
-};
+use kinds::{endpoint_slice, endpoints, namespace, node, persistent_volume_claim, rbac_subject, service_spec};
 use pod::{pod, pod_template};
+use workloads::{daemon_set_spec, deployment_spec, stateful_set_spec};
 
 pub use image::image_pull_policy;
 pub use kinds::LABEL_METADATA_NAME;
@@ -50,6 +50,16 @@ pub use pod::{DEFAULT_SCHEDULER_NAME, DEFAULT_TOLERATION_SECONDS, TERMINATION_ME
 ///   `rollingUpdate.maxUnavailable`/`maxSurge` "25%", `revisionHistoryLimit`
 ///   10, `progressDeadlineSeconds` 600; pod template below.
 /// - ReplicaSet: `spec.replicas` 1; pod template below.
+/// - DaemonSet: `spec.updateStrategy.type` RollingUpdate with
+///   `rollingUpdate.maxUnavailable` 1 and `maxSurge` 0,
+///   `revisionHistoryLimit` 10; pod template below.
+/// - StatefulSet: `podManagementPolicy` OrderedReady,
+///   `updateStrategy.type` RollingUpdate with `rollingUpdate.partition` 0
+///   and `maxUnavailable` 1,
+///   `persistentVolumeClaimRetentionPolicy` Retain/Retain, `replicas` 1,
+///   `revisionHistoryLimit` 10; each claim template's `apiVersion` v1,
+///   `kind` PersistentVolumeClaim, `spec.volumeMode` Filesystem and
+///   `status.phase` Pending; pod template below.
 /// - PodTemplate: `template.spec` as below.
 /// - Every pod spec: `restartPolicy` Always, `dnsPolicy` ClusterFirst,
 ///   `terminationGracePeriodSeconds` 30, `schedulerName` default-scheduler,
@@ -89,22 +99,10 @@ pub use pod::{DEFAULT_SCHEDULER_NAME, DEFAULT_TOLERATION_SECONDS, TERMINATION_ME
 #[doc(alias = "SetObjectDefaults")]
 pub fn apply(kind: Builtin, object: &mut Value) {
     match kind {
-        Builtin::Deployment => {
-            if let Some(spec) = child(object, "spec") {
-                deployment_spec(spec);
-                if let Some(template) = spec.get_mut("template").and_then(Value::as_object_mut) {
-                    pod_template(template);
-                }
-            }
-        }
-        Builtin::ReplicaSet => {
-            if let Some(spec) = child(object, "spec") {
-                default_value(spec, "replicas", json!(1));
-                if let Some(template) = spec.get_mut("template").and_then(Value::as_object_mut) {
-                    pod_template(template);
-                }
-            }
-        }
+        Builtin::Deployment => workload(object, deployment_spec),
+        Builtin::ReplicaSet => workload(object, |spec| default_value(spec, "replicas", json!(1))),
+        Builtin::DaemonSet => workload(object, daemon_set_spec),
+        Builtin::StatefulSet => workload(object, stateful_set_spec),
         Builtin::PodTemplate => {
             if let Some(template) = child(object, "template") {
                 pod_template(template);
@@ -134,6 +132,7 @@ pub fn apply(kind: Builtin, object: &mut Value) {
             }
         }
         Builtin::ConfigMap
+        | Builtin::ControllerRevision
         | Builtin::ServiceAccount
         | Builtin::CoreEvent
         | Builtin::Lease
@@ -141,6 +140,17 @@ pub fn apply(kind: Builtin, object: &mut Value) {
         | Builtin::PodDisruptionBudget
         | Builtin::ClusterRole
         | Builtin::Role => {}
+    }
+}
+
+/// A workload's `spec` defaults (`spec_defaults`), then its pod
+/// template's.
+fn workload(object: &mut Value, spec_defaults: fn(&mut Map<String, Value>)) {
+    if let Some(spec) = child(object, "spec") {
+        spec_defaults(spec);
+        if let Some(template) = spec.get_mut("template").and_then(Value::as_object_mut) {
+            pod_template(template);
+        }
     }
 }
 
@@ -266,6 +276,79 @@ mod tests {
     }
 
     #[test]
+    fn daemon_set_and_stateful_set_specs_equal_what_a_real_cluster_stores() {
+        let template = json!({"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}});
+        let daemon_set = defaulted(
+            Builtin::DaemonSet,
+            json!({"spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template.clone()}}),
+        );
+        assert_eq!(
+            daemon_set["spec"]["updateStrategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
+        );
+        assert_eq!(daemon_set["spec"]["revisionHistoryLimit"], 10);
+        assert_eq!(daemon_set["spec"]["template"]["spec"]["schedulerName"], "default-scheduler");
+
+        let stateful_set = defaulted(
+            Builtin::StatefulSet,
+            json!({"spec": {"serviceName": "web", "selector": {"matchLabels": {"app": "web"}},
+                "template": template,
+                "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}}),
+        );
+        let spec = &stateful_set["spec"];
+        assert_eq!(spec["podManagementPolicy"], "OrderedReady");
+        assert_eq!(
+            spec["updateStrategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0, "maxUnavailable": 1}})
+        );
+        assert_eq!(
+            spec["persistentVolumeClaimRetentionPolicy"],
+            json!({"whenDeleted": "Retain", "whenScaled": "Retain"})
+        );
+        assert_eq!((&spec["replicas"], &spec["revisionHistoryLimit"]), (&json!(1), &json!(10)));
+        assert_eq!(
+            spec["volumeClaimTemplates"][0],
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                    "volumeMode": "Filesystem"},
+                "status": {"phase": "Pending"}})
+        );
+        assert_eq!(spec["template"]["spec"]["terminationGracePeriodSeconds"], 30);
+    }
+
+    #[test]
+    fn workload_strategies_keep_what_the_user_set() {
+        let on_delete = defaulted(Builtin::DaemonSet, json!({"spec": {"updateStrategy": {"type": "OnDelete"}}}));
+        assert_eq!(on_delete["spec"]["updateStrategy"], json!({"type": "OnDelete"}));
+        let surge = defaulted(
+            Builtin::DaemonSet,
+            json!({"spec": {"updateStrategy": {"rollingUpdate": {"maxUnavailable": 0, "maxSurge": "10%"}}}}),
+        );
+        assert_eq!(
+            surge["spec"]["updateStrategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "10%"}})
+        );
+        // An explicit RollingUpdate without `rollingUpdate` stays without one.
+        let rolling = defaulted(Builtin::StatefulSet, json!({"spec": {"updateStrategy": {"type": "RollingUpdate"}}}));
+        assert_eq!(rolling["spec"]["updateStrategy"], json!({"type": "RollingUpdate"}));
+        let partitioned = defaulted(
+            Builtin::StatefulSet,
+            json!({"spec": {"replicas": 0, "podManagementPolicy": "Parallel",
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "50%"}},
+                "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"}}}),
+        );
+        let spec = &partitioned["spec"];
+        assert_eq!((&spec["replicas"], &spec["podManagementPolicy"]), (&json!(0), &json!("Parallel")));
+        assert_eq!(spec["updateStrategy"]["rollingUpdate"], json!({"maxUnavailable": "50%", "partition": 0}));
+        assert_eq!(
+            spec["persistentVolumeClaimRetentionPolicy"],
+            json!({"whenDeleted": "Delete", "whenScaled": "Retain"})
+        );
+    }
+
+    #[test]
     fn endpoint_slice_ports_get_an_empty_name_and_tcp() {
         let slice = json!({"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}],
             "ports": [{"port": 80}, {"name": "dns", "port": 53, "protocol": "UDP"}]});
@@ -305,6 +388,12 @@ mod tests {
             (Builtin::Endpoints, json!({"subsets": [{"ports": [{"port": 80}]}]})),
             (Builtin::EndpointSlice, json!({"addressType": "IPv4", "ports": [{"port": 80}]})),
             (Builtin::PodTemplate, json!({"template": {"spec": {"containers": [{"name": "a"}]}}})),
+            (Builtin::DaemonSet, json!({"spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}})),
+            (
+                Builtin::StatefulSet,
+                json!({"spec": {"volumeClaimTemplates": [{"metadata": {"name": "d"}}],
+                "template": {"spec": {"containers": [{"name": "a"}]}}}}),
+            ),
         ];
         for (kind, object) in cases {
             let once = defaulted(kind, object);

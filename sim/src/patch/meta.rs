@@ -66,6 +66,9 @@ pub const PATCH_META: &[(&str, &str, &str, &str)] = &[
     (DEPLOYMENT_SPEC, "strategy", "retainKeys", ""),
     (DEPLOYMENT_STATUS, "conditions", "merge", "type"),
     (REPLICA_SET_STATUS, "conditions", "merge", "type"),
+    (DAEMON_SET_STATUS, "conditions", "merge", "type"),
+    (STATEFUL_SET_STATUS, "conditions", "merge", "type"),
+    (PVC_STATUS, "conditions", "merge", "type"),
     (PDB_SPEC, "selector", "replace", ""),
     (PDB_STATUS, "conditions", "merge", "type"),
 ];
@@ -100,6 +103,12 @@ const DEPLOYMENT_SPEC: &str = "io.k8s.api.apps.v1.DeploymentSpec";
 const DEPLOYMENT_STATUS: &str = "io.k8s.api.apps.v1.DeploymentStatus";
 /// `appsv1.ReplicaSetStatus`.
 const REPLICA_SET_STATUS: &str = "io.k8s.api.apps.v1.ReplicaSetStatus";
+/// `appsv1.DaemonSetStatus`.
+const DAEMON_SET_STATUS: &str = "io.k8s.api.apps.v1.DaemonSetStatus";
+/// `appsv1.StatefulSetStatus`.
+const STATEFUL_SET_STATUS: &str = "io.k8s.api.apps.v1.StatefulSetStatus";
+/// `corev1.PersistentVolumeClaimStatus` (a StatefulSet's claim templates).
+const PVC_STATUS: &str = "io.k8s.api.core.v1.PersistentVolumeClaimStatus";
 /// `policy/v1.PodDisruptionBudgetStatus`.
 const PDB_STATUS: &str = "io.k8s.api.policy.v1.PodDisruptionBudgetStatus";
 /// `policy/v1.PodDisruptionBudgetSpec`.
@@ -125,6 +134,9 @@ fn root_definition(kind: Builtin) -> &'static str {
         Builtin::PersistentVolumeClaim => "io.k8s.api.core.v1.PersistentVolumeClaim",
         Builtin::Deployment => "io.k8s.api.apps.v1.Deployment",
         Builtin::ReplicaSet => "io.k8s.api.apps.v1.ReplicaSet",
+        Builtin::DaemonSet => "io.k8s.api.apps.v1.DaemonSet",
+        Builtin::StatefulSet => "io.k8s.api.apps.v1.StatefulSet",
+        Builtin::ControllerRevision => "io.k8s.api.apps.v1.ControllerRevision",
         Builtin::Lease => "io.k8s.api.coordination.v1.Lease",
         Builtin::EventsEvent => "io.k8s.api.events.v1.Event",
         Builtin::EndpointSlice => "io.k8s.api.discovery.v1.EndpointSlice",

@@ -130,6 +130,9 @@ fn schema_for(kind: Builtin) -> Result<(&'static str, &'static Message), Protobu
         Builtin::ReplicaSet => ("ReplicaSet", &REPLICA_SET),
         Builtin::Lease => ("Lease", &LEASE),
         Builtin::Node
+        | Builtin::DaemonSet
+        | Builtin::StatefulSet
+        | Builtin::ControllerRevision
         | Builtin::PersistentVolumeClaim
         | Builtin::CoreEvent
         | Builtin::EventsEvent

@@ -2,12 +2,14 @@
 //! maintained, what a `/status` write may change besides the status, which
 //! metadata counts as spec, and the create-time resets (`PrepareForCreate`):
 //! a new pod is Pending with its QoS class (and not scheduled while it has
-//! scheduling gates), new Deployments, ReplicaSets and
-//! Services have an empty status, a new PersistentVolumeClaim is Pending, a new namespace is Active with the
+//! scheduling gates), new Deployments, ReplicaSets, DaemonSets (with their
+//! template generation, `daemon_set.rs`), StatefulSets and Services have an
+//! empty status, a new PersistentVolumeClaim is Pending, a new namespace is Active with the
 //! `kubernetes` finalizer, and a new EndpointSlice has no deprecated topology.
 
 use serde_json::{Value, json};
 
+use super::daemon_set::template_generation_on_create;
 use super::endpoint_slice::drop_topology;
 use crate::resources::{Builtin, ResourceType};
 
@@ -16,14 +18,32 @@ const NAMESPACE_FINALIZER: &str = "kubernetes";
 
 /// Types whose `metadata.generation` the API server maintains.
 pub(super) fn tracks_generation(rt: &ResourceType) -> bool {
-    matches!(rt.builtin, None | Some(Builtin::Deployment | Builtin::ReplicaSet | Builtin::EndpointSlice))
+    matches!(
+        rt.builtin,
+        None | Some(
+            Builtin::Deployment
+                | Builtin::ReplicaSet
+                | Builtin::DaemonSet
+                | Builtin::StatefulSet
+                | Builtin::EndpointSlice
+        )
+    )
 }
 
 /// Types whose `/status` writes also take the request's metadata (what
 /// upstream's status strategies for these kinds do not reset; newer types
 /// and custom resources reset all of it, `ResetObjectMetaForStatus`).
 pub(super) fn status_writes_metadata(rt: &ResourceType) -> bool {
-    matches!(rt.builtin, Some(Builtin::Deployment | Builtin::ReplicaSet | Builtin::PersistentVolumeClaim))
+    matches!(
+        rt.builtin,
+        Some(
+            Builtin::Deployment
+                | Builtin::ReplicaSet
+                | Builtin::DaemonSet
+                | Builtin::StatefulSet
+                | Builtin::PersistentVolumeClaim
+        )
+    )
 }
 
 /// The metadata field whose changes bump `generation` as a spec change
@@ -46,8 +66,12 @@ pub(super) fn reset_on_create(kind: Builtin, object: &mut Value) {
             object["status"] = json!({"phase": "Pending", "qosClass": qos});
             scheduling_gated_condition(object);
         }
-        Builtin::Deployment | Builtin::ReplicaSet | Builtin::Service => {
+        Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::Service => {
             object["status"] = json!({});
+        }
+        Builtin::DaemonSet => {
+            object["status"] = json!({});
+            template_generation_on_create(object);
         }
         Builtin::Namespace => namespace_on_create(object),
         // Cleared, and read back with the phase its defaulting gives.

@@ -18,7 +18,8 @@
 //!   write leaves nothing holding a deletion up;
 //! - per-kind rules (`kinds.rs`): which kinds have `generation` maintained,
 //!   what their `/status` writes may change, and their create-time resets;
-//!   the EndpointSlice's deprecated topology (`endpoint_slice.rs`) and the
+//!   a DaemonSet's template generation (`daemon_set.rs`), the
+//!   EndpointSlice's deprecated topology (`endpoint_slice.rs`) and the
 //!   fields a Service changed to ExternalName loses (`service.rs`).
 //!
 //! Defaulting (`crate::defaults`) and validation (`crate::validation`) are
@@ -26,6 +27,7 @@
 //! the verbs in `crate::api`, which call these functions.
 
 mod create;
+mod daemon_set;
 mod delete;
 mod endpoint_slice;
 mod kinds;
@@ -33,5 +35,6 @@ mod service;
 mod update;
 
 pub use create::{before_create, prepare_for_create};
+pub use daemon_set::TEMPLATE_GENERATION;
 pub use delete::{mark_for_deletion, should_delete_after_update};
 pub use update::next_state;

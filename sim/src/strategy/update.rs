@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::create::invalid;
+use super::daemon_set::template_generation_on_update;
 use super::endpoint_slice::drop_topology;
 use super::kinds::{
     keep_namespace_finalizers, metadata_as_spec, set_or_remove, status_writes_metadata, tracks_generation,
@@ -98,6 +99,9 @@ pub fn next_state(
         };
         invalid(rt, &name, causes)?;
         omitempty::drop_empty(kind, &mut next);
+        if kind == Builtin::DaemonSet {
+            template_generation_on_update(&mut next, current, sub.is_none());
+        }
     }
     let metadata_changed =
         |field: &str| current.pointer(&format!("/metadata/{field}")) != next.pointer(&format!("/metadata/{field}"));

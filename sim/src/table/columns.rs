@@ -129,6 +129,61 @@ const DEPLOYMENT_COLUMNS: &[Column] = &[
     ),
 ];
 
+const DAEMON_SET_COLUMNS: &[Column] = &[
+    NAME,
+    Column::int(
+        "Desired",
+        "The total number of nodes that should be running the daemon pod (including nodes correctly \
+         running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+    ),
+    Column::int(
+        "Current",
+        "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. \
+         More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+    ),
+    Column::int(
+        "Ready",
+        "numberReady is the number of nodes that should be running the daemon pod and have one or more of \
+         the daemon pod running with a Ready Condition.",
+    ),
+    Column::int("Up-to-date", "The total number of nodes that are running updated daemon pod"),
+    Column::int(
+        "Available",
+        "The number of nodes that should be running the daemon pod and have one or more of the daemon pod \
+         running and available (ready for at least spec.minReadySeconds)",
+    ),
+    Column::text(
+        "Node Selector",
+        "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must \
+         match a node's labels for the pod to be scheduled on that node. More info: \
+         https://kubernetes.io/docs/concepts/configuration/assign-pod-node/",
+    ),
+    AGE,
+    Column::wide("Containers", CONTAINERS_DOC),
+    Column::wide("Images", IMAGES_DOC),
+    Column::wide(
+        "Selector",
+        "A label query over pods that are managed by the daemon set. Must match in order to be controlled. \
+         It must match the pod template's labels. More info: \
+         https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+    ),
+];
+
+const STATEFUL_SET_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text("Ready", "Number of the pod with ready state"),
+    AGE,
+    Column::wide("Containers", CONTAINERS_DOC),
+    Column::wide("Images", IMAGES_DOC),
+];
+
+const CONTROLLER_REVISION_COLUMNS: &[Column] = &[
+    NAME,
+    Column::text("Controller", "Controller of the object"),
+    Column::text("Revision", "Revision indicates the revision of the state represented by Data."),
+    AGE,
+];
+
 const SERVICE_COLUMNS: &[Column] = &[
     NAME,
     Column::text("Type", "type determines how the Service is exposed."),
@@ -319,6 +374,9 @@ pub(super) fn columns(kind: Option<Builtin>) -> &'static [Column] {
         Builtin::PersistentVolumeClaim => PERSISTENT_VOLUME_CLAIM_COLUMNS,
         Builtin::Deployment => DEPLOYMENT_COLUMNS,
         Builtin::ReplicaSet => REPLICA_SET_COLUMNS,
+        Builtin::DaemonSet => DAEMON_SET_COLUMNS,
+        Builtin::StatefulSet => STATEFUL_SET_COLUMNS,
+        Builtin::ControllerRevision => CONTROLLER_REVISION_COLUMNS,
         Builtin::Lease => LEASE_COLUMNS,
         Builtin::ClusterRole | Builtin::Role => ROLE_COLUMNS,
         Builtin::ClusterRoleBinding | Builtin::RoleBinding => ROLE_BINDING_COLUMNS,

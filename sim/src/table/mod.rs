@@ -51,7 +51,10 @@ use simple::{
     print_role_binding, print_secret, print_service_account,
 };
 use storage::print_persistent_volume_claim;
-use workloads::{print_deployment, print_pod_template, print_replica_set};
+use workloads::{
+    print_controller_revision, print_daemon_set, print_deployment, print_pod_template, print_replica_set,
+    print_stateful_set,
+};
 
 pub use format::human_duration;
 
@@ -170,6 +173,9 @@ fn print(kind: Option<Builtin>, obj: &Value, now: Timestamp) -> Row {
         Builtin::PersistentVolumeClaim => print_persistent_volume_claim(obj, now).into(),
         Builtin::Deployment => print_deployment(obj, now).into(),
         Builtin::ReplicaSet => print_replica_set(obj, now).into(),
+        Builtin::DaemonSet => print_daemon_set(obj, now).into(),
+        Builtin::StatefulSet => print_stateful_set(obj, now).into(),
+        Builtin::ControllerRevision => print_controller_revision(obj, now).into(),
         Builtin::Lease => print_lease(obj, now).into(),
         Builtin::ClusterRole | Builtin::Role => print_role(obj).into(),
         Builtin::ClusterRoleBinding | Builtin::RoleBinding => print_role_binding(obj, now).into(),
@@ -402,6 +408,47 @@ mod tests {
         assert_eq!(cells[7], "app=web");
         let bare = one(Builtin::ReplicaSet, json!({"metadata": {"name": "x"}}));
         assert_eq!(bare[7], "<none>");
+    }
+
+    #[test]
+    fn daemon_set_stateful_set_and_controller_revision_cells() {
+        let ds = json!({"metadata": {"name": "agent", "creationTimestamp": ago(60)},
+            "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                "template": {"spec": {"nodeSelector": {"role": "edge", "disk": "ssd"},
+                    "containers": [{"name": "agent", "image": "agent:1"}]}}},
+            "status": {"desiredNumberScheduled": 3, "currentNumberScheduled": 3, "numberReady": 2,
+                "updatedNumberScheduled": 1, "numberAvailable": 2}});
+        assert_eq!(
+            one(Builtin::DaemonSet, ds),
+            [
+                json!("agent"),
+                json!(3),
+                json!(3),
+                json!(2),
+                json!(1),
+                json!(2),
+                json!("disk=ssd,role=edge"),
+                json!("60s"),
+                json!("agent"),
+                json!("agent:1"),
+                json!("app=agent"),
+            ]
+        );
+        assert_eq!(one(Builtin::DaemonSet, json!({"metadata": {"name": "x"}}))[6], "<none>");
+
+        let sts = json!({"metadata": {"name": "db"}, "spec": {"replicas": 3}, "status": {"readyReplicas": 2}});
+        assert_eq!(one(Builtin::StatefulSet, sts)[1], "2/3");
+        assert_eq!(one(Builtin::StatefulSet, json!({"metadata": {"name": "x"}}))[1], "0/1");
+
+        let revision =
+            |owners: Value| json!({"metadata": {"name": "agent-6d4b", "ownerReferences": owners}, "revision": 2});
+        let owned = revision(json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent",
+            "uid": "u", "controller": true}]));
+        assert_eq!(&one(Builtin::ControllerRevision, owned)[1..3], [json!("daemonset.apps/agent"), json!(2)]);
+        let core = revision(json!([{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u", "controller": true}]));
+        assert_eq!(one(Builtin::ControllerRevision, core)[1], "pod/p");
+        let not_controlled = revision(json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "a", "uid": "u"}]));
+        assert_eq!(one(Builtin::ControllerRevision, not_controlled)[1], "<none>");
     }
 
     #[test]

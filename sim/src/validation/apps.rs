@@ -1,6 +1,8 @@
 //! Validation of the apps/v1 specs: `ValidateDeploymentSpec` and
 //! `ValidateReplicaSetSpec`, with their selector, template, strategy and
-//! rolling update rules, and the apps/v1 selector immutability on update.
+//! rolling update rules, the apps/v1 selector immutability on update, and
+//! the selector and template rules the DaemonSet and StatefulSet specs
+//! (`daemon_set.rs`, `stateful_set.rs`) share with them.
 
 use serde_json::Value;
 
@@ -15,8 +17,7 @@ use super::values::{IntOrString, Selector};
 /// `ValidateDeploymentSpec`.
 pub(super) fn deployment_spec(errs: &mut Errors, spec: &Value) {
     nonnegative(errs, int(spec, "replicas"), "spec.replicas");
-    let selector = selector_field(errs, spec);
-    if let Some(selector) = selector {
+    if let Some(selector) = selector_field(errs, spec, "deployment", "invalid label selector") {
         template_for_replica_set(errs, at(spec, "template"), &selector);
     }
     strategy(errs, at(spec, "strategy"));
@@ -35,44 +36,51 @@ pub(super) fn deployment_spec(errs: &mut Errors, spec: &Value) {
 pub(super) fn replica_set_spec(errs: &mut Errors, spec: &Value) {
     nonnegative(errs, int(spec, "replicas"), "spec.replicas");
     nonnegative(errs, Some(int(spec, "minReadySeconds").unwrap_or(0)), "spec.minReadySeconds");
-    if let Some(selector) = selector_field(errs, spec) {
+    if let Some(selector) = selector_field(errs, spec, "deployment", "invalid label selector") {
         template_for_replica_set(errs, at(spec, "template"), &selector);
     }
 }
 
-/// The `spec.selector` rules shared by Deployment and ReplicaSet; the
-/// parsed selector when it converts (upstream `LabelSelectorAsSelector`).
-fn selector_field(errs: &mut Errors, spec: &Value) -> Option<Selector> {
+/// The `spec.selector` rules shared by Deployment, ReplicaSet and
+/// StatefulSet (`empty selector is invalid for <kind>`, and `unparsable`
+/// when it does not convert); the parsed selector when it converts
+/// (upstream `LabelSelectorAsSelector`). Upstream says "deployment" for
+/// ReplicaSets too.
+pub(super) fn selector_field(errs: &mut Errors, spec: &Value, kind: &str, unparsable: &str) -> Option<Selector> {
     let raw = at(spec, "selector");
     if raw.is_null() {
         errs.required("spec.selector", "");
     } else {
         label_selector(errs, raw, "spec.selector");
-        if map(raw, "matchLabels").is_empty() && list(raw, "matchExpressions").is_empty() {
-            // Upstream says "deployment" for ReplicaSets too.
-            errs.invalid("spec.selector", go_label_selector(raw), "empty selector is invalid for deployment");
-        }
+        empty_selector(errs, raw, kind);
     }
     match Selector::parse(raw) {
         Some(selector) => Some(selector),
         None => {
-            errs.invalid("spec.selector", go_label_selector(raw), "invalid label selector");
+            errs.invalid("spec.selector", go_label_selector(raw), unparsable);
             None
         }
     }
 }
 
+/// A `spec.selector` with neither labels nor expressions selects
+/// everything, which no apps/v1 workload may.
+pub(super) fn empty_selector(errs: &mut Errors, selector: &Value, kind: &str) {
+    if map(selector, "matchLabels").is_empty() && list(selector, "matchExpressions").is_empty() {
+        errs.invalid("spec.selector", go_label_selector(selector), &format!("empty selector is invalid for {kind}"));
+    }
+}
+
 /// `ValidatePodTemplateSpecForReplicaSet`.
 fn template_for_replica_set(errs: &mut Errors, template: &Value, selector: &Selector) {
-    let labels = at(at(template, "metadata"), "labels");
-    if !selector.is_everything() && !selector.matches(labels) {
-        errs.invalid(
-            "spec.template.metadata.labels",
-            go_string_map(labels),
-            "`selector` does not match template `labels`",
-        );
-    }
+    selector_matches_template(errs, template, selector);
     pod_template_spec(errs, template, "spec.template");
+    restarts_forever(errs, template, "ReplicaSet");
+}
+
+/// The pod template of a workload `kind` restarts its pods `Always` and
+/// sets no `activeDeadlineSeconds`.
+pub(super) fn restarts_forever(errs: &mut Errors, template: &Value, kind: &str) {
     let restart_policy = text(at(template, "spec"), "restartPolicy");
     if restart_policy != "Always" {
         errs.not_supported("spec.template.spec.restartPolicy", go_quote(restart_policy), &["Always"]);
@@ -80,7 +88,20 @@ fn template_for_replica_set(errs: &mut Errors, template: &Value, selector: &Sele
     if !at(at(template, "spec"), "activeDeadlineSeconds").is_null() {
         errs.forbidden(
             "spec.template.spec.activeDeadlineSeconds",
-            "activeDeadlineSeconds in ReplicaSet is not Supported",
+            &format!("activeDeadlineSeconds in {kind} is not Supported"),
+        );
+    }
+}
+
+/// The selector does not match the template's labels (a selector that
+/// selects everything matches anything).
+pub(super) fn selector_matches_template(errs: &mut Errors, template: &Value, selector: &Selector) {
+    let labels = at(at(template, "metadata"), "labels");
+    if !selector.is_everything() && !selector.matches(labels) {
+        errs.invalid(
+            "spec.template.metadata.labels",
+            go_string_map(labels),
+            "`selector` does not match template `labels`",
         );
     }
 }

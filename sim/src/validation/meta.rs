@@ -20,7 +20,7 @@ pub(super) const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 /// `ValidateObjectMeta` with the name rule of `kind`.
 pub(super) fn object_meta(errs: &mut Errors, kind: Builtin, meta: &Value) {
     let name_rule = match kind {
-        Builtin::Namespace => dns1123_label,
+        Builtin::Namespace | Builtin::StatefulSet => dns1123_label,
         Builtin::Service => dns1035_label,
         Builtin::ClusterRole | Builtin::ClusterRoleBinding | Builtin::Role | Builtin::RoleBinding => path_segment_name,
         _ => dns1123_subdomain,

@@ -7,7 +7,8 @@
 //!
 //! This file holds the entry points and the per-kind dispatch. The rules
 //! are `meta.rs`, `pod.rs`, `pod_update.rs`, `pod_status.rs`,
-//! `apps.rs`, `workload_status.rs`, `node.rs`, `taints.rs`, `service.rs`,
+//! `apps.rs`, `daemon_set.rs`, `stateful_set.rs`, `controller_revision.rs`,
+//! `workload_status.rs`, `node.rs`, `taints.rs`, `service.rs`,
 //! `endpoints.rs`, `core_v1.rs`, `storage.rs` (with `quantity.rs`), `discovery.rs`, `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
 //! `access.rs` (reading the JSON), `render.rs` (Go's rendering of values),
 //! `syntax.rs` (name and value syntax), `ip.rs` (IP address syntax) and `values.rs` (selectors,
@@ -38,6 +39,20 @@
 //!   template restartPolicy and activeDeadlineSeconds) and, on update, the
 //!   apps/v1 selector immutability; on `/status`, the status counts and a
 //!   Deployment's `collisionCount` never decremented;
+//! - DaemonSet: `ValidateDaemonSetSpec` (selector, selector vs template
+//!   labels, the pod template, restartPolicy, activeDeadlineSeconds,
+//!   minReadySeconds, update strategy and its rolling update bounds,
+//!   revisionHistoryLimit), the selector immutable; on `/status`, the
+//!   counts and `collisionCount`;
+//! - StatefulSet: name a DNS-1123 label, `ValidateStatefulSetSpec`
+//!   (podManagementPolicy, update strategy, partition and maxUnavailable,
+//!   PVC retention policy, replicas, minReadySeconds, revisionHistoryLimit,
+//!   ordinals, selector,
+//!   template labels and annotations, restartPolicy,
+//!   activeDeadlineSeconds) and on update only the fields upstream lets
+//!   change; on `/status`, the counts and `collisionCount`;
+//! - ControllerRevision: `data` required and immutable, `revision`
+//!   non-negative;
 //! - pod specs (Pod, PodTemplate, templates): volume names, containers
 //!   required, container and init container names (DNS label, unique),
 //!   image required, terminationMessagePolicy, ports (name, number,
@@ -84,10 +99,14 @@ use crate::resources::Builtin;
 
 mod access;
 mod apps;
+mod controller_revision;
 mod core_v1;
+mod daemon_set;
 mod discovery;
 mod endpoints;
 mod errors;
+#[cfg(test)]
+mod fixtures;
 mod ip;
 mod meta;
 mod node;
@@ -99,6 +118,7 @@ mod quantity;
 mod rbac;
 mod render;
 mod service;
+mod stateful_set;
 mod storage;
 mod syntax;
 mod taints;
@@ -114,7 +134,9 @@ use pod::{pod_spec, pod_template_spec};
 use pod_status::pod_status_update;
 use pod_update::pod_update;
 use policy::pod_disruption_budget_spec;
-use workload_status::{collision_count_update, deployment_status, replica_set_status};
+use workload_status::{
+    collision_count_update, daemon_set_status, deployment_status, replica_set_status, stateful_set_status,
+};
 
 pub(crate) use render::{go_quote, go_string_slice};
 pub use service::validate_cluster_ips_related_fields;
@@ -127,6 +149,9 @@ pub use errors::{
 /// Validates an object about to be created.
 #[doc(alias = "ValidateDeployment")]
 #[doc(alias = "ValidateReplicaSet")]
+#[doc(alias = "ValidateDaemonSet")]
+#[doc(alias = "ValidateStatefulSet")]
+#[doc(alias = "ValidateControllerRevision")]
 #[doc(alias = "ValidatePodCreate")]
 pub fn validate_create(kind: Builtin, object: &Value) -> Vec<Cause> {
     let mut errs = Errors::default();
@@ -141,6 +166,9 @@ pub fn validate_create(kind: Builtin, object: &Value) -> Vec<Cause> {
 /// Validates an update of `old` to `new`, immutable fields included.
 #[doc(alias = "ValidateDeploymentUpdate")]
 #[doc(alias = "ValidateReplicaSetUpdate")]
+#[doc(alias = "ValidateDaemonSetUpdate")]
+#[doc(alias = "ValidateStatefulSetUpdate")]
+#[doc(alias = "ValidateControllerRevisionUpdate")]
 #[doc(alias = "ValidatePodUpdate")]
 pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     let mut errs = Errors::default();
@@ -153,17 +181,28 @@ pub fn validate_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
 /// subresource: the metadata update rules, then the kind's status rules
 /// where upstream's status strategy has its own, else its update rules.
 #[doc(alias = "ValidateDeploymentStatusUpdate")]
+#[doc(alias = "ValidateDaemonSetStatusUpdate")]
+#[doc(alias = "ValidateStatefulSetStatusUpdate")]
 #[doc(alias = "ValidateReplicaSetStatusUpdate")]
 #[doc(alias = "ValidateNamespaceStatusUpdate")]
 #[doc(alias = "ValidatePodStatusUpdate")]
 pub fn validate_status_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Cause> {
     let mut errs = Errors::default();
+    // Upstream checks a StatefulSet's status before its metadata.
+    if kind == Builtin::StatefulSet {
+        stateful_set_status(&mut errs, at(new, "status"));
+    }
     object_meta_update(&mut errs, at(old, "metadata"), at(new, "metadata"));
     match kind {
         Builtin::Deployment => {
             deployment_status(&mut errs, at(new, "status"));
             collision_count_update(&mut errs, old, new);
         }
+        Builtin::DaemonSet => {
+            daemon_set_status(&mut errs, at(new, "status"));
+            collision_count_update(&mut errs, old, new);
+        }
+        Builtin::StatefulSet => collision_count_update(&mut errs, old, new),
         Builtin::ReplicaSet => replica_set_status(&mut errs, at(new, "status")),
         Builtin::Namespace => namespace_phase(&mut errs, new),
         Builtin::Pod => pod_status_update(&mut errs, old, new),
@@ -186,6 +225,24 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
             replica_set_spec(errs, at(object, "spec"));
             if let Some(old) = old {
                 selector_immutable(errs, old, object);
+            }
+        }
+        Builtin::DaemonSet => {
+            daemon_set::daemon_set_spec(errs, at(object, "spec"));
+            if let Some(old) = old {
+                selector_immutable(errs, old, object);
+            }
+        }
+        Builtin::StatefulSet => {
+            stateful_set::stateful_set_spec(errs, at(object, "spec"));
+            if let Some(old) = old {
+                stateful_set::stateful_set_update(errs, old, object);
+            }
+        }
+        Builtin::ControllerRevision => {
+            controller_revision::controller_revision(errs, object);
+            if let Some(old) = old {
+                controller_revision::data_immutable(errs, old, object);
             }
         }
         Builtin::Pod => {
@@ -261,6 +318,7 @@ mod tests {
 
     use serde_json::json;
 
+    use super::fixtures::{lines, with, without};
     use super::meta::TOTAL_ANNOTATION_SIZE_LIMIT;
     use super::*;
 
@@ -309,34 +367,6 @@ mod tests {
         });
         crate::defaults::apply(Builtin::Pod, &mut object);
         object
-    }
-
-    /// `object` with the JSON pointer `path` set to `value` (objects on the
-    /// way are created).
-    fn with(mut object: Value, path: &str, value: Value) -> Value {
-        let mut target = &mut object;
-        for part in path.split('/').filter(|p| !p.is_empty()) {
-            target = match part.parse::<usize>() {
-                Ok(i) => &mut target[i],
-                Err(_) => &mut target[part],
-            };
-        }
-        *target = value;
-        object
-    }
-
-    /// `object` without the field at the JSON pointer `path`.
-    fn without(mut object: Value, path: &str) -> Value {
-        let (parent, last) = path.rsplit_once('/').unwrap_or(("", path));
-        if let Some(parent) = object.pointer_mut(parent).and_then(Value::as_object_mut) {
-            parent.remove(last);
-        }
-        object
-    }
-
-    /// The causes as `field: message` lines, as kubectl prints them.
-    fn lines(causes: &[Cause]) -> Vec<String> {
-        causes.iter().map(ToString::to_string).collect()
     }
 
     const LABEL_REGEX_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";

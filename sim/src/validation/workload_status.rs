@@ -1,6 +1,7 @@
 //! Status rules of the apps/v1 workloads, checked on their `/status`
-//! writes: `ValidateReplicaSetStatus`, `ValidateDeploymentStatus` and the
-//! `collisionCount` rule of `ValidateDeploymentStatusUpdate`.
+//! writes: `ValidateReplicaSetStatus`, `ValidateDeploymentStatus`,
+//! `validateDaemonSetStatus`, `ValidateStatefulSetStatus` and the
+//! `collisionCount` rule of their status updates.
 //!
 //! Every count is non-negative, and no count of a subset exceeds the count
 //! of the set it is part of: of 3 replicas at most 3 are ready, and of 2
@@ -65,7 +66,38 @@ pub(super) fn deployment_status(errs: &mut Errors, status: &Value) {
     at_most(errs, status, "availableReplicas", "readyReplicas", "cannot be greater than readyReplicas");
 }
 
-/// The `collisionCount` of a Deployment's status never goes down, nor
+/// `validateDaemonSetStatus`: every count non-negative (the counts are of
+/// nodes, and upstream bounds none by another).
+pub(super) fn daemon_set_status(errs: &mut Errors, status: &Value) {
+    for field in [
+        "currentNumberScheduled",
+        "numberMisscheduled",
+        "desiredNumberScheduled",
+        "numberReady",
+        "observedGeneration",
+        "updatedNumberScheduled",
+        "numberAvailable",
+        "numberUnavailable",
+    ] {
+        nonnegative_count(errs, status, field);
+    }
+    nonnegative(errs, int(status, "collisionCount"), "status.collisionCount");
+}
+
+/// `ValidateStatefulSetStatus`.
+pub(super) fn stateful_set_status(errs: &mut Errors, status: &Value) {
+    for field in ["replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"] {
+        nonnegative_count(errs, status, field);
+    }
+    nonnegative(errs, int(status, "observedGeneration"), "status.observedGeneration");
+    nonnegative(errs, int(status, "collisionCount"), "status.collisionCount");
+    for field in ["readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"] {
+        at_most(errs, status, field, "replicas", ABOVE_REPLICAS);
+    }
+    at_most(errs, status, "availableReplicas", "readyReplicas", "cannot be greater than status.readyReplicas");
+}
+
+/// The `collisionCount` of a workload's status never goes down, nor
 /// away once set (upstream `IsDecremented`; a removed count shows as 0).
 pub(super) fn collision_count_update(errs: &mut Errors, old: &Value, new: &Value) {
     let old_count = int(at(old, "status"), "collisionCount");
@@ -132,6 +164,40 @@ mod tests {
                 "status.readyReplicas: Invalid value: 2: cannot be greater than status.replicas",
                 "status.availableReplicas: Invalid value: 3: cannot be greater than status.replicas",
                 "status.availableReplicas: Invalid value: 3: cannot be greater than readyReplicas",
+            ]
+        );
+    }
+
+    #[test]
+    fn daemon_set_counts() {
+        let fine = json!({"currentNumberScheduled": 3, "desiredNumberScheduled": 3, "numberReady": 2,
+            "numberAvailable": 2, "numberUnavailable": 1, "updatedNumberScheduled": 3, "observedGeneration": 2});
+        assert!(lines(daemon_set_status, fine).is_empty());
+        assert_eq!(
+            lines(daemon_set_status, json!({"numberMisscheduled": -1, "numberReady": -2, "collisionCount": -1})),
+            vec![
+                "status.numberMisscheduled: Invalid value: -1: must be greater than or equal to 0",
+                "status.numberReady: Invalid value: -2: must be greater than or equal to 0",
+                "status.collisionCount: Invalid value: -1: must be greater than or equal to 0",
+            ]
+        );
+    }
+
+    #[test]
+    fn stateful_set_counts() {
+        let fine = json!({"replicas": 3, "readyReplicas": 3, "currentReplicas": 3, "updatedReplicas": 1,
+            "availableReplicas": 2, "observedGeneration": 4, "collisionCount": 0});
+        assert!(lines(stateful_set_status, fine).is_empty());
+        assert_eq!(
+            lines(
+                stateful_set_status,
+                json!({"replicas": 2, "readyReplicas": 1, "currentReplicas": 3, "availableReplicas": 2,
+                    "observedGeneration": -1})
+            ),
+            vec![
+                "status.observedGeneration: Invalid value: -1: must be greater than or equal to 0",
+                "status.currentReplicas: Invalid value: 3: cannot be greater than status.replicas",
+                "status.availableReplicas: Invalid value: 2: cannot be greater than status.readyReplicas",
             ]
         );
     }

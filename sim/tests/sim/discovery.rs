@@ -118,7 +118,12 @@ async fn apps_v1_resources_carry_short_names_categories_and_scale() {
     let client = sim.client().expect("client");
     let list = get(&client, "/apis/apps/v1").await.json();
     assert_eq!(list["groupVersion"], "apps/v1");
-    for (name, short, kind) in [("deployments", "deploy", "Deployment"), ("replicasets", "rs", "ReplicaSet")] {
+    let scaled = [
+        ("deployments", "deploy", "Deployment"),
+        ("replicasets", "rs", "ReplicaSet"),
+        ("statefulsets", "sts", "StatefulSet"),
+    ];
+    for (name, short, kind) in scaled {
         let entry = resource(&list, name);
         assert_eq!(entry["kind"], kind);
         assert_eq!(strings(&entry["shortNames"]), [short]);
@@ -131,6 +136,14 @@ async fn apps_v1_resources_carry_short_names_categories_and_scale() {
         assert_eq!(strings(&scale["verbs"]), ["get", "patch", "update"]);
         assert_eq!(resource(&list, &format!("{name}/status"))["kind"], kind);
     }
+    let daemon_sets = resource(&list, "daemonsets");
+    assert_eq!((strings(&daemon_sets["shortNames"]), strings(&daemon_sets["categories"])), (vec!["ds"], vec!["all"]));
+    assert_eq!(resource(&list, "daemonsets/status")["kind"], "DaemonSet");
+    let names: Vec<&str> =
+        list["resources"].as_array().into_iter().flatten().filter_map(|r| r["name"].as_str()).collect();
+    assert!(!names.contains(&"daemonsets/scale") && !names.contains(&"controllerrevisions/status"), "{names:?}");
+    let revisions = resource(&list, "controllerrevisions");
+    assert_eq!((revisions.get("shortNames"), revisions.get("categories")), (None, None));
     let leases = get(&client, "/apis/coordination.k8s.io/v1").await.json();
     assert_eq!(resource(&leases, "leases")["kind"], "Lease");
     let discovery = get(&client, "/apis/discovery.k8s.io/v1").await.json();

@@ -1,32 +1,14 @@
 //! The real kubectl against kube-sim: what a user types, and what they see.
 
-use std::path::Path;
-
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
-use kube_sim::testing::{
-    Kubectl, kubeconfig, kubectl, kubectl_ok, kubectl_ok_with_stdin, kubectl_running, kubectl_with_stdin,
-};
+use kube_sim::testing::{kubeconfig, kubectl, kubectl_ok, kubectl_ok_with_stdin, kubectl_running, kubectl_with_stdin};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use super::util::{self, DEADLINE};
+use super::util::{self, DEADLINE, failure, get_json, table};
 
 // === utils ===
-
-/// `kubectl get <what> -o json`, parsed.
-async fn get_json(config: &Path, what: &[&str]) -> Value {
-    let mut args = vec!["get"];
-    args.extend_from_slice(what);
-    args.extend_from_slice(&["-o", "json"]);
-    let out = kubectl_ok(config, &args).await;
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("kubectl -o json gave no JSON ({e}): {out}"))
-}
-
-/// Rows of a kubectl table (header first), split on whitespace.
-fn table(out: &str) -> Vec<Vec<String>> {
-    out.lines().filter(|l| !l.trim().is_empty()).map(|l| l.split_whitespace().map(str::to_owned).collect()).collect()
-}
 
 fn deployment_yaml(replicas: u32, image: &str, labels: &str) -> String {
     format!(
@@ -34,10 +16,6 @@ fn deployment_yaml(replicas: u32, image: &str, labels: &str) -> String {
          spec:\n  replicas: {replicas}\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      \
          labels: {{app: web}}\n    spec:\n      containers:\n      - name: app\n        image: {image}\n"
     )
-}
-
-fn failure(out: &Kubectl) -> String {
-    format!("exit ok={} stdout:\n{}\nstderr:\n{}", out.ok, out.stdout, out.stderr)
 }
 
 // === tests ===

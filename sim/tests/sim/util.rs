@@ -200,6 +200,27 @@ pub async fn create(client: &kube::Client, collection: &str, body: &serde_json::
     answer.json()
 }
 
+// === kubectl ===
+
+/// `kubectl get <what> -o json`, parsed.
+pub async fn get_json(config: &std::path::Path, what: &[&str]) -> serde_json::Value {
+    let mut args = vec!["get"];
+    args.extend_from_slice(what);
+    args.extend_from_slice(&["-o", "json"]);
+    let out = kube_sim::testing::kubectl_ok(config, &args).await;
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("kubectl -o json gave no JSON ({e}): {out}"))
+}
+
+/// Rows of a kubectl table (header first), split on whitespace.
+pub fn table(out: &str) -> Vec<Vec<String>> {
+    out.lines().filter(|l| !l.trim().is_empty()).map(|l| l.split_whitespace().map(str::to_owned).collect()).collect()
+}
+
+/// A kubectl run that went wrong, for assertion messages.
+pub fn failure(out: &kube_sim::testing::Kubectl) -> String {
+    format!("exit ok={} stdout:\n{}\nstderr:\n{}", out.ok, out.stdout, out.stderr)
+}
+
 // === waiting on what the stand-in does ===
 
 /// Waits for an Event with `reason` about the object `name` in `ns` whose

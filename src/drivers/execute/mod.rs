@@ -179,10 +179,10 @@ impl Executor {
                 self.record(event);
                 Outcome::Ok
             }
-            // No driver plans ControllerRevision or DaemonSet writes yet (the
-            // DaemonSet and StatefulSet drivers will); refuse rather than pretend.
-            Action::ControllerRevision(_) | Action::DaemonSet(_) => {
-                Outcome::Failed("ControllerRevision and DaemonSet writes are not executed yet".into())
+            // No driver plans these writes yet (the DaemonSet and
+            // StatefulSet drivers will); refuse rather than pretend.
+            Action::ControllerRevision(_) | Action::DaemonSet(_) | Action::StatefulSet(_) => {
+                Outcome::Failed("ControllerRevision, DaemonSet and StatefulSet writes are not executed yet".into())
             }
         }
     }

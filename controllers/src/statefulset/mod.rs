@@ -1,0 +1,198 @@
+//! The StatefulSet controller's decisions (upstream
+//! `pkg/controller/statefulset`: `stateful_set.go` `sync`,
+//! `stateful_set_control.go`, `stateful_set_utils.go`,
+//! `stateful_pod_control.go`, `stateful_set_status_updater.go`).
+//!
+//! A *plan-returning* core: [`sync`] turns a [`Snapshot`] (the StatefulSet,
+//! the cached pods, PersistentVolumeClaims and ControllerRevisions of its
+//! namespace, `now`) into a [`Plan`], in upstream's order:
+//! 1. adopt the orphan ControllerRevisions its selector matches (after a
+//!    live re-check of the set);
+//! 2. claim its pods: members (`<set>-<ordinal>`) its selector matches are
+//!    adopted, owned pods that no longer match or are not members are
+//!    released;
+//! 3. the revisions: the update revision is the set's template now (an
+//!    existing equal revision is reused, renumbered when it is not the
+//!    latest: a rollback), the current one is `status.currentRevision`
+//!    (or the update revision when that is unknown);
+//! 4. the pods (`control`): delete failed and succeeded pods, create the
+//!    missing ordinals (claims first), repair identities, storage and claim
+//!    owner references, delete condemned pods (ordinals outside
+//!    `[start, start + replicas)`) highest first; `OrderedReady` does one
+//!    thing at a time and halts on the first pod not Running, Ready and
+//!    available, `Parallel` bursts;
+//! 5. the update: `RollingUpdate` deletes pods not at the update revision,
+//!    highest ordinal first, down to `partition`, one at a time or within
+//!    `maxUnavailable` (gate `MaxUnavailableStatefulSet`); `OnDelete`
+//!    leaves them;
+//! 6. the status, with the rollover to the update revision once every pod
+//!    is updated and ready, written when it changed;
+//! 7. the history beyond `revisionHistoryLimit`, oldest first, except the
+//!    revisions in use.
+//!
+//! # Layout
+//! - `identity`: ordinals, names, identity and storage checks and repairs,
+//!   the claims of an ordinal;
+//! - `pod_state`: created, ready, available, healthy, a pod's revision;
+//! - `retention`: claim owner references for the retention policy;
+//! - `revisions`: the set's ControllerRevisions, and history cleanup;
+//! - `control`: the slots and condemned pods of one sync, processed;
+//! - `claims`: the claims those pods need created or rewritten;
+//! - `rolling`: the RollingUpdate deletions;
+//! - `status`: the status, the rollover, when to write it;
+//! - `write`: the [`Write`]s and their events;
+//! - `sync`: the dispatcher, the claims on pods and revisions.
+//!
+//! # What the executor does with the plan
+//! - Runs the steps in order and stops at the first failed one; the driver
+//!   then retries the key with rate limiting and, as upstream writes the
+//!   status and truncates the history even when a pod or claim write
+//!   failed, runs [`after_failure`]. A failed adoption or release (steps 1
+//!   and 2) or revision write only requeues, as upstream returns before the
+//!   status then.
+//! - [`Write`]s and their events are documented on each variant.
+//! - A revision create that is renamed after a name collision (see
+//!   [`history`](crate::history)) stops the plan after it; the driver then
+//!   runs [`after_failure`] with the new collision count and requeues.
+//!
+//! # Where kcm-rs differs
+//! - A revision is also equal to the set's template when their templates
+//!   are semantically equal (nulls and empty values aside), not only when
+//!   their bytes are: the bytes kube-controller-manager wrote (a Go
+//!   encoding) are not the bytes kcm-rs writes, and comparing them alone
+//!   would roll every StatefulSet of a cluster switched to kcm-rs. The
+//!   comparison is the Deployment controller's (`equal_ignore_hash`), so a
+//!   template differing only in a `pod-template-hash` label counts as
+//!   unchanged.
+//! - In `Parallel` mode a pod planned for creation is not also given its
+//!   claim owner references a second time in the same sync (upstream sends
+//!   that update again from a stale cache and fails with a conflict).
+//!
+//! [`Plan`]: crate::plan::Plan
+
+mod claims;
+mod control;
+mod identity;
+mod pod_state;
+mod retention;
+mod revisions;
+mod rolling;
+mod status;
+mod sync;
+#[cfg(test)]
+mod testing;
+#[cfg(test)]
+mod tests;
+mod write;
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use kcm_objects::Pod;
+
+pub use self::claims::CONFLICTING_CONTROLLER;
+pub use self::identity::{
+    Repair, claim_name, claims_for, end_ordinal, identity_matches, is_member_of, parent_and_ordinal, pod_name,
+    start_ordinal, storage_matches,
+};
+pub use self::retention::{PodOwner, claim_owner_matches_set_and_pod, update_claim_owner_ref_for_set_and_pod};
+pub use self::revisions::{apply_revision, new_revision};
+pub use self::status::{complete_rolling_update, inconsistent_status};
+pub use self::sync::{after_failure, sync};
+pub use self::write::{Write, claim_event, pod_event};
+use crate::common::object;
+use crate::plan::ObjectRef;
+
+/// The controller's name (`--controllers`), its alias and its queue's name.
+pub const CONTROLLER_NAME: &str = "statefulset-controller";
+/// The short name `--controllers` also accepts.
+pub const CONTROLLER_ALIAS: &str = "statefulset";
+/// The workqueue's name (its metrics' `name` label).
+pub const QUEUE_NAME: &str = "statefulset";
+/// `--concurrent-statefulset-syncs`' default.
+pub const DEFAULT_CONCURRENT_SYNCS: usize = 5;
+
+/// The label naming a pod's member, `<set>-<ordinal>` (upstream
+/// `StatefulSetPodNameLabel`).
+pub const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
+/// The label holding a pod's ordinal (upstream `PodIndexLabel`).
+pub const POD_INDEX_LABEL: &str = "apps.kubernetes.io/pod-index";
+/// The label naming the revision a pod was made from (upstream
+/// `StatefulSetRevisionLabel`).
+pub const REVISION_LABEL: &str = "controller-revision-hash";
+
+/// Settings of the StatefulSet controller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Honour `rollingUpdate.maxUnavailable` (feature gate
+    /// `MaxUnavailableStatefulSet`: alpha in 1.24, beta and on in 1.35,
+    /// switched off again in 1.35.4 and 1.36 after a regression with
+    /// `Parallel` pods, on again in 1.37 with the fix; kcm-rs sets it from
+    /// `--feature-gates`). Off, a rolling update replaces one pod at a time.
+    pub max_unavailable: bool,
+}
+
+impl Default for Options {
+    /// Kubernetes 1.37's defaults.
+    fn default() -> Self {
+        Self { max_unavailable: true }
+    }
+}
+
+/// What one sync of a StatefulSet reads.
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot<'a> {
+    /// The StatefulSet, from the cache.
+    pub set: &'a StatefulSet,
+    /// The cached pods it may claim: at least those it controls and the
+    /// orphans of its namespace (others are ignored).
+    pub pods: &'a [Arc<Pod>],
+    /// The cached PersistentVolumeClaims of its namespace (at least those
+    /// named for its claim templates).
+    pub claims: &'a [Arc<PersistentVolumeClaim>],
+    /// The cached ControllerRevisions of its namespace (at least those it
+    /// controls and the orphans).
+    pub revisions: &'a [Arc<ControllerRevision>],
+    /// The time of the sync.
+    pub now: Timestamp,
+}
+
+/// The queue key of a StatefulSet, `namespace/name`.
+pub fn key(set: &StatefulSet) -> String {
+    object::key(&set.metadata)
+}
+
+/// The StatefulSet as events and preconditions name it.
+pub fn object_ref(set: &StatefulSet) -> ObjectRef {
+    object::object_ref("apps/v1", "StatefulSet", &set.metadata)
+}
+
+/// `spec.replicas`, 1 when unset (the API default).
+pub fn replicas(set: &StatefulSet) -> i32 {
+    set.spec.replicas.unwrap_or(1)
+}
+
+fn name(set: &StatefulSet) -> &str {
+    set.metadata.name.as_deref().unwrap_or_default()
+}
+
+fn namespace(set: &StatefulSet) -> &str {
+    set.metadata.namespace.as_deref().unwrap_or_default()
+}
+
+fn min_ready_seconds(set: &StatefulSet) -> i32 {
+    set.spec.min_ready_seconds.unwrap_or(0)
+}
+
+/// `spec.updateStrategy.type`, `RollingUpdate` when unset (the API default).
+fn strategy_type(set: &StatefulSet) -> &str {
+    set.spec.update_strategy.as_ref().and_then(|s| s.type_.as_deref()).unwrap_or("RollingUpdate")
+}
+
+/// `Parallel` pod management (upstream `allowsBurst`); `OrderedReady`
+/// otherwise.
+fn allows_burst(set: &StatefulSet) -> bool {
+    set.spec.pod_management_policy.as_deref() == Some("Parallel")
+}
