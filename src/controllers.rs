@@ -18,7 +18,7 @@ use kcm_runtime::informer::SharedInformerFactory;
 use kcm_runtime::workqueue::QueueMetrics;
 use prometheus::Registry;
 
-use crate::config::{Config, TERMINATING_REPLICAS};
+use crate::config::{Config, MAX_UNAVAILABLE_STATEFUL_SET, TERMINATING_REPLICAS};
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::endpoint::{self, EndpointController};
@@ -32,6 +32,7 @@ use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::drivers::rootcacertpublisher::{self, PublisherMetrics, RootCaCertPublisher};
 use crate::drivers::serviceaccount::{self, ServiceAccountsController};
 use crate::drivers::serviceaccounttoken::{self, TokensController, signer::Signer};
+use crate::drivers::statefulset::{self, StatefulSetController};
 use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
 
 /// Why a controller could not be built.
@@ -121,6 +122,18 @@ pub const TABLE: &[Row] = &[
             let options = kcm_controllers::replicaset::Options { terminating_replicas, ..Default::default() };
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(ReplicaSetController::new(cx.factory, cx.client.clone(), recorder, options, queues)?)))
+        },
+    },
+    Row {
+        name: statefulset::CONTROLLER_NAME,
+        workers: |config| config.concurrent_statefulset_syncs,
+        start: |cx| {
+            let recorder = EventRecorder::new(cx.client.clone(), statefulset::EVENT_COMPONENT);
+            let options = kcm_controllers::statefulset::Options {
+                max_unavailable: cx.config.feature_gates.enabled(MAX_UNAVAILABLE_STATEFUL_SET),
+            };
+            let queues = Some(cx.queue_metrics);
+            Ok(Some(Box::new(StatefulSetController::new(cx.factory, cx.client.clone(), recorder, options, queues)?)))
         },
     },
     Row {

@@ -1168,6 +1168,12 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
          creating or adopting a pod with blockOwnerDeletion on its ReplicaSet needs it",
     ),
     ("update", "apps", "deployments/finalizers", "the same for a ReplicaSet's reference to its Deployment"),
+    (
+        "update",
+        "apps",
+        "statefulsets/finalizers",
+        "the same for the references of a StatefulSet's pods, claims and revisions to it",
+    ),
     ("update", "", "services/finalizers", "the same for an EndpointSlice's reference to its Service"),
     (
         "create",

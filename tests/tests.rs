@@ -44,5 +44,7 @@ mod replicaset;
 mod serviceaccounts;
 /// Legacy service account token Secrets: filled, verified, deleted with their ServiceAccount.
 mod serviceaccounttokens;
+/// The StatefulSet controller, driven by kubectl, under ordering and identity checks.
+mod statefulset;
 /// The taint eviction controller: pods on `NoExecute`-tainted nodes.
 mod tainteviction;

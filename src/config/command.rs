@@ -77,6 +77,7 @@ const HELP_WITHOUT_PERIOD: &[&str] = &[
     "concurrent_deployment_syncs",
     "concurrent_namespace_syncs",
     "concurrent_replicaset_syncs",
+    "concurrent_statefulset_syncs",
     "namespace_sync_period",
     "node_monitor_grace_period",
     "verbosity",

@@ -34,6 +34,10 @@ pub const ALL_BETA: &str = "AllBeta";
 /// Deployment and ReplicaSet controllers fill `status.terminatingReplicas`.
 pub const TERMINATING_REPLICAS: &str = "DeploymentReplicaSetTerminatingReplicas";
 
+/// `MaxUnavailableStatefulSet` (beta, on in 1.37): the StatefulSet
+/// controller's rolling updates honour `rollingUpdate.maxUnavailable`.
+pub const MAX_UNAVAILABLE_STATEFUL_SET: &str = "MaxUnavailableStatefulSet";
+
 /// What kcm-rs does with a gate that changes one of its controllers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Honour {
@@ -44,7 +48,7 @@ pub enum Honour {
 }
 
 /// The gates that change what kube-controller-manager 1.37's deployment,
-/// replicaset, namespace, node-lifecycle, taint-eviction and
+/// replicaset, statefulset, namespace, node-lifecycle, taint-eviction and
 /// garbage-collector controllers do, with what kcm-rs makes of each. The
 /// controllers read no other gate (locked ones aside, such as
 /// `SeparateTaintEvictionController`, whose only value is kcm-rs's).
@@ -62,6 +66,12 @@ pub const CONTROLLER_GATES: &[(&str, Honour)] = &[
     // Toleration matching with the Lt/Gt operators (alpha), which the taint
     // eviction controller's matching follows; kcm-rs matches Equal and Exists only.
     ("TaintTolerationComparisonOperators", Honour::Only(false)),
+    // StatefulSet rolling updates honour rollingUpdate.maxUnavailable (beta, on).
+    (MAX_UNAVAILABLE_STATEFUL_SET, Honour::Both),
+    // A StatefulSet's template is compared with its revisions semantically,
+    // not byte for byte (beta, on); kcm-rs always does, as its revisions'
+    // bytes are never kube-controller-manager's.
+    ("StatefulSetSemanticRevisionComparison", Honour::Only(true)),
 ];
 
 /// The value of every gate, resolved from `--feature-gates`.
@@ -256,14 +266,18 @@ mod tests {
 
     #[test]
     fn all_beta_false_turns_beta_gates_off_but_not_those_set_by_name() {
-        // PodDeletionCost is beta too, and kcm-rs always ranks by deletion cost.
+        // PodDeletionCost is beta too, and kcm-rs always ranks by deletion
+        // cost; likewise it always compares StatefulSet revisions semantically.
         assert_eq!(
             resolve(&["AllBeta=false"]).unwrap_err(),
-            "feature gate PodDeletionCost=false (set by AllBeta=false) is not implemented by kcm-rs; kcm-rs runs \
-             with PodDeletionCost=true: remove it from --feature-gates or set it to that value"
+            "feature gates PodDeletionCost=false (set by AllBeta=false), StatefulSetSemanticRevisionComparison=false \
+             (set by AllBeta=false) are not implemented by kcm-rs; kcm-rs runs with PodDeletionCost=true, \
+             StatefulSetSemanticRevisionComparison=true: remove them from --feature-gates or set them to those values"
         );
-        let gates = resolve(&["AllBeta=false,PodDeletionCost=true"]).unwrap();
+        let gates =
+            resolve(&["AllBeta=false,PodDeletionCost=true,StatefulSetSemanticRevisionComparison=true"]).unwrap();
         assert!(!gates.enabled(TERMINATING_REPLICAS));
+        assert!(!gates.enabled(MAX_UNAVAILABLE_STATEFUL_SET));
         assert!(!gates.enabled("WatchListClient"));
         assert!(gates.enabled("PodDeletionCost"));
         assert!(gates.enabled("InPlacePodVerticalScaling"), "GA gates are not beta");
@@ -281,8 +295,9 @@ mod tests {
         assert_eq!(
             resolve(&["AllAlpha=true,AllBeta=false"]).unwrap_err(),
             "feature gates PodDeletionCost=false (set by AllBeta=false), TaintTolerationComparisonOperators=true \
-             (set by AllAlpha=true) are not implemented by kcm-rs; kcm-rs runs with PodDeletionCost=true, \
-             TaintTolerationComparisonOperators=false: remove them from --feature-gates or set them to those values"
+             (set by AllAlpha=true), StatefulSetSemanticRevisionComparison=false (set by AllBeta=false) are not \
+             implemented by kcm-rs; kcm-rs runs with PodDeletionCost=true, TaintTolerationComparisonOperators=false, \
+             StatefulSetSemanticRevisionComparison=true: remove them from --feature-gates or set them to those values"
         );
         let gates = resolve(&["AllAlpha=true,TaintTolerationComparisonOperators=false"]).unwrap();
         assert!(gates.enabled("ClientsAllowCBOR"), "other alpha gates follow AllAlpha");

@@ -313,6 +313,11 @@ pub struct Flags {
     #[arg(long, value_name = "string", help_heading = "Serviceaccount controller flags")]
     pub root_ca_file: Option<PathBuf>,
 
+    /// The number of statefulset objects that are allowed to sync concurrently. Larger number = more responsive
+    /// statefulsets, but more CPU (and network) load
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Statefulset controller flags")]
+    pub concurrent_statefulset_syncs: i32,
+
     /// The period of time since the last usage of an legacy service account token before it can be deleted.
     #[arg(
         long,

@@ -44,7 +44,7 @@ mod refused;
 
 pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name};
 pub use error::{Error, Result};
-pub use feature_gates::{FeatureGates, TERMINATING_REPLICAS};
+pub use feature_gates::{FeatureGates, MAX_UNAVAILABLE_STATEFUL_SET, TERMINATING_REPLICAS};
 pub use flags::Flags;
 pub use go_values::parse_go_bool;
 pub use kcm_gotime::{GoDuration, format_go_duration, parse_go_duration};
@@ -60,12 +60,14 @@ pub struct Config {
     /// Controllers to run.
     pub controllers: ControllerSet,
     /// `--feature-gates`, resolved at 1.37 (what kcm-rs's controllers read
-    /// of it: [`TERMINATING_REPLICAS`]).
+    /// of it: [`TERMINATING_REPLICAS`], [`MAX_UNAVAILABLE_STATEFUL_SET`]).
     pub feature_gates: FeatureGates,
     /// `--concurrent-deployment-syncs`.
     pub concurrent_deployment_syncs: usize,
     /// `--concurrent-replicaset-syncs`.
     pub concurrent_replicaset_syncs: usize,
+    /// `--concurrent-statefulset-syncs`.
+    pub concurrent_statefulset_syncs: usize,
     /// `--concurrent-namespace-syncs`.
     pub concurrent_namespace_syncs: usize,
     /// `--namespace-sync-period`: resync of the namespace handler.
@@ -274,6 +276,7 @@ mod tests {
         ("controllers", "*"),
         ("concurrent-deployment-syncs", "5"),
         ("concurrent-replicaset-syncs", "5"),
+        ("concurrent-statefulset-syncs", "5"),
         ("concurrent-namespace-syncs", "10"),
         ("concurrent-gc-syncs", "20"),
         ("concurrent-serviceaccount-token-syncs", "5"),
@@ -331,6 +334,7 @@ mod tests {
             ("controllers", f.controllers.join(",")),
             ("concurrent-deployment-syncs", f.concurrent_deployment_syncs.to_string()),
             ("concurrent-replicaset-syncs", f.concurrent_replicaset_syncs.to_string()),
+            ("concurrent-statefulset-syncs", f.concurrent_statefulset_syncs.to_string()),
             ("concurrent-namespace-syncs", f.concurrent_namespace_syncs.to_string()),
             ("concurrent-gc-syncs", f.concurrent_gc_syncs.to_string()),
             ("concurrent-serviceaccount-token-syncs", f.concurrent_serviceaccount_token_syncs.to_string()),

@@ -34,6 +34,7 @@ use kcm_controllers::deployment::{self as core, Options, Snapshot};
 use kcm_objects::Pod;
 use kube::Client;
 
+use super::enqueue::Enqueue;
 use super::execute::{Executed, Executor, NoBookkeeping};
 use super::owners;
 use futures::future::BoxFuture;
@@ -116,7 +117,7 @@ impl DeploymentController {
         let lookup =
             Lookup { queue: queue.clone(), deployments: deployments.store(), replica_sets: replica_sets.store() };
         let registrations = vec![
-            deployments.add_handler(DeploymentHandler { queue: queue.clone() }, resync),
+            deployments.add_handler(Enqueue { queue: queue.clone() }, resync),
             replica_sets.add_handler(ReplicaSetHandler(lookup.clone()), resync),
             pods.add_handler(PodHandler { lookup, pods: pods.store() }, resync),
         ];
@@ -184,26 +185,6 @@ impl Syncer {
 }
 
 // === handlers ===
-
-/// Deployment adds, updates (resyncs included, as upstream) and deletes:
-/// sync it.
-struct DeploymentHandler {
-    queue: WorkQueue<String>,
-}
-
-impl EventHandler<Deployment> for DeploymentHandler {
-    fn on_add(&self, d: &Arc<Deployment>) {
-        self.queue.add(core::key(d));
-    }
-
-    fn on_update(&self, _old: &Arc<Deployment>, new: &Arc<Deployment>) {
-        self.queue.add(core::key(new));
-    }
-
-    fn on_delete(&self, d: &Arc<Deployment>) {
-        self.queue.add(core::key(d));
-    }
-}
 
 /// From dependents to the Deployments to sync.
 #[derive(Clone)]

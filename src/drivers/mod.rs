@@ -11,8 +11,10 @@
 //!   controller shares (API writes, events);
 //! - `api_errors`: reading the API server's error answers, for every
 //!   driver;
+//! - `enqueue`: the handler queueing a controller's own objects' keys
+//!   (Deployment, StatefulSet);
 //! - `owners`: the indexes of pods and ReplicaSets by controller the
-//!   ReplicaSet and Deployment drivers read;
+//!   ReplicaSet, Deployment and StatefulSet drivers read;
 //! - `service_pods`: the Pod handler of the endpoints and EndpointSlice
 //!   controllers (a pod event queues its Services);
 //! - `namespace_keys`: the Namespace handler of the two controllers that
@@ -45,6 +47,8 @@
 //!   ([`ServiceAccountsController`](serviceaccount::ServiceAccountsController));
 //! - `serviceaccounttoken`: the service account token controller
 //!   ([`TokensController`](serviceaccounttoken::TokensController));
+//! - `statefulset`: the StatefulSet controller
+//!   ([`StatefulSetController`](statefulset::StatefulSetController));
 //! - `tainteviction`: the taint-eviction-controller
 //!   ([`TaintEvictionController`](tainteviction::TaintEvictionController)).
 
@@ -54,6 +58,7 @@ pub mod deployment;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod endpointslicemirroring;
+mod enqueue;
 pub mod execute;
 pub mod garbagecollector;
 pub mod legacytokencleaner;
@@ -67,4 +72,5 @@ pub mod rootcacertpublisher;
 mod service_pods;
 pub mod serviceaccount;
 pub mod serviceaccounttoken;
+pub mod statefulset;
 pub mod tainteviction;

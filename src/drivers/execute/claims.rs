@@ -1,10 +1,10 @@
 //! The claim steps: the live re-check of an owner before adopting
 //! (upstream `RecheckDeletionTimestamp`) and the ownerReference patches
-//! that adopt or release a pod or a ReplicaSet.
+//! that adopt or release a pod, a ReplicaSet or a ControllerRevision.
 
 use std::fmt::Debug;
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use kcm_controllers::plan::{ObjectRef, OwnerRefPatch};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource};
@@ -22,6 +22,10 @@ impl Executor {
             "Deployment" => {
                 Api::<Deployment>::namespaced(self.client.clone(), namespace).get(&owner.name).await.map(|o| o.metadata)
             }
+            "StatefulSet" => Api::<StatefulSet>::namespaced(self.client.clone(), namespace)
+                .get(&owner.name)
+                .await
+                .map(|o| o.metadata),
             _ => {
                 Api::<ReplicaSet>::namespaced(self.client.clone(), namespace).get(&owner.name).await.map(|o| o.metadata)
             }

@@ -1,20 +1,25 @@
 //! [`Executor`], what every action is performed with (the client, the
-//! recorder, the cached ReplicaSets) and the events it records; and what
+//! recorder, the cached ReplicaSets and StatefulSets) and the events it records; and what
 //! the actions share within one run: each one's [`Outcome`] and the
 //! resourceVersions its writes returned ([`Versions`]).
 
 use std::collections::HashMap;
+use std::fmt::Debug;
 use std::sync::{Mutex, PoisonError};
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_controllers::deployment::CreateFailure;
 use kcm_controllers::plan::{Event, ObjectRef};
-use kube::Client;
+use kube::api::{DeleteParams, Preconditions};
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
 
 use kcm_runtime::events::{EventRecorder, EventType};
 use kcm_runtime::informer::Store;
+
+use crate::drivers::api_errors::code;
 
 /// The outcome of one action.
 pub(super) enum Outcome {
@@ -28,6 +33,9 @@ pub(super) enum Outcome {
     CreateFailed(CreateFailure),
     /// Stop here without an error.
     Halt,
+    /// A ControllerRevision create found its name taken by other data and
+    /// was created under the name this collision count gives: stop here.
+    Renamed(i32),
 }
 
 /// resourceVersions returned by the writes of one plan run, by object
@@ -63,6 +71,8 @@ pub struct Executor {
     /// The cached ReplicaSets a status update is written on (the API
     /// server keeps the spec; the whole object is sent as upstream does).
     pub(super) replica_sets: Option<Store<ReplicaSet>>,
+    /// The cached StatefulSets a status update is written on, likewise.
+    pub(super) stateful_sets: Option<Store<StatefulSet>>,
 }
 
 // === impl Executor ===
@@ -70,12 +80,18 @@ pub struct Executor {
 impl Executor {
     /// An executor writing with `client` and recording through `recorder`.
     pub fn new(client: Client, recorder: EventRecorder) -> Self {
-        Self { client, recorder, replica_sets: None }
+        Self { client, recorder, replica_sets: None, stateful_sets: None }
     }
 
     /// Writes ReplicaSet status on the objects of `store`.
     pub fn with_replica_sets(mut self, store: Store<ReplicaSet>) -> Self {
         self.replica_sets = Some(store);
+        self
+    }
+
+    /// Writes StatefulSet status on the objects of `store`.
+    pub fn with_stateful_sets(mut self, store: Store<StatefulSet>) -> Self {
+        self.stateful_sets = Some(store);
         self
     }
 
@@ -87,6 +103,26 @@ impl Executor {
             &event.reason,
             event.message.clone(),
         );
+    }
+}
+
+impl Executor {
+    /// Deletes `name` in `namespace` with its `uid` as precondition:
+    /// `Ok(true)` once deleted, `Ok(false)` when it was already gone.
+    pub(super) async fn delete_with_uid<K>(&self, namespace: &str, name: &str, uid: &str) -> Result<bool, kube::Error>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
+    {
+        let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
+        let params = DeleteParams {
+            preconditions: Some(Preconditions { uid: Some(uid.to_owned()), resource_version: None }),
+            ..DeleteParams::default()
+        };
+        match api.delete(name, &params).await {
+            Ok(_) => Ok(true),
+            Err(error) if code(&error) == Some(404) => Ok(false),
+            Err(error) => Err(error),
+        }
     }
 }
 

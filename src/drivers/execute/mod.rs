@@ -2,7 +2,8 @@
 //! in order, following the contract written in `kcm_controllers::plan` and
 //! in each controller core's module doc.
 //!
-//! It owns the I/O of every [`Action`] (pod and ReplicaSet creates, deletes
+//! It owns the I/O of every [`Action`] (pod, ReplicaSet, ControllerRevision
+//! and StatefulSet writes; creates, deletes
 //! with a uid precondition, ownerReference patches, object and status
 //! updates, the live re-check before adoption, events) and error
 //! classification (NotFound, Invalid, AlreadyExists, terminating namespace).
@@ -20,6 +21,10 @@
 //! - `claims`: the owner re-check and the ownerReference patches;
 //! - `pods`: pod creates and deletes;
 //! - `replicasets`: ReplicaSet creates and deletes;
+//! - `revisions`: ControllerRevision writes (DaemonSet and StatefulSet
+//!   history), with the create's name-collision step;
+//! - `statefulsets`: the StatefulSet controller's pod, claim and status
+//!   writes;
 //! - `updates`: object and status updates.
 //!
 //! The API errors are read with `drivers::api_errors`.
@@ -29,6 +34,8 @@ mod claims;
 mod executor;
 mod pods;
 mod replicasets;
+mod revisions;
+mod statefulsets;
 #[cfg(test)]
 mod testing;
 mod updates;
@@ -39,6 +46,7 @@ use futures::future::join_all;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::deployment::CreateFailure;
+use kcm_controllers::history;
 use kcm_controllers::plan::{Action, Plan};
 
 use executor::{Outcome, Versions};
@@ -59,9 +67,9 @@ pub enum Executed {
     /// A claim step (re-check, adopt, release) failed: requeue with rate
     /// limiting, nothing else.
     ClaimFailed(String),
-    /// A create or delete step failed with this first error: the caller
-    /// writes the status with `ReplicaFailure` and requeues with rate
-    /// limiting.
+    /// A create or delete step (for a StatefulSet, any pod or claim write)
+    /// failed with this first error: the caller writes the status (with
+    /// `ReplicaFailure` for a ReplicaSet) and requeues with rate limiting.
     ManageFailed(String),
     /// Another step (status update) failed.
     Failed(String),
@@ -72,6 +80,10 @@ pub enum Executed {
     /// stopped there, and there is nothing to retry (upstream forgets the
     /// key on a `NamespaceTerminating` cause).
     Halted,
+    /// A ControllerRevision create was renamed after a name collision and
+    /// the plan stopped after it: the caller records this collision count
+    /// (the StatefulSet's `after_failure`) and syncs again.
+    RevisionRenamed(i32),
 }
 
 impl Executed {
@@ -85,7 +97,7 @@ impl Executed {
     pub fn into_next(self) -> Result<Next, SyncError> {
         match self {
             Executed::Done(after) => Ok(after.map_or(Next::Done, Next::After)),
-            Executed::Stale => Ok(Next::After(Duration::ZERO)),
+            Executed::Stale | Executed::RevisionRenamed(_) => Ok(Next::After(Duration::ZERO)),
             Executed::Halted => Ok(Next::Done),
             Executed::ClaimFailed(error) | Executed::ManageFailed(error) | Executed::Failed(error) => Err(error.into()),
             Executed::CreateReplicaSetFailed(failure) => Err(failure.to_string().into()),
@@ -108,6 +120,7 @@ impl Executor {
                     Outcome::Ok => {}
                     Outcome::Stale => stale = true,
                     Outcome::Halt => return Executed::Halted,
+                    Outcome::Renamed(count) => return Executed::RevisionRenamed(count),
                     Outcome::CreateFailed(failure) => return Executed::CreateReplicaSetFailed(failure),
                     Outcome::Failed(error) => {
                         if matches!(action, Action::CreatePod { .. }) {
@@ -124,10 +137,14 @@ impl Executor {
                         Action::RecheckOwner { .. }
                             | Action::PatchPodOwnerRefs { .. }
                             | Action::PatchReplicaSetOwnerRefs { .. }
+                            | Action::ControllerRevision(history::Write::PatchOwnerRefs { .. })
                     )
                 });
-                let manage =
-                    step.actions.iter().any(|a| matches!(a, Action::CreatePod { .. } | Action::DeletePod { .. }));
+                let manage = step.actions.iter().any(|a| match a {
+                    Action::CreatePod { .. } | Action::DeletePod { .. } => true,
+                    Action::StatefulSet(write) => statefulsets::is_pod_write(write),
+                    _ => false,
+                });
                 if manage {
                     if let Some(owner) = step.actions.iter().find_map(created_by) {
                         book.creations_skipped(&owner, failed_creates + plan.creations_after(index));
@@ -179,11 +196,10 @@ impl Executor {
                 self.record(event);
                 Outcome::Ok
             }
-            // No driver plans these writes yet (the DaemonSet and
-            // StatefulSet drivers will); refuse rather than pretend.
-            Action::ControllerRevision(_) | Action::DaemonSet(_) | Action::StatefulSet(_) => {
-                Outcome::Failed("ControllerRevision, DaemonSet and StatefulSet writes are not executed yet".into())
-            }
+            Action::ControllerRevision(write) => self.write_revision(write, versions).await,
+            Action::StatefulSet(write) => self.write_stateful_set(write).await,
+            // No driver plans DaemonSet writes yet; refuse rather than pretend.
+            Action::DaemonSet(_) => Outcome::Failed("DaemonSet writes are not executed yet".into()),
         }
     }
 }

@@ -5,11 +5,11 @@ use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::common::pod_control;
 use kcm_controllers::plan::ObjectRef;
 use kube::Api;
-use kube::api::{DeleteParams, PostParams, Preconditions};
+use kube::api::PostParams;
 
 use super::bookkeeping::Bookkeeping;
 use super::executor::{Executor, Outcome};
-use crate::drivers::api_errors::{code, error_message, namespace_terminating};
+use crate::drivers::api_errors::{error_message, namespace_terminating};
 
 impl Executor {
     pub(super) async fn create_pod(
@@ -47,17 +47,12 @@ impl Executor {
         owner: &ObjectRef,
         book: &dyn Bookkeeping,
     ) -> Outcome {
-        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
-        let params = DeleteParams {
-            preconditions: Some(Preconditions { uid: Some(uid.to_owned()), resource_version: None }),
-            ..DeleteParams::default()
-        };
-        match api.delete(name, &params).await {
-            Ok(_) => {
+        match self.delete_with_uid::<Pod>(namespace, name, uid).await {
+            Ok(true) => {
                 self.record(&pod_control::successful_delete(owner, name));
                 Outcome::Ok
             }
-            Err(error) if code(&error) == Some(404) => Outcome::Ok,
+            Ok(false) => Outcome::Ok,
             Err(error) => {
                 let message = error_message(&error);
                 book.deletion_failed(&owner_key(owner), &format!("{namespace}/{name}"));

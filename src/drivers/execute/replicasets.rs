@@ -4,10 +4,10 @@
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_controllers::deployment::{CreateFailure, is_same_replica_set};
 use kube::Api;
-use kube::api::{DeleteParams, PostParams, Preconditions};
+use kube::api::PostParams;
 
 use super::executor::{Executor, Outcome, Versions};
-use crate::drivers::api_errors::{code, error_message, namespace_terminating, reason};
+use crate::drivers::api_errors::{error_message, namespace_terminating, reason};
 
 impl Executor {
     /// Creates a Deployment's new ReplicaSet; see
@@ -35,14 +35,8 @@ impl Executor {
     }
 
     pub(super) async fn delete_replica_set(&self, namespace: &str, name: &str, uid: &str) -> Outcome {
-        let api: Api<ReplicaSet> = Api::namespaced(self.client.clone(), namespace);
-        let params = DeleteParams {
-            preconditions: Some(Preconditions { uid: Some(uid.to_owned()), resource_version: None }),
-            ..DeleteParams::default()
-        };
-        match api.delete(name, &params).await {
+        match self.delete_with_uid::<ReplicaSet>(namespace, name, uid).await {
             Ok(_) => Outcome::Ok,
-            Err(error) if code(&error) == Some(404) => Outcome::Ok,
             Err(error) => Outcome::Failed(error_message(&error)),
         }
     }
@@ -52,6 +46,7 @@ impl Executor {
 mod tests {
     use k8s_openapi::api::core::v1::Namespace;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kube::api::DeleteParams;
 
     use super::*;
     use crate::drivers::execute::testing::{create, replica_set, start};

@@ -1,0 +1,192 @@
+//! The StatefulSet controller's writes ([`statefulset::Write`], upstream
+//! `stateful_pod_control.go` and `stateful_set_status_updater.go`): pods
+//! created with their claims, identities and storage repaired on a live
+//! read, claims' owner references rewritten, pods deleted, and the status
+//! written through `/status`, each with the events the variant documents.
+
+use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetStatus};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use kcm_controllers::plan::ObjectRef;
+use kcm_controllers::statefulset::{Repair, Write, claim_event, pod_event};
+use kube::Api;
+use kube::api::PostParams;
+
+use super::executor::{Executor, Outcome};
+use super::revisions::CONFLICT_RETRIES;
+use crate::drivers::api_errors::{code, error_message, reason};
+
+impl Executor {
+    pub(super) async fn write_stateful_set(&self, write: &Write) -> Outcome {
+        match write {
+            Write::CreatePod { set, claims, pod } => {
+                let name = pod.metadata.name.as_deref().unwrap_or("");
+                if let Err(error) = self.create_claims(set, name, claims).await {
+                    return error;
+                }
+                self.create_stateful_pod(set, pod).await
+            }
+            Write::CreateClaims { set, pod_name, claims } => {
+                self.create_claims(set, pod_name, claims).await.err().unwrap_or(Outcome::Ok)
+            }
+            Write::RepairPod { set, repair, claims } => {
+                if let Err(error) = self.create_claims(set, &repair.name, claims).await {
+                    return error;
+                }
+                self.repair_pod(set, repair).await
+            }
+            Write::UpdateClaim { set, pod_name, claim } => self.update_claim(set, pod_name, claim).await,
+            Write::DeletePod { set, namespace, name, uid } => self.delete_stateful_pod(set, namespace, name, uid).await,
+            Write::UpdateStatus { namespace, name, resource_version, status } => {
+                self.update_stateful_set_status(namespace, name, resource_version.as_deref(), status).await
+            }
+            Write::Fail { error } => Outcome::Failed(error.clone()),
+        }
+    }
+
+    /// Upstream `createPersistentVolumeClaims`: each claim created, an
+    /// existing one left; the first other failure fails the pod's write,
+    /// with the claim's event and the pod's.
+    async fn create_claims(&self, set: &ObjectRef, pod: &str, claims: &[PersistentVolumeClaim]) -> Result<(), Outcome> {
+        let namespace = set.namespace.as_deref().unwrap_or("");
+        let api: Api<PersistentVolumeClaim> = Api::namespaced(self.client.clone(), namespace);
+        for claim in claims {
+            let name = claim.metadata.name.as_deref().unwrap_or("");
+            match api.create(&PostParams::default(), claim).await {
+                Ok(_) => self.record(&claim_event(set, "create", name, pod, None)),
+                Err(error) if reason(&error) == Some("AlreadyExists") => {}
+                Err(error) => {
+                    self.record(&claim_event(set, "create", name, pod, Some(&error_message(&error))));
+                    let message = format!("failed to create PVC {name}: {}", error_message(&error));
+                    self.record(&pod_event(set, "create", pod, Some(&message)));
+                    return Err(Outcome::Failed(message));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Upstream `CreateStatefulPod`'s pod create.
+    async fn create_stateful_pod(&self, set: &ObjectRef, pod: &Pod) -> Outcome {
+        let name = pod.metadata.name.as_deref().unwrap_or("");
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), set.namespace.as_deref().unwrap_or(""));
+        match api.create(&PostParams::default(), pod).await {
+            Ok(_) => {
+                self.record(&pod_event(set, "create", name, None));
+                Outcome::Ok
+            }
+            Err(error) if reason(&error) == Some("AlreadyExists") => Outcome::Failed(error_message(&error)),
+            Err(error) => {
+                let message = error_message(&error);
+                self.record(&pod_event(set, "create", name, Some(&message)));
+                Outcome::Failed(message)
+            }
+        }
+    }
+
+    /// Upstream `UpdateStatefulPod`: the live pod given its identity and
+    /// storage, updated only if that changed it; a conflict starts again
+    /// from a fresh read.
+    async fn repair_pod(&self, set: &ObjectRef, repair: &Repair) -> Outcome {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), &repair.namespace);
+        let mut last = String::new();
+        for _ in 0..CONFLICT_RETRIES {
+            let mut pod = match api.get(&repair.name).await {
+                Ok(pod) => pod,
+                Err(error) => return Outcome::Failed(error_message(&error)),
+            };
+            if !repair.apply(&mut pod) {
+                return Outcome::Ok;
+            }
+            match api.replace(&repair.name, &PostParams::default(), &pod).await {
+                Ok(_) => {
+                    self.record(&pod_event(set, "update", &repair.name, None));
+                    return Outcome::Ok;
+                }
+                Err(error) if code(&error) == Some(409) => last = error_message(&error),
+                Err(error) => {
+                    let message = error_message(&error);
+                    self.record(&pod_event(set, "update", &repair.name, Some(&message)));
+                    return Outcome::Failed(message);
+                }
+            }
+        }
+        self.record(&pod_event(set, "update", &repair.name, Some(&last)));
+        Outcome::Failed(last)
+    }
+
+    /// Upstream `UpdatePodClaimForRetentionPolicy`'s update, at the cached
+    /// version.
+    async fn update_claim(&self, set: &ObjectRef, pod: &str, claim: &PersistentVolumeClaim) -> Outcome {
+        let namespace = claim.metadata.namespace.as_deref().unwrap_or("");
+        let name = claim.metadata.name.as_deref().unwrap_or("");
+        let api: Api<PersistentVolumeClaim> = Api::namespaced(self.client.clone(), namespace);
+        match api.replace(name, &PostParams::default(), claim).await {
+            Ok(_) => Outcome::Ok,
+            Err(error) => {
+                let message =
+                    format!("could not update claim {name} for delete policy ownerRefs: {}", error_message(&error));
+                self.record(&pod_event(set, "update", pod, Some(&message)));
+                Outcome::Failed(message)
+            }
+        }
+    }
+
+    /// Upstream `DeleteStatefulPod`, with the cached uid as precondition.
+    async fn delete_stateful_pod(&self, set: &ObjectRef, namespace: &str, name: &str, uid: &str) -> Outcome {
+        match self.delete_with_uid::<Pod>(namespace, name, uid).await {
+            Ok(true) => {
+                self.record(&pod_event(set, "delete", name, None));
+                Outcome::Ok
+            }
+            Ok(false) => Outcome::Ok,
+            Err(error) => {
+                let message = error_message(&error);
+                self.record(&pod_event(set, "delete", name, Some(&message)));
+                Outcome::Failed(message)
+            }
+        }
+    }
+
+    /// Upstream `UpdateStatefulSetStatus`: the status written on the cached
+    /// set at `resource_version`; on a conflict the set is read live and the
+    /// same status written on it (`RetryOnConflict`).
+    async fn update_stateful_set_status(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: Option<&str>,
+        status: &StatefulSetStatus,
+    ) -> Outcome {
+        let api: Api<StatefulSet> = Api::namespaced(self.client.clone(), namespace);
+        let cached = self.stateful_sets.as_ref().and_then(|s| s.get_namespaced(Some(namespace), name));
+        let mut body = match cached {
+            Some(set) => (*set).clone(),
+            None => match api.get(name).await {
+                Ok(set) => set,
+                Err(error) => return Outcome::Failed(error_message(&error)),
+            },
+        };
+        body.metadata.resource_version = resource_version.map(str::to_owned);
+        body.status = Some(status.clone());
+        let mut last = String::new();
+        for _ in 0..CONFLICT_RETRIES {
+            match api.replace_status(name, &PostParams::default(), &body).await {
+                Ok(_) => return Outcome::Ok,
+                Err(error) if code(&error) == Some(409) => last = error_message(&error),
+                Err(error) => return Outcome::Failed(error_message(&error)),
+            }
+            match api.get(name).await {
+                Ok(fresh) => body = StatefulSet { status: Some(status.clone()), ..fresh },
+                Err(error) => return Outcome::Failed(error_message(&error)),
+            }
+        }
+        Outcome::Failed(last)
+    }
+}
+
+/// Whether `write` is one of the pod and claim writes after whose failure
+/// the driver still writes the status
+/// (`kcm_controllers::statefulset::after_failure`).
+pub(super) fn is_pod_write(write: &Write) -> bool {
+    !matches!(write, Write::UpdateStatus { .. })
+}

@@ -1,0 +1,262 @@
+//! The StatefulSet controller's driver (upstream
+//! `pkg/controller/statefulset/stateful_set.go` minus the decisions of
+//! `sync`, which live in `kcm_controllers::statefulset`).
+//!
+//! It owns:
+//! - the event handlers on the shared StatefulSet and Pod informers, which
+//!   map changes to StatefulSet keys as upstream does (a pod through its
+//!   controllerRef, an orphan to every set whose selector matches it; a pod
+//!   turning Ready under a set with `minReadySeconds` queues the set again
+//!   once they have passed). The PersistentVolumeClaim and
+//!   ControllerRevision informers have no handlers, as upstream's: a sync
+//!   reads them, and its workers wait for them to sync;
+//! - the `statefulset` workqueue (upstream's default controller rate
+//!   limiter, retried for as long as it fails: upstream has no
+//!   `maxRetries`) and the worker pool (`--concurrent-statefulset-syncs`);
+//! - the per-key sync: a [`Snapshot`] of the caches, the core's plan, and
+//!   the executor contract of `kcm_controllers::statefulset` (a failed pod
+//!   or claim write, or a revision renamed after a collision, is followed
+//!   by `after_failure`: the status and the history cleanup).
+//!
+//! The pods a sync reads are those its set controls and its namespace's
+//! orphans, from the shared pod informer's indexes by controller (`owners`,
+//! which the ReplicaSet driver registers too); a claim ignores the others.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use kcm_controllers::common::pod::is_pod_ready;
+use kcm_controllers::common::selector::Selector;
+use kcm_controllers::plan::Plan;
+use kcm_controllers::statefulset::{self as core, Options, Snapshot};
+use kcm_objects::{OwnerRef, Pod};
+use kube::Client;
+
+use super::enqueue::Enqueue;
+use super::execute::{Executed, Executor, NoBookkeeping};
+use super::owners;
+use futures::future::BoxFuture;
+use kcm_runtime::controller::{Controller, Retries, RunContext};
+use kcm_runtime::events::EventRecorder;
+use kcm_runtime::informer::{
+    self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
+};
+use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
+use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+
+pub use core::{CONTROLLER_NAME, QUEUE_NAME};
+
+/// The `source.component` of the controller's Events.
+pub const EVENT_COMPONENT: &str = "statefulset-controller";
+
+/// The StatefulSet controller, ready to run once its caches sync.
+pub struct StatefulSetController {
+    /// Keys (`namespace/name`) of StatefulSets to sync.
+    queue: WorkQueue<String>,
+    /// The informers it reads, for their sync state.
+    stateful_sets: SharedInformer<StatefulSet>,
+    pods: SharedInformer<Pod>,
+    claims: SharedInformer<PersistentVolumeClaim>,
+    revisions: SharedInformer<ControllerRevision>,
+    /// Handler registrations: workers start once both have delivered the
+    /// initial lists.
+    registrations: Vec<HandlerRegistration>,
+    /// What [`Reconcile::sync`] reads and writes.
+    syncer: Arc<Syncer>,
+}
+
+/// The per-key sync, shared by the workers.
+struct Syncer {
+    stateful_sets: Store<StatefulSet>,
+    /// Cached pods (all namespaces), indexed by controller.
+    pods: Store<Pod>,
+    claims: Store<PersistentVolumeClaim>,
+    revisions: Store<ControllerRevision>,
+    /// Performs the plans.
+    executor: Executor,
+    /// Core settings.
+    options: Options,
+}
+
+// === impl StatefulSetController ===
+
+impl StatefulSetController {
+    /// Builds the controller on `factory`'s informers and registers its
+    /// handlers (before `factory.start()`). Events are recorded through
+    /// `recorder` (component [`EVENT_COMPONENT`]); `options` are the core's
+    /// settings (from `--feature-gates`).
+    ///
+    /// # Errors
+    /// The pod indexes cannot be added (the pod informer has started).
+    ///
+    /// # Panics
+    /// Outside a tokio runtime (the workqueue spawns its timer task).
+    pub fn new(
+        factory: &SharedInformerFactory,
+        client: Client,
+        recorder: EventRecorder,
+        options: Options,
+        queue_metrics: Option<&QueueMetrics>,
+    ) -> Result<Self, informer::Error> {
+        let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
+        let stateful_sets = factory.informer::<StatefulSet>();
+        let pods = factory.informer::<Pod>();
+        owners::register(&pods)?;
+        let claims = factory.informer::<PersistentVolumeClaim>();
+        let revisions = factory.informer::<ControllerRevision>();
+        let resync = Some(factory.default_resync());
+        let registrations = vec![
+            stateful_sets.add_handler(Enqueue { queue: queue.clone() }, resync),
+            pods.add_handler(PodHandler { queue: queue.clone(), stateful_sets: stateful_sets.store() }, resync),
+        ];
+        let syncer = Arc::new(Syncer {
+            stateful_sets: stateful_sets.store(),
+            pods: pods.store(),
+            claims: claims.store(),
+            revisions: revisions.store(),
+            executor: Executor::new(client, recorder).with_stateful_sets(stateful_sets.store()),
+            options,
+        });
+        Ok(Self { queue, stateful_sets, pods, claims, revisions, registrations, syncer })
+    }
+}
+
+impl Controller for StatefulSetController {
+    fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let mut synced: Vec<&(dyn HasSynced + Sync)> =
+                vec![&self.stateful_sets, &self.pods, &self.claims, &self.revisions];
+            synced.extend(self.registrations.iter().map(|r| r as &(dyn HasSynced + Sync)));
+            cx.run_when_synced(&synced, self.queue.clone(), self.syncer.clone(), Retries::FOREVER).await;
+        })
+    }
+}
+
+// === impl Syncer ===
+
+impl Reconcile for Syncer {
+    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
+        Box::pin(self.sync_stateful_set(key))
+    }
+}
+
+impl Syncer {
+    /// One sync of the StatefulSet `key`, per the executor contract of
+    /// `kcm_controllers::statefulset`.
+    async fn sync_stateful_set(&self, key: &str) -> Result<Next, runner::SyncError> {
+        let Some(set) = self.stateful_sets.get(key) else {
+            tracing::info!(%key, "StatefulSet has been deleted");
+            return Ok(Next::Done);
+        };
+        let plan = self.plan(&set, |snapshot| core::sync(snapshot, &self.options));
+        let executed = self.executor.run(&plan, &NoBookkeeping).await;
+        let collision_count = match executed {
+            Executed::ManageFailed(_) => None,
+            Executed::RevisionRenamed(count) => Some(count),
+            _ => return executed.into_next(),
+        };
+        // Upstream writes the status and truncates the history even then.
+        let set = self.stateful_sets.get(key).unwrap_or(set);
+        let rest = self.plan(&set, |snapshot| core::after_failure(snapshot, collision_count));
+        if let Executed::Failed(error) = self.executor.run(&rest, &NoBookkeeping).await {
+            tracing::info!(%key, %error, "cannot write the StatefulSet's status");
+        }
+        executed.into_next()
+    }
+
+    /// Plans with `planner` on a snapshot of the caches taken now.
+    fn plan(&self, set: &StatefulSet, planner: impl FnOnce(&Snapshot<'_>) -> Plan) -> Plan {
+        let namespace = set.metadata.namespace.as_deref().unwrap_or("");
+        let pods = owners::claimable(&self.pods, set.metadata.uid.as_deref(), namespace);
+        let claims = self.claims.list_namespace(namespace);
+        let revisions = self.revisions.list_namespace(namespace);
+        planner(&Snapshot { set, pods: &pods, claims: &claims, revisions: &revisions, now: Timestamp::now() })
+    }
+}
+
+// === handlers ===
+
+/// Pod changes: sync the StatefulSet controlling the pod, or, for an
+/// orphan, every StatefulSet that could adopt it.
+struct PodHandler {
+    queue: WorkQueue<String>,
+    stateful_sets: Store<StatefulSet>,
+}
+
+impl EventHandler<Pod> for PodHandler {
+    fn on_add(&self, pod: &Arc<Pod>) {
+        if pod.metadata.deletion_timestamp.is_some() {
+            // Seen for the first time already being deleted (a restart).
+            self.on_delete(pod);
+            return;
+        }
+        match pod.metadata.controller() {
+            Some(cref) => self.enqueue_owner(pod, cref),
+            None => self.enqueue_adopters(pod),
+        }
+    }
+
+    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
+        if old.metadata.resource_version == new.metadata.resource_version {
+            // A periodic resync: nothing changed.
+            return;
+        }
+        let (old_ref, new_ref) = (old.metadata.controller(), new.metadata.controller());
+        let ref_changed = old_ref != new_ref;
+        if ref_changed && let Some(cref) = old_ref {
+            self.enqueue_owner(old, cref);
+        }
+        if let Some(cref) = new_ref {
+            let Some(set) = self.resolve(new, cref) else { return };
+            self.queue.add(core::key(&set));
+            let min_ready = set.spec.min_ready_seconds.unwrap_or(0);
+            if min_ready > 0 && !is_pod_ready(old) && is_pod_ready(new) {
+                // Available once minReadySeconds have passed: look again then.
+                let delay = Duration::from_secs(u64::try_from(min_ready).unwrap_or(0)) + Duration::from_secs(1);
+                self.queue.add_after(core::key(&set), delay);
+            }
+            return;
+        }
+        if ref_changed || old.metadata.labels != new.metadata.labels {
+            self.enqueue_adopters(new);
+        }
+    }
+
+    fn on_delete(&self, pod: &Arc<Pod>) {
+        if let Some(cref) = pod.metadata.controller() {
+            self.enqueue_owner(pod, cref);
+        }
+    }
+}
+
+impl PodHandler {
+    /// The cached StatefulSet `cref` names, if it is that very object
+    /// (upstream `resolveControllerRef`).
+    fn resolve(&self, pod: &Pod, cref: &OwnerRef) -> Option<Arc<StatefulSet>> {
+        if cref.kind != "StatefulSet" {
+            return None;
+        }
+        let set = self.stateful_sets.get_namespaced(Some(&pod.metadata.namespace), &cref.name)?;
+        (set.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(set)
+    }
+
+    fn enqueue_owner(&self, pod: &Pod, cref: &OwnerRef) {
+        if let Some(set) = self.resolve(pod, cref) {
+            self.queue.add(core::key(&set));
+        }
+    }
+
+    /// Enqueues every StatefulSet of the pod's namespace whose selector
+    /// matches it (upstream `getStatefulSetsForPod`): one may adopt it.
+    fn enqueue_adopters(&self, pod: &Pod) {
+        for set in self.stateful_sets.list_namespace(&pod.metadata.namespace) {
+            let Ok(selector) = Selector::new(Some(&set.spec.selector)) else { continue };
+            if !selector.is_everything() && selector.matches(&pod.metadata.labels) {
+                self.queue.add(core::key(&set));
+            }
+        }
+    }
+}
