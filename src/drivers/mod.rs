@@ -13,6 +13,8 @@
 //!   driver;
 //! - `enqueue`: the handler queueing a controller's own objects' keys
 //!   (Deployment, StatefulSet);
+//! - `expectations`: the pod expectations of the ReplicaSet and DaemonSet
+//!   drivers, shared by their handlers, syncs and executor;
 //! - `owners`: the indexes of pods and ReplicaSets by controller the
 //!   ReplicaSet, Deployment and StatefulSet drivers read;
 //! - `service_pods`: the Pod handler of the endpoints and EndpointSlice
@@ -60,6 +62,7 @@ pub mod endpointslice;
 pub mod endpointslicemirroring;
 mod enqueue;
 pub mod execute;
+mod expectations;
 pub mod garbagecollector;
 pub mod legacytokencleaner;
 pub mod namespace;
