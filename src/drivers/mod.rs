@@ -25,6 +25,8 @@
 //!   name, a pod's node, the pod index by node name);
 //! - `clusterroleaggregation`: the ClusterRole aggregation controller
 //!   ([`ClusterRoleAggregationController`](clusterroleaggregation::ClusterRoleAggregationController));
+//! - `daemonset`: the DaemonSet controller
+//!   ([`DaemonSetController`](daemonset::DaemonSetController));
 //! - `deployment`: the Deployment controller
 //!   ([`DeploymentController`](deployment::DeploymentController));
 //! - `endpoint`: the endpoints controller
@@ -56,6 +58,7 @@
 
 mod api_errors;
 pub mod clusterroleaggregation;
+pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
 pub mod endpointslice;
