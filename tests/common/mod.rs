@@ -9,6 +9,7 @@ use kube_sim::testing::Patience;
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
+pub mod mirror;
 pub mod recorder;
 
 /// How [`kube_sim::testing::wait_for`] waits in these tests: a generous
