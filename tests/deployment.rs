@@ -520,7 +520,7 @@ async fn the_checker_reports_a_surge_and_an_availability_drop() {
         let seen = checker.violations();
         let surge = seen
             .iter()
-            .any(|v| v.starts_with("pod probe-d changed") && v.contains("4 active pods > replicas 2 + maxSurge 1"));
+            .any(|v| v.starts_with("Pod probe-d changed") && v.contains("4 active pods > replicas 2 + maxSurge 1"));
         let drop = seen.iter().any(|v| v.contains("1 available pods (of 1 active) < replicas 2 - maxUnavailable 0"));
         if surge && drop { Ok(()) } else { Err(format!("{seen:?}")) }
     })

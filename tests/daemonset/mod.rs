@@ -162,12 +162,12 @@ async fn simple_daemon_runs_on_every_node_and_revives_a_deleted_pod() {
     let revived = runs_on(&env, "simple", &NODES, None).await;
     assert_ne!(revived["node-2"].metadata.name.as_deref(), Some(victim.as_str()), "a new pod on node-2");
     assert!(!events(&env, NS, "simple", "SuccessfulCreate").await.is_empty(), "SuccessfulCreate recorded");
-    let status = get_ds(&env, "simple").await.status.expect("status");
-    assert_eq!(
-        (status.desired_number_scheduled, status.current_number_scheduled, status.number_ready),
-        (3, 3, 3),
-        "{status:?}"
-    );
+    wait_for(&env.sim, PATIENCE, "the status counts three ready pods", || async {
+        let status = get_ds(&env, "simple").await.status.unwrap_or_default();
+        let seen = (status.desired_number_scheduled, status.current_number_scheduled, status.number_ready);
+        if seen == (3, 3, 3) && status.number_available == Some(3) { Ok(()) } else { Err(format!("{status:?}")) }
+    })
+    .await;
     let out = kubectl_ok(&env.kubeconfig, &["get", "ds", "simple", "--no-headers"]).await;
     let columns: Vec<&str> = out.split_whitespace().collect();
     assert_eq!(columns[..6], ["simple", "3", "3", "3", "3", "3"], "{out}");
@@ -330,11 +330,27 @@ async fn status_subresource_is_read_and_patched() {
         &["patch", "ds", "stat", "--subresource=status", "--type=merge", "-p", &condition.to_string()],
     )
     .await;
-    let ds = get_ds(&env, "stat").await;
-    let conditions = ds.status.and_then(|s| s.conditions).unwrap_or_default();
-    assert!(
-        conditions.iter().any(|c| c.type_.as_deref() == Some("StatusPatched") && c.reason.as_deref() == Some("E2E"))
-    );
+    // The controller's next status writes (a pod deleted and revived) keep
+    // the user's condition.
+    let pods = runs_on(&env, "stat", &NODES, None).await;
+    kubectl_ok(&env.kubeconfig, &["delete", "pod", pods["node-1"].metadata.name.as_deref().expect("name")]).await;
+    wait_for(&env.sim, PATIENCE, "a pod revived", || async {
+        let seen: Vec<String> =
+            pods_by_node(&env, "stat").await.values().flatten().filter_map(|p| p.metadata.uid.clone()).collect();
+        let replaced = !seen.contains(pods["node-1"].metadata.uid.as_ref().expect("uid"));
+        if replaced && seen.len() == 3 { Ok(()) } else { Err(format!("pods {seen:?}")) }
+    })
+    .await;
+    runs_on(&env, "stat", &NODES, None).await;
+    wait_for(&env.sim, PATIENCE, "the status counts every ready pod again", || async {
+        let status = get_ds(&env, "stat").await.status.unwrap_or_default();
+        if status.number_ready == 3 { Ok(status) } else { Err(format!("{status:?}")) }
+    })
+    .await;
+    let conditions = get_ds(&env, "stat").await.status.and_then(|s| s.conditions).unwrap_or_default();
+    let kept =
+        conditions.iter().any(|c| c.type_.as_deref() == Some("StatusPatched") && c.reason.as_deref() == Some("E2E"));
+    assert!(kept, "the patched condition is kept: {conditions:?}");
 }
 
 /// Upstream "should list and delete a collection of DaemonSets": listed by
