@@ -200,6 +200,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "leaderElection",
         "deployment-controller",
         "replicaset-controller",
+        "statefulset-controller",
         "namespace-controller",
         "node-lifecycle-controller",
         "taint-eviction-controller",

@@ -12,9 +12,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::error::ErrorKind;
-use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Node, Pod, Secret, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Endpoints, Namespace, Node, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount,
+};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kcm_rs::config::Flags;
@@ -662,6 +664,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_legacy_token_cleaner(&sim, &client).await;
     exercise_endpoints_controller(&sim, &client).await;
     exercise_endpointslice_mirroring(&sim, &client).await;
+    exercise_statefulset_controller(&sim, &client).await;
     calls_by_kcm_rs(&sim)
 }
 
@@ -1015,6 +1018,100 @@ async fn exercise_daemonset_controller(sim: &Sim, client: &kube::Client) {
     })
     .await;
     daemon_sets.delete("agent", &DeleteParams::default()).await.expect("deleted");
+}
+
+/// StatefulSet controller, in `vault`: adopt an orphan member pod (after a
+/// live read of the set) and an orphan revision; create pods with their
+/// claims, which get the set as owner (`whenDeleted: Delete`); repair a pod
+/// that lost its identity label (live read, update); roll the template
+/// (pods deleted and recreated, the orphan revision deleted beyond
+/// `revisionHistoryLimit`) and back (the old revision renumbered); and a
+/// second set whose first revision name is taken by other data (the
+/// create reads the revision there and renames).
+async fn exercise_statefulset_controller(sim: &Sim, client: &kube::Client) {
+    let ns = "vault";
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces.create(&PostParams::default(), &object(json!({"metadata": {"name": ns}}))).await.expect("namespace");
+    crate::common::default_service_account(sim, ns).await;
+    let (pods, sets) = (Api::<Pod>::namespaced(client.clone(), ns), Api::<StatefulSet>::namespaced(client.clone(), ns));
+    let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), ns);
+    let container = |image: &str| json!({"containers": [{"name": "c", "image": image}]});
+    // A member with its storage (a pod's volumes cannot be repaired).
+    let mut member = container("nginx");
+    member["volumes"] = json!([{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}]);
+    let orphan = json!({"metadata": {"name": "db-0", "labels": {"app": "db"}}, "spec": member});
+    pods.create(&PostParams::default(), &object(orphan)).await.expect("orphan pod");
+    let stray = json!({"metadata": {"name": "db-stray", "labels": {"app": "db"}}, "revision": 1, "data": {}});
+    revisions.create(&PostParams::default(), &object(stray)).await.expect("orphan revision");
+    let spec = |name: &str, image: &str| {
+        json!({"metadata": {"name": name}, "spec": {"replicas": 2, "revisionHistoryLimit": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}}}}],
+            "template": {"metadata": {"labels": {"app": name}}, "spec": container(image)}}})
+    };
+    sets.create(&PostParams::default(), &object(spec("db", "nginx"))).await.expect("statefulset");
+    let rolled = |image: &'static str| {
+        let (pods, sets) = (pods.clone(), sets.clone());
+        async move {
+            let set = sets.get("db").await.map_err(|e| e.to_string())?;
+            let status = set.status.clone().unwrap_or_default();
+            let images: Vec<Option<String>> = pods
+                .list(&ListParams::default().labels("app=db"))
+                .await
+                .map_err(|e| e.to_string())?
+                .items
+                .iter()
+                .map(|p| p.spec.as_ref().and_then(|s| s.containers[0].image.clone()))
+                .collect();
+            let done = status.ready_replicas == Some(2)
+                && status.updated_replicas == Some(2)
+                && status.current_revision == status.update_revision
+                && images == vec![Some(image.to_owned()); 2];
+            if done { Ok(set) } else { Err(format!("{status:?}, images {images:?}")) }
+        }
+    };
+    let first = wait_for(sim, PATIENCE, "db's two pods Ready", || rolled("nginx")).await;
+    let owned_claim = wait_for(sim, PATIENCE, "data-db-1 owned by its set", || async {
+        let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
+        let claim = claims.get("data-db-1").await.map_err(|e| e.to_string())?;
+        let owners = claim.metadata.owner_references.unwrap_or_default();
+        if owners.iter().any(|o| o.kind == "StatefulSet") { Ok(()) } else { Err(format!("{owners:?}")) }
+    });
+    owned_claim.await;
+
+    let unlabel = json!({"metadata": {"labels": {"statefulset.kubernetes.io/pod-name": null}}});
+    pods.patch("db-1", &PatchParams::default(), &Patch::Merge(&unlabel)).await.expect("identity label removed");
+    wait_for(sim, PATIENCE, "db-1's identity repaired", || async {
+        let labels = pods.get("db-1").await.map_err(|e| e.to_string())?.metadata.labels.unwrap_or_default();
+        labels.get("statefulset.kubernetes.io/pod-name").map(drop).ok_or_else(|| format!("{labels:?}"))
+    })
+    .await;
+
+    let template = |image: &str| json!({"spec": {"template": {"spec": container(image)}}});
+    sets.patch("db", &PatchParams::default(), &Patch::Strategic(template("nginx:2"))).await.expect("rolled");
+    wait_for(sim, PATIENCE, "db rolled to nginx:2", || rolled("nginx:2")).await;
+    sets.patch("db", &PatchParams::default(), &Patch::Strategic(template("nginx"))).await.expect("rolled back");
+    let back = wait_for(sim, PATIENCE, "db rolled back", || rolled("nginx")).await;
+    assert_eq!(back.status.and_then(|s| s.update_revision), first.status.and_then(|s| s.update_revision));
+
+    // The name db2's first revision would get, taken by other data.
+    let mut db2: StatefulSet = object(spec("db2", "nginx"));
+    db2.spec.template = first.spec.template.clone();
+    db2.spec.template.metadata = db2.spec.template.metadata.map(|mut m| {
+        m.labels = Some([("app".to_owned(), "db2".to_owned())].into());
+        m
+    });
+    let taken = kcm_controllers::statefulset::new_revision(&db2, 1, 0).metadata.name.expect("named");
+    let squatter = json!({"metadata": {"name": taken, "labels": {"app": "other"}}, "revision": 1, "data": {}});
+    revisions.create(&PostParams::default(), &object(squatter)).await.expect("squatting revision");
+    sets.create(&PostParams::default(), &db2).await.expect("db2");
+    wait_for(sim, PATIENCE, "db2 renamed its revision", || async {
+        let status = sets.get("db2").await.map_err(|e| e.to_string())?.status.unwrap_or_default();
+        if status.collision_count == Some(1) { Ok(()) } else { Err(format!("{status:?}")) }
+    })
+    .await;
 }
 
 /// Namespace controller: delete `ns` with a gadget in it beside what is

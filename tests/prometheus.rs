@@ -120,6 +120,7 @@ async fn prometheus_scrapes_kcm_rs_over_https_with_the_deploy_scrape_job() {
     let queues = [
         "deployment",
         "replicaset",
+        "statefulset",
         "namespace",
         "node_lifecycle_controller",
         "node_lifecycle_controller_pods",

@@ -18,7 +18,7 @@ use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::json;
 
-use crate::common::{Env, PATIENCE, spawn, start};
+use crate::common::{Env, PATIENCE, disturb, spawn, start};
 
 const NS: &str = "default";
 
@@ -382,19 +382,14 @@ async fn restarts_dropped_watches_and_compaction_mid_scale_never_overshoot() {
     create_rs(&env, "chaos", 3).await;
     converged(&env, "chaos", 3).await;
     scale(&env, "chaos", i32::try_from(REPLICAS).expect("fits")).await;
-    // Disturb the controller while it scales: drop its watches, compact
-    // the history (its next watch gets 410 and relists), then kill it and
-    // start a new process whose expectations start empty.
+    // Disturb the controller while it scales: the new process's
+    // expectations start empty.
     wait_for(&env.sim, PATIENCE, "the scale-up to start", || async {
         let n = active_pods(&env, "chaos").await.len();
         if n > 3 { Ok(()) } else { Err(format!("{n} pods")) }
     })
     .await;
-    env.sim.controls().drop_watches();
-    env.sim.controls().compact();
-    env.daemon.kill().await.expect("kcm-rs killed");
-    env.daemon = spawn(&env.kubeconfig);
-    env.sim.controls().drop_watches();
+    disturb(&mut env).await;
 
     converged(&env, "chaos", i32::try_from(REPLICAS).expect("fits")).await;
     scale(&env, "chaos", 4).await;

@@ -14,10 +14,11 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::watcher;
+use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, start};
+use crate::common::{Env, PATIENCE, disturb, start};
 
 const NS: &str = "default";
 
@@ -420,4 +421,79 @@ async fn claims_follow_the_retention_policy() {
     wait_for(&env.sim, PATIENCE, "data-drop-0 deleted with its set", || deleting("data-drop-0")).await;
     let kept = claims.get("data-keep-0").await.expect("data-keep-0");
     assert!(kept.metadata.deletion_timestamp.is_none(), "a claim in use stays");
+}
+
+/// Upstream "should implement legacy replacement when the update strategy
+/// is OnDelete": a new template reaches only the pods a user deletes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_delete_replaces_only_deleted_pods() {
+    let env = start().await;
+    let checker = Checker::start(&env, "ond", true);
+    let on_delete = json!({"type": "OnDelete"});
+    apply(&env, "ond", json!({"replicas": 2, "updateStrategy": on_delete})).await;
+    wait_status(&env, "ond", 2, 2).await;
+    kubectl_ok(&env.kubeconfig, &["set", "image", "sts/ond", "web=nginx:1.28"]).await;
+    let status = wait_status(&env, "ond", 2, 2).await.status.unwrap_or_default();
+    assert_ne!(status.current_revision, status.update_revision);
+    assert_eq!(status.updated_replicas.unwrap_or(0), 0, "{status:?}");
+    wait_images(&env, "ond", &["nginx:1.27", "nginx:1.27"]).await;
+
+    kubectl_ok(&env.kubeconfig, &["delete", "pod", "ond-1", "--wait=false"]).await;
+    wait_images(&env, "ond", &["nginx:1.27", "nginx:1.28"]).await;
+    kubectl_ok(&env.kubeconfig, &["delete", "pod", "ond-0", "--wait=false"]).await;
+    wait_images(&env, "ond", &["nginx:1.28", "nginx:1.28"]).await;
+    checker.finish();
+}
+
+/// Upstream "MinReadySeconds should be honored when enabled": a Ready pod
+/// counts as available only once `minReadySeconds` have passed, which the
+/// controller notices by itself (nothing else changes meanwhile).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_is_available_after_min_ready_seconds() {
+    let env = start().await;
+    apply(&env, "slow", json!({"replicas": 1, "minReadySeconds": 3})).await;
+    let counts = |want: (i32, i32)| {
+        let env = &env;
+        async move {
+            let s = set(env, "slow").await.status.unwrap_or_default();
+            let seen = (s.ready_replicas.unwrap_or(0), s.available_replicas.unwrap_or(0));
+            if seen == want { Ok(()) } else { Err(format!("(ready, available) = {seen:?}")) }
+        }
+    };
+    wait_for(&env.sim, PATIENCE, "ready, not yet available", || counts((1, 0))).await;
+    wait_for(&env.sim, PATIENCE, "available", || counts((1, 1))).await;
+}
+
+/// Failing pod and claim creates, dropped watches, compaction and a
+/// restarted kcm-rs while an `OrderedReady` set with claims scales: the
+/// order and the identities hold throughout, and the set converges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_and_a_restart_mid_scale_keep_order_and_identity() {
+    let mut env = start().await;
+    let failing = |resource: &str| FaultRule {
+        verb: Some("create".into()),
+        resource: Some(resource.into()),
+        error_rate: 0.2,
+        ..Default::default()
+    };
+    let faults = FaultSpec { rules: vec![failing("pods"), failing("persistentvolumeclaims")] };
+    env.sim.controls().set_faults(faults).expect("faults set");
+    let checker = Checker::start(&env, "chaos", true);
+    let claims = json!([{"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]);
+    apply(&env, "chaos", json!({"replicas": 6, "volumeClaimTemplates": claims})).await;
+    wait_for(&env.sim, PATIENCE, "the scale-up to start", || async {
+        let n = pods(&env, "chaos").await.len();
+        if n >= 2 { Ok(()) } else { Err(format!("{n} pods")) }
+    })
+    .await;
+    disturb(&mut env).await;
+
+    let all: Vec<String> = (0..6).map(|o| format!("chaos-{o}")).collect();
+    wait_ready(&env, "chaos", &all.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    wait_status(&env, "chaos", 6, 6).await;
+    kubectl_ok(&env.kubeconfig, &["scale", "sts", "chaos", "--replicas=2"]).await;
+    wait_ready(&env, "chaos", &["chaos-0", "chaos-1"]).await;
+    wait_status(&env, "chaos", 2, 2).await;
+    checker.finish();
 }

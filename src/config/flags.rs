@@ -26,7 +26,7 @@ use super::{GoDuration, LogFormat, Result, parse_go_bool};
     about = "A standalone replacement for kube-controller-manager",
     long_about = "The Kubernetes controller manager is a daemon that embeds the core control loops shipped with \
                   Kubernetes. kcm-rs is a replacement for kube-controller-manager, with its flag names and \
-                  defaults, running the deployment, replicaset, endpointslice, namespace, node-lifecycle, taint-eviction, serviceaccount, \
+                  defaults, running the deployment, replicaset, statefulset, endpointslice, namespace, node-lifecycle, taint-eviction, serviceaccount, \
                   root-ca-certificate-publisher, clusterrole-aggregation and garbage-collector controllers, with leader election and the health and metrics endpoints."
 )]
 pub struct Flags {

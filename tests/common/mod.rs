@@ -126,6 +126,17 @@ pub fn spawn_with(kubeconfig: &Path, args: &[String]) -> Child {
         .expect("kcm-rs starts")
 }
 
+/// Disturbs kcm-rs mid-work: drops its watches, compacts the history (its
+/// next watch gets 410 and relists), then kills it and starts a new
+/// process, which remembers nothing of the old one.
+pub async fn disturb(env: &mut Env) {
+    env.sim.controls().drop_watches();
+    env.sim.controls().compact();
+    env.daemon.kill().await.expect("kcm-rs killed");
+    env.daemon = spawn(&env.kubeconfig);
+    env.sim.controls().drop_watches();
+}
+
 /// Waits until `namespace` has its `default` ServiceAccount, as upstream's
 /// e2e framework waits before it creates pods in a new namespace: the API
 /// server refuses pods without it (after a short wait of its own), and

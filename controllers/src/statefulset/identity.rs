@@ -175,9 +175,12 @@ impl Repair {
             .iter()
             .map(|(volume, claim)| ApiVolume {
                 name: volume.clone(),
+                // Upstream's `ReadOnly: false`, which its encoding leaves out:
+                // a pod that has the volume already is not changed by the
+                // repair (an API server refuses volume changes).
                 persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
                     claim_name: claim.clone(),
-                    read_only: Some(false),
+                    read_only: None,
                 }),
                 ..Default::default()
             })
@@ -191,6 +194,18 @@ impl Repair {
 mod tests {
     use super::*;
     use crate::statefulset::testing::{SetBuilder, member};
+
+    /// A member missing only its identity labels, whose claim volume has
+    /// no `readOnly` (as any pod created from the set has it), is repaired
+    /// in its labels alone: its volumes are left as they are.
+    #[test]
+    fn repair_of_a_member_with_its_storage_changes_no_volume() {
+        let set = SetBuilder::new(2).claim("data").build();
+        let mut pod = member(&set, 1).no_labels().volume("data", "data-foo-1").api();
+        let volumes = pod.spec.as_ref().and_then(|s| s.volumes.clone());
+        assert!(Repair::new(&set, 1).apply(&mut pod), "the labels are repaired");
+        assert_eq!(pod.spec.and_then(|s| s.volumes), volumes);
+    }
 
     #[test]
     fn test_get_parent_name_and_ordinal() {

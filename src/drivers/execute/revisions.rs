@@ -105,3 +105,53 @@ impl Executor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use kcm_controllers::plan::{Action, Plan};
+    use serde_json::json;
+
+    use super::*;
+    use crate::drivers::execute::testing::start;
+    use crate::drivers::execute::{Executed, NoBookkeeping};
+
+    fn revision(name: &str, data: serde_json::Value) -> ControllerRevision {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "default", "ownerReferences": [{"apiVersion": "apps/v1",
+                "kind": "StatefulSet", "name": "web", "uid": "web-uid", "controller": true}]},
+            "revision": 1, "data": data}))
+        .expect("a revision")
+    }
+
+    /// Upstream `CreateControllerRevision` against a name taken by other
+    /// data: the revision is created under the next count's name, and the
+    /// plan stops with that count for the set's status.
+    #[tokio::test]
+    async fn a_taken_name_renames_the_create_and_reports_the_count() {
+        let (_sim, executor, client) = start().await;
+        let api: Api<ControllerRevision> = Api::namespaced(client, "default");
+        let planned = revision("web-1", json!({"spec": {"template": {"a": 1}}}));
+        let mut squatter = revision("web-1", json!({"other": true}));
+        squatter.metadata.owner_references = None;
+        api.create(&PostParams::default(), &squatter).await.expect("squatter");
+        let mut plan = Plan::new();
+        let create = history::Write::Create {
+            revision: Box::new(planned.clone()),
+            on_already_exists: OnAlreadyExists::Rename { collision_count: 0 },
+        };
+        plan.push(Action::ControllerRevision(create));
+        plan.push(Action::ControllerRevision(history::Write::Delete {
+            namespace: "default".into(),
+            name: "web-1".into(),
+            uid: "never-reached".into(),
+        }));
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::RevisionRenamed(1));
+        let renamed = match history::after_already_exists("web", &planned, &squatter, 0) {
+            AfterAlreadyExists::Retry { revision, .. } => revision.metadata.name.expect("named"),
+            AfterAlreadyExists::Existing => panic!("other data is a collision"),
+        };
+        let created = api.get(&renamed).await.expect("created under the new name");
+        assert_eq!(created.data, planned.data);
+        assert!(api.get("web-1").await.is_ok(), "the step after the rename is not run");
+    }
+}

@@ -190,3 +190,42 @@ impl Executor {
 pub(super) fn is_pod_write(write: &Write) -> bool {
     !matches!(write, Write::UpdateStatus { .. })
 }
+
+#[cfg(test)]
+mod tests {
+    use kcm_controllers::plan::{Action, Plan};
+    use kube::api::{Patch, PatchParams};
+    use serde_json::json;
+
+    use super::*;
+    use crate::drivers::execute::testing::start;
+    use crate::drivers::execute::{Executed, NoBookkeeping};
+
+    /// Upstream's status updater: a write at a stale version conflicts and
+    /// is retried on the live set, keeping what another writer changed.
+    #[tokio::test]
+    async fn a_conflicting_status_write_is_retried_on_the_live_set() {
+        let (_sim, executor, client) = start().await;
+        let api: Api<StatefulSet> = Api::namespaced(client, "default");
+        let set: StatefulSet = serde_json::from_value(json!({
+            "metadata": {"name": "web"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}))
+        .expect("a set");
+        let cached = api.create(&PostParams::default(), &set).await.expect("created");
+        let note = json!({"metadata": {"annotations": {"note": "kept"}}});
+        api.patch("web", &PatchParams::default(), &Patch::Merge(note)).await.expect("annotated");
+        let status = StatefulSetStatus { replicas: 0, observed_generation: Some(1), ..Default::default() };
+        let mut plan = Plan::new();
+        plan.push(Action::StatefulSet(Write::UpdateStatus {
+            namespace: "default".into(),
+            name: "web".into(),
+            resource_version: cached.metadata.resource_version.clone(),
+            status: Box::new(status),
+        }));
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        let now = api.get("web").await.expect("read");
+        assert_eq!(now.status.and_then(|s| s.observed_generation), Some(1));
+        assert_eq!(now.metadata.annotations.unwrap_or_default()["note"], "kept");
+    }
+}
