@@ -8,7 +8,8 @@
 //! Every scenario that runs daemon pods runs under a [`DaemonChecker`]
 //! (`checker`): after every watch event on the pods, no node holds two
 //! daemon pods outside a surge, and no more than `maxUnavailable` nodes lack
-//! an available one once all had one.
+//! an available one once all had one. One scenario runs under failing pod
+//! creates and a disturbed kcm-rs (dropped watches, compaction, restart).
 
 mod checker;
 
@@ -17,11 +18,12 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
+use kube_sim::SimConfig;
 use kube_sim::kubelet::NodeSpec;
 use kube_sim::testing::{kubectl, kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, events, spawn, start};
+use crate::common::{Env, PATIENCE, disturb, events, failing_pod_creates, spawn, start, start_with};
 use checker::{Bounds, DaemonChecker, is_available, is_terminal, target_node};
 
 const NS: &str = "default";
@@ -104,6 +106,16 @@ fn pod_hash(pod: &Pod) -> &str {
 
 async fn get_ds(env: &Env, name: &str) -> DaemonSet {
     Api::<DaemonSet>::namespaced(env.client.clone(), NS).get(name).await.expect("DaemonSet read")
+}
+
+/// Waits until a pod of DaemonSet `name` carries the new template's `hash`.
+async fn rollout_started(env: &Env, name: &str, hash: &str) {
+    wait_for(&env.sim, PATIENCE, "the rollout under way", || async {
+        let by_node = pods_by_node(env, name).await;
+        let started = by_node.values().flatten().any(|p| pod_hash(p) == hash);
+        if started { Ok(()) } else { Err(format!("{:?}", summary(&by_node))) }
+    })
+    .await;
 }
 
 /// `kubectl rollout status ds/<name>`, which must report success.
@@ -414,15 +426,41 @@ async fn restart_mid_rollout_resumes_without_extra_pods() {
     runs_on(&env, "resume", &NODES, None).await;
     kubectl_ok(&env.kubeconfig, &["set", "image", "ds/resume", &format!("app={}", image("2"))]).await;
     let new_hash = current_hash(&env, "resume").await;
-    wait_for(&env.sim, PATIENCE, "the rollout under way", || async {
-        let by_node = pods_by_node(&env, "resume").await;
-        let started = by_node.values().flatten().any(|p| pod_hash(p) == new_hash);
-        if started { Ok(()) } else { Err(format!("{:?}", summary(&by_node))) }
-    })
-    .await;
+    rollout_started(&env, "resume", &new_hash).await;
     env.daemon.kill().await.expect("kcm-rs killed");
     env.daemon = spawn(&env.kubeconfig);
     rolled_out(&env, "resume").await;
     runs_on(&env, "resume", &NODES, Some(&new_hash)).await;
+    checker.assert_clean();
+}
+
+/// Ten nodes, a third of the pod creates refused, and mid-rollout dropped
+/// watches, a compacted history and a restarted kcm-rs: every node ends
+/// with one pod of the new template, the refusals are `FailedCreate`
+/// events, and no node ever holds two pods nor more than `maxUnavailable`
+/// nodes lack one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_creates_and_a_disturbed_kcm_rs_mid_rollout_on_ten_nodes() {
+    let config = SimConfig { nodes: 10, ..SimConfig::default() };
+    let mut env = start_with(config, &[], |sim| {
+        sim.controls().set_faults(failing_pod_creates(0.3)).expect("faults set");
+    })
+    .await;
+    let mut nodes: Vec<String> = (1..=10).map(|i| format!("node-{i}")).collect();
+    nodes.sort();
+    let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    let bounds = Bounds { max_surge: 0, max_unavailable: 2 };
+    let checker = DaemonChecker::start(&env, NS, "chaos", &nodes, bounds).await;
+    let strategy = json!({"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}}});
+    create(&env, &daemon_set("chaos", &strategy)).await;
+    runs_on(&env, "chaos", &nodes, None).await;
+    kubectl_ok(&env.kubeconfig, &["set", "image", "ds/chaos", &format!("app={}", image("2"))]).await;
+    let new_hash = current_hash(&env, "chaos").await;
+    rollout_started(&env, "chaos", &new_hash).await;
+    disturb(&mut env).await;
+    rolled_out(&env, "chaos").await;
+    runs_on(&env, "chaos", &nodes, Some(&new_hash)).await;
+    let refused = events(&env, NS, "chaos", "FailedCreate").await;
+    assert!(!refused.is_empty(), "the refused creates are FailedCreate events");
     checker.assert_clean();
 }
