@@ -271,6 +271,34 @@ async fn rolling_update_replaces_every_pod_one_node_at_a_time() {
     checker.assert_clean();
 }
 
+/// Upstream "should not update pod when spec was updated and update
+/// strategy is OnDelete": the pods keep the old template until a user
+/// deletes one, whose replacement has the new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_delete_replaces_only_the_pods_a_user_deletes() {
+    let env = start().await;
+    let checker = DaemonChecker::start(&env, NS, "ondelete", &NODES, Bounds::DEFAULT).await;
+    create(&env, &daemon_set("ondelete", &json!({"updateStrategy": {"type": "OnDelete"}}))).await;
+    let before = runs_on(&env, "ondelete", &NODES, None).await;
+    kubectl_ok(&env.kubeconfig, &["set", "image", "ds/ondelete", &format!("app={}", image("2"))]).await;
+    let new_hash = current_hash(&env, "ondelete").await;
+    let status = get_ds(&env, "ondelete").await.status.unwrap_or_default();
+    assert_eq!(status.updated_number_scheduled, Some(0), "{status:?}");
+    let victim = before["node-3"].metadata.name.clone().expect("name");
+    kubectl_ok(&env.kubeconfig, &["delete", "pod", &victim]).await;
+    let after = wait_for(&env.sim, PATIENCE, "node-3's pod replaced with the new template", || async {
+        let by_node = pods_by_node(&env, "ondelete").await;
+        let replaced = by_node.get("node-3").is_some_and(|p| p.len() == 1 && pod_hash(&p[0]) == new_hash);
+        let settled = replaced && by_node.values().flatten().all(is_available) && by_node.len() == 3;
+        if settled { Ok(by_node) } else { Err(format!("{:?}", summary(&by_node))) }
+    })
+    .await;
+    for node in ["node-1", "node-2"] {
+        assert_eq!(after[node][0].metadata.uid, before[node].metadata.uid, "{node}'s pod is left alone");
+    }
+    checker.assert_clean();
+}
+
 /// Upstream "should surge pods onto nodes when spec was updated and update
 /// strategy is RollingUpdate": maxSurge 1, maxUnavailable 0: a new pod
 /// starts beside the old one, which goes once the new one is ready.
