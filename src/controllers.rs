@@ -20,6 +20,7 @@ use prometheus::Registry;
 
 use crate::config::{Config, MAX_UNAVAILABLE_STATEFUL_SET, TERMINATING_REPLICAS};
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
+use crate::drivers::daemonset::{self, DaemonSetController};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::endpoint::{self, EndpointController};
 use crate::drivers::endpointslice::{self, EndpointSliceController, EndpointSliceMetrics};
@@ -134,6 +135,17 @@ pub const TABLE: &[Row] = &[
             };
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(StatefulSetController::new(cx.factory, cx.client.clone(), recorder, options, queues)?)))
+        },
+    },
+    Row {
+        name: daemonset::CONTROLLER_NAME,
+        workers: |config| config.concurrent_daemonset_syncs,
+        start: |cx| {
+            let client = cx.own_client(daemonset::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), daemonset::EVENT_COMPONENT);
+            let options = kcm_controllers::daemonset::Options::default();
+            let queues = Some(cx.queue_metrics);
+            Ok(Some(Box::new(DaemonSetController::new(cx.factory, client, recorder, options, queues))))
         },
     },
     Row {

@@ -201,6 +201,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "deployment-controller",
         "replicaset-controller",
         "statefulset-controller",
+        "daemonset-controller",
         "namespace-controller",
         "node-lifecycle-controller",
         "taint-eviction-controller",

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::error::ErrorKind;
-use k8s_openapi::api::apps::v1::{ControllerRevision, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
     ConfigMap, Endpoints, Namespace, Node, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount,
@@ -653,6 +653,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_replicaset_controller(&sim, &client, ns).await;
     exercise_namespace_controller(&sim, &client, ns).await;
     exercise_deployment_controller(&sim, &client).await;
+    exercise_daemonset_controller(&sim, &client).await;
     exercise_garbage_collector(&sim, &client).await;
     exercise_taint_eviction_controller(&sim, &client).await;
     exercise_node_lifecycle_controller(&sim, &client).await;
@@ -931,6 +932,92 @@ async fn exercise_replicaset_controller(sim: &Sim, client: &kube::Client, ns: &s
     let scale = json!({"spec": {"replicas": 1}});
     replica_sets.patch("web", &PatchParams::default(), &Patch::Merge(&scale)).await.expect("scaled");
     wait_for(sim, PATIENCE, "scaled down to 1", || ready(1)).await;
+}
+
+/// DaemonSet controller, in `default`: adopt an orphan pod and an orphan
+/// revision (after a live read of the DaemonSet), run a pod on each node
+/// and delete the surplus one, write the status; roll out a new template
+/// and back (the first revision renumbered), then keep no history (old
+/// revisions deleted); and, created again after its revision's name was
+/// taken by another template, read that revision and count the collision.
+async fn exercise_daemonset_controller(sim: &Sim, client: &kube::Client) {
+    let daemon_sets: Api<DaemonSet> = Api::namespaced(client.clone(), "default");
+    let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let orphan = json!({"metadata": {"name": "agent-stray", "labels": {"app": "agent"}},
+        "spec": {"containers": [{"name": "agent", "image": "agent:1"}]}});
+    pods.create(&PostParams::default(), &object(orphan)).await.expect("orphan pod");
+    let stray = json!({"metadata": {"name": "agent-stray", "labels": {"app": "agent"}}, "data": {}, "revision": 9});
+    revisions.create(&PostParams::default(), &object(stray)).await.expect("orphan revision");
+    let ds = |image: &str| {
+        json!({"metadata": {"name": "agent"}, "spec": {"selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "agent", "image": image}]}}}})
+    };
+    daemon_sets.create(&PostParams::default(), &object(ds("agent:1"))).await.expect("DaemonSet");
+    let settled = |image: &'static str| {
+        let (daemon_sets, pods) = (daemon_sets.clone(), pods.clone());
+        async move {
+            let status = daemon_sets.get("agent").await.map_err(|e| e.to_string())?.status.unwrap_or_default();
+            let list = pods.list(&ListParams::default().labels("app=agent")).await.map_err(|e| e.to_string())?;
+            let images: Vec<String> = list
+                .items
+                .iter()
+                .filter(|p| p.metadata.deletion_timestamp.is_none())
+                .filter_map(|p| p.spec.as_ref()?.containers[0].image.clone())
+                .collect();
+            let seen = (status.number_ready, status.updated_number_scheduled, images.len());
+            if seen == (3, Some(3), 3) && images.iter().all(|i| i == image) {
+                Ok(())
+            } else {
+                Err(format!("(ready, updated, pods) = {seen:?}, images {images:?}"))
+            }
+        }
+    };
+    wait_for(sim, PATIENCE, "agent on every node, the stray pod adopted and the surplus deleted", || {
+        settled("agent:1")
+    })
+    .await;
+    let image =
+        |image: &str| json!({"spec": {"template": {"spec": {"containers": [{"name": "agent", "image": image}]}}}});
+    daemon_sets.patch("agent", &PatchParams::default(), &Patch::Merge(&image("agent:2"))).await.expect("updated");
+    wait_for(sim, PATIENCE, "agent rolled out", || settled("agent:2")).await;
+    daemon_sets.patch("agent", &PatchParams::default(), &Patch::Merge(&image("agent:1"))).await.expect("rolled back");
+    wait_for(sim, PATIENCE, "agent rolled back", || settled("agent:1")).await;
+    let no_history = json!({"spec": {"revisionHistoryLimit": 0}});
+    daemon_sets.patch("agent", &PatchParams::default(), &Patch::Merge(&no_history)).await.expect("patched");
+    let names = || async {
+        let list = revisions.list(&ListParams::default()).await.map_err(|e| e.to_string())?;
+        Ok::<_, String>(list.items.into_iter().filter_map(|r| r.metadata.name).collect::<Vec<_>>())
+    };
+    let current = wait_for(sim, PATIENCE, "agent's history cleaned up", || async {
+        match names().await?.as_slice() {
+            [one] => Ok(one.clone()),
+            more => Err(format!("revisions {more:?}")),
+        }
+    })
+    .await;
+    daemon_sets.delete("agent", &DeleteParams::default()).await.expect("deleted");
+    wait_for(sim, PATIENCE, "agent's revision collected", || async {
+        let left = names().await?;
+        if left.is_empty() { Ok(()) } else { Err(format!("revisions {left:?}")) }
+    })
+    .await;
+    let squatter =
+        json!({"metadata": {"name": current, "labels": {"app": "other"}}, "data": {"other": true}, "revision": 1});
+    revisions.create(&PostParams::default(), &object(squatter)).await.expect("squatter revision");
+    daemon_sets.create(&PostParams::default(), &object(ds("agent:1"))).await.expect("DaemonSet again");
+    wait_for(sim, PATIENCE, "the collision counted, the revision named anew", || async {
+        let status = daemon_sets.get("agent").await.map_err(|e| e.to_string())?.status.unwrap_or_default();
+        let names = names().await?;
+        if status.collision_count == Some(1) && names.len() == 2 {
+            Ok(())
+        } else {
+            Err(format!("collisionCount {:?}, revisions {names:?}", status.collision_count))
+        }
+    })
+    .await;
+    daemon_sets.delete("agent", &DeleteParams::default()).await.expect("deleted");
 }
 
 /// StatefulSet controller, in `vault`: adopt an orphan member pod (after a
@@ -1270,6 +1357,12 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
         "apps",
         "statefulsets/finalizers",
         "the same for the references of a StatefulSet's pods, claims and revisions to it",
+    ),
+    (
+        "update",
+        "apps",
+        "daemonsets/finalizers",
+        "the same for the references of a DaemonSet's pods and revisions to it",
     ),
     ("update", "", "services/finalizers", "the same for an EndpointSlice's reference to its Service"),
     (

@@ -14,19 +14,19 @@
 //! parallel; every wait is on a condition (`wait_for`, or `kubectl
 //! rollout status`, which watches), never on a timing.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use futures::TryStreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, ListParams, PostParams};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use kube_sim::testing::{Kubectl, kubectl, kubectl_ok, wait_for};
 use serde_json::json;
 use tokio::sync::oneshot;
 
+use crate::common::mirror::{Holds, follow};
 use crate::common::{Env, PATIENCE, events, spawn, start};
 
 const NS: &str = "default";
@@ -225,13 +225,6 @@ impl Checked {
     }
 }
 
-/// Which of the checked kinds a watch follows.
-#[derive(Debug, Clone, Copy)]
-enum Kind {
-    Pods,
-    ReplicaSets,
-}
-
 /// Watches the pods and ReplicaSets of one Deployment (labelled
 /// `app=<name>`) and judges the rollout bounds after every event.
 struct RolloutChecker {
@@ -260,8 +253,8 @@ impl RolloutChecker {
         let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
         let sets: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
         let tasks = vec![
-            tokio::spawn(follow(pods, config.clone(), state.clone(), Kind::Pods, pods_listed)),
-            tokio::spawn(follow(sets, config, state.clone(), Kind::ReplicaSets, sets_listed)),
+            tokio::spawn(follow(pods, config.clone(), state.clone(), pods_listed)),
+            tokio::spawn(follow(sets, config, state.clone(), sets_listed)),
         ];
         pods_ready.await.expect("the pod watch lists");
         sets_ready.await.expect("the ReplicaSet watch lists");
@@ -301,97 +294,23 @@ impl RolloutChecker {
     }
 }
 
-/// Follows one watch into `state`, judging after every event once the
-/// (re)list is complete.
-async fn follow<K>(
-    api: Api<K>,
-    config: watcher::Config,
-    state: Arc<Mutex<Checked>>,
-    kind: Kind,
-    listed: oneshot::Sender<()>,
-) where
-    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
-    Checked: Holds<K>,
-{
-    let stream = watcher(api, config).default_backoff();
-    futures::pin_mut!(stream);
-    let mut listed = Some(listed);
-    let mut listing: Option<HashSet<String>> = None;
-    loop {
-        // A failed watch is resumed (or relisted) by the watcher itself.
-        let event = match stream.try_next().await {
-            Ok(Some(event)) => event,
-            Ok(None) => return,
-            Err(_) => continue,
-        };
-        let mut s = state.lock().expect("lock");
-        let what = match event {
-            watcher::Event::Init => {
-                listing = Some(HashSet::new());
-                continue;
-            }
-            watcher::Event::InitApply(o) => {
-                let name = o.meta().name.clone().unwrap_or_default();
-                if let Some(names) = &mut listing {
-                    names.insert(name.clone());
-                }
-                s.held().insert(name, o);
-                continue;
-            }
-            watcher::Event::InitDone => {
-                if let Some(names) = listing.take() {
-                    s.held().retain(|n, _| names.contains(n));
-                }
-                if let Some(tx) = listed.take() {
-                    let _ = tx.send(());
-                }
-                format!("{kind:?} relisted")
-            }
-            watcher::Event::Apply(o) => {
-                let what = describe(kind, "changed", &o);
-                s.held().insert(o.meta().name.clone().unwrap_or_default(), o);
-                what
-            }
-            watcher::Event::Delete(o) => {
-                let what = describe(kind, "deleted", &o);
-                s.held().remove(o.meta().name.as_deref().unwrap_or_default());
-                what
-            }
-        };
-        match kind {
-            Kind::Pods => s.judge_pods(&what),
-            Kind::ReplicaSets => s.judge_replica_sets(&what),
-        }
-    }
-}
-
-fn describe<K: kube::Resource>(kind: Kind, how: &str, o: &K) -> String {
-    let meta = o.meta();
-    let kind = match kind {
-        Kind::Pods => "pod",
-        Kind::ReplicaSets => "ReplicaSet",
-    };
-    format!(
-        "{kind} {} {how} (resourceVersion {})",
-        meta.name.as_deref().unwrap_or_default(),
-        meta.resource_version.as_deref().unwrap_or_default()
-    )
-}
-
-/// The objects of one kind the checker holds.
-trait Holds<K> {
-    fn held(&mut self) -> &mut BTreeMap<String, K>;
-}
-
 impl Holds<Pod> for Checked {
     fn held(&mut self) -> &mut BTreeMap<String, Pod> {
         &mut self.pods
+    }
+
+    fn judge(&mut self, what: &str) {
+        self.judge_pods(what);
     }
 }
 
 impl Holds<ReplicaSet> for Checked {
     fn held(&mut self) -> &mut BTreeMap<String, ReplicaSet> {
         &mut self.replica_sets
+    }
+
+    fn judge(&mut self, what: &str) {
+        self.judge_replica_sets(what);
     }
 }
 
@@ -601,7 +520,7 @@ async fn the_checker_reports_a_surge_and_an_availability_drop() {
         let seen = checker.violations();
         let surge = seen
             .iter()
-            .any(|v| v.starts_with("pod probe-d changed") && v.contains("4 active pods > replicas 2 + maxSurge 1"));
+            .any(|v| v.starts_with("Pod probe-d changed") && v.contains("4 active pods > replicas 2 + maxSurge 1"));
         let drop = seen.iter().any(|v| v.contains("1 available pods (of 1 active) < replicas 2 - maxUnavailable 0"));
         if surge && drop { Ok(()) } else { Err(format!("{seen:?}")) }
     })

@@ -18,7 +18,7 @@ use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::json;
 
-use crate::common::{Env, PATIENCE, disturb, spawn, start};
+use crate::common::{Env, PATIENCE, disturb, failing_pod_creates, spawn, start};
 
 const NS: &str = "default";
 
@@ -66,17 +66,6 @@ fn watch_highest(env: &Env, app: &str) -> (Arc<Mutex<usize>>, tokio::task::JoinH
         }
     });
     (max_seen, task)
-}
-
-fn failing_pod_creates(rate: f64) -> FaultSpec {
-    FaultSpec {
-        rules: vec![FaultRule {
-            verb: Some("create".into()),
-            resource: Some("pods".into()),
-            error_rate: rate,
-            ..Default::default()
-        }],
-    }
 }
 
 fn labels(app: &str) -> BTreeMap<String, String> {

@@ -14,6 +14,8 @@ mod clusterroleaggregation;
 mod common;
 /// The `kcm-rs` binary: leader hand-over between two processes, serving, promtool.
 mod daemon;
+/// The DaemonSet controller, driven by kubectl and node controls, under a placement checker.
+mod daemonset;
 /// `deploy/`, the Dockerfile, the flags in the docs, links, RBAC against the daemon's calls.
 mod deploy;
 /// The Deployment controller, driven by kubectl, under a rollout checker.

@@ -172,6 +172,11 @@ pub struct Flags {
     pub tls_private_key_file: Option<PathBuf>,
 
     // --- per controller ---
+    /// The number of daemonset objects that are allowed to sync concurrently. Larger number = more responsive
+    /// daemonsets, but more CPU (and network) load
+    #[arg(long, value_name = "int32", default_value = "2", help_heading = "Daemonset controller flags")]
+    pub concurrent_daemonset_syncs: i32,
+
     /// The number of deployment objects that are allowed to sync concurrently. Larger number = more responsive
     /// deployments, but more CPU (and network) load
     #[arg(long, value_name = "int32", default_value = "5", help_heading = "Deployment controller flags")]

@@ -62,6 +62,8 @@ pub struct Config {
     /// `--feature-gates`, resolved at 1.37 (what kcm-rs's controllers read
     /// of it: [`TERMINATING_REPLICAS`], [`MAX_UNAVAILABLE_STATEFUL_SET`]).
     pub feature_gates: FeatureGates,
+    /// `--concurrent-daemonset-syncs`.
+    pub concurrent_daemonset_syncs: usize,
     /// `--concurrent-deployment-syncs`.
     pub concurrent_deployment_syncs: usize,
     /// `--concurrent-replicaset-syncs`.
@@ -274,6 +276,7 @@ mod tests {
     /// flags not re-checked).
     const UPSTREAM_DEFAULTS: &[(&str, &str)] = &[
         ("controllers", "*"),
+        ("concurrent-daemonset-syncs", "2"),
         ("concurrent-deployment-syncs", "5"),
         ("concurrent-replicaset-syncs", "5"),
         ("concurrent-statefulset-syncs", "5"),
@@ -332,6 +335,7 @@ mod tests {
         let f = flags(&[]).unwrap();
         let rendered = [
             ("controllers", f.controllers.join(",")),
+            ("concurrent-daemonset-syncs", f.concurrent_daemonset_syncs.to_string()),
             ("concurrent-deployment-syncs", f.concurrent_deployment_syncs.to_string()),
             ("concurrent-replicaset-syncs", f.concurrent_replicaset_syncs.to_string()),
             ("concurrent-statefulset-syncs", f.concurrent_statefulset_syncs.to_string()),

@@ -13,6 +13,8 @@
 //!   driver;
 //! - `enqueue`: the handler queueing a controller's own objects' keys
 //!   (Deployment, StatefulSet);
+//! - `expectations`: the pod expectations of the ReplicaSet and DaemonSet
+//!   drivers, shared by their handlers, syncs and executor;
 //! - `owners`: the indexes of pods and ReplicaSets by controller the
 //!   ReplicaSet, Deployment and StatefulSet drivers read;
 //! - `service_pods`: the Pod handler of the endpoints and EndpointSlice
@@ -23,6 +25,8 @@
 //!   name, a pod's node, the pod index by node name);
 //! - `clusterroleaggregation`: the ClusterRole aggregation controller
 //!   ([`ClusterRoleAggregationController`](clusterroleaggregation::ClusterRoleAggregationController));
+//! - `daemonset`: the DaemonSet controller
+//!   ([`DaemonSetController`](daemonset::DaemonSetController));
 //! - `deployment`: the Deployment controller
 //!   ([`DeploymentController`](deployment::DeploymentController));
 //! - `endpoint`: the endpoints controller
@@ -54,12 +58,14 @@
 
 mod api_errors;
 pub mod clusterroleaggregation;
+pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod endpointslicemirroring;
 mod enqueue;
 pub mod execute;
+mod expectations;
 pub mod garbagecollector;
 pub mod legacytokencleaner;
 pub mod namespace;

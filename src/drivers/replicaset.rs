@@ -15,18 +15,19 @@
 //!
 //! [`Plan`]: kcm_controllers::plan::Plan
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_controllers::common::pod::is_pod_ready;
 use kcm_controllers::common::selector::Selector;
-use kcm_controllers::replicaset::{self as core, Expectations, NamespacePods, Options, Snapshot};
+use kcm_controllers::replicaset::{self as core, NamespacePods, Options, Snapshot};
 use kcm_objects::{OwnerRef, Pod};
 use kube::Client;
 
-use super::execute::{Bookkeeping, Executed, Executor};
+use super::execute::{Executed, Executor};
+use super::expectations::{OwnKindHandler, SharedExpectations};
 use super::owners;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
@@ -74,17 +75,12 @@ struct Syncer {
     /// Cached ReplicaSets.
     replica_sets: Store<ReplicaSet>,
     /// In-flight creates and deletes, shared with the pod handler.
-    expectations: Shared,
+    expectations: SharedExpectations,
     /// Performs the plans.
     executor: Executor,
     /// Core settings.
     options: Options,
 }
-
-/// The expectations behind a mutex: the handlers, the executor and the
-/// syncs all update them; nobody holds the lock across an await.
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Expectations>>);
 
 // === impl ReplicaSetController ===
 
@@ -111,10 +107,10 @@ impl ReplicaSetController {
         let replica_sets = factory.informer::<ReplicaSet>();
         owners::register(&pods)?;
         owners::register(&replica_sets)?;
-        let expectations = Shared::default();
+        let expectations = SharedExpectations::default();
         let resync = Some(factory.default_resync());
         let rs_registration = replica_sets
-            .add_handler(ReplicaSetHandler { queue: queue.clone(), expectations: expectations.clone() }, resync);
+            .add_handler(OwnKindHandler { queue: queue.clone(), expectations: expectations.clone() }, resync);
         let pod_registration = pods.add_handler(
             PodHandler { queue: queue.clone(), replica_sets: replica_sets.store(), expectations: expectations.clone() },
             resync,
@@ -198,71 +194,14 @@ impl Syncer {
     }
 }
 
-// === impl Shared ===
-
-impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Expectations> {
-        // Every critical section leaves the expectations whole.
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Bookkeeping for Shared {
-    fn expect_creations(&self, key: &str, count: usize) {
-        self.lock().expect_creations(key, count, Timestamp::now());
-    }
-
-    fn expect_deletions(&self, key: &str, pod_keys: &[String]) {
-        self.lock().expect_deletions(key, pod_keys.iter().cloned(), Timestamp::now());
-    }
-
-    fn creation_succeeded(&self, key: &str, pod_key: &str, resource_version: Option<u64>) {
-        self.lock().creation_succeeded(key, pod_key, resource_version);
-    }
-
-    fn creations_skipped(&self, key: &str, count: usize) {
-        self.lock().creations_skipped(key, count);
-    }
-
-    fn deletion_failed(&self, key: &str, pod_key: &str) {
-        self.lock().deletion_observed(key, pod_key);
-    }
-}
-
 // === handlers ===
-
-/// ReplicaSet adds, updates and deletes: sync that ReplicaSet.
-struct ReplicaSetHandler {
-    queue: WorkQueue<String>,
-    expectations: Shared,
-}
-
-impl EventHandler<ReplicaSet> for ReplicaSetHandler {
-    fn on_add(&self, rs: &Arc<ReplicaSet>) {
-        self.queue.add(core::key(rs));
-    }
-
-    fn on_update(&self, old: &Arc<ReplicaSet>, new: &Arc<ReplicaSet>) {
-        if old.metadata.uid != new.metadata.uid {
-            // Deleted and recreated under the same name while unseen.
-            self.on_delete(old);
-        }
-        self.queue.add(core::key(new));
-    }
-
-    fn on_delete(&self, rs: &Arc<ReplicaSet>) {
-        let key = core::key(rs);
-        self.expectations.lock().delete(&key);
-        self.queue.add(key);
-    }
-}
 
 /// Pod changes: sync the ReplicaSet controlling the pod (feeding its
 /// expectations), or, for an orphan, every ReplicaSet that could adopt it.
 struct PodHandler {
     queue: WorkQueue<String>,
     replica_sets: Store<ReplicaSet>,
-    expectations: Shared,
+    expectations: SharedExpectations,
 }
 
 impl EventHandler<Pod> for PodHandler {

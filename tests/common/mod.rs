@@ -5,10 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::Patience;
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
+pub mod mirror;
 pub mod recorder;
 
 /// How [`kube_sim::testing::wait_for`] waits in these tests: a generous
@@ -134,6 +136,18 @@ pub async fn disturb(env: &mut Env) {
     env.daemon.kill().await.expect("kcm-rs killed");
     env.daemon = spawn(&env.kubeconfig);
     env.sim.controls().drop_watches();
+}
+
+/// Faults refusing this share of pod creates with a 500.
+pub fn failing_pod_creates(rate: f64) -> FaultSpec {
+    FaultSpec {
+        rules: vec![FaultRule {
+            verb: Some("create".into()),
+            resource: Some("pods".into()),
+            error_rate: rate,
+            ..Default::default()
+        }],
+    }
 }
 
 /// Waits until `namespace` has its `default` ServiceAccount, as upstream's

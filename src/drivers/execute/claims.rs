@@ -4,7 +4,7 @@
 
 use std::fmt::Debug;
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use kcm_controllers::plan::{ObjectRef, OwnerRefPatch};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource};
@@ -21,6 +21,9 @@ impl Executor {
         let fresh = match owner.kind.as_str() {
             "Deployment" => {
                 Api::<Deployment>::namespaced(self.client.clone(), namespace).get(&owner.name).await.map(|o| o.metadata)
+            }
+            "DaemonSet" => {
+                Api::<DaemonSet>::namespaced(self.client.clone(), namespace).get(&owner.name).await.map(|o| o.metadata)
             }
             "StatefulSet" => Api::<StatefulSet>::namespaced(self.client.clone(), namespace)
                 .get(&owner.name)

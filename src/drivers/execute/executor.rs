@@ -1,5 +1,5 @@
 //! [`Executor`], what every action is performed with (the client, the
-//! recorder, the cached ReplicaSets and StatefulSets) and the events it records; and what
+//! recorder, the cached ReplicaSets, StatefulSets and DaemonSets) and the events it records; and what
 //! the actions share within one run: each one's [`Outcome`] and the
 //! resourceVersions its writes returned ([`Versions`]).
 
@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::{Mutex, PoisonError};
 
-use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_controllers::deployment::CreateFailure;
@@ -36,6 +36,11 @@ pub(super) enum Outcome {
     /// A ControllerRevision create found its name taken by other data and
     /// was created under the name this collision count gives: stop here.
     Renamed(i32),
+    /// A ControllerRevision create ([`OnAlreadyExists::Report`]) found its
+    /// name taken by this revision, read live: stop here.
+    ///
+    /// [`OnAlreadyExists::Report`]: kcm_controllers::history::OnAlreadyExists::Report
+    RevisionExists(Box<ControllerRevision>),
 }
 
 /// resourceVersions returned by the writes of one plan run, by object
@@ -73,6 +78,8 @@ pub struct Executor {
     pub(super) replica_sets: Option<Store<ReplicaSet>>,
     /// The cached StatefulSets a status update is written on, likewise.
     pub(super) stateful_sets: Option<Store<StatefulSet>>,
+    /// The cached DaemonSets a status update is written on, likewise.
+    pub(super) daemon_sets: Option<Store<DaemonSet>>,
 }
 
 // === impl Executor ===
@@ -80,7 +87,7 @@ pub struct Executor {
 impl Executor {
     /// An executor writing with `client` and recording through `recorder`.
     pub fn new(client: Client, recorder: EventRecorder) -> Self {
-        Self { client, recorder, replica_sets: None, stateful_sets: None }
+        Self { client, recorder, replica_sets: None, stateful_sets: None, daemon_sets: None }
     }
 
     /// Writes ReplicaSet status on the objects of `store`.
@@ -92,6 +99,12 @@ impl Executor {
     /// Writes StatefulSet status on the objects of `store`.
     pub fn with_stateful_sets(mut self, store: Store<StatefulSet>) -> Self {
         self.stateful_sets = Some(store);
+        self
+    }
+
+    /// Writes DaemonSet status on the objects of `store`.
+    pub fn with_daemon_sets(mut self, store: Store<DaemonSet>) -> Self {
+        self.daemon_sets = Some(store);
         self
     }
 

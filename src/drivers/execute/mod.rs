@@ -19,6 +19,7 @@
 //!   one run share;
 //! - `bookkeeping`: [`Bookkeeping`], what the executor reports;
 //! - `claims`: the owner re-check and the ownerReference patches;
+//! - `daemonsets`: the DaemonSet controller's status write and pod relabel;
 //! - `pods`: pod creates and deletes;
 //! - `replicasets`: ReplicaSet creates and deletes;
 //! - `revisions`: ControllerRevision writes (DaemonSet and StatefulSet
@@ -31,6 +32,7 @@
 
 mod bookkeeping;
 mod claims;
+mod daemonsets;
 mod executor;
 mod pods;
 mod replicasets;
@@ -43,7 +45,7 @@ mod updates;
 use std::time::Duration;
 
 use futures::future::join_all;
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::deployment::CreateFailure;
 use kcm_controllers::history;
@@ -84,6 +86,13 @@ pub enum Executed {
     /// the plan stopped after it: the caller records this collision count
     /// (the StatefulSet's `after_failure`) and syncs again.
     RevisionRenamed(i32),
+    /// The current revision's create found its name taken by this
+    /// revision, read live ([`OnAlreadyExists::Report`]): the plan stopped
+    /// there; the caller judges it (the DaemonSet's `after_already_exists`)
+    /// and requeues with rate limiting.
+    ///
+    /// [`OnAlreadyExists::Report`]: kcm_controllers::history::OnAlreadyExists::Report
+    RevisionExists(Box<ControllerRevision>),
 }
 
 impl Executed {
@@ -101,6 +110,9 @@ impl Executed {
             Executed::Halted => Ok(Next::Done),
             Executed::ClaimFailed(error) | Executed::ManageFailed(error) | Executed::Failed(error) => Err(error.into()),
             Executed::CreateReplicaSetFailed(failure) => Err(failure.to_string().into()),
+            Executed::RevisionExists(existing) => {
+                Err(format!("controller revision {} already exists", existing.metadata.name.unwrap_or_default()).into())
+            }
         }
     }
 }
@@ -121,6 +133,7 @@ impl Executor {
                     Outcome::Stale => stale = true,
                     Outcome::Halt => return Executed::Halted,
                     Outcome::Renamed(count) => return Executed::RevisionRenamed(count),
+                    Outcome::RevisionExists(existing) => return Executed::RevisionExists(existing),
                     Outcome::CreateFailed(failure) => return Executed::CreateReplicaSetFailed(failure),
                     Outcome::Failed(error) => {
                         if matches!(action, Action::CreatePod { .. }) {
@@ -196,10 +209,9 @@ impl Executor {
                 self.record(event);
                 Outcome::Ok
             }
+            Action::DaemonSet(write) => self.daemon_set(write).await,
             Action::ControllerRevision(write) => self.write_revision(write, versions).await,
             Action::StatefulSet(write) => self.write_stateful_set(write).await,
-            // No driver plans DaemonSet writes yet; refuse rather than pretend.
-            Action::DaemonSet(_) => Outcome::Failed("DaemonSet writes are not executed yet".into()),
         }
     }
 }

@@ -32,14 +32,15 @@ impl Executor {
     /// Upstream `CreateControllerRevision`: on AlreadyExists, the existing
     /// revision is read live; the same data is the created revision, other
     /// data a collision, retried under the name the next count gives. A
-    /// renamed create ends the plan ([`Outcome::Renamed`]).
+    /// renamed create ends the plan ([`Outcome::Renamed`]). With
+    /// [`OnAlreadyExists::Report`] the existing revision ends the plan
+    /// instead, for the controller to judge ([`Outcome::RevisionExists`]).
     async fn create_revision(&self, planned: &ControllerRevision, on_already_exists: OnAlreadyExists) -> Outcome {
         let namespace = planned.metadata.namespace.as_deref().unwrap_or("");
         let api: Api<ControllerRevision> = Api::namespaced(self.client.clone(), namespace);
-        let OnAlreadyExists::Rename { collision_count: first } = on_already_exists else {
-            // The DaemonSet controller's handling of a taken name has no
-            // driver yet: refuse rather than pretend.
-            return Outcome::Failed("reported ControllerRevision collisions are not handled yet".into());
+        let first = match on_already_exists {
+            OnAlreadyExists::Rename { collision_count } => collision_count,
+            OnAlreadyExists::Report => 0,
         };
         let parent = planned.metadata.owner_references.iter().flatten().find(|r| r.controller == Some(true));
         let parent = parent.map(|r| r.name.clone()).unwrap_or_default();
@@ -61,6 +62,9 @@ impl Executor {
                 Ok(existing) => existing,
                 Err(error) => return Outcome::Failed(error_message(&error)),
             };
+            if on_already_exists == OnAlreadyExists::Report {
+                return Outcome::RevisionExists(Box::new(existing));
+            }
             match history::after_already_exists(&parent, &revision, &existing, count) {
                 AfterAlreadyExists::Existing if count == first => return Outcome::Ok,
                 AfterAlreadyExists::Existing => return Outcome::Renamed(count),

@@ -1,8 +1,10 @@
 //! Object and status updates: a whole object (or its status subresource)
-//! replaced at the latest version the run knows of, and the ReplicaSet
-//! status write, retried once on a fresh read.
+//! replaced at the latest version the run knows of, and the status writes
+//! of the controllers that send their whole cached object (ReplicaSets,
+//! DaemonSets), retried on a fresh read.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetStatus};
 use kube::api::PostParams;
@@ -44,9 +46,8 @@ impl Executor {
         }
     }
 
-    /// Writes the status on the object as cached (at `resource_version`);
-    /// on a failure re-reads it once and retries (upstream
-    /// `statusUpdateRetries = 1`).
+    /// Writes a ReplicaSet's status on the object as cached, retried once
+    /// (upstream `statusUpdateRetries = 1`).
     pub(super) async fn update_replica_set_status(
         &self,
         namespace: &str,
@@ -54,29 +55,47 @@ impl Executor {
         resource_version: Option<&str>,
         status: &ReplicaSetStatus,
     ) -> Outcome {
-        let api: Api<ReplicaSet> = Api::namespaced(self.client.clone(), namespace);
         let cached = self.replica_sets.as_ref().and_then(|s| s.get_namespaced(Some(namespace), name));
-        let mut body = match cached {
-            Some(rs) => (*rs).clone(),
-            None => ReplicaSet {
-                metadata: kube::api::ObjectMeta {
-                    name: Some(name.to_owned()),
-                    namespace: Some(namespace.to_owned()),
-                    ..Default::default()
-                },
-                ..Default::default()
+        let target = StatusTarget { namespace, name, cached, resource_version, retries: 1 };
+        self.write_status(target, |rs: &mut ReplicaSet| rs.status = Some(status.clone())).await
+    }
+
+    /// Writes `set`'s status on the cached object (at the target's
+    /// resourceVersion); on a failure re-reads the object and retries, at
+    /// most `retries` times.
+    pub(super) async fn write_status<K>(&self, target: StatusTarget<'_, K>, set: impl Fn(&mut K)) -> Outcome
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + Debug
+            + Default
+            + Serialize
+            + DeserializeOwned,
+    {
+        let StatusTarget { namespace, name, cached, resource_version, retries } = target;
+        let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
+        let mut body = cached.map_or_else(
+            || {
+                let mut object = K::default();
+                object.meta_mut().name = Some(name.to_owned());
+                object.meta_mut().namespace = Some(namespace.to_owned());
+                object
             },
-        };
-        body.metadata.resource_version = resource_version.map(str::to_owned);
-        body.status = Some(status.clone());
+            |cached| (*cached).clone(),
+        );
+        body.meta_mut().resource_version = resource_version.map(str::to_owned);
+        set(&mut body);
         let mut last = String::new();
-        for attempt in 0..2 {
+        for attempt in 0..=retries {
             if attempt > 0 {
                 // The API server takes metadata from a status write too: send
                 // the fresh object, so that nothing another writer changed
                 // meanwhile (annotations, ownerReferences) is undone.
                 match api.get(name).await {
-                    Ok(fresh) => body = ReplicaSet { status: Some(status.clone()), ..fresh },
+                    Ok(fresh) => {
+                        body = fresh;
+                        set(&mut body);
+                    }
                     Err(error) => return Outcome::Failed(error_message(&error)),
                 }
             }
@@ -87,6 +106,20 @@ impl Executor {
         }
         Outcome::Failed(last)
     }
+}
+
+/// The object a status write goes to.
+pub(super) struct StatusTarget<'a, K> {
+    /// Its namespace.
+    pub namespace: &'a str,
+    /// Its name.
+    pub name: &'a str,
+    /// The cached object the status was computed from, if still cached.
+    pub cached: Option<Arc<K>>,
+    /// The resourceVersion the status was computed at.
+    pub resource_version: Option<&'a str>,
+    /// Re-reads and retries after a failed write.
+    pub retries: usize,
 }
 
 #[cfg(test)]

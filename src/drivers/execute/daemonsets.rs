@@ -1,0 +1,129 @@
+//! The DaemonSet controller's own writes
+//! ([`Action::DaemonSet`](kcm_controllers::plan::Action::DaemonSet)): its
+//! status through `/status` on the cached object, retried once on a fresh
+//! read unless the plan says not to (a collision bump), and the merge patch
+//! relabelling a pod to the current revision's hash.
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::Pod;
+use kcm_controllers::daemonset::Write;
+use kube::Api;
+use kube::api::{Patch, PatchParams};
+
+use super::executor::{Executor, Outcome};
+use super::updates::StatusTarget;
+use crate::drivers::api_errors::error_message;
+
+impl Executor {
+    pub(super) async fn daemon_set(&self, write: &Write) -> Outcome {
+        match write {
+            Write::UpdateStatus { namespace, name, resource_version, status, retry } => {
+                let cached = self.daemon_sets.as_ref().and_then(|s| s.get_namespaced(Some(namespace), name));
+                let retries = usize::from(*retry);
+                let target =
+                    StatusTarget { namespace, name, cached, resource_version: resource_version.as_deref(), retries };
+                self.write_status(target, |ds: &mut DaemonSet| ds.status = Some((**status).clone())).await
+            }
+            Write::RelabelPod { namespace, name, hash } => {
+                let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+                match api.patch(name, &PatchParams::default(), &Patch::Merge(Write::relabel_body(hash))).await {
+                    Ok(_) => Outcome::Ok,
+                    Err(error) => Outcome::Failed(error_message(&error)),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSetStatus};
+    use kcm_controllers::history::{self, OnAlreadyExists};
+    use kcm_controllers::plan::{Action, Plan};
+    use kube::api::PostParams;
+    use serde_json::json;
+
+    use super::*;
+    use crate::drivers::execute::testing::start;
+    use crate::drivers::execute::{Executed, NoBookkeeping};
+
+    async fn created(client: &kube::Client) -> DaemonSet {
+        let ds = json!({"metadata": {"name": "ds"}, "spec": {"selector": {"matchLabels": {"app": "ds"}},
+            "template": {"metadata": {"labels": {"app": "ds"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
+        let api: Api<DaemonSet> = Api::namespaced(client.clone(), "default");
+        api.create(&PostParams::default(), &serde_json::from_value(ds).expect("a DaemonSet")).await.expect("create")
+    }
+
+    fn status_write(ds: &DaemonSet, retry: bool) -> Plan {
+        let status = DaemonSetStatus { collision_count: Some(1), observed_generation: Some(1), ..Default::default() };
+        let mut plan = Plan::new();
+        plan.push(Action::DaemonSet(Write::UpdateStatus {
+            namespace: "default".into(),
+            name: "ds".into(),
+            resource_version: ds.metadata.resource_version.clone(),
+            status: Box::new(status),
+            retry,
+        }));
+        plan
+    }
+
+    /// A status computed from a DaemonSet that changed since is retried on
+    /// the fresh object, unless the plan says not to (a collision bump).
+    #[tokio::test]
+    async fn a_stale_status_write_is_retried_only_when_the_plan_allows() {
+        let (_sim, executor, client) = start().await;
+        let api: Api<DaemonSet> = Api::namespaced(client.clone(), "default");
+        let stale = created(&client).await;
+        let annotate = json!({"metadata": {"annotations": {"example.com/touched": "yes"}}});
+        api.patch("ds", &PatchParams::default(), &Patch::Merge(&annotate)).await.expect("annotated");
+        assert!(matches!(executor.run(&status_write(&stale, false), &NoBookkeeping).await, Executed::Failed(_)));
+        assert_eq!(executor.run(&status_write(&stale, true), &NoBookkeeping).await, Executed::Done(None));
+        let now = api.get("ds").await.expect("get");
+        assert_eq!(now.status.and_then(|s| s.collision_count), Some(1));
+        assert_eq!(now.metadata.annotations.unwrap_or_default()["example.com/touched"], "yes");
+    }
+
+    /// The relabel is a merge patch of the hash label alone.
+    #[tokio::test]
+    async fn relabel_sets_the_revision_hash_label() {
+        let (_sim, executor, client) = start().await;
+        let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(client.clone(), "default");
+        let account = serde_json::from_value(json!({"metadata": {"name": "default"}})).expect("a ServiceAccount");
+        accounts.create(&PostParams::default(), &account).await.expect("create");
+        let pods: Api<Pod> = Api::namespaced(client, "default");
+        let pod = json!({"metadata": {"name": "p", "labels": {"app": "ds", "controller-revision-hash": "old"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        pods.create(&PostParams::default(), &serde_json::from_value(pod).expect("a Pod")).await.expect("create");
+        let mut plan = Plan::new();
+        plan.push(Action::DaemonSet(Write::RelabelPod {
+            namespace: "default".into(),
+            name: "p".into(),
+            hash: "new".into(),
+        }));
+        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        let labels = pods.get("p").await.expect("get").metadata.labels.unwrap_or_default();
+        assert_eq!((labels["app"].as_str(), labels["controller-revision-hash"].as_str()), ("ds", "new"));
+    }
+
+    /// A reported create whose name is taken stops the plan with the
+    /// existing revision, read live.
+    #[tokio::test]
+    async fn a_reported_revision_create_hands_back_the_existing_revision() {
+        let (_sim, executor, client) = start().await;
+        let revisions: Api<ControllerRevision> = Api::namespaced(client, "default");
+        let existing = json!({"metadata": {"name": "ds-abc", "namespace": "default", "labels": {"app": "other"}}, "data": {"x": 1}, "revision": 1});
+        let existing: ControllerRevision = serde_json::from_value(existing).expect("a ControllerRevision");
+        revisions.create(&PostParams::default(), &existing).await.expect("create");
+        let mut planned = existing.clone();
+        planned.data = k8s_openapi::apimachinery::pkg::runtime::RawExtension(json!({"y": 2}));
+        let mut plan = Plan::new();
+        plan.push(Action::ControllerRevision(history::Write::Create {
+            revision: Box::new(planned),
+            on_already_exists: OnAlreadyExists::Report,
+        }));
+        match executor.run(&plan, &NoBookkeeping).await {
+            Executed::RevisionExists(found) => assert_eq!(found.data, existing.data),
+            other => panic!("{other:?}"),
+        }
+    }
+}
