@@ -53,9 +53,11 @@ fn running_and_ready(pod: &Pod) -> bool {
         && status.conditions.unwrap_or_default().iter().any(|c| c.type_ == "Ready" && c.status == "True")
 }
 
-/// Watches the pods of set `app` and records every broken invariant.
+/// Watches the pods of set `app`, records every broken invariant and the
+/// order in which pods began to be deleted.
 struct Checker {
     violations: Arc<Mutex<Vec<String>>>,
+    deletions: Arc<Mutex<Vec<String>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -64,7 +66,8 @@ impl Checker {
         let violations = Arc::new(Mutex::new(Vec::new()));
         let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
         let stream = watcher(api, watcher::Config::default().labels(&format!("app={app}")));
-        let (seen, prefix) = (violations.clone(), format!("{app}-"));
+        let deletions = Arc::new(Mutex::new(Vec::new()));
+        let (seen, deleted, prefix) = (violations.clone(), deletions.clone(), format!("{app}-"));
         let task = tokio::spawn(async move {
             let mut pods: BTreeMap<String, Pod> = BTreeMap::new();
             futures::pin_mut!(stream);
@@ -72,13 +75,20 @@ impl Checker {
                 let pod = match event {
                     watcher::Event::InitApply(p) | watcher::Event::Apply(p) => p,
                     watcher::Event::Delete(p) => {
-                        pods.remove(p.metadata.name.as_deref().unwrap_or(""));
+                        let name = p.metadata.name.clone().unwrap_or_default();
+                        if pods.remove(&name).is_some_and(|old| old.metadata.deletion_timestamp.is_none()) {
+                            deleted.lock().expect("lock").push(name);
+                        }
                         continue;
                     }
                     watcher::Event::Init | watcher::Event::InitDone => continue,
                 };
                 let name = pod.metadata.name.clone().unwrap_or_default();
                 let fresh = pods.get(&name).is_none_or(|old| old.metadata.uid != pod.metadata.uid);
+                let was_live = !fresh && pods.get(&name).is_some_and(|old| old.metadata.deletion_timestamp.is_none());
+                if pod.metadata.deletion_timestamp.is_some() && (fresh || was_live) {
+                    deleted.lock().expect("lock").push(name.clone());
+                }
                 let ordinal: Option<u32> = name.strip_prefix(&prefix).and_then(|o| o.parse().ok());
                 if let (true, true, Some(ordinal)) = (ordered, fresh, ordinal) {
                     let unready: Vec<String> = (0..ordinal)
@@ -105,13 +115,16 @@ impl Checker {
                 }
             }
         });
-        Self { violations, task }
+        Self { violations, deletions, task }
     }
 
-    fn finish(self) {
+    /// Stops watching, fails on any broken invariant, and gives the pods
+    /// in the order their deletion began.
+    fn finish(self) -> Vec<String> {
         self.task.abort();
         let violations = self.violations.lock().expect("lock").clone();
         assert!(violations.is_empty(), "invariants broken: {violations:#?}");
+        self.deletions.lock().expect("lock").clone()
     }
 }
 
@@ -230,7 +243,7 @@ async fn ordered_scaling_halts_on_an_unhealthy_pod() {
     }
     wait_ready(&env, "ss", &[]).await;
     wait_status(&env, "ss", 0, 0).await;
-    checker.finish();
+    assert_eq!(checker.finish(), ["ss-2", "ss-1", "ss-0"], "scaled down in reverse order");
 }
 
 /// Upstream "Burst scaling should run to completion even with unhealthy
@@ -495,5 +508,31 @@ async fn faults_and_a_restart_mid_scale_keep_order_and_identity() {
     kubectl_ok(&env.kubeconfig, &["scale", "sts", "chaos", "--replicas=2"]).await;
     wait_ready(&env, "chaos", &["chaos-0", "chaos-1"]).await;
     wait_status(&env, "chaos", 2, 2).await;
+    checker.finish();
+}
+
+/// A pod whose claim is not yet bound waits unscheduled, and an
+/// `OrderedReady` set waits with it (kube-sim's provisioner holds a claim
+/// annotated `kube-sim.io/provision: pending`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ordered_creation_waits_for_a_pods_storage() {
+    let env = start().await;
+    let checker = Checker::start(&env, "vol", true);
+    let held = json!([{"metadata": {"name": "data", "annotations": {"kube-sim.io/provision": "pending"}},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]);
+    apply(&env, "vol", json!({"replicas": 2, "volumeClaimTemplates": held})).await;
+    wait_status(&env, "vol", 1, 0).await;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(env.client.clone(), NS);
+    let release = json!({"metadata": {"annotations": {"kube-sim.io/provision": null}}});
+    for (claim, ready) in [("data-vol-0", 1), ("data-vol-1", 2)] {
+        wait_for(&env.sim, PATIENCE, &format!("{claim} created"), || async {
+            claims.get(claim).await.map(drop).map_err(|e| e.to_string())
+        })
+        .await;
+        assert_eq!(pods(&env, "vol").await.len(), ready, "the next pod waits for this one's storage");
+        claims.patch(claim, &PatchParams::default(), &Patch::Merge(&release)).await.expect("claim released");
+        wait_status(&env, "vol", ready.try_into().expect("small"), ready.try_into().expect("small")).await;
+    }
+    wait_ready(&env, "vol", &["vol-0", "vol-1"]).await;
     checker.finish();
 }

@@ -642,6 +642,11 @@ mod tests {
             Error::NonPositiveWorkers { flag: "concurrent-deployment-syncs", value: 0 }
         );
         assert_eq!(
+            config(&["--concurrent-statefulset-syncs=-1"]).unwrap_err(),
+            Error::NonPositiveWorkers { flag: "concurrent-statefulset-syncs", value: -1 }
+        );
+        assert_eq!(config(&["--concurrent-statefulset-syncs=3"]).unwrap().concurrent_statefulset_syncs, 3);
+        assert_eq!(
             config(&["--mirroring-max-endpoints-per-subset=0"]).unwrap_err().to_string(),
             "mirroring-max-endpoints-per-subset must not be less than 1, but got 0"
         );
