@@ -647,6 +647,11 @@ mod tests {
         );
         assert_eq!(config(&["--concurrent-statefulset-syncs=3"]).unwrap().concurrent_statefulset_syncs, 3);
         assert_eq!(
+            config(&["--concurrent-daemonset-syncs=0"]).unwrap_err(),
+            Error::NonPositiveWorkers { flag: "concurrent-daemonset-syncs", value: 0 }
+        );
+        assert_eq!(config(&["--concurrent-daemonset-syncs=7"]).unwrap().concurrent_daemonset_syncs, 7);
+        assert_eq!(
             config(&["--mirroring-max-endpoints-per-subset=0"]).unwrap_err().to_string(),
             "mirroring-max-endpoints-per-subset must not be less than 1, but got 0"
         );

@@ -37,8 +37,7 @@ impl Executor {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSetStatus};
-    use kcm_controllers::history::{self, OnAlreadyExists};
+    use k8s_openapi::api::apps::v1::DaemonSetStatus;
     use kcm_controllers::plan::{Action, Plan};
     use kube::api::PostParams;
     use serde_json::json;
@@ -103,27 +102,5 @@ mod tests {
         assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
         let labels = pods.get("p").await.expect("get").metadata.labels.unwrap_or_default();
         assert_eq!((labels["app"].as_str(), labels["controller-revision-hash"].as_str()), ("ds", "new"));
-    }
-
-    /// A reported create whose name is taken stops the plan with the
-    /// existing revision, read live.
-    #[tokio::test]
-    async fn a_reported_revision_create_hands_back_the_existing_revision() {
-        let (_sim, executor, client) = start().await;
-        let revisions: Api<ControllerRevision> = Api::namespaced(client, "default");
-        let existing = json!({"metadata": {"name": "ds-abc", "namespace": "default", "labels": {"app": "other"}}, "data": {"x": 1}, "revision": 1});
-        let existing: ControllerRevision = serde_json::from_value(existing).expect("a ControllerRevision");
-        revisions.create(&PostParams::default(), &existing).await.expect("create");
-        let mut planned = existing.clone();
-        planned.data = k8s_openapi::apimachinery::pkg::runtime::RawExtension(json!({"y": 2}));
-        let mut plan = Plan::new();
-        plan.push(Action::ControllerRevision(history::Write::Create {
-            revision: Box::new(planned),
-            on_already_exists: OnAlreadyExists::Report,
-        }));
-        match executor.run(&plan, &NoBookkeeping).await {
-            Executed::RevisionExists(found) => assert_eq!(found.data, existing.data),
-            other => panic!("{other:?}"),
-        }
     }
 }

@@ -154,4 +154,24 @@ mod tests {
         assert_eq!(created.data, planned.data);
         assert!(api.get("web-1").await.is_ok(), "the step after the rename is not run");
     }
+
+    /// A DaemonSet's create ([`OnAlreadyExists::Report`]) whose name is
+    /// taken stops the plan with the revision there, read live.
+    #[tokio::test]
+    async fn a_reported_create_hands_back_the_revision_holding_its_name() {
+        let (_sim, executor, client) = start().await;
+        let api: Api<ControllerRevision> = Api::namespaced(client, "default");
+        let mut squatter = revision("ds-1", json!({"other": true}));
+        squatter.metadata.owner_references = None;
+        api.create(&PostParams::default(), &squatter).await.expect("squatter");
+        let mut plan = Plan::new();
+        plan.push(Action::ControllerRevision(history::Write::Create {
+            revision: Box::new(revision("ds-1", json!({"spec": {"template": {"a": 1}}}))),
+            on_already_exists: OnAlreadyExists::Report,
+        }));
+        match executor.run(&plan, &NoBookkeeping).await {
+            Executed::RevisionExists(found) => assert_eq!(found.data, squatter.data),
+            other => panic!("{other:?}"),
+        }
+    }
 }
