@@ -129,12 +129,13 @@ pub const TABLE: &[Row] = &[
         name: statefulset::CONTROLLER_NAME,
         workers: |config| config.concurrent_statefulset_syncs,
         start: |cx| {
-            let recorder = EventRecorder::new(cx.client.clone(), statefulset::EVENT_COMPONENT);
+            let client = cx.own_client(statefulset::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), statefulset::EVENT_COMPONENT);
             let options = kcm_controllers::statefulset::Options {
                 max_unavailable: cx.config.feature_gates.enabled(MAX_UNAVAILABLE_STATEFUL_SET),
             };
             let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(StatefulSetController::new(cx.factory, cx.client.clone(), recorder, options, queues)?)))
+            Ok(Some(Box::new(StatefulSetController::new(cx.factory, client, recorder, options, queues)?)))
         },
     },
     Row {

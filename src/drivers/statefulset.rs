@@ -52,6 +52,9 @@ pub use core::{CONTROLLER_NAME, QUEUE_NAME};
 /// The `source.component` of the controller's Events.
 pub const EVENT_COMPONENT: &str = "statefulset-controller";
 
+/// The user-agent suffix of its client (upstream's `ClientOrDie` name).
+pub const CLIENT_NAME: &str = "statefulset-controller";
+
 /// The StatefulSet controller, ready to run once its caches sync.
 pub struct StatefulSetController {
     /// Keys (`namespace/name`) of StatefulSets to sync.
