@@ -83,12 +83,6 @@ fn slice_writes(sim: &Sim) -> u64 {
     slices.map(|l| l.count).sum()
 }
 
-/// Counts scaled by `KCM_SCALE`.
-fn scaled(n: usize) -> usize {
-    let scale: f64 = std::env::var("KCM_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
-    ((n as f64 * scale).round() as usize).max(1)
-}
-
 /// What the cluster must show for a phase to be over.
 struct Check {
     deployments: Api<Deployment>,
@@ -223,7 +217,7 @@ async fn progress(start: Instant, rolled_out: bool, wrong: &[(String, String)], 
 
 #[tokio::main]
 async fn main() {
-    let services = scaled(SERVICES);
+    let services = common::scaled(SERVICES);
     let sim = Sim::start(SimConfig { nodes: NODES, history: 400_000, ..SimConfig::default() })
         .await
         .expect("kube-sim starts");

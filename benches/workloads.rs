@@ -45,12 +45,6 @@ const DAEMON_SET_CLIENT: &str = "daemon-set-controller";
 /// The user-agent suffix of the StatefulSet controller's client.
 const STATEFUL_SET_CLIENT: &str = "statefulset-controller";
 
-/// Counts scaled by `KCM_SCALE`.
-fn scaled(n: usize) -> usize {
-    let scale: f64 = std::env::var("KCM_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
-    ((n as f64 * scale).round() as usize).max(1)
-}
-
 /// Writes made so far by the client whose user agent ends in `client`.
 fn writes_by(sim: &Sim, client: &str) -> u64 {
     let stats = sim.controls().stats();
@@ -175,7 +169,7 @@ where
 
 #[tokio::main]
 async fn main() {
-    let (nodes, sets) = (scaled(NODES), scaled(STATEFUL_SETS));
+    let (nodes, sets) = (common::scaled(NODES), common::scaled(STATEFUL_SETS));
     let sim = Sim::start(SimConfig { nodes, history: 400_000, ..SimConfig::default() }).await.expect("kube-sim starts");
     let (_dir, kubeconfig) = common::kubeconfig(&sim);
     let mut daemon = common::kcm_rs(&kubeconfig, &["--kube-api-qps=0"]);

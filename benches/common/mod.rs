@@ -26,6 +26,12 @@ pub fn kcm_rs(kubeconfig: &Path, args: &[&str]) -> Child {
         .expect("kcm-rs starts")
 }
 
+/// `n` scaled by `KCM_SCALE` (1 when unset), rounded, at least 1.
+pub fn scaled(n: usize) -> usize {
+    let scale: f64 = std::env::var("KCM_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    ((n as f64 * scale).round() as usize).max(1)
+}
+
 /// Resident memory of process `pid` in MiB (`VmRSS`; 0 once it is gone).
 pub fn resident_mib(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
