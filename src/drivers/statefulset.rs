@@ -151,7 +151,7 @@ impl Syncer {
     /// `kcm_controllers::statefulset`.
     async fn sync_stateful_set(&self, key: &str) -> Result<Next, runner::SyncError> {
         let Some(set) = self.stateful_sets.get(key) else {
-            tracing::info!(%key, "StatefulSet has been deleted");
+            tracing::debug!(%key, "StatefulSet has been deleted");
             return Ok(Next::Done);
         };
         let plan = self.plan(&set, |snapshot| core::sync(snapshot, &self.options));
