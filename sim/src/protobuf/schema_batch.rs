@@ -151,3 +151,62 @@ static JOB_TEMPLATE_SPEC: Message = Message {
     name: "JobTemplateSpec",
     fields: &[one(1, "metadata", Msg(&OBJECT_META)), one(2, "spec", Msg(&JOB_SPEC))],
 };
+
+#[cfg(test)]
+mod tests {
+    //! Bodies captured from kubectl 1.37's generators, decoded and compared
+    //! with the JSON the same command builds (`--dry-run=client -o json`;
+    //! the zero `creationTimestamp`s print as `null`, as Go's protobuf
+    //! decoding leaves a `metav1.Time` the API server then encodes).
+
+    use serde_json::{Value, json};
+
+    use crate::resources::Builtin;
+
+    /// `kubectl create job pi --image=perl:5.34 -- perl -e 'print 1'`.
+    const JOB_PI: &[u8] = b"k8s\x00\x0a\x0f\x0a\x08batch/v1\x12\x03Job\x12\x8f\x01\x0a\x12\x0a\x02pi\
+      \x12\x00\x1a\x00\"\x00*\x002\x008\x00B\x00\x12o2m\x0a\x10\x0a\x00\x12\x00\
+      \x1a\x00\"\x00*\x002\x008\x00B\x00\x12Y\x126\x0a\x02pi\x12\x09perl:5.34\
+      \x1a\x04perl\x1a\x02-e\x1a\x07print\x201*\x00B\x00j\x00r\x00\x80\x01\x00\
+      \x88\x01\x00\x90\x01\x00\xa2\x01\x00\x1a\x05Never2\x00B\x00J\x00R\x00X\x00\
+      `\x00h\x00\x82\x01\x00\x8a\x01\x00\x9a\x01\x00\xc2\x01\x00\x1a\x08\x20\x00\
+      (\x000\x00:\x00\x1a\x00\"\x00";
+
+    /// `kubectl create cronjob hello --image=busybox --schedule='*/5 * * * *' -- date`.
+    const CRON_JOB_HELLO: &[u8] = b"k8s\x00\x0a\x13\x0a\x08batch/v1\x12\x07CronJob\x12\xae\x01\x0a\x15\x0a\x05\
+      hello\x12\x00\x1a\x00\"\x00*\x002\x008\x00B\x00\x12\x92\x01\x0a\x0b*/5\x20\
+      *\x20*\x20*\x20*\x1a\x00*\x80\x01\x0a\x15\x0a\x05hello\x12\x00\x1a\x00\"\
+      \x00*\x002\x008\x00B\x00\x12g2e\x0a\x10\x0a\x00\x12\x00\x1a\x00\"\x00*\x00\
+      2\x008\x00B\x00\x12Q\x12*\x0a\x05hello\x12\x07busybox\x1a\x04date*\x00B\
+      \x00j\x00r\x00\x80\x01\x00\x88\x01\x00\x90\x01\x00\xa2\x01\x00\x1a\x09OnFa\
+      ilure2\x00B\x00J\x00R\x00X\x00`\x00h\x00\x82\x01\x00\x8a\x01\x00\x9a\x01\
+      \x00\xc2\x01\x00\x1a\x00\x1a\x00\"\x00";
+
+    /// The pod template kubectl builds around one container.
+    fn template(container: Value, restart: &str) -> Value {
+        json!({"metadata": {"creationTimestamp": null},
+            "spec": {"containers": [container], "restartPolicy": restart}})
+    }
+
+    #[test]
+    fn kubectl_create_job() {
+        let container =
+            json!({"name": "pi", "image": "perl:5.34", "command": ["perl", "-e", "print 1"], "resources": {}});
+        let expected = json!({"kind": "Job", "apiVersion": "batch/v1",
+            "metadata": {"name": "pi", "creationTimestamp": null},
+            "spec": {"template": template(container, "Never")}, "status": {}});
+        assert_eq!(super::super::decode(Builtin::Job, JOB_PI).expect("decodes"), expected);
+    }
+
+    #[test]
+    fn kubectl_create_cronjob() {
+        let container = json!({"name": "hello", "image": "busybox", "command": ["date"], "resources": {}});
+        let expected = json!({"kind": "CronJob", "apiVersion": "batch/v1",
+            "metadata": {"name": "hello", "creationTimestamp": null},
+            "spec": {"schedule": "*/5 * * * *", "jobTemplate": {
+                "metadata": {"name": "hello", "creationTimestamp": null},
+                "spec": {"template": template(container, "OnFailure")}}},
+            "status": {}});
+        assert_eq!(super::super::decode(Builtin::CronJob, CRON_JOB_HELLO).expect("decodes"), expected);
+    }
+}
