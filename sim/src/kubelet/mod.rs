@@ -4,10 +4,9 @@
 //! One task follows the store's change feed and a timer heap:
 //! - **scheduling**: a pod with no `spec.nodeName` whose claims are bound
 //!   is bound to a node it fits (not cordoned, its taints tolerated, its
-//!   node selector and required node affinity matched), the one with the
-//!   fewest pods (pods spread evenly); a pod that fits nowhere gets the
-//!   scheduler's `FailedScheduling` verdict and waits until a node, a claim
-//!   or a pod changes;
+//!   node selector and required node affinity matched) with the fewest
+//!   unfinished pods; a pod that fits nowhere gets `FailedScheduling` and
+//!   waits until a node, a claim or a pod changes;
 //! - **provisioning**: a new PersistentVolumeClaim is bound to a volume of
 //!   its own, unless `kube-sim.io/provision: "pending"` holds it;
 //! - **start-up**: a bound pod shows `ContainerCreating` (for as long as a
@@ -33,11 +32,10 @@
 //! This module owns the task's loop and the timed steps of each pod;
 //! binding pods to nodes is `scheduling.rs` (which filters with `fit.rs`,
 //! `affinity.rs` and `claims.rs`), binding claims `provisioner.rs`, the
-//! Warning events `events.rs`, the pod statuses written are
-//! `status.rs` (and, for containers that exit, `exits.rs`), when steps are due (annotations, durations, grace periods)
-//! is `timing.rs`, what of a pod the loop decides on is `view.rs`, whether
-//! its volumes can be mounted is `mounts.rs`, and the nodes themselves
-//! (seeding, joining and leaving, stop/start, heartbeats and Leases) are
+//! Warning events `events.rs`, the pod statuses written `status.rs` and
+//! `exits.rs`, when steps are due `timing.rs`, what of a pod the loop
+//! decides on `view.rs`, whether its volumes can be mounted `mounts.rs`, the
+//! nodes (seeding, joining, leaving, stop/start, heartbeats, Leases)
 //! `nodes.rs`. None of them imports this file.
 
 use std::cmp::Reverse;
@@ -251,7 +249,10 @@ impl Kubelet {
     fn evaluate(&mut self, pod: &Value) {
         let Some(pod_ref) = PodRef::of(pod) else { return };
         let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("").to_owned();
-        if !node.is_empty() {
+        // The scheduler's informer leaves finished pods out.
+        if matches!(pod.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed")) {
+            self.scheduler.placement.remove(&pod_ref.uid);
+        } else if !node.is_empty() {
             self.scheduler.placement.insert(pod_ref.uid.clone(), node.clone());
         }
         if is_terminating(pod) {
