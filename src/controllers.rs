@@ -194,17 +194,6 @@ pub const TABLE: &[Row] = &[
         },
     },
     Row {
-        name: podgc::CONTROLLER_NAME,
-        // Upstream's pod garbage collector has no workers: one pass every 20 s.
-        workers: |_| 1,
-        start: |cx| {
-            let client = cx.own_client(podgc::CLIENT_NAME)?;
-            let metrics = PodGcMetrics::register(cx.registry)?;
-            let threshold = cx.config.terminated_pod_gc_threshold;
-            Ok(Some(Box::new(PodGcController::new(cx.factory, client, threshold, Some(metrics)))))
-        },
-    },
-    Row {
         name: serviceaccount::CONTROLLER_NAME,
         workers: |_| serviceaccount::WORKERS,
         start: |cx| {
@@ -298,6 +287,17 @@ pub const TABLE: &[Row] = &[
                 Some(metrics),
                 queues,
             ))))
+        },
+    },
+    Row {
+        name: podgc::CONTROLLER_NAME,
+        // Upstream's pod garbage collector has no workers: one pass every 20 s.
+        workers: |_| 1,
+        start: |cx| {
+            let client = cx.own_client(podgc::CLIENT_NAME)?;
+            let metrics = PodGcMetrics::register(cx.registry)?;
+            let threshold = cx.config.terminated_pod_gc_threshold;
+            Ok(Some(Box::new(PodGcController::new(cx.factory, client, threshold, Some(metrics)))))
         },
     },
     Row {
