@@ -29,6 +29,7 @@ use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::legacytokencleaner::{self, LegacyTokenCleaner};
 use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
+use crate::drivers::podgc::{self, PodGcController, PodGcMetrics};
 use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::drivers::rootcacertpublisher::{self, PublisherMetrics, RootCaCertPublisher};
 use crate::drivers::serviceaccount::{self, ServiceAccountsController};
@@ -286,6 +287,17 @@ pub const TABLE: &[Row] = &[
                 Some(metrics),
                 queues,
             ))))
+        },
+    },
+    Row {
+        name: podgc::CONTROLLER_NAME,
+        // Upstream's pod garbage collector has no workers: one pass every 20 s.
+        workers: |_| 1,
+        start: |cx| {
+            let client = cx.own_client(podgc::CLIENT_NAME)?;
+            let metrics = PodGcMetrics::register(cx.registry)?;
+            let threshold = cx.config.terminated_pod_gc_threshold;
+            Ok(Some(Box::new(PodGcController::new(cx.factory, client, threshold, Some(metrics)))))
         },
     },
     Row {

@@ -5,8 +5,10 @@
 //! through every write kcm-rs makes to pods: adopted by a ReplicaSet (an
 //! ownerReferences patch), marked not Ready by the node lifecycle
 //! controller (a status update), given `DisruptionTarget` and deleted by
-//! the taint eviction controller (a status patch, a delete), and orphaned
-//! by the garbage collector (an ownerReferences patch). After each, its
+//! the taint eviction controller (a status patch, a delete), orphaned by
+//! the garbage collector (an ownerReferences patch), and, its node tainted
+//! out-of-service, marked `Failed` and force-deleted by the pod garbage
+//! collector (a status patch, a delete). After each, its
 //! spec, the annotation, label and finalizer kcm-rs does not read, and the
 //! status fields the kubelet set are unchanged. Its node goes through
 //! every write kcm-rs makes to nodes: cordoned (the `unschedulable` taint
@@ -24,7 +26,7 @@ use kube_sim::kubelet::KubeletConfig;
 use kube_sim::testing::wait_for;
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, start_with};
+use crate::common::{Env, PATIENCE, default_service_account, start_with};
 
 /// Short node grace periods (a silent node is Unknown after 5 s).
 const FLAGS: &[&str] = &[
@@ -95,6 +97,9 @@ async fn fields_the_caches_do_not_keep_survive_every_write_kcm_rs_makes_to_a_pod
         ..SimConfig::default()
     };
     let env = start_with(config, FLAGS, |_| {}).await;
+    // The API server refuses pods until the namespace has its `default`
+    // ServiceAccount, which kcm-rs makes moments after it starts.
+    default_service_account(&env.sim, "default").await;
     let pods: Api<Pod> = Api::namespaced(env.client.clone(), "default");
     let body = json!({
         "metadata": {
@@ -166,4 +171,13 @@ async fn fields_the_caches_do_not_keep_survive_every_write_kcm_rs_makes_to_a_pod
     let orphan = DeleteParams { propagation_policy: Some(PropagationPolicy::Orphan), ..DeleteParams::default() };
     replica_sets.delete("keeper", &orphan).await.expect("deleted");
     after(&env, "orphaned by the garbage collector", &before, |p| p["metadata"]["ownerReferences"].is_null()).await;
+
+    let out_of_service = json!([{"op": "add", "path": "/spec/taints/-",
+        "value": {"key": "node.kubernetes.io/out-of-service", "value": "nodeshutdown", "effect": "NoExecute"}}]);
+    let out_of_service = Patch::<()>::Json(serde_json::from_value(out_of_service).expect("a JSON patch"));
+    nodes.patch("node-1", &PatchParams::default(), &out_of_service).await.expect("tainted");
+    after(&env, "marked Failed and force-deleted by the pod garbage collector", &before, |p| {
+        p["status"]["phase"] == "Failed" && p["metadata"]["deletionGracePeriodSeconds"] == 0
+    })
+    .await;
 }

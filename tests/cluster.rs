@@ -13,6 +13,11 @@
 //!   other nodes; started again, its taints go. With every node dead (full
 //!   disruption), nothing is tainted `NoExecute` and nothing is evicted.
 //!
+//! - A node removed from the cluster (pod garbage collector, ReplicaSet and
+//!   Deployment controllers): its pods, bound to a node that is gone, are
+//!   marked Failed and deleted once the node has been gone for the pod
+//!   garbage collector's quarantine, and replaced on the other nodes.
+//!
 //! Orders are checked on the resourceVersions watches report (kube-sim's
 //! versions are global, as etcd's revisions), never on timings; "nothing
 //! happens" is checked after monitor passes the daemon reports, never after
@@ -430,4 +435,25 @@ async fn with_every_node_dead_nothing_is_tainted_no_execute_or_evicted() {
     let mut after: Vec<String> = pods.iter().map(uid_of).collect();
     after.sort();
     assert_eq!(after, before, "the same pods run on");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_nodes_pods_are_collected_and_replaced_on_the_other_nodes() {
+    let env = start().await;
+    create_deployment(&env, "spread", 3, None).await;
+    fully_available(&env, "spread", 3).await;
+    let lost: Vec<String> =
+        pods_of(&env, "spread").await.iter().filter(|p| node_name(p) == "node-3").map(uid_of).collect();
+    assert_eq!(lost.len(), 1, "one pod per node");
+    env.sim.controls().remove_node("node-3").expect("node-3 leaves");
+    wait_for(&env.sim, PATIENCE, "node-3's pod collected, three pods ready on the other nodes", || async {
+        let pods = pods_of(&env, "spread").await;
+        let placed: Vec<(&str, Option<&str>)> =
+            pods.iter().map(|p| (node_name(p), pod_condition(p, "Ready"))).collect();
+        let gone = pods.iter().all(|p| !lost.contains(&uid_of(p)));
+        let ready = placed.iter().filter(|(n, r)| *n != "node-3" && *r == Some("True")).count();
+        if gone && pods.len() == 3 && ready == 3 { Ok(()) } else { Err(format!("{placed:?}")) }
+    })
+    .await;
+    fully_available(&env, "spread", 3).await;
 }

@@ -205,6 +205,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "namespace-controller",
         "node-lifecycle-controller",
         "taint-eviction-controller",
+        "pod-garbage-collector-controller",
         "serviceaccount-controller",
         "root-ca-certificate-publisher-controller",
         "clusterrole-aggregation-controller",

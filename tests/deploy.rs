@@ -646,6 +646,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     flags.push("--legacy-service-account-token-clean-up-period=1ms".to_owned());
     let client = sim.client().expect("client");
     prepare_legacy_token_cleaner(&client).await;
+    prepare_pod_garbage_collector(&client).await;
     let _daemon = spawn_with(&config, &flags);
 
     exercise_leader_election(&sim, &client, args).await;
@@ -657,6 +658,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_garbage_collector(&sim, &client).await;
     exercise_taint_eviction_controller(&sim, &client).await;
     exercise_node_lifecycle_controller(&sim, &client).await;
+    exercise_pod_garbage_collector(&sim, &client).await;
     exercise_root_ca_publisher(&sim, &client).await;
     exercise_endpointslice_controller(&sim, &client).await;
     exercise_clusterrole_aggregation(&sim, &client).await;
@@ -812,6 +814,49 @@ async fn prepare_legacy_token_cleaner(client: &kube::Client) {
         "annotations": {"kubernetes.io/service-account.name": "legacy"}},
         "type": "kubernetes.io/service-account-token"});
     secrets.create(&PostParams::default(), &object(secret)).await.expect("created");
+}
+
+/// The pod garbage collector's setup: an unscheduled pod (it fits no
+/// node) that a finalizer keeps once deleted, deleted, so that the
+/// collector's first pass finds it terminating. Its namespace's `default`
+/// ServiceAccount is made here, as the controller manager before would
+/// have made it (the API server refuses pods without it).
+async fn prepare_pod_garbage_collector(client: &kube::Client) {
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
+    match accounts.create(&PostParams::default(), &object(json!({"metadata": {"name": "default"}}))).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(e) => panic!("default ServiceAccount: {e}"),
+    }
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let unplaced = json!({"metadata": {"name": "unplaced", "finalizers": ["example.com/hold"]},
+        "spec": {"nodeSelector": {"example.com/pool": "none"}, "automountServiceAccountToken": false,
+            "containers": [{"name": "c", "image": "nginx"}]}});
+    pods.create(&PostParams::default(), &object(unplaced)).await.expect("unplaced pod");
+    pods.delete("unplaced", &DeleteParams::default()).await.expect("deletion accepted");
+}
+
+/// Pod garbage collector (its own client): the unscheduled terminating pod
+/// marked Failed (pods/status patch) and force-deleted (its finalizer,
+/// removed here, let it go). Orphans need the node read live (get), as the
+/// node lifecycle controller reads nodes; the quarantine's 40 s are not
+/// waited for here (tests/podgc.rs does).
+async fn exercise_pod_garbage_collector(sim: &Sim, client: &kube::Client) {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    wait_for(sim, PATIENCE, "the unscheduled terminating pod marked Failed", || async {
+        let pod = pods.get("unplaced").await.map_err(|e| e.to_string())?;
+        let phase = pod.status.and_then(|s| s.phase);
+        if phase.as_deref() == Some("Failed") { Ok(()) } else { Err(format!("phase {phase:?}")) }
+    })
+    .await;
+    let release = json!([{"op": "remove", "path": "/metadata/finalizers"}]);
+    pods.patch(
+        "unplaced",
+        &PatchParams::default(),
+        &Patch::<Value>::Json(serde_json::from_value(release).expect("a patch")),
+    )
+    .await
+    .expect("released");
 }
 
 /// The legacy token cleaner: the tracking ConfigMap read, the unused

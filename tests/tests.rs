@@ -38,6 +38,8 @@ mod legacyserviceaccounttokens;
 mod namespace;
 /// The node lifecycle controller: dead nodes, taints, full disruption.
 mod nodelifecycle;
+/// The pod garbage collector: terminated, orphaned, unscheduled and out-of-service pods.
+mod podgc;
 /// A real Prometheus scrapes kcm-rs with `deploy/`'s scrape job.
 mod prometheus;
 /// The ReplicaSet controller: scaling, adoption, replacement, with faults.

@@ -31,6 +31,8 @@
 //!   graceful-termination estimate, when to finalize);
 //! - [`node`]: the node lifecycle controller (node health, zone states,
 //!   the rate-limited taint queues, condition taints);
+//! - [`podgc`]: the pod garbage collector (terminated pods beyond the
+//!   threshold, orphaned, unscheduled and out-of-service terminating pods);
 //! - [`replicaset`]: the ReplicaSet controller (expectations, manage
 //!   replicas, status);
 //! - [`rootcacertpublisher`]: the root CA certificate publisher (the
@@ -56,6 +58,7 @@ pub mod legacytokencleaner;
 pub mod namespace;
 pub mod node;
 pub mod plan;
+pub mod podgc;
 pub mod replicaset;
 pub mod rootcacertpublisher;
 pub mod serviceaccount;

@@ -149,6 +149,9 @@ pub struct ContainerSummary {
 pub struct PodStatus {
     /// `status.phase`.
     pub phase: Option<Atom>,
+    /// `status.reason` (the pod garbage collector deletes `Evicted` pods
+    /// first).
+    pub reason: Option<Atom>,
     /// `status.conditions` (readiness, availability, node lifecycle).
     #[serde(deserialize_with = "nullable")]
     pub conditions: Box<[PodCondition]>,
@@ -352,6 +355,15 @@ mod tests {
         let not_in = pod(affinity(json!([{"key": "metadata.name", "operator": "NotIn", "values": ["a"]}])));
         assert_eq!(not_in.target_node_name(), None);
         assert_eq!(pod(json!({"affinity": null})).target_node_name(), None);
+    }
+
+    #[test]
+    fn keeps_the_reason_of_an_evicted_pod() {
+        let pod: Pod = serde_json::from_value(
+            json!({"status": {"phase": "Failed", "reason": "Evicted", "message": "low on memory"}}),
+        )
+        .unwrap();
+        assert_eq!(pod.status.reason.as_deref(), Some("Evicted"));
     }
 
     #[test]

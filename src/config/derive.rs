@@ -115,6 +115,7 @@ impl Config {
             )?,
             service_account_private_key_file: flags.service_account_private_key_file.clone(),
             legacy_service_account_token_clean_up_period: flags.legacy_service_account_token_clean_up_period.0,
+            terminated_pod_gc_threshold: flags.terminated_pod_gc_threshold,
             endpoint_slice: EndpointSliceSettings {
                 concurrent_syncs: within(
                     "concurrent-service-endpoint-syncs",

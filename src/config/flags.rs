@@ -26,7 +26,7 @@ use super::{GoDuration, LogFormat, Result, parse_go_bool};
     about = "A standalone replacement for kube-controller-manager",
     long_about = "The Kubernetes controller manager is a daemon that embeds the core control loops shipped with \
                   Kubernetes. kcm-rs is a replacement for kube-controller-manager, with its flag names and \
-                  defaults, running the deployment, replicaset, statefulset, endpointslice, namespace, node-lifecycle, taint-eviction, serviceaccount, \
+                  defaults, running the deployment, replicaset, statefulset, endpointslice, namespace, node-lifecycle, taint-eviction, pod-garbage-collector, serviceaccount, \
                   root-ca-certificate-publisher, clusterrole-aggregation and garbage-collector controllers, with leader election and the health and metrics endpoints."
 )]
 pub struct Flags {
@@ -298,6 +298,17 @@ pub struct Flags {
     /// Fraction of Nodes in a zone which needs to be not Ready (minimum 3) for zone to be treated as unhealthy.
     #[arg(long, value_name = "float32", default_value = "0.55", help_heading = "Nodelifecycle controller flags")]
     pub unhealthy_zone_threshold: f32,
+
+    /// Number of terminated pods that can exist before the terminated pod garbage collector starts deleting
+    /// terminated pods. If <= 0, the terminated pod garbage collector is disabled.
+    #[arg(
+        long,
+        value_name = "int32",
+        default_value = "12500",
+        allow_negative_numbers = true,
+        help_heading = "Podgc controller flags"
+    )]
+    pub terminated_pod_gc_threshold: i32,
 
     /// The number of replica sets that are allowed to sync concurrently. Larger number = more responsive replica
     /// management, but more CPU (and network) load

@@ -102,6 +102,10 @@ pub struct Config {
     /// token goes unused before it is labelled invalid, and then before it
     /// is deleted.
     pub legacy_service_account_token_clean_up_period: Duration,
+    /// `--terminated-pod-gc-threshold`: how many terminated pods may exist
+    /// before the pod garbage collector deletes the oldest (0 or less:
+    /// never).
+    pub terminated_pod_gc_threshold: i32,
     /// The EndpointSlice controller's flags.
     pub endpoint_slice: EndpointSliceSettings,
     /// Node lifecycle timing and eviction rates.
@@ -305,6 +309,7 @@ mod tests {
         ("leader-elect-resource-name", "kube-controller-manager"),
         ("leader-elect-resource-namespace", "kube-system"),
         ("legacy-service-account-token-clean-up-period", "8760h0m0s"),
+        ("terminated-pod-gc-threshold", "12500"),
         ("node-monitor-period", "5s"),
         ("node-monitor-grace-period", "50s"),
         ("node-startup-grace-period", "1m0s"),
@@ -370,6 +375,7 @@ mod tests {
                 "legacy-service-account-token-clean-up-period",
                 f.legacy_service_account_token_clean_up_period.to_string(),
             ),
+            ("terminated-pod-gc-threshold", f.terminated_pod_gc_threshold.to_string()),
             ("node-monitor-period", f.node_monitor_period.to_string()),
             ("node-monitor-grace-period", f.node_monitor_grace_period.to_string()),
             ("node-startup-grace-period", f.node_startup_grace_period.to_string()),
@@ -674,6 +680,17 @@ mod tests {
         let err = flags(&["--secure-port=70000"]).unwrap_err().to_string();
         assert!(err.contains("must be between 0 and 65535"), "{err}");
         assert!(flags(&["--bind-address="]).is_ok());
+    }
+
+    #[test]
+    fn terminated_pod_gc_threshold_is_honoured_and_zero_or_less_disables() {
+        assert_eq!(config(&[]).unwrap().terminated_pod_gc_threshold, 12500);
+        assert_eq!(config(&["--terminated-pod-gc-threshold=3"]).unwrap().terminated_pod_gc_threshold, 3);
+        // Upstream validates nothing: 0 and below turn the terminated-pod part off.
+        assert_eq!(config(&["--terminated-pod-gc-threshold=0"]).unwrap().terminated_pod_gc_threshold, 0);
+        assert_eq!(config(&["--terminated-pod-gc-threshold=-1"]).unwrap().terminated_pod_gc_threshold, -1);
+        assert_eq!(config(&["--terminated-pod-gc-threshold", "-5"]).unwrap().terminated_pod_gc_threshold, -5);
+        assert!(flags(&["--terminated-pod-gc-threshold=many"]).is_err());
     }
 
     #[test]

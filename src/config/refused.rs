@@ -130,7 +130,6 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     v("route-reconciliation-period"),
     v("service-cluster-ip-range"),
     v("show-hidden-metrics-for-version"),
-    v("terminated-pod-gc-threshold"),
     v("tls-cipher-suites"),
     v("tls-min-version"),
     v("tls-sni-cert-key"),

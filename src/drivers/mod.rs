@@ -43,6 +43,8 @@
 //!   ([`NamespaceController`](namespace::NamespaceController));
 //! - `nodelifecycle`: the node-lifecycle-controller
 //!   ([`NodeLifecycleController`](nodelifecycle::NodeLifecycleController));
+//! - `podgc`: the pod-garbage-collector-controller
+//!   ([`PodGcController`](podgc::PodGcController));
 //! - `replicaset`: the ReplicaSet controller
 //!   ([`ReplicaSetController`](replicaset::ReplicaSetController));
 //! - `rootcacertpublisher`: the root CA certificate publisher
@@ -73,6 +75,7 @@ mod namespace_keys;
 pub mod nodelifecycle;
 mod nodes;
 mod owners;
+pub mod podgc;
 pub mod replicaset;
 pub mod rootcacertpublisher;
 mod service_pods;

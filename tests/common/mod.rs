@@ -80,6 +80,12 @@ pub async fn start() -> Env {
 pub async fn start_with(config: SimConfig, args: &[&str], prepare: impl FnOnce(&Sim)) -> Env {
     let (sim, dir, kubeconfig) = sim_with_kubeconfig(config).await;
     prepare(&sim);
+    start_on(sim, dir, kubeconfig, args)
+}
+
+/// Starts `kcm-rs` with these extra flags against a kube-sim already
+/// prepared (by [`sim_with_kubeconfig`] and whatever a test set up there).
+pub fn start_on(sim: Sim, dir: tempfile::TempDir, kubeconfig: PathBuf, args: &[&str]) -> Env {
     let port = free_port();
     let daemon = spawn_on(&kubeconfig, port, args);
     let client = sim.client().expect("client");
