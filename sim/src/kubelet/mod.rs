@@ -43,7 +43,7 @@ use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
@@ -365,7 +365,7 @@ impl Kubelet {
             return;
         }
         match step {
-            Step::FinishDeletion => self.finish_deletion(pod, &current),
+            Step::FinishDeletion => status::finish_deletion(&self.api.store, &self.pod_key, pod, &current),
             Step::Start if !is_terminating(&current) && self.volumes.ready(&self.api.store, &current, pod, node) => {
                 let never_ready = current
                     .pointer(&format!("/metadata/annotations/{}", READY_ANNOTATION.replace('/', "~1")))
@@ -379,24 +379,6 @@ impl Kubelet {
                 self.write_status(pod, |status, spec| exits::containers_exit(status, spec, code));
             }
             _ => {}
-        }
-    }
-
-    /// The kubelet's final delete (grace period 0): gone unless finalizers
-    /// hold it, in which case it goes when the last one is removed.
-    fn finish_deletion(&self, pod: &PodRef, current: &Value) {
-        let held = current.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
-        if held {
-            let _ = self.api.store.update::<()>(&self.pod_key, &pod.namespace, &pod.name, |s| {
-                let mut v = s.value();
-                if v.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64) == Some(0) {
-                    return Ok(None);
-                }
-                v["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-                Ok(Some(v))
-            });
-        } else {
-            let _ = self.api.store.delete(&self.pod_key, &pod.namespace, &pod.name, None);
         }
     }
 }

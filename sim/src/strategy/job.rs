@@ -10,13 +10,13 @@ use serde_json::{Map, Value, json};
 use crate::object;
 
 /// `batch.kubernetes.io/job-name`.
-pub const JOB_NAME_LABEL: &str = "batch.kubernetes.io/job-name";
+const JOB_NAME_LABEL: &str = "batch.kubernetes.io/job-name";
 /// `batch.kubernetes.io/controller-uid`.
-pub const CONTROLLER_UID_LABEL: &str = "batch.kubernetes.io/controller-uid";
+const CONTROLLER_UID_LABEL: &str = "batch.kubernetes.io/controller-uid";
 /// The legacy `job-name` label.
-pub const LEGACY_JOB_NAME_LABEL: &str = "job-name";
+const LEGACY_JOB_NAME_LABEL: &str = "job-name";
 /// The legacy `controller-uid` label.
-pub const LEGACY_CONTROLLER_UID_LABEL: &str = "controller-uid";
+const LEGACY_CONTROLLER_UID_LABEL: &str = "controller-uid";
 
 /// Generates the selector and template labels of a new Job whose
 /// `manualSelector` is not true (upstream `generateSelectorIfNeeded`).

@@ -39,5 +39,4 @@ mod update;
 pub use create::{before_create, prepare_for_create};
 pub use daemon_set::TEMPLATE_GENERATION;
 pub use delete::{JOB_DELETE_WARNING, mark_for_deletion, orphans_by_default, should_delete_after_update};
-pub use job::{CONTROLLER_UID_LABEL, JOB_NAME_LABEL, LEGACY_CONTROLLER_UID_LABEL, LEGACY_JOB_NAME_LABEL};
 pub use update::next_state;
