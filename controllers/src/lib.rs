@@ -41,7 +41,9 @@
 //!   (legacy token Secrets filled, and deleted with their ServiceAccount);
 //! - [`statefulset`]: the StatefulSet controller (stable identities and
 //!   storage, ordered or parallel pod management, rolling updates with
-//!   partition and maxUnavailable, claim retention, revision history).
+//!   partition and maxUnavailable, claim retention, revision history);
+//! - [`ttlafterfinished`]: the TTL-after-finished controller (when a
+//!   finished Job's `ttlSecondsAfterFinished` runs out).
 
 pub mod clusterroleaggregation;
 pub mod common;
@@ -61,6 +63,7 @@ pub mod rootcacertpublisher;
 pub mod serviceaccount;
 pub mod serviceaccounttoken;
 pub mod statefulset;
+pub mod ttlafterfinished;
 
 #[cfg(test)]
 #[allow(missing_docs)]
