@@ -35,6 +35,7 @@ use crate::drivers::serviceaccount::{self, ServiceAccountsController};
 use crate::drivers::serviceaccounttoken::{self, TokensController, signer::Signer};
 use crate::drivers::statefulset::{self, StatefulSetController};
 use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
+use crate::drivers::ttlafterfinished::{self, TtlAfterFinishedController, TtlAfterFinishedMetrics};
 
 /// Why a controller could not be built.
 pub type StartError = Box<dyn std::error::Error + Send + Sync>;
@@ -286,6 +287,16 @@ pub const TABLE: &[Row] = &[
                 Some(metrics),
                 queues,
             ))))
+        },
+    },
+    Row {
+        name: ttlafterfinished::CONTROLLER_NAME,
+        workers: |config| config.concurrent_ttl_after_finished_syncs,
+        start: |cx| {
+            let client = cx.own_client(ttlafterfinished::CLIENT_NAME)?;
+            let metrics = TtlAfterFinishedMetrics::register(cx.registry)?;
+            let queues = Some(cx.queue_metrics);
+            Ok(Some(Box::new(TtlAfterFinishedController::new(cx.factory, client, Some(metrics), queues))))
         },
     },
     Row {

@@ -332,6 +332,10 @@ pub struct Flags {
     )]
     pub legacy_service_account_token_clean_up_period: GoDuration,
 
+    /// The number of ttl-after-finished-controller workers that are allowed to sync concurrently.
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Ttl-after-finished controller flags")]
+    pub concurrent_ttl_after_finished_syncs: i32,
+
     // --- logs ---
     /// number for the log level verbosity (kcm-rs maps klog levels onto tracing: 0-2 info, 3-4 debug, 5 and
     /// above trace; warnings and errors are always logged)

@@ -80,7 +80,6 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     v("concurrent-job-syncs"),
     v("concurrent-rc-syncs"),
     v("concurrent-resource-quota-syncs"),
-    v("concurrent-ttl-after-finished-syncs"),
     v("concurrent-validating-admission-policy-status-syncs"),
     b("configure-cloud-routes"),
     b("contention-profiling"),

@@ -54,7 +54,9 @@
 //! - `statefulset`: the StatefulSet controller
 //!   ([`StatefulSetController`](statefulset::StatefulSetController));
 //! - `tainteviction`: the taint-eviction-controller
-//!   ([`TaintEvictionController`](tainteviction::TaintEvictionController)).
+//!   ([`TaintEvictionController`](tainteviction::TaintEvictionController));
+//! - `ttlafterfinished`: the TTL-after-finished controller
+//!   ([`TtlAfterFinishedController`](ttlafterfinished::TtlAfterFinishedController)).
 
 mod api_errors;
 pub mod clusterroleaggregation;
@@ -80,3 +82,4 @@ pub mod serviceaccount;
 pub mod serviceaccounttoken;
 pub mod statefulset;
 pub mod tainteviction;
+pub mod ttlafterfinished;
