@@ -6,6 +6,8 @@ mod sim {
     mod admission;
     /// DaemonSets, StatefulSets and ControllerRevisions, and `kubectl rollout` on them.
     mod apps;
+    /// Jobs and CronJobs: discovery, defaults, the generated selector, writes, tables, delete.
+    mod batch;
     /// PersistentVolumeClaims: rules, the simulated provisioner, pods waiting for claims.
     mod claims;
     /// Faults, restarts, dropped watches, stats, custom resources.
