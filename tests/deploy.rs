@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use clap::error::ErrorKind;
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
     ConfigMap, Endpoints, Namespace, Node, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount,
@@ -665,6 +666,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_endpoints_controller(&sim, &client).await;
     exercise_endpointslice_mirroring(&sim, &client).await;
     exercise_statefulset_controller(&sim, &client).await;
+    exercise_ttl_after_finished_controller(&sim, &client).await;
     calls_by_kcm_rs(&sim)
 }
 
@@ -823,6 +825,27 @@ async fn exercise_legacy_token_cleaner(sim: &Sim, client: &kube::Client) {
         let secret = secrets.get_opt("legacy-token").await.map_err(|e| e.to_string())?.ok_or("no legacy-token")?;
         let labels = secret.metadata.labels.unwrap_or_default();
         labels.get("kubernetes.io/legacy-token-invalid-since").map(drop).ok_or_else(|| format!("labels {labels:?}"))
+    })
+    .await;
+}
+
+/// TTL-after-finished controller: a Job with a TTL of 0, marked complete
+/// through jobs/status (the job controller's part), is read live and
+/// deleted.
+async fn exercise_ttl_after_finished_controller(sim: &Sim, client: &kube::Client) {
+    let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
+    let job = object(json!({"metadata": {"name": "short-lived"},
+        "spec": {"ttlSecondsAfterFinished": 0, "template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox"}]}}}}));
+    jobs.create(&PostParams::default(), &job).await.expect("Job");
+    let at = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).expect("now").to_string();
+    let condition = |type_: &str| json!({"type": type_, "status": "True", "reason": "CompletionsReached", "lastTransitionTime": at});
+    let status = json!({"status": {"startTime": at, "completionTime": at, "succeeded": 1,
+        "conditions": [condition("SuccessCriteriaMet"), condition("Complete")]}});
+    jobs.patch_status("short-lived", &PatchParams::default(), &Patch::Merge(&status)).await.expect("Job completed");
+    wait_for(sim, PATIENCE, "the finished Job deleted", || async {
+        let job = jobs.get_opt("short-lived").await.map_err(|e| e.to_string())?;
+        job.map_or(Ok(()), |j| Err(format!("finalizers {:?}", j.metadata.finalizers)))
     })
     .await;
 }

@@ -127,6 +127,7 @@ async fn prometheus_scrapes_kcm_rs_over_https_with_the_deploy_scrape_job() {
         "node_lifecycle_controller_pods",
         "noexec_taint_node",
         "noexec_taint_pod",
+        "ttl_jobs_to_delete",
         "garbage_collector_attempt_to_delete",
         "garbage_collector_attempt_to_orphan",
     ];

@@ -50,3 +50,5 @@ mod serviceaccounttokens;
 mod statefulset;
 /// The taint eviction controller: pods on `NoExecute`-tainted nodes.
 mod tainteviction;
+/// The TTL-after-finished controller: finished Jobs deleted once their TTL runs out.
+mod ttlafterfinished;
