@@ -1,0 +1,6 @@
+//! The Job controller (upstream `pkg/controller/job`): runs a Job's pods
+//! to completion, counting successes and failures through the
+//! `batch.kubernetes.io/job-tracking` finalizer, for NonIndexed and Indexed
+//! Jobs, with `backoffLimit`, `backoffLimitPerIndex`, the pod failure and
+//! success policies, `activeDeadlineSeconds`, suspension and
+//! `podReplacementPolicy`.
