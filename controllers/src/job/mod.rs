@@ -4,3 +4,9 @@
 //! Jobs, with `backoffLimit`, `backoffLimitPerIndex`, the pod failure and
 //! success policies, `activeDeadlineSeconds`, suspension and
 //! `podReplacementPolicy`.
+//!
+//! # Layout
+//! - [`pod_failure_policy`]: a failed pod against `spec.podFailurePolicy`
+//!   (FailJob, FailIndex, Ignore, Count).
+
+pub mod pod_failure_policy;
