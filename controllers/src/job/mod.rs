@@ -7,6 +7,9 @@
 //!
 //! # Layout
 //! - [`pod_failure_policy`]: a failed pod against `spec.podFailurePolicy`
-//!   (FailJob, FailIndex, Ignore, Count).
+//!   (FailJob, FailIndex, Ignore, Count);
+//! - [`backoff`]: the delay before failed pods are replaced, and when a
+//!   pod finished.
 
+pub mod backoff;
 pub mod pod_failure_policy;
