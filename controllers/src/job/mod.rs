@@ -15,6 +15,8 @@
 //!   backoff);
 //! - [`index_template`]: the pod template of one index (its variable,
 //!   annotation, label, hostname and name);
+//! - [`success_policy`]: an Indexed Job's succeeded indexes against
+//!   `spec.successPolicy`;
 //! - [`backoff`]: the delay before failed pods are replaced, and when a
 //!   pod finished.
 
@@ -23,3 +25,4 @@ pub mod index_template;
 pub mod indexed;
 pub mod intervals;
 pub mod pod_failure_policy;
+pub mod success_policy;

@@ -85,7 +85,9 @@ mod tests {
     fn match_success_policy_table() {
         let at_0 = Some("Matched rules at index 0");
         let one = |i: &str, c: Option<i32>| policy(vec![rule(Some(i), c)]);
-        let cases: Vec<(&str, Option<SuccessPolicy>, Vec<(i32, i32)>, Option<&str>)> = vec![
+        /// Name, policy, succeeded indexes, wanted message.
+        type Case = (&'static str, Option<SuccessPolicy>, Vec<(i32, i32)>, Option<&'static str>);
+        let cases: Vec<Case> = vec![
             ("JobSuccessPolicy is disabled", None, vec![(0, 0)], None),
             ("successPolicy is null", None, vec![(0, 0)], None),
             ("any rules are nothing", policy(vec![]), vec![(0, 0)], None),
@@ -96,7 +98,12 @@ mod tests {
                 vec![(0, 2), (4, 7)],
                 at_0,
             ),
-            ("rules.succeededIndexes is specified; succeededIndexes didn't match rules", one("3", None), vec![(0, 2)], None),
+            (
+                "rules.succeededIndexes is specified; succeededIndexes didn't match rules",
+                one("3", None),
+                vec![(0, 2)],
+                None,
+            ),
             (
                 "rules.succeededCount is specified; succeededIndexes matched rules",
                 policy(vec![rule(None, Some(2))]),
