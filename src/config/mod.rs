@@ -280,6 +280,7 @@ mod tests {
         ("controllers", "*"),
         ("concurrent-daemonset-syncs", "2"),
         ("concurrent-deployment-syncs", "5"),
+        ("concurrent-job-syncs", "5"),
         ("concurrent-replicaset-syncs", "5"),
         ("concurrent-statefulset-syncs", "5"),
         ("concurrent-namespace-syncs", "10"),

@@ -8,9 +8,9 @@
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::common::pod_control;
+use kcm_controllers::job::Write;
 use kcm_controllers::job::pods::remove_tracking_finalizer_patch;
 use kcm_controllers::job::write::adopt_patch;
-use kcm_controllers::job::Write;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 
@@ -36,13 +36,15 @@ impl Executor {
                 book.expect_finalizer_removals(key, uids);
                 Outcome::Ok
             }
-            Write::RemoveFinalizer { key, namespace, name, uid } => match self.remove_finalizer(namespace, name).await {
-                Ok(()) => Outcome::Ok,
-                Err(error) => {
-                    book.finalizer_removal_failed(key, uid);
-                    Outcome::Failed(format!("removing tracking finalizer: {error}"))
+            Write::RemoveFinalizer { key, namespace, name, uid } => {
+                match self.remove_finalizer(namespace, name).await {
+                    Ok(()) => Outcome::Ok,
+                    Err(error) => {
+                        book.finalizer_removal_failed(key, uid);
+                        Outcome::Failed(format!("removing tracking finalizer: {error}"))
+                    }
                 }
-            },
+            }
             Write::RemoveFinalizerAndDelete { namespace, name, uid, has_finalizer, job } => {
                 let pod_key = format!("{namespace}/{name}");
                 if *has_finalizer && let Err(error) = self.remove_finalizer(namespace, name).await {

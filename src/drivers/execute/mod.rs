@@ -51,8 +51,8 @@ use futures::future::join_all;
 use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::deployment::CreateFailure;
-use kcm_controllers::{history, job};
 use kcm_controllers::plan::{Action, Plan};
+use kcm_controllers::{history, job};
 
 use executor::{Outcome, Versions};
 use kcm_runtime::runner::{Next, SyncError};

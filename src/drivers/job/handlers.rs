@@ -149,7 +149,9 @@ impl PodHandler {
     fn record_finished(&self, old: Option<&Pod>, new: Option<&Pod>) {
         let finished = |p: Option<&Pod>| p.is_some_and(|p| is_pod_terminal(p) && has_tracking_finalizer(p));
         let (was, is) = (finished(old), finished(new));
-        if was != is && let Some(m) = &self.metrics {
+        if was != is
+            && let Some(m) = &self.metrics
+        {
             m.tracking_finalizer.with_label_values(&[if is { "add" } else { "delete" }]).inc();
         }
     }

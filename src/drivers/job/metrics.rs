@@ -5,9 +5,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use kcm_controllers::job::Count;
 use kcm_controllers::job::backoff::{BackoffRecord, BackoffStore};
 use kcm_controllers::job::finalizers::FinalizerExpectations;
-use kcm_controllers::job::Count;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, exponential_buckets};
 
 use crate::drivers::execute::Bookkeeping;
@@ -46,7 +46,8 @@ impl JobMetrics {
     /// # Errors
     /// A metric of the same name is registered already.
     pub fn register(registry: &Registry) -> prometheus::Result<Self> {
-        let counter = |metric: &str, help: &str, labels: &[&str]| IntCounterVec::new(Opts::new(name(metric), help), labels);
+        let counter =
+            |metric: &str, help: &str, labels: &[&str]| IntCounterVec::new(Opts::new(name(metric), help), labels);
         let metrics = Self {
             sync_duration: HistogramVec::new(
                 HistogramOpts::new(name("job_sync_duration_seconds"), "The time it took to sync a job")
@@ -54,7 +55,11 @@ impl JobMetrics {
                 &["completion_mode", "result", "action"],
             )?,
             syncs: counter("job_syncs_total", "The number of job syncs", &["completion_mode", "result", "action"])?,
-            finished: counter("jobs_finished_total", "The number of finished jobs", &["completion_mode", "result", "reason"])?,
+            finished: counter(
+                "jobs_finished_total",
+                "The number of finished jobs",
+                &["completion_mode", "result", "reason"],
+            )?,
             by_external_controller: counter(
                 "jobs_by_external_controller_total",
                 "The number of Jobs managed by an external controller",

@@ -125,13 +125,8 @@ impl JobController {
             resync,
         );
         let executor = Executor::new(client, recorder);
-        let syncer = Arc::new(Syncer {
-            pods: pods.store(),
-            jobs: jobs.store(),
-            memory,
-            executor: executor.clone(),
-            metrics,
-        });
+        let syncer =
+            Arc::new(Syncer { pods: pods.store(), jobs: jobs.store(), memory, executor: executor.clone(), metrics });
         let orphans = Arc::new(OrphanSyncer { pods: pods.store(), jobs: jobs.store(), executor });
         Ok(Self {
             queue,

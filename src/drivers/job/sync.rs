@@ -58,11 +58,8 @@ impl Syncer {
         if synced.finished {
             self.memory.backoff().remove(key);
         }
-        let book = SyncBook {
-            memory: &self.memory,
-            metrics: self.metrics.as_ref(),
-            creation_reason: synced.creation_reason,
-        };
+        let book =
+            SyncBook { memory: &self.memory, metrics: self.metrics.as_ref(), creation_reason: synced.creation_reason };
         let next = self.executor.run(&synced.plan, &book).await.into_next();
         if let (Some(action), Some(m)) = (synced.action, &self.metrics) {
             let result = if next.is_ok() { "success" } else { "error" };
@@ -118,10 +115,8 @@ impl OrphanSyncer {
             tracing::debug!(pod = %key, "orphan pod has been deleted");
             return Ok(Next::Done);
         };
-        let job: Option<Arc<Job>> = pod
-            .metadata
-            .controller()
-            .and_then(|r| self.jobs.get_namespaced(Some(&pod.metadata.namespace), &r.name));
+        let job: Option<Arc<Job>> =
+            pod.metadata.controller().and_then(|r| self.jobs.get_namespaced(Some(&pod.metadata.namespace), &r.name));
         if !remove_orphan_finalizer(&pod, job.as_deref()) {
             return Ok(Next::Done);
         }
