@@ -26,6 +26,7 @@ use crate::drivers::endpoint::{self, EndpointController};
 use crate::drivers::endpointslice::{self, EndpointSliceController, EndpointSliceMetrics};
 use crate::drivers::endpointslicemirroring::{self, EndpointSliceMirroringController, MirroringMetrics};
 use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
+use crate::drivers::job::{self, JobController, JobMetrics};
 use crate::drivers::legacytokencleaner::{self, LegacyTokenCleaner};
 use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
@@ -148,6 +149,17 @@ pub const TABLE: &[Row] = &[
             let options = kcm_controllers::daemonset::Options::default();
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(DaemonSetController::new(cx.factory, client, recorder, options, queues))))
+        },
+    },
+    Row {
+        name: job::CONTROLLER_NAME,
+        workers: |config| config.concurrent_job_syncs,
+        start: |cx| {
+            let client = cx.own_client(job::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), job::EVENT_COMPONENT);
+            let metrics = JobMetrics::register(cx.registry)?;
+            let queues = Some(cx.queue_metrics);
+            Ok(Some(Box::new(JobController::new(cx.factory, client, recorder, Some(metrics), queues)?)))
         },
     },
     Row {

@@ -1387,6 +1387,7 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
         "daemonsets/finalizers",
         "the same for the references of a DaemonSet's pods and revisions to it",
     ),
+    ("update", "batch", "jobs/finalizers", "the same for the references of a Job's pods to it"),
     ("update", "", "services/finalizers", "the same for an EndpointSlice's reference to its Service"),
     (
         "create",

@@ -25,6 +25,9 @@
 //!   ownerReferences, what to delete, orphan or unblock);
 //! - [`history`]: ControllerRevisions, the history DaemonSets and
 //!   StatefulSets keep (names, hashes, claims, the create's collision loop);
+//! - [`job`]: the Job controller (pods run to completion, counted through
+//!   the tracking finalizer; Indexed Jobs, backoff limits, the pod failure
+//!   and success policies);
 //! - [`legacytokencleaner`]: the legacy service account token cleaner
 //!   (unused legacy token Secrets labelled invalid, then deleted);
 //! - [`namespace`]: the Namespace controller (deletion conditions,
@@ -54,6 +57,7 @@ pub mod endpointslice;
 pub mod endpointslicemirroring;
 pub mod garbagecollector;
 pub mod history;
+pub mod job;
 pub mod legacytokencleaner;
 pub mod namespace;
 pub mod node;

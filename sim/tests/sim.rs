@@ -10,6 +10,8 @@ mod sim {
     mod batch;
     /// PersistentVolumeClaims: rules, the simulated provisioner, pods waiting for claims.
     mod claims;
+    /// Containers that run to completion: exit codes, restart policies, phases.
+    mod completion;
     /// Faults, restarts, dropped watches, stats, custom resources.
     mod controls;
     /// delete, deletecollection, finalizers, grace, namespace lifecycle.

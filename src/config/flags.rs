@@ -177,6 +177,11 @@ pub struct Flags {
     #[arg(long, value_name = "int32", default_value = "2", help_heading = "Daemonset controller flags")]
     pub concurrent_daemonset_syncs: i32,
 
+    /// The number of job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but
+    /// more CPU (and network) load
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Job controller flags")]
+    pub concurrent_job_syncs: i32,
+
     /// The number of deployment objects that are allowed to sync concurrently. Larger number = more responsive
     /// deployments, but more CPU (and network) load
     #[arg(long, value_name = "int32", default_value = "5", help_heading = "Deployment controller flags")]

@@ -77,7 +77,6 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     v("concurrent-cron-job-syncs"),
     v("concurrent-ephemeralvolume-syncs"),
     v("concurrent-horizontal-pod-autoscaler-syncs"),
-    v("concurrent-job-syncs"),
     v("concurrent-rc-syncs"),
     v("concurrent-resource-quota-syncs"),
     v("concurrent-validating-admission-policy-status-syncs"),

@@ -37,6 +37,8 @@
 //!   ([`EndpointSliceMirroringController`](endpointslicemirroring::EndpointSliceMirroringController));
 //! - `garbagecollector`: the garbage collector
 //!   ([`GarbageCollector`](garbagecollector::GarbageCollector));
+//! - `job`: the Job controller
+//!   ([`JobController`](job::JobController));
 //! - `legacytokencleaner`: the legacy service account token cleaner
 //!   ([`LegacyTokenCleaner`](legacytokencleaner::LegacyTokenCleaner));
 //! - `namespace`: the Namespace controller
@@ -69,6 +71,7 @@ mod enqueue;
 pub mod execute;
 mod expectations;
 pub mod garbagecollector;
+pub mod job;
 pub mod legacytokencleaner;
 pub mod namespace;
 mod namespace_keys;
