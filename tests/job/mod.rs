@@ -16,7 +16,7 @@ use kube::runtime::watcher;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, events, start};
+use crate::common::{Env, PATIENCE, disturb, events, start};
 
 const NS: &str = "default";
 const TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
@@ -222,5 +222,33 @@ async fn a_job_fails_once_it_exceeds_its_backoff_limit() {
     wait_finalizers_removed(&env, "backoff").await;
     assert_eq!(pods(&env, "backoff").await.len(), 2);
     wait_events(&env, "backoff", "BackoffLimitExceeded", 1).await;
+    checker.finish();
+}
+
+/// The invariant across restarts: kcm-rs is disturbed mid-run
+/// (watches dropped, history compacted, the process killed and started
+/// anew) and the Job's counts still equal the pods that really ended so.
+#[tokio::test]
+async fn counts_survive_a_restart_mid_run() {
+    let mut env = start().await;
+    let checker = Checker::start(&env, "restarted", 3);
+    apply(&env, &manifest("restarted", "1s", 0, json!({"completions": 6, "parallelism": 3}))).await;
+    wait_for(&env.sim, PATIENCE, "a first pod to succeed", || async {
+        let done = pods(&env, "restarted").await.iter().filter(|p| !is_active(p)).count();
+        if done > 0 { Ok(()) } else { Err("none yet".to_owned()) }
+    })
+    .await;
+    disturb(&mut env).await;
+    let done = wait_condition(&env, "restarted", "Complete").await;
+    let status = done.status.unwrap_or_default();
+    wait_finalizers_removed(&env, "restarted").await;
+    let succeeded = pods(&env, "restarted")
+        .await
+        .iter()
+        .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded"))
+        .count();
+    assert_eq!(status.succeeded, Some(i32::try_from(succeeded).expect("few pods")), "{status:?}");
+    assert_eq!(status.succeeded, Some(6));
+    assert_eq!(status.failed.unwrap_or(0), 0);
     checker.finish();
 }
