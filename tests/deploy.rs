@@ -666,6 +666,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_endpoints_controller(&sim, &client).await;
     exercise_endpointslice_mirroring(&sim, &client).await;
     exercise_statefulset_controller(&sim, &client).await;
+    exercise_job_controller(&sim, &client).await;
     exercise_ttl_after_finished_controller(&sim, &client).await;
     calls_by_kcm_rs(&sim)
 }
@@ -829,23 +830,18 @@ async fn exercise_legacy_token_cleaner(sim: &Sim, client: &kube::Client) {
     .await;
 }
 
-/// TTL-after-finished controller: a Job with a TTL of 0, marked complete
-/// through jobs/status (the job controller's part), is read live and
-/// deleted.
+/// TTL-after-finished controller: a Job with a TTL of 0, run to
+/// completion by the job-controller, is read live and deleted.
 async fn exercise_ttl_after_finished_controller(sim: &Sim, client: &kube::Client) {
     let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
     let job = object(json!({"metadata": {"name": "short-lived"},
-        "spec": {"ttlSecondsAfterFinished": 0, "template": {"spec": {"restartPolicy": "Never",
-            "containers": [{"name": "c", "image": "busybox"}]}}}}));
+        "spec": {"ttlSecondsAfterFinished": 0, "template": {
+            "metadata": {"annotations": {"kube-sim.io/exit-after": "100ms"}},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}));
     jobs.create(&PostParams::default(), &job).await.expect("Job");
-    let at = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).expect("now").to_string();
-    let condition = |type_: &str| json!({"type": type_, "status": "True", "reason": "CompletionsReached", "lastTransitionTime": at});
-    let status = json!({"status": {"startTime": at, "completionTime": at, "succeeded": 1,
-        "conditions": [condition("SuccessCriteriaMet"), condition("Complete")]}});
-    jobs.patch_status("short-lived", &PatchParams::default(), &Patch::Merge(&status)).await.expect("Job completed");
     wait_for(sim, PATIENCE, "the finished Job deleted", || async {
         let job = jobs.get_opt("short-lived").await.map_err(|e| e.to_string())?;
-        job.map_or(Ok(()), |j| Err(format!("finalizers {:?}", j.metadata.finalizers)))
+        job.map_or(Ok(()), |j| Err(format!("{:?} {:?}", j.metadata.finalizers, j.status)))
     })
     .await;
 }
@@ -1051,6 +1047,49 @@ async fn exercise_daemonset_controller(sim: &Sim, client: &kube::Client) {
 /// `revisionHistoryLimit`) and back (the old revision renumbered); and a
 /// second set whose first revision name is taken by other data (the
 /// create reads the revision there and renames).
+/// The job-controller: a Job (with a manual selector) adopts a running
+/// orphan pod (live read, patch with the finalizer), is suspended (the
+/// pod's finalizer removed, the pod deleted), resumed (a pod created) and
+/// completes (the finalizer removed, the status written).
+async fn exercise_job_controller(sim: &Sim, client: &kube::Client) {
+    let ns = "batch";
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces.create(&PostParams::default(), &object(json!({"metadata": {"name": ns}}))).await.expect("namespace");
+    crate::common::default_service_account(sim, ns).await;
+    let (pods, jobs) = (Api::<Pod>::namespaced(client.clone(), ns), Api::<Job>::namespaced(client.clone(), ns));
+    let container = json!({"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]});
+    let orphan = json!({"metadata": {"name": "stray", "labels": {"app": "work"}}, "spec": container});
+    pods.create(&PostParams::default(), &object(orphan)).await.expect("orphan pod");
+    let job = json!({"metadata": {"name": "work"}, "spec": {"manualSelector": true,
+        "selector": {"matchLabels": {"app": "work"}},
+        "template": {"metadata": {"labels": {"app": "work"}, "annotations": {"kube-sim.io/exit-after": "200ms"}},
+            "spec": container}}});
+    jobs.create(&PostParams::default(), &object(job)).await.expect("job");
+    let adopted = || async {
+        let pod = pods.get("stray").await.map_err(|e| e.to_string())?;
+        let owned = pod.metadata.owner_references.iter().flatten().any(|r| r.kind == "Job");
+        if owned { Ok(()) } else { Err("not adopted yet".to_owned()) }
+    };
+    wait_for(sim, PATIENCE, "the orphan adopted", adopted).await;
+    let suspend = |on: bool| json!({"spec": {"suspend": on}});
+    jobs.patch("work", &PatchParams::default(), &Patch::Merge(suspend(true))).await.expect("suspended");
+    let gone = || async {
+        match pods.get_opt("stray").await.map_err(|e| e.to_string())? {
+            None => Ok(()),
+            Some(_) => Err("the suspended Job's pod is still there".to_owned()),
+        }
+    };
+    wait_for(sim, PATIENCE, "the suspended Job's pod deleted", gone).await;
+    jobs.patch("work", &PatchParams::default(), &Patch::Merge(suspend(false))).await.expect("resumed");
+    let complete = || async {
+        let job = jobs.get("work").await.map_err(|e| e.to_string())?;
+        let status = job.status.unwrap_or_default();
+        let done = status.conditions.iter().flatten().any(|c| c.type_ == "Complete" && c.status == "True");
+        if done { Ok(()) } else { Err(format!("{status:?}")) }
+    };
+    wait_for(sim, PATIENCE, "the Job complete", complete).await;
+}
+
 async fn exercise_statefulset_controller(sim: &Sim, client: &kube::Client) {
     let ns = "vault";
     let namespaces: Api<Namespace> = Api::all(client.clone());

@@ -32,7 +32,8 @@ mod endpointslicemirroring;
 mod garbagecollector;
 /// Shared informers against kube-sim with faults: nothing lost, nothing duplicated.
 mod informer;
-/// The Job controller: upstream's job.go scenarios under invariants on every pod event.
+/// The Job controller: Jobs run to completion (NonIndexed and Indexed) or past their backoff limit, and
+/// upstream's job.go scenarios under invariants on every pod event.
 mod job;
 /// The legacy token cleaner: unused legacy token Secrets labelled invalid, then deleted.
 mod legacyserviceaccounttokens;
