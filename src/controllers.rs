@@ -26,6 +26,7 @@ use crate::drivers::endpoint::{self, EndpointController};
 use crate::drivers::endpointslice::{self, EndpointSliceController, EndpointSliceMetrics};
 use crate::drivers::endpointslicemirroring::{self, EndpointSliceMirroringController, MirroringMetrics};
 use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
+use crate::drivers::job::{self, JobController, JobMetrics};
 use crate::drivers::legacytokencleaner::{self, LegacyTokenCleaner};
 use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
@@ -36,6 +37,7 @@ use crate::drivers::serviceaccount::{self, ServiceAccountsController};
 use crate::drivers::serviceaccounttoken::{self, TokensController, signer::Signer};
 use crate::drivers::statefulset::{self, StatefulSetController};
 use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
+use crate::drivers::ttlafterfinished::{self, TtlAfterFinishedController, TtlAfterFinishedMetrics};
 
 /// Why a controller could not be built.
 pub type StartError = Box<dyn std::error::Error + Send + Sync>;
@@ -148,6 +150,17 @@ pub const TABLE: &[Row] = &[
             let options = kcm_controllers::daemonset::Options::default();
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(DaemonSetController::new(cx.factory, client, recorder, options, queues))))
+        },
+    },
+    Row {
+        name: job::CONTROLLER_NAME,
+        workers: |config| config.concurrent_job_syncs,
+        start: |cx| {
+            let client = cx.own_client(job::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), job::EVENT_COMPONENT);
+            let metrics = JobMetrics::register(cx.registry)?;
+            let queues = Some(cx.queue_metrics);
+            Ok(Some(Box::new(JobController::new(cx.factory, client, recorder, Some(metrics), queues)?)))
         },
     },
     Row {
@@ -298,6 +311,16 @@ pub const TABLE: &[Row] = &[
             let metrics = PodGcMetrics::register(cx.registry)?;
             let threshold = cx.config.terminated_pod_gc_threshold;
             Ok(Some(Box::new(PodGcController::new(cx.factory, client, threshold, Some(metrics)))))
+        },
+    },
+    Row {
+        name: ttlafterfinished::CONTROLLER_NAME,
+        workers: |config| config.concurrent_ttl_after_finished_syncs,
+        start: |cx| {
+            let client = cx.own_client(ttlafterfinished::CLIENT_NAME)?;
+            let metrics = TtlAfterFinishedMetrics::register(cx.registry)?;
+            let queues = Some(cx.queue_metrics);
+            Ok(Some(Box::new(TtlAfterFinishedController::new(cx.factory, client, Some(metrics), queues))))
         },
     },
     Row {

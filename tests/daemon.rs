@@ -202,6 +202,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "replicaset-controller",
         "statefulset-controller",
         "daemonset-controller",
+        "job-controller",
         "namespace-controller",
         "node-lifecycle-controller",
         "taint-eviction-controller",
@@ -209,6 +210,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "serviceaccount-controller",
         "root-ca-certificate-publisher-controller",
         "clusterrole-aggregation-controller",
+        "ttl-after-finished-controller",
         "garbage-collector-controller",
     ] {
         assert!(health.contains(&format!("[+]{check} ok\n")), "{check}: {health}");

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use clap::error::ErrorKind;
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
     ConfigMap, Endpoints, Namespace, Node, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount,
@@ -667,6 +668,8 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_endpoints_controller(&sim, &client).await;
     exercise_endpointslice_mirroring(&sim, &client).await;
     exercise_statefulset_controller(&sim, &client).await;
+    exercise_job_controller(&sim, &client).await;
+    exercise_ttl_after_finished_controller(&sim, &client).await;
     calls_by_kcm_rs(&sim)
 }
 
@@ -872,6 +875,22 @@ async fn exercise_legacy_token_cleaner(sim: &Sim, client: &kube::Client) {
     .await;
 }
 
+/// TTL-after-finished controller: a Job with a TTL of 0, run to
+/// completion by the job-controller, is read live and deleted.
+async fn exercise_ttl_after_finished_controller(sim: &Sim, client: &kube::Client) {
+    let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
+    let job = object(json!({"metadata": {"name": "short-lived"},
+        "spec": {"ttlSecondsAfterFinished": 0, "template": {
+            "metadata": {"annotations": {"kube-sim.io/exit-after": "100ms"}},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}));
+    jobs.create(&PostParams::default(), &job).await.expect("Job");
+    wait_for(sim, PATIENCE, "the finished Job deleted", || async {
+        let job = jobs.get_opt("short-lived").await.map_err(|e| e.to_string())?;
+        job.map_or(Ok(()), |j| Err(format!("{:?} {:?}", j.metadata.finalizers, j.status)))
+    })
+    .await;
+}
+
 /// Service account tokens: a token Secret filled, a deleted one dropped
 /// from its ServiceAccount's `secrets`, one naming no ServiceAccount (read
 /// live) deleted, the last deleted with its ServiceAccount.
@@ -1073,6 +1092,49 @@ async fn exercise_daemonset_controller(sim: &Sim, client: &kube::Client) {
 /// `revisionHistoryLimit`) and back (the old revision renumbered); and a
 /// second set whose first revision name is taken by other data (the
 /// create reads the revision there and renames).
+/// The job-controller: a Job (with a manual selector) adopts a running
+/// orphan pod (live read, patch with the finalizer), is suspended (the
+/// pod's finalizer removed, the pod deleted), resumed (a pod created) and
+/// completes (the finalizer removed, the status written).
+async fn exercise_job_controller(sim: &Sim, client: &kube::Client) {
+    let ns = "batch";
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces.create(&PostParams::default(), &object(json!({"metadata": {"name": ns}}))).await.expect("namespace");
+    crate::common::default_service_account(sim, ns).await;
+    let (pods, jobs) = (Api::<Pod>::namespaced(client.clone(), ns), Api::<Job>::namespaced(client.clone(), ns));
+    let container = json!({"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]});
+    let orphan = json!({"metadata": {"name": "stray", "labels": {"app": "work"}}, "spec": container});
+    pods.create(&PostParams::default(), &object(orphan)).await.expect("orphan pod");
+    let job = json!({"metadata": {"name": "work"}, "spec": {"manualSelector": true,
+        "selector": {"matchLabels": {"app": "work"}},
+        "template": {"metadata": {"labels": {"app": "work"}, "annotations": {"kube-sim.io/exit-after": "200ms"}},
+            "spec": container}}});
+    jobs.create(&PostParams::default(), &object(job)).await.expect("job");
+    let adopted = || async {
+        let pod = pods.get("stray").await.map_err(|e| e.to_string())?;
+        let owned = pod.metadata.owner_references.iter().flatten().any(|r| r.kind == "Job");
+        if owned { Ok(()) } else { Err("not adopted yet".to_owned()) }
+    };
+    wait_for(sim, PATIENCE, "the orphan adopted", adopted).await;
+    let suspend = |on: bool| json!({"spec": {"suspend": on}});
+    jobs.patch("work", &PatchParams::default(), &Patch::Merge(suspend(true))).await.expect("suspended");
+    let gone = || async {
+        match pods.get_opt("stray").await.map_err(|e| e.to_string())? {
+            None => Ok(()),
+            Some(_) => Err("the suspended Job's pod is still there".to_owned()),
+        }
+    };
+    wait_for(sim, PATIENCE, "the suspended Job's pod deleted", gone).await;
+    jobs.patch("work", &PatchParams::default(), &Patch::Merge(suspend(false))).await.expect("resumed");
+    let complete = || async {
+        let job = jobs.get("work").await.map_err(|e| e.to_string())?;
+        let status = job.status.unwrap_or_default();
+        let done = status.conditions.iter().flatten().any(|c| c.type_ == "Complete" && c.status == "True");
+        if done { Ok(()) } else { Err(format!("{status:?}")) }
+    };
+    wait_for(sim, PATIENCE, "the Job complete", complete).await;
+}
+
 async fn exercise_statefulset_controller(sim: &Sim, client: &kube::Client) {
     let ns = "vault";
     let namespaces: Api<Namespace> = Api::all(client.clone());
@@ -1409,6 +1471,7 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
         "daemonsets/finalizers",
         "the same for the references of a DaemonSet's pods and revisions to it",
     ),
+    ("update", "batch", "jobs/finalizers", "the same for the references of a Job's pods to it"),
     ("update", "", "services/finalizers", "the same for an EndpointSlice's reference to its Service"),
     (
         "create",

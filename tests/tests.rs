@@ -32,6 +32,9 @@ mod endpointslicemirroring;
 mod garbagecollector;
 /// Shared informers against kube-sim with faults: nothing lost, nothing duplicated.
 mod informer;
+/// The Job controller: Jobs run to completion (NonIndexed and Indexed) or past their backoff limit, and
+/// upstream's job.go scenarios under invariants on every pod event.
+mod job;
 /// The legacy token cleaner: unused legacy token Secrets labelled invalid, then deleted.
 mod legacyserviceaccounttokens;
 /// The Namespace controller: a full namespace deleted, finalizers, faults.
@@ -52,3 +55,5 @@ mod serviceaccounttokens;
 mod statefulset;
 /// The taint eviction controller: pods on `NoExecute`-tainted nodes.
 mod tainteviction;
+/// The TTL-after-finished controller: finished Jobs deleted once their TTL runs out.
+mod ttlafterfinished;

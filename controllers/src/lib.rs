@@ -25,6 +25,9 @@
 //!   ownerReferences, what to delete, orphan or unblock);
 //! - [`history`]: ControllerRevisions, the history DaemonSets and
 //!   StatefulSets keep (names, hashes, claims, the create's collision loop);
+//! - [`job`]: the Job controller (pods run to completion, counted through
+//!   the tracking finalizer; Indexed Jobs, backoff limits, the pod failure
+//!   and success policies);
 //! - [`legacytokencleaner`]: the legacy service account token cleaner
 //!   (unused legacy token Secrets labelled invalid, then deleted);
 //! - [`namespace`]: the Namespace controller (deletion conditions,
@@ -43,7 +46,9 @@
 //!   (legacy token Secrets filled, and deleted with their ServiceAccount);
 //! - [`statefulset`]: the StatefulSet controller (stable identities and
 //!   storage, ordered or parallel pod management, rolling updates with
-//!   partition and maxUnavailable, claim retention, revision history).
+//!   partition and maxUnavailable, claim retention, revision history);
+//! - [`ttlafterfinished`]: the TTL-after-finished controller (when a
+//!   finished Job's `ttlSecondsAfterFinished` runs out).
 
 pub mod clusterroleaggregation;
 pub mod common;
@@ -54,6 +59,7 @@ pub mod endpointslice;
 pub mod endpointslicemirroring;
 pub mod garbagecollector;
 pub mod history;
+pub mod job;
 pub mod legacytokencleaner;
 pub mod namespace;
 pub mod node;
@@ -64,6 +70,7 @@ pub mod rootcacertpublisher;
 pub mod serviceaccount;
 pub mod serviceaccounttoken;
 pub mod statefulset;
+pub mod ttlafterfinished;
 
 #[cfg(test)]
 #[allow(missing_docs)]

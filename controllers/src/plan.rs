@@ -206,6 +206,9 @@ pub enum Action {
     /// their claims, the set's status), as
     /// [`statefulset::Write`](crate::statefulset::Write) documents it.
     StatefulSet(crate::statefulset::Write),
+    /// A write (or bookkeeping) of the Job controller, as
+    /// [`job::Write`](crate::job::Write) documents it.
+    Job(crate::job::Write),
     /// Record an event whose text is known when planning.
     Event(Event),
 }

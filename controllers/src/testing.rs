@@ -274,6 +274,7 @@ pub fn describe_step(step: &Step) -> String {
 ///   `delete <pod>`, `fail <error>`, and the status `status
 ///   <replicas>/<ready>/<available>/<current>/<updated> <current
 ///   revision>-><update revision>`;
+/// - Jobs: `job <write as Debug>` (the Job tests judge plans otherwise);
 /// - `event <reason>: <message>`.
 pub fn describe(action: &Action) -> String {
     let n = |v: Option<i32>| v.unwrap_or(0);
@@ -326,6 +327,7 @@ pub fn describe(action: &Action) -> String {
         }
         Action::DaemonSet(crate::daemonset::Write::RelabelPod { name, hash, .. }) => format!("relabel {name} {hash}"),
         Action::StatefulSet(write) => describe_stateful_set_write(write),
+        Action::Job(write) => format!("job {write:?}"),
         Action::Event(e) => format!("event {}: {}", e.reason, e.message),
     }
 }

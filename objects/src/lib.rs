@@ -37,7 +37,9 @@ pub use cached::{Cached, Projection, Wire, project};
 pub use container::NamedPort;
 pub use meta::{KEPT_ANNOTATIONS, Labels, Meta, OwnerRef};
 pub use node::{Allocatable, Node, NodeSpec, NodeStatus};
-pub use pod::{ClaimVolume, ContainerStatus, ContainerSummary, Pod, PodCondition, PodSpec, PodStatus, Toleration};
+pub use pod::{
+    ClaimVolume, ContainerStatus, ContainerSummary, Pod, PodCondition, PodSpec, PodStatus, Terminated, Toleration,
+};
 
 cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);
 cached::cached_projection!(Node, k8s_openapi::api::core::v1::Node);

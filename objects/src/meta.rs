@@ -18,6 +18,11 @@ use crate::atom::Atom;
 pub const KEPT_ANNOTATIONS: &[&str] = &[
     // ReplicaSet scale-down ranking (upstream `PodDeletionCost`).
     "controller.kubernetes.io/pod-deletion-cost",
+    // The Job controller: a pod's index in an Indexed Job, and the failures
+    // of that index before it (`backoffLimitPerIndex`).
+    "batch.kubernetes.io/job-completion-index",
+    "batch.kubernetes.io/job-index-failure-count",
+    "batch.kubernetes.io/job-index-ignored-failure-count",
 ];
 
 /// Metadata of a slim object, decoded as `ObjectMeta` is (camelCase JSON).

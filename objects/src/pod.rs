@@ -152,13 +152,16 @@ pub struct PodStatus {
     /// `status.reason` (the pod garbage collector deletes `Evicted` pods
     /// first).
     pub reason: Option<Atom>,
-    /// `status.conditions` (readiness, availability, node lifecycle).
+    /// `status.conditions` (readiness, availability, node lifecycle, the
+    /// Job controller's pod failure policy and finish times).
     #[serde(deserialize_with = "nullable")]
     pub conditions: Box<[PodCondition]>,
-    /// `status.containerStatuses` (ReplicaSet ranking by restarts).
+    /// `status.containerStatuses` (ReplicaSet ranking by restarts; the Job
+    /// controller's exit codes and finish times).
     #[serde(deserialize_with = "nullable")]
     pub container_statuses: Box<[ContainerStatus]>,
-    /// `status.initContainerStatuses` (sidecar restarts).
+    /// `status.initContainerStatuses` (sidecar restarts; the Job
+    /// controller's exit codes and finish times).
     #[serde(deserialize_with = "nullable")]
     pub init_container_statuses: Box<[ContainerStatus]>,
     /// `status.podIPs[].ip` (the endpoint and EndpointSlice controllers).
@@ -181,7 +184,7 @@ pub struct PodCondition {
 
 /// What is kept of a container's status.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(from = "WireContainerStatus")]
 pub struct ContainerStatus {
     /// `name`.
     pub name: Atom,
@@ -189,6 +192,50 @@ pub struct ContainerStatus {
     pub restart_count: i32,
     /// `ready`.
     pub ready: bool,
+    /// `state.terminated`, when the container has finished (the Job
+    /// controller matches exit codes against a pod failure policy and
+    /// dates a pod's end from it). Boxed: most cached pods run, and pay a
+    /// pointer for it.
+    pub terminated: Option<Box<Terminated>>,
+}
+
+/// What is kept of a container's `state.terminated`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Terminated {
+    /// `exitCode`.
+    pub exit_code: i32,
+    /// `finishedAt`, when the kubelet reported it.
+    pub finished_at: Option<Timestamp>,
+}
+
+/// A container status as decoded: `state` holds the terminated state.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct WireContainerStatus {
+    name: Atom,
+    restart_count: i32,
+    ready: bool,
+    #[serde(deserialize_with = "nullable")]
+    state: WireContainerState,
+}
+
+/// `state` of a container status; `waiting` and `running` are skipped.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireContainerState {
+    terminated: Option<Box<Terminated>>,
+}
+
+impl From<WireContainerStatus> for ContainerStatus {
+    fn from(wire: WireContainerStatus) -> Self {
+        ContainerStatus {
+            name: wire.name,
+            restart_count: wire.restart_count,
+            ready: wire.ready,
+            terminated: wire.state.terminated,
+        }
+    }
 }
 
 /// Distinct toleration lists of the process (a Deployment's pods all carry
@@ -364,6 +411,37 @@ mod tests {
         )
         .unwrap();
         assert_eq!(pod.status.reason.as_deref(), Some("Evicted"));
+    }
+
+    #[test]
+    fn keeps_what_the_job_controller_reads_of_a_finished_pod() {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "pi-0-abc", "namespace": "default", "annotations": {
+                "batch.kubernetes.io/job-completion-index": "0",
+                "batch.kubernetes.io/job-index-failure-count": "2",
+                "batch.kubernetes.io/job-index-ignored-failure-count": "1",
+                "kubectl.kubernetes.io/last-applied-configuration": "{}",
+            }},
+            "status": {
+                "phase": "Failed",
+                "containerStatuses": [
+                    {"name": "main", "restartCount": 0, "ready": false, "state": {"terminated": {
+                        "exitCode": 42, "reason": "Error", "startedAt": "2026-12-01T10:00:00Z", "finishedAt": "2026-12-01T10:00:05Z"}}},
+                    {"name": "other", "state": {"running": {"startedAt": "2026-12-01T10:00:00Z"}}},
+                    {"name": "null", "state": null},
+                ],
+                "initContainerStatuses": [{"name": "setup", "state": {"terminated": {"exitCode": 0}}}],
+            },
+        }))
+        .unwrap();
+        assert_eq!(pod.metadata.annotations.len(), 3);
+        assert_eq!(pod.metadata.annotations.get("batch.kubernetes.io/job-completion-index"), Some("0"));
+        let main = pod.status.container_statuses[0].terminated.as_deref().unwrap();
+        assert_eq!(main.exit_code, 42);
+        assert_eq!(main.finished_at.map(|t| t.to_string()).as_deref(), Some("2026-12-01T10:00:05Z"));
+        assert_eq!(pod.status.container_statuses[1].terminated, None);
+        assert_eq!(pod.status.container_statuses[2].terminated, None);
+        assert_eq!(pod.status.init_container_statuses[0].terminated, Some(Box::new(Terminated::default())));
     }
 
     #[test]

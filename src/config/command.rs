@@ -76,6 +76,7 @@ impl Flags {
 const HELP_WITHOUT_PERIOD: &[&str] = &[
     "concurrent_daemonset_syncs",
     "concurrent_deployment_syncs",
+    "concurrent_job_syncs",
     "concurrent_namespace_syncs",
     "concurrent_replicaset_syncs",
     "concurrent_statefulset_syncs",

@@ -177,6 +177,11 @@ pub struct Flags {
     #[arg(long, value_name = "int32", default_value = "2", help_heading = "Daemonset controller flags")]
     pub concurrent_daemonset_syncs: i32,
 
+    /// The number of job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but
+    /// more CPU (and network) load
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Job controller flags")]
+    pub concurrent_job_syncs: i32,
+
     /// The number of deployment objects that are allowed to sync concurrently. Larger number = more responsive
     /// deployments, but more CPU (and network) load
     #[arg(long, value_name = "int32", default_value = "5", help_heading = "Deployment controller flags")]
@@ -342,6 +347,10 @@ pub struct Flags {
         help_heading = "Legacy service account token cleaner flags"
     )]
     pub legacy_service_account_token_clean_up_period: GoDuration,
+
+    /// The number of ttl-after-finished-controller workers that are allowed to sync concurrently.
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Ttl-after-finished controller flags")]
+    pub concurrent_ttl_after_finished_syncs: i32,
 
     // --- logs ---
     /// number for the log level verbosity (kcm-rs maps klog levels onto tracing: 0-2 info, 3-4 debug, 5 and

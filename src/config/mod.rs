@@ -66,10 +66,14 @@ pub struct Config {
     pub concurrent_daemonset_syncs: usize,
     /// `--concurrent-deployment-syncs`.
     pub concurrent_deployment_syncs: usize,
+    /// `--concurrent-job-syncs`.
+    pub concurrent_job_syncs: usize,
     /// `--concurrent-replicaset-syncs`.
     pub concurrent_replicaset_syncs: usize,
     /// `--concurrent-statefulset-syncs`.
     pub concurrent_statefulset_syncs: usize,
+    /// `--concurrent-ttl-after-finished-syncs`.
+    pub concurrent_ttl_after_finished_syncs: usize,
     /// `--concurrent-namespace-syncs`.
     pub concurrent_namespace_syncs: usize,
     /// `--namespace-sync-period`: resync of the namespace handler.
@@ -282,8 +286,10 @@ mod tests {
         ("controllers", "*"),
         ("concurrent-daemonset-syncs", "2"),
         ("concurrent-deployment-syncs", "5"),
+        ("concurrent-job-syncs", "5"),
         ("concurrent-replicaset-syncs", "5"),
         ("concurrent-statefulset-syncs", "5"),
+        ("concurrent-ttl-after-finished-syncs", "5"),
         ("concurrent-namespace-syncs", "10"),
         ("concurrent-gc-syncs", "20"),
         ("concurrent-serviceaccount-token-syncs", "5"),
@@ -342,8 +348,10 @@ mod tests {
             ("controllers", f.controllers.join(",")),
             ("concurrent-daemonset-syncs", f.concurrent_daemonset_syncs.to_string()),
             ("concurrent-deployment-syncs", f.concurrent_deployment_syncs.to_string()),
+            ("concurrent-job-syncs", f.concurrent_job_syncs.to_string()),
             ("concurrent-replicaset-syncs", f.concurrent_replicaset_syncs.to_string()),
             ("concurrent-statefulset-syncs", f.concurrent_statefulset_syncs.to_string()),
+            ("concurrent-ttl-after-finished-syncs", f.concurrent_ttl_after_finished_syncs.to_string()),
             ("concurrent-namespace-syncs", f.concurrent_namespace_syncs.to_string()),
             ("concurrent-gc-syncs", f.concurrent_gc_syncs.to_string()),
             ("concurrent-serviceaccount-token-syncs", f.concurrent_serviceaccount_token_syncs.to_string()),
@@ -657,6 +665,19 @@ mod tests {
             Error::NonPositiveWorkers { flag: "concurrent-daemonset-syncs", value: 0 }
         );
         assert_eq!(config(&["--concurrent-daemonset-syncs=7"]).unwrap().concurrent_daemonset_syncs, 7);
+        assert_eq!(
+            config(&["--concurrent-ttl-after-finished-syncs=0"]).unwrap_err(),
+            Error::NonPositiveWorkers { flag: "concurrent-ttl-after-finished-syncs", value: 0 }
+        );
+        assert_eq!(
+            config(&["--concurrent-ttl-after-finished-syncs=2"]).unwrap().concurrent_ttl_after_finished_syncs,
+            2
+        );
+        assert_eq!(
+            config(&["--concurrent-job-syncs=0"]).unwrap_err(),
+            Error::NonPositiveWorkers { flag: "concurrent-job-syncs", value: 0 }
+        );
+        assert_eq!(config(&["--concurrent-job-syncs=7"]).unwrap().concurrent_job_syncs, 7);
         assert_eq!(
             config(&["--mirroring-max-endpoints-per-subset=0"]).unwrap_err().to_string(),
             "mirroring-max-endpoints-per-subset must not be less than 1, but got 0"

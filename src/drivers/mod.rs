@@ -37,6 +37,8 @@
 //!   ([`EndpointSliceMirroringController`](endpointslicemirroring::EndpointSliceMirroringController));
 //! - `garbagecollector`: the garbage collector
 //!   ([`GarbageCollector`](garbagecollector::GarbageCollector));
+//! - `job`: the Job controller
+//!   ([`JobController`](job::JobController));
 //! - `legacytokencleaner`: the legacy service account token cleaner
 //!   ([`LegacyTokenCleaner`](legacytokencleaner::LegacyTokenCleaner));
 //! - `namespace`: the Namespace controller
@@ -56,7 +58,9 @@
 //! - `statefulset`: the StatefulSet controller
 //!   ([`StatefulSetController`](statefulset::StatefulSetController));
 //! - `tainteviction`: the taint-eviction-controller
-//!   ([`TaintEvictionController`](tainteviction::TaintEvictionController)).
+//!   ([`TaintEvictionController`](tainteviction::TaintEvictionController));
+//! - `ttlafterfinished`: the TTL-after-finished controller
+//!   ([`TtlAfterFinishedController`](ttlafterfinished::TtlAfterFinishedController)).
 
 mod api_errors;
 pub mod clusterroleaggregation;
@@ -69,6 +73,7 @@ mod enqueue;
 pub mod execute;
 mod expectations;
 pub mod garbagecollector;
+pub mod job;
 pub mod legacytokencleaner;
 pub mod namespace;
 mod namespace_keys;
@@ -83,3 +88,4 @@ pub mod serviceaccount;
 pub mod serviceaccounttoken;
 pub mod statefulset;
 pub mod tainteviction;
+pub mod ttlafterfinished;

@@ -4,7 +4,8 @@
 //! nothing.
 
 /// What a controller remembers about its writes in flight (the ReplicaSet
-/// controller's expectations). Keys are controller queue keys
+/// controller's expectations; the Job controller's finalizer removals,
+/// backoff records and metrics, which default to nothing). Keys are controller queue keys
 /// (`namespace/name`), pod keys `namespace/name`.
 pub trait Bookkeeping: Send + Sync {
     /// [`Action::ExpectCreations`](kcm_controllers::plan::Action::ExpectCreations).
@@ -17,6 +18,19 @@ pub trait Bookkeeping: Send + Sync {
     fn creations_skipped(&self, key: &str, count: usize);
     /// The delete of `pod_key` failed (other than NotFound).
     fn deletion_failed(&self, key: &str, pod_key: &str);
+    /// A pod create failed (other than in a terminating namespace).
+    fn creation_failed(&self, _key: &str) {}
+    /// The Job controller is about to remove the tracking finalizer from
+    /// the pods with these uids
+    /// ([`Write::ExpectFinalizerRemovals`](kcm_controllers::job::Write::ExpectFinalizerRemovals)).
+    fn expect_finalizer_removals(&self, _key: &str, _uids: &[String]) {}
+    /// Removing the tracking finalizer from the pod `uid` failed.
+    fn finalizer_removal_failed(&self, _key: &str, _uid: &str) {}
+    /// A Job's recreation backoff once the pods it counts are written
+    /// ([`Write::RecordBackoff`](kcm_controllers::job::Write::RecordBackoff)).
+    fn record_backoff(&self, _key: &str, _record: &kcm_controllers::job::backoff::BackoffRecord) {}
+    /// A Job metric, the write before it having succeeded.
+    fn count(&self, _count: &kcm_controllers::job::Count) {}
 }
 
 /// [`Bookkeeping`] for a controller that remembers nothing about its

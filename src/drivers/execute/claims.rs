@@ -1,10 +1,12 @@
-//! The claim steps: the live re-check of an owner before adopting
-//! (upstream `RecheckDeletionTimestamp`) and the ownerReference patches
-//! that adopt or release a pod, a ReplicaSet or a ControllerRevision.
+//! The claim steps: the live re-check of an owner (a Deployment,
+//! DaemonSet, StatefulSet, Job or ReplicaSet) before adopting (upstream
+//! `RecheckDeletionTimestamp`) and the ownerReference patches that adopt
+//! or release a pod, a ReplicaSet or a ControllerRevision.
 
 use std::fmt::Debug;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
 use kcm_controllers::plan::{ObjectRef, OwnerRefPatch};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource};
@@ -29,6 +31,7 @@ impl Executor {
                 .get(&owner.name)
                 .await
                 .map(|o| o.metadata),
+            "Job" => Api::<Job>::namespaced(self.client.clone(), namespace).get(&owner.name).await.map(|o| o.metadata),
             _ => {
                 Api::<ReplicaSet>::namespaced(self.client.clone(), namespace).get(&owner.name).await.map(|o| o.metadata)
             }

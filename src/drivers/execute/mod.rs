@@ -20,6 +20,8 @@
 //! - `bookkeeping`: [`Bookkeeping`], what the executor reports;
 //! - `claims`: the owner re-check and the ownerReference patches;
 //! - `daemonsets`: the DaemonSet controller's status write and pod relabel;
+//! - `jobs`: the Job controller's adoption, status and finalizer writes,
+//!   and its bookkeeping;
 //! - `pods`: pod creates and deletes;
 //! - `replicasets`: ReplicaSet creates and deletes;
 //! - `revisions`: ControllerRevision writes (DaemonSet and StatefulSet
@@ -34,6 +36,7 @@ mod bookkeeping;
 mod claims;
 mod daemonsets;
 mod executor;
+mod jobs;
 mod pods;
 mod replicasets;
 mod revisions;
@@ -48,8 +51,8 @@ use futures::future::join_all;
 use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::deployment::CreateFailure;
-use kcm_controllers::history;
 use kcm_controllers::plan::{Action, Plan};
+use kcm_controllers::{history, job};
 
 use executor::{Outcome, Versions};
 use kcm_runtime::runner::{Next, SyncError};
@@ -151,11 +154,13 @@ impl Executor {
                             | Action::PatchPodOwnerRefs { .. }
                             | Action::PatchReplicaSetOwnerRefs { .. }
                             | Action::ControllerRevision(history::Write::PatchOwnerRefs { .. })
+                            | Action::Job(job::Write::AdoptPod { .. })
                     )
                 });
                 let manage = step.actions.iter().any(|a| match a {
                     Action::CreatePod { .. } | Action::DeletePod { .. } => true,
                     Action::StatefulSet(write) => statefulsets::is_pod_write(write),
+                    Action::Job(write) => matches!(write, job::Write::RemoveFinalizerAndDelete { .. }),
                     _ => false,
                 });
                 if manage {
@@ -212,6 +217,7 @@ impl Executor {
             Action::DaemonSet(write) => self.daemon_set(write).await,
             Action::ControllerRevision(write) => self.write_revision(write, versions).await,
             Action::StatefulSet(write) => self.write_stateful_set(write).await,
+            Action::Job(write) => self.write_job(write, book, versions).await,
         }
     }
 }

@@ -33,6 +33,7 @@ impl Executor {
             Err(error) if namespace_terminating(&error) => Outcome::Ok,
             Err(error) => {
                 let message = error_message(&error);
+                book.creation_failed(&owner_key(owner));
                 self.record(&pod_control::failed_create(owner, &message));
                 Outcome::Failed(message)
             }

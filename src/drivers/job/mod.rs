@@ -1,0 +1,156 @@
+//! The Job controller's driver (upstream `pkg/controller/job/job_controller.go`
+//! minus `syncJob`'s decisions, which live in `kcm_controllers::job`).
+//!
+//! It owns:
+//! - the handlers on the shared Job and Pod informers (`handlers`), which
+//!   map changes to Job keys as upstream does (Job changes at once, pod
+//!   changes batched by [`SYNC_JOB_BATCH_PERIOD`]), feed the pod and
+//!   finalizer expectations, and queue orphan pods that still carry the
+//!   tracking finalizer;
+//! - two workqueues, `job` (`--concurrent-job-syncs` workers) and
+//!   `job_orphan_pod` (one worker), both with upstream's per-item
+//!   exponential backoff of 1 s to 1 min and no overall bucket, retried
+//!   without limit;
+//! - the syncs (`sync`): a Job's snapshot, the core's plan, its execution
+//!   with the controller's memory (`metrics::Memory`) and metrics
+//!   ([`JobMetrics`]); an orphan pod's finalizer removed.
+//!
+//! [`SYNC_JOB_BATCH_PERIOD`]: kcm_controllers::job::SYNC_JOB_BATCH_PERIOD
+
+mod handlers;
+mod metrics;
+mod sync;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use k8s_openapi::api::batch::v1::Job;
+use kcm_objects::Pod;
+use kcm_runtime::controller::{Controller, Retries, RunContext};
+use kcm_runtime::events::EventRecorder;
+use kcm_runtime::informer::{self, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
+use kcm_runtime::workqueue::{ItemExponentialFailureRateLimiter, QueueMetrics, WorkQueue};
+use kube::Client;
+
+pub use self::metrics::JobMetrics;
+use self::metrics::Memory;
+use self::sync::{OrphanSyncer, Syncer};
+use super::execute::Executor;
+use super::owners;
+
+/// Upstream's controller name: metric label, log field.
+pub const CONTROLLER_NAME: &str = "job-controller";
+
+/// The user agent of the controller's own client (upstream's
+/// `ClientOrDie("job-controller")`).
+pub const CLIENT_NAME: &str = "job-controller";
+
+/// The `source.component` of the controller's Events.
+pub const EVENT_COMPONENT: &str = "job-controller";
+
+/// The Job queue's name (the `name` label of the `workqueue_*` metrics).
+pub const QUEUE_NAME: &str = "job";
+
+/// The orphan pod queue's name.
+pub const ORPHAN_QUEUE_NAME: &str = "job_orphan_pod";
+
+/// The first retry of a failed sync (upstream `DefaultJobApiBackOff`).
+pub const DEFAULT_JOB_API_BACK_OFF: Duration = Duration::from_secs(1);
+
+/// The longest retry delay (upstream `MaxJobApiBackOff`).
+pub const MAX_JOB_API_BACK_OFF: Duration = Duration::from_secs(60);
+
+/// The Job controller, ready to run once its caches sync.
+pub struct JobController {
+    /// Keys (`namespace/name`) of Jobs to sync.
+    queue: WorkQueue<String>,
+    /// Keys of orphan pods whose tracking finalizer may have to go.
+    orphan_queue: WorkQueue<String>,
+    /// Read for the pod cache's sync state.
+    pods: SharedInformer<Pod>,
+    /// Read for the Job cache's sync state.
+    jobs: SharedInformer<Job>,
+    /// Handler registrations: workers start once both have delivered the
+    /// initial lists.
+    registrations: Vec<HandlerRegistration>,
+    /// The Job syncs.
+    syncer: Arc<Syncer>,
+    /// The orphan pod syncs.
+    orphans: Arc<OrphanSyncer>,
+}
+
+impl JobController {
+    /// Builds the controller on `factory`'s informers and registers its
+    /// handlers (before `factory.start()`); writes go through `client`,
+    /// events through `recorder` (component [`EVENT_COMPONENT`]).
+    ///
+    /// # Errors
+    /// The pod indexes cannot be added (the pod informer has started).
+    ///
+    /// # Panics
+    /// Outside a tokio runtime (the workqueues spawn their timer tasks).
+    pub fn new(
+        factory: &SharedInformerFactory,
+        client: Client,
+        recorder: EventRecorder,
+        metrics: Option<JobMetrics>,
+        queue_metrics: Option<&QueueMetrics>,
+    ) -> Result<Self, informer::Error> {
+        let limiter = || ItemExponentialFailureRateLimiter::new(DEFAULT_JOB_API_BACK_OFF, MAX_JOB_API_BACK_OFF);
+        let queue = WorkQueue::new(QUEUE_NAME, limiter(), queue_metrics);
+        let orphan_queue = WorkQueue::new(ORPHAN_QUEUE_NAME, limiter(), queue_metrics);
+        let pods = factory.informer::<Pod>();
+        let jobs = factory.informer::<Job>();
+        owners::register(&pods)?;
+        let memory = Memory::default();
+        let resync = Some(factory.default_resync());
+        let job_registration = jobs.add_handler(
+            handlers::JobHandler {
+                queue: queue.clone(),
+                orphan_queue: orphan_queue.clone(),
+                pods: pods.store(),
+                metrics: metrics.clone(),
+            },
+            resync,
+        );
+        let pod_registration = pods.add_handler(
+            handlers::PodHandler {
+                queue: queue.clone(),
+                orphan_queue: orphan_queue.clone(),
+                jobs: jobs.store(),
+                memory: memory.clone(),
+                metrics: metrics.clone(),
+            },
+            resync,
+        );
+        let executor = Executor::new(client, recorder);
+        let syncer =
+            Arc::new(Syncer { pods: pods.store(), jobs: jobs.store(), memory, executor: executor.clone(), metrics });
+        let orphans = Arc::new(OrphanSyncer { pods: pods.store(), jobs: jobs.store(), executor });
+        Ok(Self {
+            queue,
+            orphan_queue,
+            pods,
+            jobs,
+            registrations: vec![job_registration, pod_registration],
+            syncer,
+            orphans,
+        })
+    }
+}
+
+impl Controller for JobController {
+    fn run(self: Box<Self>, cx: RunContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let synced: Vec<&(dyn HasSynced + Sync)> =
+                vec![&self.pods, &self.jobs, &self.registrations[0], &self.registrations[1]];
+            if !cx.wait_for_caches(&synced, &[&self.queue, &self.orphan_queue]).await {
+                return;
+            }
+            let jobs = cx.pool(self.queue.clone(), self.syncer.clone(), cx.workers, Retries::FOREVER);
+            let orphans = cx.pool(self.orphan_queue.clone(), self.orphans.clone(), 1, Retries::FOREVER);
+            tokio::join!(jobs, orphans);
+        })
+    }
+}

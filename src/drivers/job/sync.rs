@@ -1,0 +1,135 @@
+//! The Job controller's syncs: a Job (its snapshot of the caches and the
+//! controller's memory, the core's plan, the execution, the sync metrics)
+//! and an orphan pod (its finalizer removed when no Job will count it).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use jiff::Timestamp;
+use k8s_openapi::api::batch::v1::Job;
+use kcm_controllers::job::backoff::BackoffStore;
+use kcm_controllers::job::finalizers::FinalizerExpectations;
+use kcm_controllers::job::orphan::remove_orphan_finalizer;
+use kcm_controllers::job::{self as core, Snapshot, Write};
+use kcm_controllers::plan::{Action, Plan};
+use kcm_objects::Pod;
+use kcm_runtime::informer::Store;
+use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
+
+use super::metrics::{JobMetrics, Memory, SyncBook};
+use crate::drivers::execute::{Executed, Executor, NoBookkeeping};
+use crate::drivers::owners;
+
+/// The Job syncs, shared by the workers.
+pub(super) struct Syncer {
+    /// Cached pods (all namespaces).
+    pub pods: Store<Pod>,
+    /// Cached Jobs.
+    pub jobs: Store<Job>,
+    /// Expectations, finalizer removals and backoff records.
+    pub memory: Memory,
+    /// Performs the plans.
+    pub executor: Executor,
+    /// `job_controller_*`, when registered.
+    pub metrics: Option<JobMetrics>,
+}
+
+impl Reconcile for Syncer {
+    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
+        Box::pin(self.sync_job(key))
+    }
+}
+
+impl Syncer {
+    /// One sync of the Job `key` (upstream `syncJob`).
+    async fn sync_job(&self, key: &str) -> Result<Next, runner::SyncError> {
+        let started = Instant::now();
+        let Some(job) = self.jobs.get(key) else {
+            tracing::debug!(%key, "Job has been deleted");
+            self.memory.expectations.lock().delete(key);
+            self.memory.finalizers().delete(key);
+            self.memory.backoff().remove(key);
+            return Ok(Next::Done);
+        };
+        if let Some(controller) = core::conditions::managed_by_external(&job) {
+            tracing::debug!(%key, controller, "skipping the Job: it is managed by an external controller");
+        }
+        let synced = self.plan(key, &job);
+        if synced.finished {
+            self.memory.backoff().remove(key);
+        }
+        let book =
+            SyncBook { memory: &self.memory, metrics: self.metrics.as_ref(), creation_reason: synced.creation_reason };
+        let next = self.executor.run(&synced.plan, &book).await.into_next();
+        if let (Some(action), Some(m)) = (synced.action, &self.metrics) {
+            let result = if next.is_ok() { "success" } else { "error" };
+            let labels = [synced.completion_mode.as_str(), result, action.as_str()];
+            m.sync_duration.with_label_values(&labels).observe(started.elapsed().as_secs_f64());
+            m.syncs.with_label_values(&labels).inc();
+        }
+        next
+    }
+
+    /// The core's answer on a snapshot of the caches and of this Job's
+    /// part of the memory, taken now.
+    fn plan(&self, key: &str, job: &Job) -> core::Synced {
+        let namespace = job.metadata.namespace.as_deref().unwrap_or("");
+        let pods = owners::claimable(&self.pods, job.metadata.uid.as_deref(), namespace);
+        let expectations = self.memory.expectations.lock().of(key);
+        let mut finalizers = FinalizerExpectations::new();
+        finalizers.expect_removals(key, self.memory.finalizers().expected(key));
+        let mut backoff = BackoffStore::default();
+        if let Some(record) = self.memory.backoff().get(key) {
+            backoff.update(key, record.clone());
+        }
+        core::sync(&Snapshot {
+            job,
+            pods: &pods,
+            expectations: &expectations,
+            finalizer_expectations: &finalizers,
+            backoff: &backoff,
+            now: Timestamp::now(),
+        })
+    }
+}
+
+/// The orphan pod syncs (upstream `syncOrphanPod`).
+pub(super) struct OrphanSyncer {
+    /// Cached pods.
+    pub pods: Store<Pod>,
+    /// Cached Jobs.
+    pub jobs: Store<Job>,
+    /// Performs the finalizer removal.
+    pub executor: Executor,
+}
+
+impl Reconcile for OrphanSyncer {
+    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
+        Box::pin(self.sync_orphan_pod(key))
+    }
+}
+
+impl OrphanSyncer {
+    async fn sync_orphan_pod(&self, key: &str) -> Result<Next, runner::SyncError> {
+        let Some(pod) = self.pods.get(key) else {
+            tracing::debug!(pod = %key, "orphan pod has been deleted");
+            return Ok(Next::Done);
+        };
+        let job: Option<Arc<Job>> =
+            pod.metadata.controller().and_then(|r| self.jobs.get_namespaced(Some(&pod.metadata.namespace), &r.name));
+        if !remove_orphan_finalizer(&pod, job.as_deref()) {
+            return Ok(Next::Done);
+        }
+        let mut plan = Plan::new();
+        plan.push(Action::Job(Write::RemoveFinalizer {
+            key: String::new(),
+            namespace: pod.metadata.namespace.to_string(),
+            name: pod.metadata.name.to_string(),
+            uid: pod.metadata.uid.to_string(),
+        }));
+        match self.executor.run(&plan, &NoBookkeeping).await {
+            Executed::Done(_) => Ok(Next::Done),
+            executed => executed.into_next(),
+        }
+    }
+}
