@@ -757,3 +757,75 @@ fn orphans_are_adopted_with_the_finalizer() {
     assert_eq!(body["metadata"]["ownerReferences"][0]["kind"], "Job");
     assert!(matches!(synced.plan.steps[0].actions[0], Action::RecheckOwner { .. }));
 }
+
+// === backoffLimitPerIndex, success policy ===
+
+/// Upstream `TestBackoffLimitPerIndex` "single failed index" and
+/// "max failed indexes exceeded": a failure beyond the index's limit fails
+/// the index; once every index finished with some failed, the Job fails.
+#[test]
+fn backoff_limit_per_index() {
+    let per_index = |max_failed: Option<i32>| {
+        let mut j = indexed(job(2, Some(3), 6));
+        let spec = j.spec.as_mut().unwrap();
+        spec.backoff_limit_per_index = Some(0);
+        spec.max_failed_indexes = max_failed;
+        j
+    };
+    let p = |ix: &str, phase: &str| with_index(pod(&format!("p-{ix}"), phase), ix);
+
+    let o = World::new(per_index(None), vec![p("0", "Failed"), p("1", "Succeeded"), p("2", "Failed")]).outcome();
+    assert_eq!(o.status.failed_indexes.as_deref(), Some("0,2"));
+    assert_eq!(o.status.completed_indexes.as_deref(), Some("1"));
+    assert_eq!(o.conditions(), ["FailureTarget=True FailedIndexes", "Failed=True FailedIndexes"]);
+
+    let o = World::new(per_index(Some(0)), vec![p("0", "Failed"), p("1", "Running")]).outcome();
+    assert_eq!(o.status.failed_indexes.as_deref(), Some("0"));
+    assert_eq!(o.conditions(), ["FailureTarget=True MaxFailedIndexesExceeded"]);
+    assert_eq!(o.deletions, 1, "the running pod is deleted");
+
+    // Below the index's limit the failed index is recreated, carrying
+    // its failure count.
+    let mut j = per_index(None);
+    j.spec.as_mut().unwrap().backoff_limit_per_index = Some(1);
+    j.spec.as_mut().unwrap().parallelism = Some(3);
+    let mut failed = p("0", "Failed");
+    failed.status.as_mut().unwrap().conditions = Some(vec![PodCondition {
+        type_: "Ready".into(),
+        status: "False".into(),
+        last_transition_time: Some(Time(ts(NOW - 60))),
+        ..Default::default()
+    }]);
+    let synced = World::new(j, vec![failed, p("1", "Running"), p("2", "Running")]).sync();
+    let created: Vec<_> = synced
+        .plan
+        .actions()
+        .filter_map(|a| match a {
+            Action::CreatePod { pod, .. } => pod.metadata.annotations.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(created.len(), 1, "{synced:?}");
+    assert_eq!(created[0].get("batch.kubernetes.io/job-completion-index").map(String::as_str), Some("0"));
+    assert_eq!(created[0].get("batch.kubernetes.io/job-index-failure-count").map(String::as_str), Some("1"));
+}
+
+/// Upstream `TestSyncJobWithJobSuccessPolicy` "job with successPolicy
+/// with succeededIndexes": the Job meets its success policy and its
+/// running pods are deleted.
+#[test]
+fn success_policy_met() {
+    use k8s_openapi::api::batch::v1::{SuccessPolicy, SuccessPolicyRule};
+    let mut j = indexed(job(3, Some(3), 6));
+    j.spec.as_mut().unwrap().success_policy = Some(SuccessPolicy {
+        rules: vec![SuccessPolicyRule { succeeded_indexes: Some("0".into()), succeeded_count: None }],
+    });
+    let pods = vec![with_index(pod("a", "Succeeded"), "0"), with_index(pod("b", "Running"), "1")];
+    let o = World::new(j, pods).outcome();
+    let conditions = o.status.conditions.clone().unwrap_or_default();
+    assert_eq!(conditions[0].type_, "SuccessCriteriaMet");
+    assert_eq!(conditions[0].reason.as_deref(), Some("SuccessPolicy"));
+    assert_eq!(conditions[0].message.as_deref(), Some("Matched rules at index 0"));
+    assert_eq!(o.deletions, 1);
+    assert_eq!(o.creations, 0);
+}
