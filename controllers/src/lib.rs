@@ -45,6 +45,7 @@
 
 pub mod clusterroleaggregation;
 pub mod common;
+pub mod cronjob;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
