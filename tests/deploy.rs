@@ -1364,6 +1364,7 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
         "daemonsets/finalizers",
         "the same for the references of a DaemonSet's pods and revisions to it",
     ),
+    ("update", "batch", "cronjobs/finalizers", "the same for a Job's reference to its CronJob"),
     ("update", "", "services/finalizers", "the same for an EndpointSlice's reference to its Service"),
     (
         "create",

@@ -91,6 +91,7 @@ impl Config {
             concurrent_deployment_syncs: workers("concurrent-deployment-syncs", flags.concurrent_deployment_syncs)?,
             concurrent_replicaset_syncs: workers("concurrent-replicaset-syncs", flags.concurrent_replicaset_syncs)?,
             concurrent_statefulset_syncs: workers("concurrent-statefulset-syncs", flags.concurrent_statefulset_syncs)?,
+            concurrent_cron_job_syncs: workers("concurrent-cron-job-syncs", flags.concurrent_cron_job_syncs)?,
             concurrent_namespace_syncs: workers("concurrent-namespace-syncs", flags.concurrent_namespace_syncs)?,
             namespace_sync_period: flags.namespace_sync_period.0,
             concurrent_gc_syncs: workers("concurrent-gc-syncs", flags.concurrent_gc_syncs)?,
