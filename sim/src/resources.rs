@@ -44,6 +44,10 @@ pub enum Builtin {
     StatefulSet,
     /// apps/v1 ControllerRevision.
     ControllerRevision,
+    /// batch/v1 Job.
+    Job,
+    /// batch/v1 CronJob.
+    CronJob,
     /// coordination.k8s.io/v1 Lease.
     Lease,
     /// events.k8s.io/v1 Event.
@@ -64,7 +68,7 @@ pub enum Builtin {
 
 impl Builtin {
     /// Every built-in kind.
-    pub const ALL: [Builtin; 24] = [
+    pub const ALL: [Builtin; 26] = [
         Builtin::Namespace,
         Builtin::Node,
         Builtin::Pod,
@@ -81,6 +85,8 @@ impl Builtin {
         Builtin::DaemonSet,
         Builtin::StatefulSet,
         Builtin::ControllerRevision,
+        Builtin::Job,
+        Builtin::CronJob,
         Builtin::Lease,
         Builtin::EventsEvent,
         Builtin::EndpointSlice,
@@ -257,6 +263,8 @@ fn builtins() -> Vec<ResourceType> {
         builtin(B::Deployment, "apps", "deployments", "Deployment", true, &["deploy"], true, &[Status, Scale]),
         builtin(B::ReplicaSet, "apps", "replicasets", "ReplicaSet", true, &["rs"], true, &[Status, Scale]),
         builtin(B::StatefulSet, "apps", "statefulsets", "StatefulSet", true, &["sts"], true, &[Status, Scale]),
+        builtin(B::CronJob, "batch", "cronjobs", "CronJob", true, &["cj"], true, &[Status]),
+        builtin(B::Job, "batch", "jobs", "Job", true, &[], true, &[Status]),
         builtin(B::Lease, "coordination.k8s.io", "leases", "Lease", true, &[], false, &[]),
         builtin(B::EndpointSlice, "discovery.k8s.io", "endpointslices", "EndpointSlice", true, &[], false, &[]),
         builtin(B::EventsEvent, "events.k8s.io", "events", "Event", true, &["ev"], false, &[]),

@@ -41,6 +41,7 @@ fn kind_fields(kind: &str) -> &'static [&'static str] {
         "Namespace" => &["status.phase"],
         "Secret" => &["type"],
         "ReplicaSet" => &["status.replicas"],
+        "Job" => &["status.successful"],
         // Its name a second time, kept by upstream for compatibility.
         "PersistentVolumeClaim" => &["name"],
         "Event" => &[
@@ -97,6 +98,8 @@ fn field_value(object: &Value, kind: &str, path: &str) -> String {
     }
     let pointer = match (kind, path) {
         ("PersistentVolumeClaim", "name") => "/metadata/name".to_owned(),
+        // The count of succeeded pods (`JobToSelectableFields`).
+        ("Job", "status.successful") => "/status/succeeded".to_owned(),
         _ => format!("/{}", path.replace('.', "/")),
     };
     match object.pointer(&pointer) {
@@ -104,7 +107,7 @@ fn field_value(object: &Value, kind: &str, path: &str) -> String {
         Some(Value::Bool(b)) => b.to_string(),
         Some(Value::Number(n)) => n.to_string(),
         _ if path == "spec.unschedulable" || path == "spec.hostNetwork" => "false".to_owned(),
-        _ if path == "status.replicas" => "0".to_owned(),
+        _ if path == "status.replicas" || path == "status.successful" => "0".to_owned(),
         _ => String::new(),
     }
 }

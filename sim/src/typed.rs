@@ -4,7 +4,7 @@
 //! does not declare are dropped and reported, for
 //! `?fieldValidation=Strict|Warn`.
 
-use k8s_openapi::api::{apps, coordination, core, discovery, events, policy, rbac};
+use k8s_openapi::api::{apps, batch, coordination, core, discovery, events, policy, rbac};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -52,6 +52,8 @@ fn roundtrip(kind: Builtin, object: &Value) -> Result<Value, String> {
         Builtin::DaemonSet => through::<apps::v1::DaemonSet>(object),
         Builtin::StatefulSet => through::<apps::v1::StatefulSet>(object),
         Builtin::ControllerRevision => through::<apps::v1::ControllerRevision>(object),
+        Builtin::Job => through::<batch::v1::Job>(object),
+        Builtin::CronJob => through::<batch::v1::CronJob>(object),
         Builtin::Lease => through::<coordination::v1::Lease>(object),
         Builtin::EventsEvent => through::<events::v1::Event>(object),
         Builtin::EndpointSlice => through::<discovery::v1::EndpointSlice>(object),
@@ -144,6 +146,8 @@ fn kind_name(kind: Builtin) -> &'static str {
         Builtin::DaemonSet => "DaemonSet",
         Builtin::StatefulSet => "StatefulSet",
         Builtin::ControllerRevision => "ControllerRevision",
+        Builtin::Job => "Job",
+        Builtin::CronJob => "CronJob",
         Builtin::Lease => "Lease",
         Builtin::EndpointSlice => "EndpointSlice",
         Builtin::PodDisruptionBudget => "PodDisruptionBudget",

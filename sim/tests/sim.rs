@@ -6,8 +6,12 @@ mod sim {
     mod admission;
     /// DaemonSets, StatefulSets and ControllerRevisions, and `kubectl rollout` on them.
     mod apps;
+    /// Jobs and CronJobs: discovery, defaults, the generated selector, writes, tables, delete.
+    mod batch;
     /// PersistentVolumeClaims: rules, the simulated provisioner, pods waiting for claims.
     mod claims;
+    /// Containers that run to completion: exit codes, restart policies, phases.
+    mod completion;
     /// Faults, restarts, dropped watches, stats, custom resources.
     mod controls;
     /// delete, deletecollection, finalizers, grace, namespace lifecycle.

@@ -13,14 +13,14 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::request::Request;
-use super::response::{bytes_response, json_response, list_kind, render};
+use super::response::{bytes_response, json_response, list_kind, render, with_warnings};
 use super::route::Target;
 use super::state::Api;
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::resources::{Builtin, ResourceType};
 use crate::store::{StoreError, UpdateError};
-use crate::strategy::mark_for_deletion;
+use crate::strategy::{JOB_DELETE_WARNING, mark_for_deletion, orphans_by_default};
 
 /// `DeleteOptions`, from the body or the query.
 #[derive(Debug, Default)]
@@ -33,6 +33,16 @@ struct DeleteOptions {
 }
 
 impl DeleteOptions {
+    /// The warnings a delete with these options gets: the Job storage's
+    /// when no propagation policy is named and Jobs orphan by default.
+    fn warnings(&self, rt: &ResourceType) -> Vec<String> {
+        if self.propagation.is_none() && orphans_by_default(rt) {
+            vec![JOB_DELETE_WARNING.to_owned()]
+        } else {
+            Vec::new()
+        }
+    }
+
     fn of(req: &Request) -> ApiResult<Self> {
         let body: Value = if req.body.is_empty() {
             json!({})
@@ -78,7 +88,8 @@ pub fn delete(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respo
     let name = target.name.clone().unwrap_or_default();
     let repr = req.representation()?;
     let bytes = delete_one(api, &target.rt, target.ns(), &name, &options)?;
-    Ok(bytes_response(StatusCode::OK, render(&target.rt, repr, &bytes)))
+    let response = bytes_response(StatusCode::OK, render(&target.rt, repr, &bytes));
+    Ok(with_warnings(response, &options.warnings(&target.rt)))
 }
 
 /// `DELETE` of a collection: every selected object in scope, each as a
@@ -111,7 +122,7 @@ pub fn delete_collection(api: &Arc<Api>, req: &Request, target: &Target) -> ApiR
         "metadata": {"resourceVersion": api.store.current_rv().to_string()},
         "items": deleted,
     });
-    Ok(json_response(StatusCode::OK, &list))
+    Ok(with_warnings(json_response(StatusCode::OK, &list), &options.warnings(&target.rt)))
 }
 
 fn delete_one(api: &Arc<Api>, rt: &ResourceType, ns: &str, name: &str, options: &DeleteOptions) -> ApiResult<Bytes> {

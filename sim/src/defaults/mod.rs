@@ -1,9 +1,9 @@
 //! Server-side defaulting: the fields the real API server fills in before it
 //! validates and stores an object.
 //!
-//! This module owns the defaults of `k8s.io/kubernetes` `pkg/apis/core/v1`
-//! and `pkg/apis/apps/v1` (hand-written `SetDefaults_*` functions and the
-//! generated `zz_generated.defaults.go` that walks every pod spec), plus the
+//! This module owns the defaults of `k8s.io/kubernetes` `pkg/apis/core/v1`,
+//! `pkg/apis/apps/v1` and `pkg/apis/batch/v1` (hand-written `SetDefaults_*`
+//! functions and the generated `zz_generated.defaults.go` that walks every pod spec), plus the
 //! few create-time mutations a plain `kubectl run` pod visibly gets from the
 //! Priority and DefaultTolerationSeconds admission plugins (the
 //! ServiceAccount plugin is `crate::admission`'s). Everything works on schemaless JSON, as the
@@ -24,12 +24,14 @@ use serde_json::{Map, Value, json};
 
 use crate::resources::Builtin;
 
+mod batch;
 mod fields;
 mod image;
 mod kinds;
 mod pod;
 mod workloads;
 
+use batch::{cron_job, job};
 use fields::{child, children, default_str, default_value};
 use kinds::{endpoint_slice, endpoints, namespace, node, persistent_volume_claim, rbac_subject, service_spec};
 use pod::{pod, pod_template};
@@ -60,6 +62,16 @@ pub use pod::{DEFAULT_SCHEDULER_NAME, DEFAULT_TOLERATION_SECONDS, TERMINATION_ME
 ///   `revisionHistoryLimit` 10; each claim template's `apiVersion` v1,
 ///   `kind` PersistentVolumeClaim, `spec.volumeMode` Filesystem and
 ///   `status.phase` Pending; pod template below.
+/// - Job: `completions` and `parallelism` 1 when neither is given, else
+///   `parallelism` 1, `backoffLimit` 6 (2147483647 with
+///   `backoffLimitPerIndex`), the template's labels as the Job's when it
+///   has none, `completionMode` NonIndexed, `suspend` false, pod failure
+///   policy condition patterns' `status` True, `podReplacementPolicy`
+///   Failed with a pod failure policy and TerminatingOrFailed without,
+///   `manualSelector` false; pod template below (`batch.rs`).
+/// - CronJob: `concurrencyPolicy` Allow, `suspend` false,
+///   `successfulJobsHistoryLimit` 3, `failedJobsHistoryLimit` 1; the job
+///   template's pod template below, and nothing else of the job template.
 /// - PodTemplate: `template.spec` as below.
 /// - Every pod spec: `restartPolicy` Always, `dnsPolicy` ClusterFirst,
 ///   `terminationGracePeriodSeconds` 30, `schedulerName` default-scheduler,
@@ -103,6 +115,8 @@ pub fn apply(kind: Builtin, object: &mut Value) {
         Builtin::ReplicaSet => workload(object, |spec| default_value(spec, "replicas", json!(1))),
         Builtin::DaemonSet => workload(object, daemon_set_spec),
         Builtin::StatefulSet => workload(object, stateful_set_spec),
+        Builtin::Job => job(object),
+        Builtin::CronJob => cron_job(object),
         Builtin::PodTemplate => {
             if let Some(template) = child(object, "template") {
                 pod_template(template);

@@ -14,8 +14,11 @@
 //!   ConfigMap or Secret its volumes need is missing, with a `FailedMount`
 //!   event), then after the start-up delay (or its
 //!   `kube-sim.io/start-delay` annotation) becomes Running and Ready (or
-//!   Running and never Ready with `kube-sim.io/ready: "never"`), and with
-//!   `kube-sim.io/fail-after` turns Failed that long after starting;
+//!   Running and never Ready with `kube-sim.io/ready: "never"`), with
+//!   `kube-sim.io/fail-after` turns Failed that long after starting, and
+//!   with `kube-sim.io/exit-after` its containers exit (with
+//!   `kube-sim.io/exit-code`) that long after each start, restarted or
+//!   ending the pod as its restart policy says (`exits.rs`);
 //! - **graceful deletion**: a pod with `deletionTimestamp` on a node is
 //!   removed when its grace period ends, capped by `max_grace` so tests stay
 //!   fast (finalizers still hold it, as on a real cluster);
@@ -31,7 +34,7 @@
 //! binding pods to nodes is `scheduling.rs` (which filters with `fit.rs`,
 //! `affinity.rs` and `claims.rs`), binding claims `provisioner.rs`, the
 //! Warning events `events.rs`, the pod statuses written are
-//! `status.rs`, when steps are due (annotations, durations, grace periods)
+//! `status.rs` (and, for containers that exit, `exits.rs`), when steps are due (annotations, durations, grace periods)
 //! is `timing.rs`, what of a pod the loop decides on is `view.rs`, whether
 //! its volumes can be mounted is `mounts.rs`, and the nodes themselves
 //! (seeding, joining and leaving, stop/start, heartbeats and Leases) are
@@ -54,6 +57,7 @@ use crate::store::{Change, ChangeKind, TypeKey, WatchStart};
 mod affinity;
 mod claims;
 mod events;
+mod exits;
 mod fit;
 mod mounts;
 mod nodes;
@@ -67,13 +71,13 @@ pub use fit::tolerates;
 pub use nodes::{NODE_LEASE_NAMESPACE, NodeError, NodeSpec, Nodes, seed};
 pub(crate) use nodes::{add as add_node, remove as remove_node};
 pub use provisioner::PROVISION_ANNOTATION;
-pub use timing::{FAIL_AFTER_ANNOTATION, START_DELAY_ANNOTATION};
+pub use timing::{EXIT_AFTER_ANNOTATION, EXIT_CODE_ANNOTATION, FAIL_AFTER_ANNOTATION, START_DELAY_ANNOTATION};
 
 use mounts::VolumeWaits;
 use nodes::pod_addresses;
 use scheduling::{Cluster, Scheduler};
 use status::{PodRef, bound_status, failed_status, ready_overwritten, restore_ready, running_status};
-use timing::{annotation_duration, deletion_due};
+use timing::{annotation_duration, deletion_due, exit_code, sleep_until};
 use view::view;
 
 /// Annotation: `"never"` keeps a running pod not Ready.
@@ -104,6 +108,7 @@ impl Default for KubeletConfig {
 enum Step {
     Start,
     Fail,
+    Exit,
     FinishDeletion,
 }
 
@@ -292,7 +297,10 @@ impl Kubelet {
                     self.write_status(&pod_ref, |status, _| restore_ready(status));
                 }
                 if let Some(after) = annotation_duration(pod, FAIL_AFTER_ANNOTATION) {
-                    self.schedule(pod_ref, Step::Fail, Instant::now() + after);
+                    self.schedule(pod_ref.clone(), Step::Fail, Instant::now() + after);
+                }
+                if let Some(after) = annotation_duration(pod, EXIT_AFTER_ANNOTATION) {
+                    self.schedule(pod_ref, Step::Exit, Instant::now() + after);
                 }
             }
             _ => {}
@@ -365,6 +373,10 @@ impl Kubelet {
                 self.write_status(pod, |status, spec| running_status(status, spec, !never_ready));
             }
             Step::Fail if !is_terminating(&current) => self.write_status(pod, failed_status),
+            Step::Exit if !is_terminating(&current) => {
+                let code = exit_code(&current);
+                self.write_status(pod, |status, spec| exits::containers_exit(status, spec, code));
+            }
             _ => {}
         }
     }
@@ -385,12 +397,5 @@ impl Kubelet {
         } else {
             let _ = self.api.store.delete(&self.pod_key, &pod.namespace, &pod.name, None);
         }
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }

@@ -3,6 +3,7 @@
 //! to find a field's Go type.
 
 use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::batch::v1 as batch;
 use k8s_openapi::api::events::v1 as events;
 use k8s_openapi::api::{coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery};
 use k8s_openapi::api::{policy::v1 as policy, rbac::v1 as rbac};
@@ -37,6 +38,8 @@ pub(crate) fn define_builtin(builtin: Builtin, generator: &mut SchemaGenerator) 
         Builtin::DaemonSet => define::<apps::DaemonSet>(generator),
         Builtin::StatefulSet => define::<apps::StatefulSet>(generator),
         Builtin::ControllerRevision => define::<apps::ControllerRevision>(generator),
+        Builtin::Job => define::<batch::Job>(generator),
+        Builtin::CronJob => define::<batch::CronJob>(generator),
         Builtin::Lease => define::<coordination::Lease>(generator),
         Builtin::EventsEvent => define::<events::Event>(generator),
         Builtin::EndpointSlice => define::<discovery::EndpointSlice>(generator),

@@ -329,7 +329,11 @@ mod tests {
             assert_eq!(openapi.hash(gv), Some(hash));
             assert_eq!(hash, digest(openapi.group_version(gv).expect("document")));
         }
-        assert_eq!(paths.len(), 8, "core, apps, coordination, discovery, events, policy, rbac, stable.example.com");
+        assert_eq!(
+            paths.len(),
+            9,
+            "core, apps, batch, coordination, discovery, events, policy, rbac, stable.example.com"
+        );
         assert!(openapi.group_version("apis/nope/v1").is_none());
         assert!(openapi.group_version("/api/v1").is_some());
     }

@@ -69,6 +69,8 @@ pub const PATCH_META: &[(&str, &str, &str, &str)] = &[
     (DAEMON_SET_STATUS, "conditions", "merge", "type"),
     (STATEFUL_SET_STATUS, "conditions", "merge", "type"),
     (PVC_STATUS, "conditions", "merge", "type"),
+    // batch/v1
+    (JOB_STATUS, "conditions", "merge", "type"),
     (PDB_SPEC, "selector", "replace", ""),
     (PDB_STATUS, "conditions", "merge", "type"),
 ];
@@ -107,6 +109,8 @@ const REPLICA_SET_STATUS: &str = "io.k8s.api.apps.v1.ReplicaSetStatus";
 const DAEMON_SET_STATUS: &str = "io.k8s.api.apps.v1.DaemonSetStatus";
 /// `appsv1.StatefulSetStatus`.
 const STATEFUL_SET_STATUS: &str = "io.k8s.api.apps.v1.StatefulSetStatus";
+/// `batchv1.JobStatus`.
+const JOB_STATUS: &str = "io.k8s.api.batch.v1.JobStatus";
 /// `corev1.PersistentVolumeClaimStatus` (a StatefulSet's claim templates).
 const PVC_STATUS: &str = "io.k8s.api.core.v1.PersistentVolumeClaimStatus";
 /// `policy/v1.PodDisruptionBudgetStatus`.
@@ -137,6 +141,8 @@ fn root_definition(kind: Builtin) -> &'static str {
         Builtin::DaemonSet => "io.k8s.api.apps.v1.DaemonSet",
         Builtin::StatefulSet => "io.k8s.api.apps.v1.StatefulSet",
         Builtin::ControllerRevision => "io.k8s.api.apps.v1.ControllerRevision",
+        Builtin::Job => "io.k8s.api.batch.v1.Job",
+        Builtin::CronJob => "io.k8s.api.batch.v1.CronJob",
         Builtin::Lease => "io.k8s.api.coordination.v1.Lease",
         Builtin::EventsEvent => "io.k8s.api.events.v1.Event",
         Builtin::EndpointSlice => "io.k8s.api.discovery.v1.EndpointSlice",

@@ -1,7 +1,8 @@
 //! Decoding of Kubernetes protobuf request bodies into JSON objects.
 //!
 //! kubectl's generator commands (`kubectl create deployment`, `configmap`,
-//! `secret generic`, `namespace`, `service ...`, `serviceaccount`) send
+//! `secret generic`, `namespace`, `service ...`, `serviceaccount`, `job`,
+//! `cronjob`) send
 //! their objects as `application/vnd.kubernetes.protobuf` and never retry
 //! with JSON. kube-sim keeps objects as JSON, so this module turns such a
 //! body into the JSON the API server would have printed for the same
@@ -22,7 +23,7 @@
 //!
 //! The wire format and the envelope are `wire.rs`; decoding a message by its
 //! table, with the special types, is `message.rs`; the tables are the
-//! `schema_*.rs` files (meta, core, pod, container, apps, lease); the errors
+//! `schema_*.rs` files (meta, core, pod, container, apps, batch, lease); the errors
 //! are `error.rs`. This file only picks the table for a kind.
 //!
 //! Fields the tables do not know are never dropped silently: a zero value is
@@ -64,6 +65,7 @@ use crate::resources::Builtin;
 mod error;
 mod message;
 mod schema_apps;
+mod schema_batch;
 mod schema_container;
 mod schema_core;
 mod schema_lease;
@@ -75,6 +77,7 @@ pub use error::ProtobufError;
 
 use message::{Message, decode_into};
 use schema_apps::{DEPLOYMENT, REPLICA_SET};
+use schema_batch::{CRON_JOB, JOB};
 use schema_core::{CONFIG_MAP, ENDPOINTS, NAMESPACE, SECRET, SERVICE, SERVICE_ACCOUNT};
 use schema_lease::LEASE;
 use schema_pod::{POD, POD_TEMPLATE};
@@ -128,6 +131,8 @@ fn schema_for(kind: Builtin) -> Result<(&'static str, &'static Message), Protobu
         Builtin::PodTemplate => ("PodTemplate", &POD_TEMPLATE),
         Builtin::Deployment => ("Deployment", &DEPLOYMENT),
         Builtin::ReplicaSet => ("ReplicaSet", &REPLICA_SET),
+        Builtin::Job => ("Job", &JOB),
+        Builtin::CronJob => ("CronJob", &CRON_JOB),
         Builtin::Lease => ("Lease", &LEASE),
         Builtin::Node
         | Builtin::DaemonSet

@@ -112,7 +112,7 @@ static NAMESPACE_STATUS: Message = Message {
 };
 
 /// `ObjectReference`.
-static OBJECT_REFERENCE: Message = Message {
+pub(super) static OBJECT_REFERENCE: Message = Message {
     name: "ObjectReference",
     fields: &[
         omit(1, "kind", Str),

@@ -7,6 +7,10 @@
 //!   kubelet finishes the deletion; other objects' grace period is 0.
 //! - `propagationPolicy=Orphan` adds the `orphan` finalizer and
 //!   `Foreground` adds `foregroundDeletion`; `Background` removes both.
+//!   With no policy, a batch/v1 Job orphans its pods (its strategy's
+//!   `DefaultGarbageCollectionPolicy`, kept for backward compatibility),
+//!   unless a finalizer already says otherwise; every other type deletes
+//!   its dependents in the background.
 //! - An object with finalizers is only marked; it goes when its last
 //!   finalizer is removed. A namespace moves to phase Terminating and stays
 //!   until its `spec.finalizers` are emptied through `/finalize`.
@@ -15,6 +19,18 @@ use serde_json::{Value, json};
 
 use crate::object;
 use crate::resources::{Builtin, ResourceType};
+
+/// The warning the Job REST storage gives a delete that names no
+/// propagation policy (upstream `deleteOptionWarnings`).
+pub const JOB_DELETE_WARNING: &str = "child pods are preserved by default when jobs are deleted; \
+     set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning";
+
+/// Whether a delete of this type that names no propagation policy orphans
+/// the dependents (`DefaultGarbageCollectionPolicy` `OrphanDependents`:
+/// batch/v1 Jobs).
+pub fn orphans_by_default(rt: &ResourceType) -> bool {
+    rt.builtin == Some(Builtin::Job)
+}
 
 /// Whether an update left an object with nothing holding up its deletion.
 pub fn should_delete_after_update(rt: &ResourceType, object: &Value) -> bool {
@@ -35,6 +51,10 @@ pub fn mark_for_deletion(
 ) -> Option<Value> {
     let mut next = object.clone();
     let mut finalizers = object::finalizers(object);
+    // A finalizer already set decides over the type's default
+    // (`shouldOrphanDependents`).
+    let decided = finalizers.iter().any(|f| f == "orphan" || f == "foregroundDeletion");
+    let propagation = propagation.or((orphans_by_default(rt) && !decided).then_some("Orphan"));
     match propagation {
         Some("Orphan") => {
             finalizers.retain(|f| f != "foregroundDeletion");

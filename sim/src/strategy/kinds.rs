@@ -3,14 +3,16 @@
 //! metadata counts as spec, and the create-time resets (`PrepareForCreate`):
 //! a new pod is Pending with its QoS class (and not scheduled while it has
 //! scheduling gates), new Deployments, ReplicaSets, DaemonSets (with their
-//! template generation, `daemon_set.rs`), StatefulSets and Services have an
-//! empty status, a new PersistentVolumeClaim is Pending, a new namespace is Active with the
+//! template generation, `daemon_set.rs`), StatefulSets, Services and
+//! CronJobs have an empty status, a new Job gets its generated selector
+//! (`job.rs`) and an empty status, a new PersistentVolumeClaim is Pending, a new namespace is Active with the
 //! `kubernetes` finalizer, and a new EndpointSlice has no deprecated topology.
 
 use serde_json::{Value, json};
 
 use super::daemon_set::template_generation_on_create;
 use super::endpoint_slice::drop_topology;
+use super::job::generate_selector_if_needed;
 use crate::resources::{Builtin, ResourceType};
 
 /// The finalizer the namespace strategy puts on every new namespace.
@@ -26,13 +28,16 @@ pub(super) fn tracks_generation(rt: &ResourceType) -> bool {
                 | Builtin::DaemonSet
                 | Builtin::StatefulSet
                 | Builtin::EndpointSlice
+                | Builtin::Job
+                | Builtin::CronJob
         )
     )
 }
 
 /// Types whose `/status` writes also take the request's metadata (what
-/// upstream's status strategies for these kinds do not reset; newer types
-/// and custom resources reset all of it, `ResetObjectMetaForStatus`).
+/// upstream's status strategies for these kinds do not reset: they copy
+/// the spec back and nothing else; newer types and custom resources reset
+/// all of it, `ResetObjectMetaForStatus`).
 pub(super) fn status_writes_metadata(rt: &ResourceType) -> bool {
     matches!(
         rt.builtin,
@@ -42,6 +47,8 @@ pub(super) fn status_writes_metadata(rt: &ResourceType) -> bool {
                 | Builtin::DaemonSet
                 | Builtin::StatefulSet
                 | Builtin::PersistentVolumeClaim
+                | Builtin::Job
+                | Builtin::CronJob
         )
     )
 }
@@ -66,7 +73,11 @@ pub(super) fn reset_on_create(kind: Builtin, object: &mut Value) {
             object["status"] = json!({"phase": "Pending", "qosClass": qos});
             scheduling_gated_condition(object);
         }
-        Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::Service => {
+        Builtin::Deployment | Builtin::ReplicaSet | Builtin::StatefulSet | Builtin::Service | Builtin::CronJob => {
+            object["status"] = json!({});
+        }
+        Builtin::Job => {
+            generate_selector_if_needed(object);
             object["status"] = json!({});
         }
         Builtin::DaemonSet => {

@@ -18,7 +18,8 @@
 //!   write leaves nothing holding a deletion up;
 //! - per-kind rules (`kinds.rs`): which kinds have `generation` maintained,
 //!   what their `/status` writes may change, and their create-time resets;
-//!   a DaemonSet's template generation (`daemon_set.rs`), the
+//!   a DaemonSet's template generation (`daemon_set.rs`), a Job's
+//!   generated selector (`job.rs`), the
 //!   EndpointSlice's deprecated topology (`endpoint_slice.rs`) and the
 //!   fields a Service changed to ExternalName loses (`service.rs`).
 //!
@@ -30,11 +31,13 @@ mod create;
 mod daemon_set;
 mod delete;
 mod endpoint_slice;
+mod job;
 mod kinds;
 mod service;
 mod update;
 
 pub use create::{before_create, prepare_for_create};
 pub use daemon_set::TEMPLATE_GENERATION;
-pub use delete::{mark_for_deletion, should_delete_after_update};
+pub use delete::{JOB_DELETE_WARNING, mark_for_deletion, orphans_by_default, should_delete_after_update};
+pub use job::{CONTROLLER_UID_LABEL, JOB_NAME_LABEL, LEGACY_CONTROLLER_UID_LABEL, LEGACY_JOB_NAME_LABEL};
 pub use update::next_state;

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::batch::{CRON_JOB_COLUMNS, JOB_COLUMNS};
 use crate::resources::Builtin;
 
 /// One `TableColumnDefinition`.
@@ -22,17 +23,22 @@ pub(super) struct Column {
 
 impl Column {
     /// A default-output string column.
-    const fn text(name: &'static str, description: &'static str) -> Self {
+    pub(super) const fn text(name: &'static str, description: &'static str) -> Self {
         Self { name, ty: "string", format: "", description, priority: 0 }
     }
 
     /// A default-output integer column.
-    const fn int(name: &'static str, description: &'static str) -> Self {
+    pub(super) const fn int(name: &'static str, description: &'static str) -> Self {
         Self { ty: "integer", ..Self::text(name, description) }
     }
 
+    /// A default-output boolean column.
+    pub(super) const fn boolean(name: &'static str, description: &'static str) -> Self {
+        Self { ty: "boolean", ..Self::text(name, description) }
+    }
+
     /// A string column only `-o wide` shows.
-    const fn wide(name: &'static str, description: &'static str) -> Self {
+    pub(super) const fn wide(name: &'static str, description: &'static str) -> Self {
         Self { priority: 1, ..Self::text(name, description) }
     }
 
@@ -63,14 +69,14 @@ const CREATED_DOC: &str = "CreationTimestamp is a timestamp representing the ser
      https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
 /// Description shared by every CONTAINERS column.
-const CONTAINERS_DOC: &str = "Names of each container in the template.";
+pub(super) const CONTAINERS_DOC: &str = "Names of each container in the template.";
 /// Description shared by every IMAGES column.
-const IMAGES_DOC: &str = "Images referenced by each container in the template.";
+pub(super) const IMAGES_DOC: &str = "Images referenced by each container in the template.";
 
 /// The NAME column every table starts with (events put it last).
-const NAME: Column = Column { format: "name", ..Column::text("Name", NAME_DOC) };
+pub(super) const NAME: Column = Column { format: "name", ..Column::text("Name", NAME_DOC) };
 /// The AGE column of built-in types.
-const AGE: Column = Column::text("Age", CREATED_DOC);
+pub(super) const AGE: Column = Column::text("Age", CREATED_DOC);
 
 pub(super) const POD_COLUMNS: &[Column] = &[
     NAME,
@@ -377,6 +383,8 @@ pub(super) fn columns(kind: Option<Builtin>) -> &'static [Column] {
         Builtin::DaemonSet => DAEMON_SET_COLUMNS,
         Builtin::StatefulSet => STATEFUL_SET_COLUMNS,
         Builtin::ControllerRevision => CONTROLLER_REVISION_COLUMNS,
+        Builtin::Job => JOB_COLUMNS,
+        Builtin::CronJob => CRON_JOB_COLUMNS,
         Builtin::Lease => LEASE_COLUMNS,
         Builtin::ClusterRole | Builtin::Role => ROLE_COLUMNS,
         Builtin::ClusterRoleBinding | Builtin::RoleBinding => ROLE_BINDING_COLUMNS,

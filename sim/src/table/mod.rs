@@ -16,7 +16,7 @@
 //! the same `<none>`, `<unknown>` or zero upstream prints for a zero value.
 //!
 //! This file builds the Table and picks a printer; the printers are
-//! `pod.rs`, `workloads.rs`, `services.rs` (with Endpoints and EndpointSlices), `nodes.rs`, `events.rs`,
+//! `pod.rs`, `workloads.rs`, `batch.rs` (Jobs and CronJobs, with their columns), `services.rs` (with Endpoints and EndpointSlices), `nodes.rs`, `events.rs`,
 //! `storage.rs` and `simple.rs`, their columns `columns.rs`, and what they share is
 //! `cells.rs` (rows, NAME, AGE), `format.rs` (cell text) and `access.rs`
 //! (reading the JSON). None of them imports this file.
@@ -29,6 +29,7 @@ use serde_json::{Map, Value, json};
 use crate::resources::Builtin;
 
 mod access;
+mod batch;
 mod cells;
 mod columns;
 mod events;
@@ -40,6 +41,7 @@ mod simple;
 mod storage;
 mod workloads;
 
+use batch::{print_cron_job, print_job};
 use cells::Row;
 use columns::{Column, columns};
 use events::{EventFields, print_event};
@@ -176,6 +178,8 @@ fn print(kind: Option<Builtin>, obj: &Value, now: Timestamp) -> Row {
         Builtin::DaemonSet => print_daemon_set(obj, now).into(),
         Builtin::StatefulSet => print_stateful_set(obj, now).into(),
         Builtin::ControllerRevision => print_controller_revision(obj, now).into(),
+        Builtin::Job => print_job(obj, now).into(),
+        Builtin::CronJob => print_cron_job(obj, now).into(),
         Builtin::Lease => print_lease(obj, now).into(),
         Builtin::ClusterRole | Builtin::Role => print_role(obj).into(),
         Builtin::ClusterRoleBinding | Builtin::RoleBinding => print_role_binding(obj, now).into(),

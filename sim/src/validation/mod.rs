@@ -303,7 +303,9 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
         Builtin::Node => node::node(errs, object, old),
         Builtin::ClusterRole => rbac::role(errs, object, false),
         Builtin::Role => rbac::role(errs, object, true),
-        Builtin::ClusterRoleBinding
+        Builtin::Job
+        | Builtin::CronJob
+        | Builtin::ClusterRoleBinding
         | Builtin::RoleBinding
         | Builtin::ServiceAccount
         | Builtin::CoreEvent
