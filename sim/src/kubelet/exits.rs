@@ -18,6 +18,10 @@
 //!   reason `PodCompleted` or `PodFailed`, `Initialized` True with reason
 //!   `PodCompleted` for a Succeeded pod, `PodReadyToStartContainers` False
 //!   (the sandbox is gone).
+//!
+//! A pod the kubelet stops for its deletion ends terminal the same way
+//! before its final delete ([`containers_killed`]): its running containers
+//! killed (exit code 137) and the pod `Failed`, whatever its restart policy.
 
 use serde_json::{Value, json};
 
@@ -45,30 +49,71 @@ pub(super) fn containers_exit(status: &mut Value, spec: &Value, code: i64) {
     let at = now_rfc3339();
     let restart_policy = spec.get("restartPolicy").and_then(Value::as_str).unwrap_or("Always");
     let Some(containers) = status.get_mut("containerStatuses").and_then(Value::as_array_mut) else { return };
-    for container in containers.iter_mut() {
-        let Some(running) = container.pointer("/state/running").cloned() else { continue };
-        let mut terminated = json!({"exitCode": code, "reason": reason(code),
-            "startedAt": running.get("startedAt").cloned().unwrap_or(Value::Null), "finishedAt": at});
-        if let Some(id) = container.get("containerID") {
-            terminated["containerID"] = id.clone();
-        }
+    for container in containers.iter_mut().filter(|c| c.pointer("/state/running").is_some()) {
         if restarts(restart_policy, code) {
-            let count = container.get("restartCount").and_then(Value::as_i64).unwrap_or(0);
-            container["restartCount"] = json!(count + 1);
-            container["lastState"] = json!({"terminated": terminated});
-            container["state"] = json!({"running": {"startedAt": at}});
-            container["containerID"] = json!(format!("sim://{}", uuid::Uuid::new_v4().simple()));
+            restart(container, code, &at);
         } else {
-            container["state"] = json!({"terminated": terminated});
-            container["ready"] = json!(false);
-            container["started"] = json!(false);
+            terminate(container, code, &at);
         }
     }
-    let all_terminated = containers.iter().all(|c| c.pointer("/state/terminated").is_some());
-    if !all_terminated {
+    if containers.iter().all(|c| c.pointer("/state/terminated").is_some()) {
+        let succeeded = containers.iter().all(|c| c.pointer("/state/terminated/exitCode") == Some(&json!(0)));
+        conclude(status, succeeded, &at);
+    }
+}
+
+/// What the kubelet reports of a pod it stops for its deletion, before the
+/// final delete (the pod is terminal whatever its restart policy): every
+/// running container killed at the end of the grace period (exit code
+/// 137), the pod `Failed` (`Succeeded` only when every container had
+/// already exited 0). A pod already finished is left as it is.
+pub(super) fn containers_killed(status: &mut Value) {
+    if matches!(status.get("phase").and_then(Value::as_str), Some("Succeeded" | "Failed")) {
         return;
     }
+    let at = now_rfc3339();
+    let Some(containers) = status.get_mut("containerStatuses").and_then(Value::as_array_mut) else { return };
+    for container in containers.iter_mut().filter(|c| c.pointer("/state/running").is_some()) {
+        terminate(container, KILLED, &at);
+    }
     let succeeded = containers.iter().all(|c| c.pointer("/state/terminated/exitCode") == Some(&json!(0)));
+    conclude(status, succeeded, &at);
+}
+
+/// The exit code of a container killed with SIGKILL (128 + 9).
+const KILLED: i64 = 137;
+
+/// The running container's termination: its start, the end `at`, the code.
+fn termination(container: &Value, code: i64, at: &str) -> Value {
+    let started = container.pointer("/state/running/startedAt").cloned().unwrap_or(Value::Null);
+    let mut terminated = json!({"exitCode": code, "reason": reason(code), "startedAt": started, "finishedAt": at});
+    if let Some(id) = container.get("containerID") {
+        terminated["containerID"] = id.clone();
+    }
+    terminated
+}
+
+/// The container runs again at once: one more restart, the termination
+/// kept as its last state, a new ID and start time.
+fn restart(container: &mut Value, code: i64, at: &str) {
+    let terminated = termination(container, code, at);
+    let count = container.get("restartCount").and_then(Value::as_i64).unwrap_or(0);
+    container["restartCount"] = json!(count + 1);
+    container["lastState"] = json!({"terminated": terminated});
+    container["state"] = json!({"running": {"startedAt": at}});
+    container["containerID"] = json!(format!("sim://{}", uuid::Uuid::new_v4().simple()));
+}
+
+/// The container stays terminated.
+fn terminate(container: &mut Value, code: i64, at: &str) {
+    container["state"] = json!({"terminated": termination(container, code, at)});
+    container["ready"] = json!(false);
+    container["started"] = json!(false);
+}
+
+/// The pod is finished: its phase, and the conditions the status manager
+/// generates for a terminal pod.
+fn conclude(status: &mut Value, succeeded: bool, at: &str) {
     let (phase, condition_reason) = if succeeded { ("Succeeded", "PodCompleted") } else { ("Failed", "PodFailed") };
     status["phase"] = json!(phase);
     let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) else { return };
@@ -83,17 +128,12 @@ pub(super) fn containers_exit(status: &mut Value, spec: &Value, code: i64) {
             condition["lastTransitionTime"] = json!(at);
         }
         condition["status"] = json!(wanted);
+        let Some(fields) = condition.as_object_mut() else { continue };
+        fields.remove("message");
         match reason {
-            Some(reason) => condition["reason"] = json!(reason),
-            None => {
-                if let Some(fields) = condition.as_object_mut() {
-                    fields.remove("reason");
-                }
-            }
-        }
-        if let Some(fields) = condition.as_object_mut() {
-            fields.remove("message");
-        }
+            Some(reason) => fields.insert("reason".to_owned(), json!(reason)),
+            None => fields.remove("reason"),
+        };
     }
 }
 
@@ -199,6 +239,20 @@ mod tests {
         let mut twice = exited("Always", 1);
         containers_exit(&mut twice, &json!({}), 1);
         assert_eq!(twice["containerStatuses"][1]["restartCount"], 2);
+    }
+
+    #[test]
+    fn a_deleted_pod_ends_failed_with_its_containers_killed() {
+        let mut status = running();
+        containers_killed(&mut status);
+        assert_eq!(status["phase"], "Failed");
+        let a = &status["containerStatuses"][0]["state"]["terminated"];
+        assert_eq!([&a["exitCode"], &a["reason"]], [&json!(137), &json!("Error")]);
+        assert_eq!(condition(&status, "Ready")["reason"], "PodFailed");
+        let mut done = exited("Never", 0);
+        let before = done.clone();
+        containers_killed(&mut done);
+        assert_eq!(done, before, "a finished pod stays as it finished");
     }
 
     #[test]

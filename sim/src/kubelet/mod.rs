@@ -4,10 +4,9 @@
 //! One task follows the store's change feed and a timer heap:
 //! - **scheduling**: a pod with no `spec.nodeName` whose claims are bound
 //!   is bound to a node it fits (not cordoned, its taints tolerated, its
-//!   node selector and required node affinity matched), the one with the
-//!   fewest pods (pods spread evenly); a pod that fits nowhere gets the
-//!   scheduler's `FailedScheduling` verdict and waits until a node, a claim
-//!   or a pod changes;
+//!   node selector and required node affinity matched) with the fewest
+//!   unfinished pods; a pod that fits nowhere gets `FailedScheduling` and
+//!   waits until a node, a claim or a pod changes;
 //! - **provisioning**: a new PersistentVolumeClaim is bound to a volume of
 //!   its own, unless `kube-sim.io/provision: "pending"` holds it;
 //! - **start-up**: a bound pod shows `ContainerCreating` (for as long as a
@@ -33,11 +32,10 @@
 //! This module owns the task's loop and the timed steps of each pod;
 //! binding pods to nodes is `scheduling.rs` (which filters with `fit.rs`,
 //! `affinity.rs` and `claims.rs`), binding claims `provisioner.rs`, the
-//! Warning events `events.rs`, the pod statuses written are
-//! `status.rs` (and, for containers that exit, `exits.rs`), when steps are due (annotations, durations, grace periods)
-//! is `timing.rs`, what of a pod the loop decides on is `view.rs`, whether
-//! its volumes can be mounted is `mounts.rs`, and the nodes themselves
-//! (seeding, joining and leaving, stop/start, heartbeats and Leases) are
+//! Warning events `events.rs`, the pod statuses written `status.rs` and
+//! `exits.rs`, when steps are due `timing.rs`, what of a pod the loop
+//! decides on `view.rs`, whether its volumes can be mounted `mounts.rs`, the
+//! nodes (seeding, joining, leaving, stop/start, heartbeats, Leases)
 //! `nodes.rs`. None of them imports this file.
 
 use std::cmp::Reverse;
@@ -45,7 +43,7 @@ use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
@@ -251,7 +249,10 @@ impl Kubelet {
     fn evaluate(&mut self, pod: &Value) {
         let Some(pod_ref) = PodRef::of(pod) else { return };
         let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("").to_owned();
-        if !node.is_empty() {
+        // The scheduler's informer leaves finished pods out.
+        if matches!(pod.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed")) {
+            self.scheduler.placement.remove(&pod_ref.uid);
+        } else if !node.is_empty() {
             self.scheduler.placement.insert(pod_ref.uid.clone(), node.clone());
         }
         if is_terminating(pod) {
@@ -364,7 +365,7 @@ impl Kubelet {
             return;
         }
         match step {
-            Step::FinishDeletion => self.finish_deletion(pod, &current),
+            Step::FinishDeletion => status::finish_deletion(&self.api.store, &self.pod_key, pod, &current),
             Step::Start if !is_terminating(&current) && self.volumes.ready(&self.api.store, &current, pod, node) => {
                 let never_ready = current
                     .pointer(&format!("/metadata/annotations/{}", READY_ANNOTATION.replace('/', "~1")))
@@ -378,24 +379,6 @@ impl Kubelet {
                 self.write_status(pod, |status, spec| exits::containers_exit(status, spec, code));
             }
             _ => {}
-        }
-    }
-
-    /// The kubelet's final delete (grace period 0): gone unless finalizers
-    /// hold it, in which case it goes when the last one is removed.
-    fn finish_deletion(&self, pod: &PodRef, current: &Value) {
-        let held = current.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
-        if held {
-            let _ = self.api.store.update::<()>(&self.pod_key, &pod.namespace, &pod.name, |s| {
-                let mut v = s.value();
-                if v.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64) == Some(0) {
-                    return Ok(None);
-                }
-                v["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-                Ok(Some(v))
-            });
-        } else {
-            let _ = self.api.store.delete(&self.pod_key, &pod.namespace, &pod.name, None);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The pod statuses the kubelet stand-in writes: bound (`ContainerCreating`),
 //! running (Ready or not) and failed, with the conditions and container
-//! statuses a real kubelet reports. When each is written is the loop's
-//! business (`mod.rs`).
+//! statuses a real kubelet reports, and the final step of a deletion. When
+//! each is written is the loop's business (`mod.rs`).
 
 use serde_json::{Value, json};
 
@@ -25,6 +25,31 @@ impl PodRef {
             uid: pod.pointer("/metadata/uid")?.as_str()?.to_owned(),
         })
     }
+}
+
+/// The kubelet's final delete (grace period 0) of a pod whose grace
+/// period ended: gone unless finalizers hold it; a held pod is written
+/// terminal first (`exits::containers_killed`), as the kubelet reports a
+/// pod it stopped, and goes when its last finalizer is removed.
+pub(super) fn finish_deletion(store: &Store, pod_key: &TypeKey, pod: &PodRef, current: &Value) {
+    let held = current.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+    if !held {
+        let _ = store.delete(pod_key, &pod.namespace, &pod.name, None);
+        return;
+    }
+    let _ = store.update::<()>(pod_key, &pod.namespace, &pod.name, |s| {
+        let mut v = s.value();
+        if v.pointer("/metadata/uid").and_then(Value::as_str) != Some(pod.uid.as_str())
+            || v.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64) == Some(0)
+        {
+            return Ok(None);
+        }
+        v["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        if let Some(status) = v.get_mut("status") {
+            super::exits::containers_killed(status);
+        }
+        Ok(Some(v))
+    });
 }
 
 /// Writes `f`'s change to the status of `pod` (stored under `pod_key`), if

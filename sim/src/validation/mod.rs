@@ -8,6 +8,7 @@
 //! This file holds the entry points and the per-kind dispatch. The rules
 //! are `meta.rs`, `pod.rs`, `pod_update.rs`, `pod_status.rs`,
 //! `apps.rs`, `daemon_set.rs`, `stateful_set.rs`, `controller_revision.rs`,
+//! `job.rs`, `job_policies.rs`, `job_update.rs`, `job_status.rs`, `cron_job.rs`,
 //! `workload_status.rs`, `node.rs`, `taints.rs`, `service.rs`,
 //! `endpoints.rs`, `core_v1.rs`, `storage.rs` (with `quantity.rs`), `discovery.rs`, `policy.rs` and `rbac.rs`; what they share is `errors.rs` (causes and their messages),
 //! `access.rs` (reading the JSON), `render.rs` (Go's rendering of values),
@@ -84,7 +85,16 @@
 //! - Role and ClusterRole policy rules, and a ClusterRole's
 //!   `aggregationRule` (at least one valid selector);
 //! - pod updates: only what upstream `ValidatePodUpdate` lets change
-//!   (`pod_update.rs`).
+//!   (`pod_update.rs`);
+//! - Job: `ValidateJob` (the generated selector's labels, counts, indexed
+//!   completion limits, managedBy, pod failure and success policies, pod
+//!   replacement policy, the pod template and its Never/OnFailure restart
+//!   policy, `job.rs` and `job_policies.rs`), on update
+//!   `ValidateJobSpecUpdate` (`job_update.rs`), on `/status` the 1.37
+//!   status strategy's rules (`job_status.rs`);
+//! - CronJob: schedule (robfig/cron's `ParseStandard`), `TZ=` refused in
+//!   new schedules, time zone, concurrency policy, job template, history
+//!   limits, the 52-character name on create (`cron_job.rs`).
 //!
 //! Not validated: Service node port, load balancer and traffic policy
 //! rules and its status,
@@ -99,8 +109,11 @@ use crate::resources::Builtin;
 
 mod access;
 mod apps;
+#[cfg(test)]
+mod batch_tests;
 mod controller_revision;
 mod core_v1;
+mod cron_job;
 mod daemon_set;
 mod discovery;
 mod endpoints;
@@ -108,6 +121,10 @@ mod errors;
 #[cfg(test)]
 mod fixtures;
 mod ip;
+mod job;
+mod job_policies;
+mod job_status;
+mod job_update;
 mod meta;
 mod node;
 mod pod;
@@ -207,6 +224,9 @@ pub fn validate_status_update(kind: Builtin, old: &Value, new: &Value) -> Vec<Ca
         Builtin::Namespace => namespace_phase(&mut errs, new),
         Builtin::Pod => pod_status_update(&mut errs, old, new),
         Builtin::PersistentVolumeClaim => storage::claim_status_update(&mut errs, new),
+        Builtin::Job => job_status::job_status_update(&mut errs, old, new),
+        // The CronJob status strategy validates nothing of its own.
+        Builtin::CronJob => {}
         _ => spec(&mut errs, kind, new, Some(old)),
     }
     errs.finish()
@@ -303,9 +323,15 @@ fn spec(errs: &mut Errors, kind: Builtin, object: &Value, old: Option<&Value>) {
         Builtin::Node => node::node(errs, object, old),
         Builtin::ClusterRole => rbac::role(errs, object, false),
         Builtin::Role => rbac::role(errs, object, true),
-        Builtin::Job
-        | Builtin::CronJob
-        | Builtin::ClusterRoleBinding
+        Builtin::Job => {
+            let prefixed_labels = old.is_none_or(job_update::requires_prefixed_labels);
+            job::job(errs, object, prefixed_labels);
+            if let Some(old) = old {
+                job_update::job_spec_update(errs, old, object);
+            }
+        }
+        Builtin::CronJob => cron_job::cron_job(errs, object, old),
+        Builtin::ClusterRoleBinding
         | Builtin::RoleBinding
         | Builtin::ServiceAccount
         | Builtin::CoreEvent

@@ -3,7 +3,7 @@
 //! port names and ConfigMap keys, with upstream's messages.
 
 /// Upstream `RegexError`: the message, examples and regular expression.
-fn regex_error(message: &str, regex: &str, examples: &[&str]) -> String {
+pub(super) fn regex_error(message: &str, regex: &str, examples: &[&str]) -> String {
     if examples.is_empty() {
         return format!("{message} (regex used for validation is '{regex}')");
     }

@@ -183,7 +183,8 @@ async fn kubectl_get_prints_upstreams_job_and_cronjob_tables() {
     assert_eq!(rows[1][..5], ["parallel", "Running", "0/1", "of", "3"]);
 
     let status = json!({"status": {"startTime": "2024-01-01T00:00:00Z", "completionTime": "2024-01-01T00:01:10Z",
-        "succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}});
+        "succeeded": 1, "conditions": [{"type": "SuccessCriteriaMet", "status": "True"},
+            {"type": "Complete", "status": "True"}]}});
     let answer = util::merge(&client, &format!("{JOBS}/parallel/status"), status).await;
     assert_eq!(answer.code(), 200, "{}", answer.body);
     let rows = table(&kubectl_ok(&config, &["get", "job", "parallel"]).await);
@@ -194,4 +195,65 @@ async fn kubectl_get_prints_upstreams_job_and_cronjob_tables() {
     assert_eq!(rows[0], ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "AGE"]);
     assert_eq!(rows[1][..7], ["tick", "*/5", "*", "*", "*", "*", "<none>"]);
     assert_eq!(rows[1][7..10], ["False", "0", "<none>"]);
+}
+
+#[tokio::test]
+async fn invalid_jobs_and_cronjobs_are_refused_with_upstreams_causes() {
+    let sim = util::start().await;
+    let (_dir, config) = kubeconfig(&sim);
+    let out = kubectl(&config, &["create", "cronjob", "bad", "--image=busybox", "--schedule=61 * * * *"]).await;
+    assert!(!out.ok, "{}", failure(&out));
+    assert!(
+        out.stderr.contains(r#"spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61"#),
+        "{}",
+        failure(&out)
+    );
+    let always = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: forever\nspec:\n  template:\n    spec:\n      \
+        restartPolicy: Always\n      containers:\n      - name: c\n        image: busybox\n";
+    let out = kube_sim::testing::kubectl_with_stdin(&config, &["apply", "-f", "-"], Some(always)).await;
+    assert!(
+        out.stderr.contains(r#"spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never""#),
+        "{}",
+        failure(&out)
+    );
+
+    kubectl_ok(&config, &["create", "job", "pi", "--image=perl:5.34"]).await;
+    let out = kubectl(&config, &["patch", "job", "pi", "--type=merge", "-p", r#"{"spec":{"completions":4}}"#]).await;
+    assert!(out.stderr.contains("spec.completions: Invalid value: 4: field is immutable"), "{}", failure(&out));
+    let image = r#"{"spec":{"template":{"spec":{"containers":[{"name":"pi","image":"perl:6"}]}}}}"#;
+    let out = kubectl(&config, &["patch", "job", "pi", "-p", image]).await;
+    assert!(
+        out.stderr.contains("spec.template: Invalid value: core.PodTemplateSpec{...}: field is immutable"),
+        "{}",
+        failure(&out)
+    );
+
+    let complete = r#"{"status":{"conditions":[{"type":"Complete","status":"True"}]}}"#;
+    let out = kubectl(&config, &["patch", "job", "pi", "--subresource=status", "--type=merge", "-p", complete]).await;
+    assert!(
+        out.stderr.contains("cannot set Complete=True condition without the SuccessCriteriaMet=true condition"),
+        "{}",
+        failure(&out)
+    );
+}
+
+/// A suspended Job that never started may be moved to other nodes
+/// (`MutableSchedulingDirectivesForSuspendedJobs`), a started one not.
+#[tokio::test]
+async fn a_suspended_job_may_change_where_its_pods_go_until_it_starts() {
+    let sim = util::start().await;
+    let (_dir, config) = kubeconfig(&sim);
+    let client = sim.client().expect("client");
+    let mut held = job("held");
+    held["spec"]["suspend"] = json!(true);
+    util::create(&client, JOBS, &held).await;
+    let directives = r#"{"spec":{"template":{"spec":{"nodeSelector":{"zone":"b"}}}}}"#;
+    kubectl_ok(&config, &["patch", "job", "held", "--type=merge", "-p", directives]).await;
+    let started = r#"{"status":{"startTime":"2024-01-01T00:00:00Z"}}"#;
+    kubectl_ok(&config, &["patch", "job", "held", "--subresource=status", "--type=merge", "-p", started]).await;
+    let again = r#"{"spec":{"template":{"spec":{"nodeSelector":{"zone":"c"}}}}}"#;
+    let out = kubectl(&config, &["patch", "job", "held", "--type=merge", "-p", again]).await;
+    assert!(out.stderr.contains("spec.template: Invalid value"), "{}", failure(&out));
+    let stored = get_json(&config, &["job", "held"]).await;
+    assert_eq!(stored["spec"]["template"]["spec"]["nodeSelector"], json!({"zone": "b"}));
 }

@@ -129,3 +129,14 @@ async fn a_pod_made_from_a_job_template_runs_to_completion() {
     assert_eq!(done["metadata"]["labels"]["batch.kubernetes.io/job-name"], "pi");
     assert_eq!(done["status"]["containerStatuses"][0]["state"]["terminated"]["reason"], "Completed");
 }
+
+/// The scheduler's pod informer leaves finished pods out, so a node whose
+/// pods have all finished counts as empty when pods are spread.
+#[tokio::test]
+async fn finished_pods_no_longer_count_on_their_node() {
+    let sim = util::start().await;
+    let quick = json!({"kube-sim.io/exit-after": "50ms"});
+    let done = run_until(&sim, pod("first", "Never", quick), "first to succeed", |p| phase(p) == "Succeeded").await;
+    let next = run_until(&sim, pod("second", "Never", json!({})), "second to run", |p| phase(p) == "Running").await;
+    assert_eq!(next["spec"]["nodeName"], done["spec"]["nodeName"], "{next}");
+}

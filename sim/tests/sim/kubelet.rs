@@ -488,6 +488,9 @@ async fn a_finalizer_holds_a_gracefully_deleted_pod_until_it_is_removed() {
     wait_gone(&sim, &api, "free").await;
     let held = as_json(&api.get("held").await.expect("still there"));
     assert_eq!(held["metadata"]["finalizers"], json!(["example.com/hold"]));
+    // Stopped, it is terminal: its container killed, the pod Failed.
+    assert_eq!(phase(&held), "Failed", "{held}");
+    assert_eq!(held["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 137, "{held}");
     let release = json!({"metadata": {"finalizers": null}});
     api.patch("held", &PatchParams::default(), &Patch::Merge(&release)).await.expect("finalizer removed");
     wait_gone(&sim, &api, "held").await;
