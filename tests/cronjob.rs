@@ -200,7 +200,7 @@ async fn allow_schedules_multiple_jobs_concurrently() {
     let first = wait_for_active(&env, "concurrent", 1, PATIENCE).await;
     let job = jobs_of(&env, "concurrent").await.into_iter().next().expect("a Job");
     let name = job.metadata.name.clone().unwrap_or_default();
-    assert_eq!(first, [name.clone()]);
+    assert_eq!(first, std::slice::from_ref(&name));
     let minutes: i64 = name.trim_start_matches("concurrent-").parse().expect("minutes since the epoch");
     let stamp = job.metadata.annotations.clone().unwrap_or_default();
     assert_eq!(

@@ -202,6 +202,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "replicaset-controller",
         "statefulset-controller",
         "daemonset-controller",
+        "cronjob-controller",
         "namespace-controller",
         "node-lifecycle-controller",
         "taint-eviction-controller",
