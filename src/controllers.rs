@@ -20,6 +20,7 @@ use prometheus::Registry;
 
 use crate::config::{Config, MAX_UNAVAILABLE_STATEFUL_SET, TERMINATING_REPLICAS};
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
+use crate::drivers::cronjob::{self, CronJobController, CronJobMetrics};
 use crate::drivers::daemonset::{self, DaemonSetController};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::endpoint::{self, EndpointController};
@@ -161,6 +162,22 @@ pub const TABLE: &[Row] = &[
             let metrics = JobMetrics::register(cx.registry)?;
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(JobController::new(cx.factory, client, recorder, Some(metrics), queues)?)))
+        },
+    },
+    Row {
+        name: cronjob::CONTROLLER_NAME,
+        workers: |config| config.concurrent_cron_job_syncs,
+        start: |cx| {
+            let client = cx.own_client(cronjob::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), cronjob::EVENT_COMPONENT);
+            let metrics = CronJobMetrics::register(cx.registry)?;
+            Ok(Some(Box::new(CronJobController::new(
+                cx.factory,
+                client,
+                recorder,
+                Some(metrics),
+                Some(cx.queue_metrics),
+            ))))
         },
     },
     Row {

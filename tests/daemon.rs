@@ -203,6 +203,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "statefulset-controller",
         "daemonset-controller",
         "job-controller",
+        "cronjob-controller",
         "namespace-controller",
         "node-lifecycle-controller",
         "taint-eviction-controller",

@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use clap::error::ErrorKind;
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Endpoints, Namespace, Node, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount,
+    ConfigMap, Endpoints, Event, Namespace, Node, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount,
 };
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::ClusterRole;
@@ -670,7 +670,70 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_statefulset_controller(&sim, &client).await;
     exercise_job_controller(&sim, &client).await;
     exercise_ttl_after_finished_controller(&sim, &client).await;
+    exercise_cronjob_controller(&sim, &client).await;
     calls_by_kcm_rs(&sim)
+}
+
+/// CronJob controller: a run made due at once (its last schedule time set
+/// back) creates a Job and writes the status; the Job, finished, is
+/// deleted past a history limit of 0; a listed Job that does not exist is
+/// read live; a Job it does not list makes it read the CronJob live.
+async fn exercise_cronjob_controller(sim: &Sim, client: &kube::Client) {
+    let cron_jobs: Api<CronJob> = Api::namespaced(client.clone(), "default");
+    let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
+    let template = json!({"spec": {"template": {"spec": {"restartPolicy": "Never",
+        "containers": [{"name": "c", "image": "busybox"}]}}}});
+    let cron_job = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
+        "spec": {"schedule": "*/1 * * * *", "successfulJobsHistoryLimit": 0, "jobTemplate": template}});
+    let created = cron_jobs.create(&PostParams::default(), &object(cron_job)).await.expect("cronjob");
+    let status_patch = |status: Value| {
+        let cron_jobs = cron_jobs.clone();
+        async move {
+            let patch = json!({"status": status});
+            cron_jobs.patch_status("nightly", &PatchParams::default(), &Patch::Merge(&patch)).await.expect("status");
+        }
+    };
+    let back = jiff::Timestamp::now() - jiff::SignedDuration::from_mins(5);
+    status_patch(json!({"lastScheduleTime": back.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()})).await;
+    let active = || async {
+        let cj = cron_jobs.get("nightly").await.map_err(|e| e.to_string())?;
+        Ok::<_, String>(cj.status.and_then(|s| s.active).unwrap_or_default())
+    };
+    let job = wait_for(sim, PATIENCE, "the CronJob's Job", || async {
+        active().await?.first().and_then(|r| r.name.clone()).ok_or_else(|| "no active Job".to_owned())
+    })
+    .await;
+    let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let done = |type_: &str| json!({"type": type_, "status": "True", "lastTransitionTime": now});
+    let finished = json!({"status": {"startTime": now, "completionTime": now, "succeeded": 1,
+        "conditions": [done("SuccessCriteriaMet"), done("Complete")]}});
+    jobs.patch_status(&job, &PatchParams::default(), &Patch::Merge(&finished)).await.expect("finished");
+    wait_for(sim, PATIENCE, "the finished Job deleted", || async {
+        let found = jobs.get_opt(&job).await.map_err(|e| e.to_string())?;
+        if found.is_none_or(|j| j.metadata.deletion_timestamp.is_some()) { Ok(()) } else { Err("still there".into()) }
+    })
+    .await;
+    let ghost =
+        json!({"apiVersion": "batch/v1", "kind": "Job", "name": "ghost", "namespace": "default", "uid": "ghost-uid"});
+    status_patch(json!({"active": [ghost]})).await;
+    wait_for(sim, PATIENCE, "the missing Job off the active list", || async {
+        let listed = active().await?;
+        if listed.is_empty() { Ok(()) } else { Err(format!("{listed:?}")) }
+    })
+    .await;
+    let owner = json!({"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly",
+        "uid": created.metadata.uid, "controller": true});
+    let mut stray = json!({"apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "stray", "ownerReferences": [owner]}});
+    stray["spec"] = template["spec"].clone();
+    jobs.create(&PostParams::default(), &object(stray)).await.expect("stray job");
+    let events: Api<Event> = Api::namespaced(client.clone(), "default");
+    wait_for(sim, PATIENCE, "UnexpectedJob", || async {
+        let list = events.list(&ListParams::default()).await.map_err(|e| e.to_string())?;
+        let seen = list.items.iter().any(|e| e.reason.as_deref() == Some("UnexpectedJob"));
+        if seen { Ok(()) } else { Err("no UnexpectedJob yet".into()) }
+    })
+    .await;
 }
 
 /// A type without deletecollection (as some aggregated APIs serve): the
@@ -1472,6 +1535,7 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
         "the same for the references of a DaemonSet's pods and revisions to it",
     ),
     ("update", "batch", "jobs/finalizers", "the same for the references of a Job's pods to it"),
+    ("update", "batch", "cronjobs/finalizers", "the same for a Job's reference to its CronJob"),
     ("update", "", "services/finalizers", "the same for an EndpointSlice's reference to its Service"),
     (
         "create",

@@ -124,6 +124,7 @@ async fn prometheus_scrapes_kcm_rs_over_https_with_the_deploy_scrape_job() {
         "daemonset",
         "job",
         "job_orphan_pod",
+        "cronjob",
         "namespace",
         "node_lifecycle_controller",
         "node_lifecycle_controller_pods",

@@ -12,6 +12,8 @@ mod cluster;
 mod clusterroleaggregation;
 /// Fixtures shared by the areas: kube-sim with a `kcm-rs` against it.
 mod common;
+/// The CronJob controller, driven by kubectl: concurrency policies, suspend, history, missed runs, zones.
+mod cronjob;
 /// The `kcm-rs` binary: leader hand-over between two processes, serving, promtool.
 mod daemon;
 /// The DaemonSet controller, driven by kubectl and node controls, under a placement checker.

@@ -11,6 +11,8 @@
 //!   (the rules an `aggregationRule` gathers, in upstream's order);
 //! - [`common`]: what controllers share (selectors, controller refs and
 //!   claims, pod readiness, deletion ranking, pods from templates);
+//! - [`cronjob`]: the CronJob controller (schedules as upstream's parser
+//!   reads them, missed runs, concurrency policies, history limits);
 //! - [`daemonset`]: the DaemonSet controller (which nodes run a daemon
 //!   pod, rolling update with maxUnavailable or maxSurge, history, status);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
@@ -52,6 +54,7 @@
 
 pub mod clusterroleaggregation;
 pub mod common;
+pub mod cronjob;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;

@@ -74,6 +74,7 @@ impl Flags {
 
 /// Upstream help texts whose last sentence has no final period.
 const HELP_WITHOUT_PERIOD: &[&str] = &[
+    "concurrent_cron_job_syncs",
     "concurrent_daemonset_syncs",
     "concurrent_deployment_syncs",
     "concurrent_job_syncs",

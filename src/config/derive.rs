@@ -96,6 +96,7 @@ impl Config {
                 "concurrent-ttl-after-finished-syncs",
                 flags.concurrent_ttl_after_finished_syncs,
             )?,
+            concurrent_cron_job_syncs: workers("concurrent-cron-job-syncs", flags.concurrent_cron_job_syncs)?,
             concurrent_namespace_syncs: workers("concurrent-namespace-syncs", flags.concurrent_namespace_syncs)?,
             namespace_sync_period: flags.namespace_sync_period.0,
             concurrent_gc_syncs: workers("concurrent-gc-syncs", flags.concurrent_gc_syncs)?,

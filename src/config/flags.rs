@@ -334,6 +334,11 @@ pub struct Flags {
     #[arg(long, value_name = "string", help_heading = "Serviceaccount controller flags")]
     pub root_ca_file: Option<PathBuf>,
 
+    /// The number of cron job objects that are allowed to sync concurrently. Larger number = more responsive jobs,
+    /// but more CPU (and network) load
+    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Cronjob controller flags")]
+    pub concurrent_cron_job_syncs: i32,
+
     /// The number of statefulset objects that are allowed to sync concurrently. Larger number = more responsive
     /// statefulsets, but more CPU (and network) load
     #[arg(long, value_name = "int32", default_value = "5", help_heading = "Statefulset controller flags")]

@@ -74,6 +74,8 @@ pub struct Config {
     pub concurrent_statefulset_syncs: usize,
     /// `--concurrent-ttl-after-finished-syncs`.
     pub concurrent_ttl_after_finished_syncs: usize,
+    /// `--concurrent-cron-job-syncs`.
+    pub concurrent_cron_job_syncs: usize,
     /// `--concurrent-namespace-syncs`.
     pub concurrent_namespace_syncs: usize,
     /// `--namespace-sync-period`: resync of the namespace handler.
@@ -290,6 +292,7 @@ mod tests {
         ("concurrent-replicaset-syncs", "5"),
         ("concurrent-statefulset-syncs", "5"),
         ("concurrent-ttl-after-finished-syncs", "5"),
+        ("concurrent-cron-job-syncs", "5"),
         ("concurrent-namespace-syncs", "10"),
         ("concurrent-gc-syncs", "20"),
         ("concurrent-serviceaccount-token-syncs", "5"),
@@ -352,6 +355,7 @@ mod tests {
             ("concurrent-replicaset-syncs", f.concurrent_replicaset_syncs.to_string()),
             ("concurrent-statefulset-syncs", f.concurrent_statefulset_syncs.to_string()),
             ("concurrent-ttl-after-finished-syncs", f.concurrent_ttl_after_finished_syncs.to_string()),
+            ("concurrent-cron-job-syncs", f.concurrent_cron_job_syncs.to_string()),
             ("concurrent-namespace-syncs", f.concurrent_namespace_syncs.to_string()),
             ("concurrent-gc-syncs", f.concurrent_gc_syncs.to_string()),
             ("concurrent-serviceaccount-token-syncs", f.concurrent_serviceaccount_token_syncs.to_string()),
@@ -660,6 +664,11 @@ mod tests {
             Error::NonPositiveWorkers { flag: "concurrent-statefulset-syncs", value: -1 }
         );
         assert_eq!(config(&["--concurrent-statefulset-syncs=3"]).unwrap().concurrent_statefulset_syncs, 3);
+        assert_eq!(
+            config(&["--concurrent-cron-job-syncs=0"]).unwrap_err(),
+            Error::NonPositiveWorkers { flag: "concurrent-cron-job-syncs", value: 0 }
+        );
+        assert_eq!(config(&["--concurrent-cron-job-syncs=2"]).unwrap().concurrent_cron_job_syncs, 2);
         assert_eq!(
             config(&["--concurrent-daemonset-syncs=0"]).unwrap_err(),
             Error::NonPositiveWorkers { flag: "concurrent-daemonset-syncs", value: 0 }

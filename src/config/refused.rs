@@ -74,7 +74,6 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     v("cluster-signing-kubelet-serving-key-file"),
     v("cluster-signing-legacy-unknown-cert-file"),
     v("cluster-signing-legacy-unknown-key-file"),
-    v("concurrent-cron-job-syncs"),
     v("concurrent-ephemeralvolume-syncs"),
     v("concurrent-horizontal-pod-autoscaler-syncs"),
     v("concurrent-rc-syncs"),

@@ -25,6 +25,8 @@
 //!   name, a pod's node, the pod index by node name);
 //! - `clusterroleaggregation`: the ClusterRole aggregation controller
 //!   ([`ClusterRoleAggregationController`](clusterroleaggregation::ClusterRoleAggregationController));
+//! - `cronjob`: the CronJob controller
+//!   ([`CronJobController`](cronjob::CronJobController));
 //! - `daemonset`: the DaemonSet controller
 //!   ([`DaemonSetController`](daemonset::DaemonSetController));
 //! - `deployment`: the Deployment controller
@@ -64,6 +66,7 @@
 
 mod api_errors;
 pub mod clusterroleaggregation;
+pub mod cronjob;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
