@@ -76,18 +76,19 @@ pub fn next_availability_check(pod: &Pod, min_ready_seconds: i32, now: Timestamp
     (wait.is_positive()).then(|| Duration::try_from(wait).ok()).flatten()
 }
 
+/// The names of the pod's sidecars: its init containers with
+/// `restartPolicy: Always`.
+pub fn sidecar_names(pod: &Pod) -> Vec<&str> {
+    let init = pod.spec.init_containers.iter();
+    init.filter(|c| c.restart_policy.as_deref() == Some("Always")).map(|c| c.name.as_str()).collect()
+}
+
 /// The highest restart count of the regular containers, then of the sidecars
 /// (init containers with `restartPolicy: Always`), as upstream compares them.
 pub fn max_container_restarts(pod: &Pod) -> (i32, i32) {
     let status = &pod.status;
     let regular = status.container_statuses.iter().map(|c| c.restart_count).max().unwrap_or(0).max(0);
-    let sidecars: Vec<&str> = pod
-        .spec
-        .init_containers
-        .iter()
-        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
-        .map(|c| c.name.as_str())
-        .collect();
+    let sidecars = sidecar_names(pod);
     let sidecar = status
         .init_container_statuses
         .iter()

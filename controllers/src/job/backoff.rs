@@ -26,6 +26,8 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use kcm_objects::{ContainerStatus, Pod};
 
+use crate::common::pod::sidecar_names;
+
 /// The delay after the first failure (upstream
 /// `DefaultJobPodFailureBackOff`).
 pub const DEFAULT_JOB_POD_FAILURE_BACK_OFF: Duration = Duration::from_secs(10);
@@ -159,13 +161,7 @@ pub fn finished_time(pod: &Pod) -> Timestamp {
 /// upstream's, a container not finished voids what came before it, so a
 /// pod with none finished has none.
 fn finish_time_from_containers(pod: &Pod) -> Option<Timestamp> {
-    let sidecars: Vec<&str> = pod
-        .spec
-        .init_containers
-        .iter()
-        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
-        .map(|c| c.name.as_str())
-        .collect();
+    let sidecars = sidecar_names(pod);
     let regular = latest_finish(None, pod.status.container_statuses.iter());
     let sidecar_statuses = pod.status.init_container_statuses.iter().filter(|s| sidecars.contains(&s.name.as_str()));
     latest_finish(regular, sidecar_statuses)
