@@ -32,6 +32,8 @@ mod endpointslicemirroring;
 mod garbagecollector;
 /// Shared informers against kube-sim with faults: nothing lost, nothing duplicated.
 mod informer;
+/// The Job controller: every pod counted once across kills, failing creates and dropped watches.
+mod job;
 /// The legacy token cleaner: unused legacy token Secrets labelled invalid, then deleted.
 mod legacyserviceaccounttokens;
 /// The Namespace controller: a full namespace deleted, finalizers, faults.
