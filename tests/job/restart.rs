@@ -1,6 +1,6 @@
-//! The restart invariant: a Job of 20 completions, 5 at a time,
-//! whose pods run to completion in kube-sim's kubelet and some of which
-//! fail, finishes with `status.succeeded` and `status.failed` equal to the
+//! The restart invariant: a Job (NonIndexed or Indexed) of 20
+//! completions, 5 at a time, whose pods run to completion in kube-sim's
+//! kubelet and some of which fail, finishes with `status.succeeded` and `status.failed` equal to the
 //! pods that really ended Succeeded and Failed, each counted once, however
 //! often `kcm-rs` is killed with SIGKILL mid-run, its pod creates refused
 //! or its watches dropped. A recorder watches every pod and Job state; at
@@ -139,13 +139,15 @@ fn count(n: Option<i32>) -> usize {
 }
 
 /// Creates the Job with kubectl: pods exit 0 two seconds after they start
-/// (`restartPolicy: Never`), a backoff limit the failures stay under.
-async fn create_job(env: &Env, name: &str) {
+/// (`restartPolicy: Never`), a backoff limit the failures stay under, in
+/// `completionMode` `mode`.
+async fn create_job(env: &Env, name: &str, mode: &str) {
     let job = json!({
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": name, "namespace": NS},
         "spec": {
             "completions": COMPLETIONS, "parallelism": PARALLELISM, "backoffLimit": 100,
+            "completionMode": mode,
             "template": {
                 "metadata": {"annotations": {"kube-sim.io/exit-after": "2s", "kube-sim.io/exit-code": "0"}},
                 "spec": {"restartPolicy": "Never", "containers": [{"name": "work", "image": "busybox"}]},
@@ -242,7 +244,7 @@ async fn a_job_killed_mid_run_counts_every_pod_once() {
     let mut env = start().await;
     let recorders = Recorders::start(&env).await;
     let chaos = fail_every_third_pod(&env, "killed");
-    create_job(&env, "killed").await;
+    create_job(&env, "killed", "NonIndexed").await;
     for finished in [3, 8, 14] {
         wait_mid_run(&env, &recorders, "killed", finished).await;
         kill_and_restart(&mut env).await;
@@ -257,7 +259,7 @@ async fn failing_creates_dropped_watches_and_a_kill_converge_counting_every_pod_
     let recorders = Recorders::start(&env).await;
     env.sim.controls().set_faults(failing_pod_creates(0.2)).expect("faults set");
     let chaos = fail_every_third_pod(&env, "faulty");
-    create_job(&env, "faulty").await;
+    create_job(&env, "faulty", "NonIndexed").await;
     wait_mid_run(&env, &recorders, "faulty", 3).await;
     env.sim.controls().drop_watches();
     wait_mid_run(&env, &recorders, "faulty", 8).await;
@@ -271,4 +273,25 @@ async fn failing_creates_dropped_watches_and_a_kill_converge_counting_every_pod_
         refused.iter().filter(|s| s.verb == "create" && s.resource == "pods" && s.code == 500).map(|s| s.count).sum();
     assert!(refused > 0, "no pod create was refused: the faults were not exercised");
     chaos.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_indexed_job_killed_mid_run_counts_every_pod_once() {
+    let mut env = start().await;
+    let recorders = Recorders::start(&env).await;
+    let chaos = fail_every_third_pod(&env, "indexed");
+    create_job(&env, "indexed", "Indexed").await;
+    for finished in [4, 11] {
+        wait_mid_run(&env, &recorders, "indexed", finished).await;
+        kill_and_restart(&mut env).await;
+    }
+    assert_counted_once(&env, &recorders, "indexed").await;
+    let completed = jobs_status(&env, "indexed").await.completed_indexes;
+    assert_eq!(completed.as_deref(), Some("0-19"));
+    chaos.abort();
+}
+
+async fn jobs_status(env: &Env, name: &str) -> k8s_openapi::api::batch::v1::JobStatus {
+    let jobs: Api<Job> = Api::namespaced(env.client.clone(), NS);
+    jobs.get(name).await.expect("Job read").status.unwrap_or_default()
 }
