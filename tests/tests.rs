@@ -35,7 +35,7 @@ mod garbagecollector;
 /// Shared informers against kube-sim with faults: nothing lost, nothing duplicated.
 mod informer;
 /// The Job controller: Jobs run to completion (NonIndexed and Indexed) or past their backoff limit, and
-/// upstream's job.go scenarios under invariants on every pod event.
+/// upstream's job.go scenarios under invariants on every pod event, and every pod counted once across kills.
 mod job;
 /// The legacy token cleaner: unused legacy token Secrets labelled invalid, then deleted.
 mod legacyserviceaccounttokens;

@@ -7,6 +7,9 @@
 
 /// More of upstream's `job.go` scenarios, under invariants on every pod event.
 mod e2e;
+/// The restart invariant: kcm-rs killed mid-run, creates refused, watches
+/// dropped; every pod that ended is counted once.
+mod restart;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
