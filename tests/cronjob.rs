@@ -8,12 +8,11 @@
 //! controller starts the most recent missed time), and a test waits for
 //! the next minute's run at most once.
 //!
-//! No Job controller runs in this branch of kcm-rs, so Jobs never get
-//! pods here; where a test needs a Job finished, it writes the Job's
-//! status through `jobs/status` as kube-controller-manager's
-//! job-controller would (`startTime`, `completionTime`, `succeeded` and the
-//! `SuccessCriteriaMet` and `Complete` conditions, or `failed` and the
-//! `FailureTarget` and `Failed` conditions).
+//! The job-controller runs the Jobs: their pods run until the test is
+//! done, except where a test needs Jobs that finish, whose pods exit a
+//! second after they start (kube-sim's `kube-sim.io/exit-after`), with
+//! code 0 or 1 (`kube-sim.io/exit-code`), as upstream's tests give them
+//! `/bin/true` or `/bin/false`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -116,25 +115,6 @@ async fn wait_for_event(env: &Env, name: &str, reason: &str, patience: Patience)
         found.first().and_then(|e| e.message.clone()).ok_or_else(|| "none yet".to_owned())
     })
     .await
-}
-
-/// Marks the Job finished through its status subresource, as
-/// kube-controller-manager's job-controller would.
-async fn finish_job(env: &Env, job: &str, succeeded: bool) {
-    let now = Timestamp::now();
-    let start = rfc3339(now - SignedDuration::from_secs(5));
-    let end = rfc3339(now);
-    let condition =
-        |type_: &str| json!({"type": type_, "status": "True", "lastProbeTime": end, "lastTransitionTime": end});
-    let status = if succeeded {
-        json!({"startTime": start, "completionTime": end, "succeeded": 1, "active": 0,
-            "conditions": [condition("SuccessCriteriaMet"), condition("Complete")]})
-    } else {
-        json!({"startTime": start, "failed": 1, "active": 0,
-            "conditions": [condition("FailureTarget"), condition("Failed")]})
-    };
-    let patch = json!({"status": status}).to_string();
-    kubectl_ok(&env.kubeconfig, &["patch", "job", job, "--subresource=status", "--type=merge", "-p", &patch]).await;
 }
 
 /// Watches the Jobs of CronJob `name`: the most unfinished ones seen at
@@ -348,15 +328,22 @@ async fn failed_jobs_history_limit() {
 
 async fn history_limit(name: &str, succeed: bool) {
     let env = start().await;
-    let limits = if succeed {
+    let mut spec = if succeed {
         json!({"successfulJobsHistoryLimit": 1, "failedJobsHistoryLimit": 0})
     } else {
         json!({"successfulJobsHistoryLimit": 0, "failedJobsHistoryLimit": 1})
     };
-    create(&env, name, "*/1 * * * ?", "Allow", limits).await;
+    // upstream's successCommand and failureCommand: each Job's pod ends a
+    // second after it starts, and the job-controller finishes the Job.
+    let mut job_template = serde_json::from_str::<Value>(&manifest(name, "", "", json!({})))
+        .expect("the manifest is JSON")["spec"]["jobTemplate"]
+        .clone();
+    let exit = json!({"kube-sim.io/exit-after": "1s", "kube-sim.io/exit-code": if succeed { "0" } else { "1" }});
+    job_template["spec"]["template"]["metadata"] = json!({"annotations": exit});
+    spec["jobTemplate"] = job_template;
+    create(&env, name, "*/1 * * * ?", "Allow", spec).await;
     last_scheduled(&env, name, SignedDuration::from_mins(5)).await;
     let first = wait_for_active(&env, name, 1, PATIENCE).await.remove(0);
-    finish_job(&env, &first, succeed).await;
     wait_for(&env.sim, PATIENCE, "the finished Job off the active list", || async {
         let active = active_names(&cron_job(&env, name).await);
         if active.contains(&first) { Err(format!("active {active:?}")) } else { Ok(()) }
@@ -373,7 +360,6 @@ async fn history_limit(name: &str, succeed: bool) {
         names.iter().find(|n| **n != first).cloned().ok_or_else(|| format!("Jobs {names:?}"))
     })
     .await;
-    finish_job(&env, &second, succeed).await;
     wait_for(&env.sim, PATIENCE, "the older finished Job deleted", || async {
         let left: Vec<String> = jobs_of(&env, name)
             .await

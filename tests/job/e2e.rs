@@ -132,26 +132,27 @@ impl Invariants {
     /// The states of the pods Job `name` controlled when seen (an orphan
     /// or a released pod is not its), by uid, in the order seen.
     fn pod_states(&self, name: &str) -> Vec<(String, bool, Pod)> {
-        self.recorder
-            .all()
-            .into_iter()
-            .map(|s| (s.uid().to_owned(), s.deleted, s.typed::<Pod>()))
-            .filter(|(_, _, p)| {
-                p.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .any(|o| o.kind == "Job" && o.name == name && o.controller == Some(true))
-            })
-            .collect()
+        let states = self.all_pod_states(name).into_iter();
+        states.filter(|(_, _, controlled, _)| *controlled).map(|(uid, deleted, _, pod)| (uid, deleted, pod)).collect()
+    }
+
+    /// Every state of every pod, by uid, in the order seen, with whether
+    /// Job `name` controlled it then.
+    fn all_pod_states(&self, name: &str) -> Vec<(String, bool, bool, Pod)> {
+        let controlled = |p: &Pod| {
+            let mut owners = p.metadata.owner_references.iter().flatten();
+            owners.any(|o| o.kind == "Job" && o.name == name && o.controller == Some(true))
+        };
+        let states = self.recorder.all().into_iter().map(|s| (s.uid().to_owned(), s.deleted, s.typed::<Pod>()));
+        states.map(|(uid, deleted, pod)| (uid, deleted, controlled(&pod), pod)).collect()
     }
 
     /// At every pod event, no more than `parallelism` of Job `name`'s pods
-    /// are active.
+    /// are active (a pod it releases stops counting, one it adopts starts).
     fn assert_parallelism(&self, name: &str, parallelism: usize) {
         let mut current: BTreeMap<String, Pod> = BTreeMap::new();
-        for (uid, deleted, pod) in self.pod_states(name) {
-            if deleted {
+        for (uid, deleted, controlled, pod) in self.all_pod_states(name) {
+            if deleted || !controlled {
                 current.remove(&uid);
             } else {
                 current.insert(uid, pod);
