@@ -400,6 +400,38 @@ async fn max_failed_indexes_fails_the_job_early() {
     invariants.assert_counted_once(&job, 0);
 }
 
+// === podReplacementPolicy ===
+
+/// Upstream "should recreate pods only after they have failed if pod
+/// replacement policy is set to Failed": a deleted running pod is
+/// replaced only once it is gone, so the Job never has a terminating pod
+/// beside a new one (the checker counts terminating pods as active here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pod_replacement_policy_failed_waits_for_the_old_pod() {
+    let env = env().await;
+    let invariants = Invariants::start(&env).await;
+    let spec = json!({"parallelism": 1, "completions": 1, "podReplacementPolicy": "Failed"});
+    create(&env, "replace-failed", "Never", "1h", 0, spec).await;
+    let first =
+        wait_pods(&env, "replace-failed", "a running pod", |pods| pods.iter().any(|p| phase(p) == "Running")).await;
+    let name = first[0].metadata.name.clone().unwrap_or_default();
+    kubectl_ok(&env.kubeconfig, &["delete", "pod", &name, "-n", NS, "--wait=false"]).await;
+    wait_pods(&env, "replace-failed", "a replacement", |pods| {
+        pods.iter().any(|p| p.metadata.name.as_deref() != Some(&name) && is_active(p))
+    })
+    .await;
+    let mut current: BTreeMap<String, Pod> = BTreeMap::new();
+    for (uid, deleted, pod) in invariants.pod_states("replace-failed") {
+        if deleted {
+            current.remove(&uid);
+        } else {
+            current.insert(uid, pod);
+        }
+        let present = current.values().filter(|p| !matches!(phase(p), "Succeeded" | "Failed")).count();
+        assert!(present <= 1, "a replacement beside a terminating pod: {:?}", current.keys());
+    }
+}
+
 // === adopt and release ===
 
 /// Upstream "should adopt matching orphans and release non-matching
