@@ -24,11 +24,7 @@ use k8s_openapi::api::batch::v1::{Job, JobCondition};
 #[cfg(test)]
 mod tests;
 
-/// The Job condition type of a Job whose pods succeeded
-/// (`batch.JobComplete`).
-pub const COMPLETE: &str = "Complete";
-/// The Job condition type of a Job that failed (`batch.JobFailed`).
-pub const FAILED: &str = "Failed";
+pub use crate::job::conditions::{COMPLETE, FAILED};
 
 /// Why a Job's expiry cannot be computed (upstream's errors of
 /// `getFinishAndExpireTime` and `jobFinishTime`).
