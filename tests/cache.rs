@@ -82,7 +82,7 @@ fn condition<'a>(pod: &'a Value, type_: &str) -> Option<&'a str> {
 
 /// Waits until `done` holds of the pod, then checks what it must keep.
 async fn after(env: &Env, what: &str, before: &Value, done: impl Fn(&Value) -> bool) {
-    wait_for(&env.sim, PATIENCE, what, || async {
+    wait_for(&env.cluster, PATIENCE, what, || async {
         let now = pod(env).await;
         if done(&now) { Ok(()) } else { Err(serde_json::to_string(&now["status"]).unwrap_or_default()) }
     })
@@ -99,7 +99,7 @@ async fn fields_the_caches_do_not_keep_survive_every_write_kcm_rs_makes_to_a_pod
     let env = start_with(config, FLAGS, |_| {}).await;
     // The API server refuses pods until the namespace has its `default`
     // ServiceAccount, which kcm-rs makes moments after it starts.
-    default_service_account(&env.sim, "default").await;
+    default_service_account(&env.cluster, &env.client, "default").await;
     let pods: Api<Pod> = Api::namespaced(env.client.clone(), "default");
     let body = json!({
         "metadata": {
@@ -116,7 +116,7 @@ async fn fields_the_caches_do_not_keep_survive_every_write_kcm_rs_makes_to_a_pod
         },
     });
     pods.create(&PostParams::default(), &serde_json::from_value(body).expect("pod")).await.expect("created");
-    wait_for(&env.sim, PATIENCE, "the pod Ready", || async {
+    wait_for(&env.cluster, PATIENCE, "the pod Ready", || async {
         let p = pod(&env).await;
         if condition(&p, "Ready") == Some("True") { Ok(()) } else { Err(p["status"].to_string()) }
     })
@@ -143,7 +143,7 @@ async fn fields_the_caches_do_not_keep_survive_every_write_kcm_rs_makes_to_a_pod
 
     let cordon = json!({"spec": {"unschedulable": true}});
     nodes.patch("node-1", &PatchParams::default(), &Patch::Merge(&cordon)).await.expect("cordoned");
-    wait_for(&env.sim, PATIENCE, "node-1 tainted unschedulable", || async {
+    wait_for(&env.cluster, PATIENCE, "node-1 tainted unschedulable", || async {
         let keys = taint_keys(&node(&env).await);
         if keys.contains(&"node.kubernetes.io/unschedulable:NoSchedule".to_owned()) {
             Ok(())
@@ -154,7 +154,7 @@ async fn fields_the_caches_do_not_keep_survive_every_write_kcm_rs_makes_to_a_pod
     .await;
     assert_eq!(node_untouched(&node(&env).await), node_before, "after the unschedulable taint");
 
-    env.sim.controls().stop_node("node-1").expect("node-1 exists");
+    env.cluster.controls().stop_node("node-1").expect("node-1 exists");
     after(&env, "marked not Ready, given DisruptionTarget and deleted", &before, |p| {
         condition(p, "Ready") == Some("False")
             && condition(p, "DisruptionTarget") == Some("True")

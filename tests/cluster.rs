@@ -87,7 +87,7 @@ async fn create_deployment(env: &Env, name: &str, replicas: i32, tolerate_unreac
 /// pods for its current generation; returns its uid.
 async fn fully_available(env: &Env, name: &str, replicas: i32) -> String {
     let api: Api<Deployment> = Api::namespaced(env.client.clone(), NS);
-    wait_for(&env.sim, PATIENCE, &format!("Deployment {name} fully available"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("Deployment {name} fully available"), || async {
         let d = api.get(name).await.expect("Deployment");
         let s = d.status.clone().unwrap_or_default();
         let counts = (s.replicas, s.updated_replicas, s.ready_replicas, s.available_replicas);
@@ -190,7 +190,7 @@ async fn kubectl_delete_deployment_removes_its_replica_sets_and_pods() {
     assert_eq!((replica_sets.len(), pods.len()), (1, 2));
 
     kubectl_ok(&env.kubeconfig, &["delete", "deployment", "web", "-n", NS, "--timeout=90s"]).await;
-    wait_for(&env.sim, PATIENCE, "the ReplicaSet and its pods gone", || async {
+    wait_for(&env.cluster, PATIENCE, "the ReplicaSet and its pods gone", || async {
         let (rs, pods) =
             (owned::<ReplicaSet>(&env, std::slice::from_ref(&uid)).await, owned::<Pod>(&env, &replica_sets).await);
         let names: Vec<_> = pods.iter().map(|p| (&p.metadata.name, p.metadata.deletion_timestamp.is_some())).collect();
@@ -275,12 +275,12 @@ async fn a_dead_nodes_pods_are_evicted_after_their_toleration_and_replaced_elsew
         pods.iter().filter(|p| node_name(p) == dead).filter_map(|p| p.metadata.name.clone()).collect();
     let recorder = Recorder::start(&env, &[ApiResource::erase::<Node>(&()), ApiResource::erase::<Pod>(&())]).await;
 
-    env.sim.controls().stop_node(&dead).expect("node exists");
+    env.cluster.controls().stop_node(&dead).expect("node exists");
 
     // Replaced on the other nodes: three available pods, none on the dead
     // node but the evicted ones, Terminating there (no kubelet finishes
     // them, as on a real cluster).
-    wait_for(&env.sim, PATIENCE, "web available again without the dead node", || async {
+    wait_for(&env.cluster, PATIENCE, "web available again without the dead node", || async {
         let pods = pods_of(&env, "web").await;
         let active: Vec<&Pod> = pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()).collect();
         let on_dead = active.iter().filter(|p| node_name(p) == dead).count();
@@ -343,8 +343,8 @@ async fn a_dead_nodes_pods_are_evicted_after_their_toleration_and_replaced_elsew
     }
 
     // Started again, the node loses its taints and its evicted pods finish.
-    env.sim.controls().start_node(&dead).expect("node exists");
-    wait_for(&env.sim, PATIENCE, "the node Ready, untainted, without pods", || async {
+    env.cluster.controls().start_node(&dead).expect("node exists");
+    wait_for(&env.cluster, PATIENCE, "the node Ready, untainted, without pods", || async {
         let node = Api::<Node>::all(env.client.clone()).get(&dead).await.expect("node");
         let left = pods_of(&env, "web").await.iter().filter(|p| node_name(p) == dead).count();
         if node_ready(&node) == Some("True") && taints(&node).is_empty() && left == 0 {
@@ -368,10 +368,10 @@ async fn with_every_node_dead_nothing_is_tainted_no_execute_or_evicted() {
     // In one go, between two heartbeats of kube-sim (which beats every node
     // at once): the daemon sees every node go silent in the same pass.
     for node in NODES {
-        env.sim.controls().stop_node(node).expect("node exists");
+        env.cluster.controls().stop_node(node).expect("node exists");
     }
     let disrupted_at = std::cell::Cell::new(0.0);
-    wait_for(&env.sim, PATIENCE, "every node Unknown, every zone at 0% health, every pod not Ready", || async {
+    wait_for(&env.cluster, PATIENCE, "every node Unknown, every zone at 0% health, every pod not Ready", || async {
         let body = metrics(&env).await;
         let healths: Vec<Option<f64>> =
             ["zone-a", "zone-b", "zone-c"].iter().map(|z| sample(&body, "node_collector_zone_health", z)).collect();
@@ -387,7 +387,7 @@ async fn with_every_node_dead_nothing_is_tainted_no_execute_or_evicted() {
     .await;
     // Longer than the pods tolerate the taint: every pass of these would
     // have tainted a zone's node NoExecute and the taint would have expired.
-    wait_for(&env.sim, PATIENCE, "six more monitor passes", || async {
+    wait_for(&env.cluster, PATIENCE, "six more monitor passes", || async {
         let now = passes(&metrics(&env).await);
         if now >= disrupted_at.get() + 6.0 { Ok(()) } else { Err(format!("{now} passes")) }
     })
@@ -421,9 +421,9 @@ async fn with_every_node_dead_nothing_is_tainted_no_execute_or_evicted() {
     // real kubelet's status manager does, so their readiness is not
     // checked.)
     for node in NODES {
-        env.sim.controls().start_node(node).expect("node exists");
+        env.cluster.controls().start_node(node).expect("node exists");
     }
-    wait_for(&env.sim, PATIENCE, "every node Ready and untainted", || async {
+    wait_for(&env.cluster, PATIENCE, "every node Ready and untainted", || async {
         let nodes = nodes(&env).await;
         let left: Vec<_> = nodes.iter().filter(|n| node_ready(n) != Some("True") || !taints(n).is_empty()).collect();
         let left: Vec<_> = left.iter().map(|n| (&n.metadata.name, node_ready(n), taints(n))).collect();
@@ -445,8 +445,8 @@ async fn a_removed_nodes_pods_are_collected_and_replaced_on_the_other_nodes() {
     let lost: Vec<String> =
         pods_of(&env, "spread").await.iter().filter(|p| node_name(p) == "node-3").map(uid_of).collect();
     assert_eq!(lost.len(), 1, "one pod per node");
-    env.sim.controls().remove_node("node-3").expect("node-3 leaves");
-    wait_for(&env.sim, PATIENCE, "node-3's pod collected, three pods ready on the other nodes", || async {
+    env.cluster.controls().remove_node("node-3").expect("node-3 leaves");
+    wait_for(&env.cluster, PATIENCE, "node-3's pod collected, three pods ready on the other nodes", || async {
         let pods = pods_of(&env, "spread").await;
         let placed: Vec<(&str, Option<&str>)> =
             pods.iter().map(|p| (node_name(p), pod_condition(p, "Ready"))).collect();

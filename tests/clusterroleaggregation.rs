@@ -55,7 +55,7 @@ rules:
 /// are `want`.
 async fn wait_for_rules(env: &Env, want: &[(&str, &[&str])], what: &str) {
     let roles: Api<ClusterRole> = Api::all(env.client.clone());
-    wait_for(&env.sim, PATIENCE, what, || async {
+    wait_for(&env.cluster, PATIENCE, what, || async {
         let role = roles.get("monitoring").await.map_err(|e| e.to_string())?;
         let seen: Vec<(String, Vec<String>)> = role
             .rules

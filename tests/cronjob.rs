@@ -58,7 +58,7 @@ fn manifest(name: &str, schedule: &str, policy: &str, spec: Value) -> String {
 }
 
 async fn create(env: &Env, name: &str, schedule: &str, policy: &str, spec: Value) {
-    default_service_account(&env.sim, NS).await;
+    default_service_account(&env.cluster, &env.client, NS).await;
     kubectl_ok_with_stdin(&env.kubeconfig, &["create", "-f", "-"], &manifest(name, schedule, policy, spec)).await;
 }
 
@@ -101,7 +101,7 @@ fn finished(job: &Job) -> bool {
 
 /// Waits until the CronJob lists at least `count` active Jobs; their names.
 async fn wait_for_active(env: &Env, name: &str, count: usize, patience: Patience) -> Vec<String> {
-    wait_for(&env.sim, patience, &format!("{count} active Jobs of {name}"), || async {
+    wait_for(&env.cluster, patience, &format!("{count} active Jobs of {name}"), || async {
         let active = active_names(&cron_job(env, name).await);
         if active.len() >= count { Ok(active) } else { Err(format!("active {active:?}")) }
     })
@@ -110,7 +110,7 @@ async fn wait_for_active(env: &Env, name: &str, count: usize, patience: Patience
 
 /// Waits for an Event `reason` about the CronJob.
 async fn wait_for_event(env: &Env, name: &str, reason: &str, patience: Patience) -> String {
-    wait_for(&env.sim, patience, &format!("{reason} for {name}"), || async {
+    wait_for(&env.cluster, patience, &format!("{reason} for {name}"), || async {
         let found = events(env, NS, name, reason).await;
         found.first().and_then(|e| e.message.clone()).ok_or_else(|| "none yet".to_owned())
     })
@@ -228,7 +228,7 @@ async fn replace_replaces_the_running_job() {
     create(&env, "replace", "*/1 * * * ?", "Replace", json!({})).await;
     last_scheduled(&env, "replace", SignedDuration::from_mins(5)).await;
     let first = wait_for_active(&env, "replace", 1, PATIENCE).await.remove(0);
-    let replaced = wait_for(&env.sim, NEXT_MINUTE, "the Job replaced", || async {
+    let replaced = wait_for(&env.cluster, NEXT_MINUTE, "the Job replaced", || async {
         let active = active_names(&cron_job(&env, "replace").await);
         let alive: Vec<String> = jobs_of(&env, "replace")
             .await
@@ -256,7 +256,7 @@ async fn suspended_schedules_nothing() {
     last_scheduled(&env, "suspended", SignedDuration::from_mins(5)).await;
     // The controller has seen the CronJob since the missed runs: its sync
     // count moved past the create and the status write.
-    wait_for(&env.sim, PATIENCE, "the CronJob synced", || async {
+    wait_for(&env.cluster, PATIENCE, "the CronJob synced", || async {
         let (_, metrics) = env.scrape("/metrics").await;
         let syncs: f64 = metrics
             .lines()
@@ -304,7 +304,7 @@ async fn deleted_active_jobs_leave_the_active_list() {
     kubectl_ok(&env.kubeconfig, &["delete", "job", &job]).await;
     let not_found = kubectl(&env.kubeconfig, &["get", "job", &job]).await;
     assert!(!not_found.ok, "the Job is gone");
-    wait_for(&env.sim, PATIENCE, "the Job off the active list", || async {
+    wait_for(&env.cluster, PATIENCE, "the Job off the active list", || async {
         let active = active_names(&cron_job(&env, "forbid").await);
         if active.contains(&job) { Err(format!("active {active:?}")) } else { Ok(()) }
     })
@@ -344,7 +344,7 @@ async fn history_limit(name: &str, succeed: bool) {
     create(&env, name, "*/1 * * * ?", "Allow", spec).await;
     last_scheduled(&env, name, SignedDuration::from_mins(5)).await;
     let first = wait_for_active(&env, name, 1, PATIENCE).await.remove(0);
-    wait_for(&env.sim, PATIENCE, "the finished Job off the active list", || async {
+    wait_for(&env.cluster, PATIENCE, "the finished Job off the active list", || async {
         let active = active_names(&cron_job(&env, name).await);
         if active.contains(&first) { Err(format!("active {active:?}")) } else { Ok(()) }
     })
@@ -354,13 +354,13 @@ async fn history_limit(name: &str, succeed: bool) {
         assert!(status.last_successful_time.is_some(), "lastSuccessfulTime set");
     }
     // The next minute's run (it may have started already).
-    let second = wait_for(&env.sim, NEXT_MINUTE, "the next run", || async {
+    let second = wait_for(&env.cluster, NEXT_MINUTE, "the next run", || async {
         let jobs = jobs_of(&env, name).await;
         let names: Vec<String> = jobs.into_iter().filter_map(|j| j.metadata.name).collect();
         names.iter().find(|n| **n != first).cloned().ok_or_else(|| format!("Jobs {names:?}"))
     })
     .await;
-    wait_for(&env.sim, PATIENCE, "the older finished Job deleted", || async {
+    wait_for(&env.cluster, PATIENCE, "the older finished Job deleted", || async {
         let left: Vec<String> = jobs_of(&env, name)
             .await
             .into_iter()

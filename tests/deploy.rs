@@ -1027,7 +1027,7 @@ async fn exercise_leader_election(sim: &Sim, client: &kube::Client, args: &[Stri
 async fn exercise_replicaset_controller(sim: &Sim, client: &kube::Client, ns: &str) {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces.create(&PostParams::default(), &object(json!({"metadata": {"name": ns}}))).await.expect("namespace");
-    crate::common::default_service_account(sim, ns).await;
+    crate::common::default_service_account(sim, client, ns).await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let orphan = json!({"metadata": {"name": "stray", "labels": {"app": "web"}},
         "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
@@ -1160,7 +1160,7 @@ async fn exercise_job_controller(sim: &Sim, client: &kube::Client) {
     let ns = "batch";
     let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces.create(&PostParams::default(), &object(json!({"metadata": {"name": ns}}))).await.expect("namespace");
-    crate::common::default_service_account(sim, ns).await;
+    crate::common::default_service_account(sim, client, ns).await;
     let (pods, jobs) = (Api::<Pod>::namespaced(client.clone(), ns), Api::<Job>::namespaced(client.clone(), ns));
     let container = json!({"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]});
     let orphan = json!({"metadata": {"name": "stray", "labels": {"app": "work"}}, "spec": container});
@@ -1199,7 +1199,7 @@ async fn exercise_statefulset_controller(sim: &Sim, client: &kube::Client) {
     let ns = "vault";
     let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces.create(&PostParams::default(), &object(json!({"metadata": {"name": ns}}))).await.expect("namespace");
-    crate::common::default_service_account(sim, ns).await;
+    crate::common::default_service_account(sim, client, ns).await;
     let (pods, sets) = (Api::<Pod>::namespaced(client.clone(), ns), Api::<StatefulSet>::namespaced(client.clone(), ns));
     let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), ns);
     let container = |image: &str| json!({"containers": [{"name": "c", "image": image}]});

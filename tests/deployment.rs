@@ -443,7 +443,7 @@ async fn history(env: &Env, name: &str) -> Vec<(String, String)> {
 /// Waits until every active pod of `name` runs `image`, and there are
 /// `replicas` of them.
 async fn all_pods_run(env: &Env, name: &str, image: &str, replicas: usize) {
-    wait_for(&env.sim, PATIENCE, &format!("{replicas} pods of {name} running {image}"), || async move {
+    wait_for(&env.cluster, PATIENCE, &format!("{replicas} pods of {name} running {image}"), || async move {
         let pods = active_pods(env, name).await;
         let images: Vec<String> = pods.iter().map(pod_image).collect();
         if images.len() == replicas && images.iter().all(|i| i == image) { Ok(()) } else { Err(format!("{images:?}")) }
@@ -458,7 +458,7 @@ async fn all_pods_run(env: &Env, name: &str, image: &str, replicas: usize) {
 /// they are observed, so a user acting before then can see more pods than
 /// `replicas + maxSurge` for a moment, on upstream too).
 async fn sizes_are(env: &Env, name: &str, want: &[(&str, i32)]) {
-    wait_for(&env.sim, PATIENCE, &format!("ReplicaSets of {name} at {want:?}"), || async move {
+    wait_for(&env.cluster, PATIENCE, &format!("ReplicaSets of {name} at {want:?}"), || async move {
         let sets = replica_sets(env, name).await;
         let seen: Vec<(&str, i32)> = sets.iter().map(|rs| (revision(rs), spec_replicas(rs))).collect();
         let settled = sets.iter().all(|rs| {
@@ -499,7 +499,7 @@ async fn the_checker_reports_a_surge_and_an_availability_drop() {
     for name in ["probe-a", "probe-b"] {
         pods.create(&PostParams::default(), &pod(name)).await.expect("created");
     }
-    wait_for(&env.sim, PATIENCE, "both pods Ready", || async {
+    wait_for(&env.cluster, PATIENCE, "both pods Ready", || async {
         let ready =
             active_pods(&env, "probe").await.iter().filter(|p| is_available(p, 0, jiff::Timestamp::now())).count();
         if ready == 2 { Ok(()) } else { Err(format!("{ready} Ready")) }
@@ -516,7 +516,7 @@ async fn the_checker_reports_a_surge_and_an_availability_drop() {
     for name in ["probe-a", "probe-c", "probe-d"] {
         pods.delete(name, &Default::default()).await.expect("deleted");
     }
-    wait_for(&env.sim, PATIENCE, "both violations", || async {
+    wait_for(&env.cluster, PATIENCE, "both violations", || async {
         let seen = checker.violations();
         let surge = seen
             .iter()
@@ -616,7 +616,7 @@ async fn a_paused_deployment_does_not_roll_out_until_resumed() {
         &["set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))],
     )
     .await;
-    wait_for(&env.sim, PATIENCE, "the paused Deployment to be observed", || async {
+    wait_for(&env.cluster, PATIENCE, "the paused Deployment to be observed", || async {
         let d = deployment(&env, name).await;
         let observed = d.status.as_ref().and_then(|s| s.observed_generation) == d.metadata.generation;
         let paused = condition(&d, "Progressing");
@@ -755,7 +755,7 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
     env.daemon.kill().await.expect("kcm-rs stopped");
     // The namespace's ServiceAccount and CA bundle, as upstream's
     // controller manager left them too (the pods below need both).
-    kube_sim::testing::provision_namespace(&env.sim, NS).await;
+    kube_sim::testing::provision_namespace(env.cluster.sim(), NS).await;
     let name = "nginx-deployment";
     let rs_name = format!("{name}-{UPSTREAM_HASH}");
     let labels = json!({"app": "nginx"});
@@ -809,7 +809,7 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
         .expect("a pod");
         pods.create(&PostParams::default(), &pod).await.expect("pod created");
     }
-    wait_for(&env.sim, PATIENCE, "the upstream pods to be Ready", || async {
+    wait_for(&env.cluster, PATIENCE, "the upstream pods to be Ready", || async {
         let ready =
             active_pods(&env, "nginx").await.iter().filter(|p| is_available(p, 0, jiff::Timestamp::now())).count();
         if ready == 3 { Ok(()) } else { Err(format!("{ready} Ready")) }
@@ -823,14 +823,20 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
     let before_pods: BTreeSet<Option<String>> =
         active_pods(&env, "nginx").await.iter().map(|p| p.metadata.uid.clone()).collect();
     let writes = |resource: &str, verb: &str| -> u64 {
-        env.sim.controls().stats().iter().filter(|s| s.resource == resource && s.verb == verb).map(|s| s.count).sum()
+        env.cluster
+            .controls()
+            .stats()
+            .iter()
+            .filter(|s| s.resource == resource && s.verb == verb)
+            .map(|s| s.count)
+            .sum()
     };
     let (rs_created, pods_created, pods_deleted) =
         (writes("replicasets", "create"), writes("pods", "create"), writes("pods", "delete"));
 
     env.daemon = spawn(&env.kubeconfig);
     let checker = RolloutChecker::start(&env, "nginx", 3, Strategy::DEFAULT, 0).await;
-    wait_for(&env.sim, PATIENCE, "kcm-rs to fill the Deployment's status", || async {
+    wait_for(&env.cluster, PATIENCE, "kcm-rs to fill the Deployment's status", || async {
         let d = deployment(&env, name).await;
         let s = d.status.clone().unwrap_or_default();
         let filled = s.observed_generation == d.metadata.generation
@@ -881,7 +887,7 @@ async fn a_deployment_reports_the_sum_of_its_replica_sets_terminating_replicas()
         pods.delete(pod, &DeleteParams::default()).await.expect("pod deleted");
     }
     // DeploymentReplicaSetTerminatingReplicas is on at 1.37.
-    wait_for(&env.sim, PATIENCE, "terminatingReplicas 2 on the ReplicaSet and the Deployment", || async {
+    wait_for(&env.cluster, PATIENCE, "terminatingReplicas 2 on the ReplicaSet and the Deployment", || async {
         let of_rs: Vec<Option<i32>> = replica_sets(&env, "draining")
             .await
             .into_iter()
@@ -896,7 +902,7 @@ async fn a_deployment_reports_the_sum_of_its_replica_sets_terminating_replicas()
         let clear = json!({"metadata": {"finalizers": null}});
         pods.patch(pod, &PatchParams::default(), &Patch::Merge(clear)).await.expect("finalizer removed");
     }
-    wait_for(&env.sim, PATIENCE, "terminatingReplicas back to 0", || async {
+    wait_for(&env.cluster, PATIENCE, "terminatingReplicas back to 0", || async {
         let of_d = deployment(&env, "draining").await.status.and_then(|s| s.terminating_replicas);
         if of_d == Some(0) { Ok(()) } else { Err(format!("{of_d:?}")) }
     })
@@ -922,7 +928,7 @@ async fn a_deployment_adopts_the_orphan_replica_sets_its_selector_matches_and_on
     let controller = |rs: &ReplicaSet| {
         rs.metadata.owner_references.iter().flatten().find(|r| r.controller == Some(true)).map(|r| r.uid.clone())
     };
-    wait_for(&env.sim, PATIENCE, "the matching orphan to be adopted", || async {
+    wait_for(&env.cluster, PATIENCE, "the matching orphan to be adopted", || async {
         let adoptee = sets.get("adoptee").await.map_err(|e| e.to_string())?;
         if controller(&adoptee) == uid { Ok(()) } else { Err(format!("{:?}", adoptee.metadata.owner_references)) }
     })

@@ -63,7 +63,7 @@ fn addresses(subsets: &[EndpointSubset]) -> (Vec<String>, Vec<String>) {
 /// gives them).
 async fn wait_for_addresses(env: &Env, name: &str, want: (&[&str], &[&str])) -> Endpoints {
     let endpoints: Api<Endpoints> = Api::namespaced(env.client.clone(), "default");
-    wait_for(&env.sim, PATIENCE, &format!("{name}'s Endpoints to list {want:?}"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("{name}'s Endpoints to list {want:?}"), || async {
         let ep = endpoints.get_opt(name).await.map_err(|e| e.to_string())?.ok_or("no Endpoints")?;
         let got = addresses(ep.subsets.as_deref().unwrap_or_default());
         if got.0 == want.0 && got.1 == want.1 { Ok(ep) } else { Err(format!("addresses {got:?}")) }
@@ -95,7 +95,7 @@ async fn endpoints_list_ready_and_not_ready_pods_on_their_named_ports_and_go_wit
 
     kubectl_ok(&env.kubeconfig, &["delete", "service", "web"]).await;
     let endpoints: Api<Endpoints> = Api::namespaced(env.client.clone(), "default");
-    wait_for(&env.sim, PATIENCE, "web's Endpoints deleted with the Service", || async {
+    wait_for(&env.cluster, PATIENCE, "web's Endpoints deleted with the Service", || async {
         match endpoints.get_opt("web").await.map_err(|e| e.to_string())? {
             Some(ep) => Err(format!("still there: {:?}", ep.subsets)),
             None => Ok(()),
@@ -143,9 +143,9 @@ async fn a_failed_create_is_an_event_and_is_retried() {
         error_rate: 1.0,
         ..FaultRule::default()
     };
-    env.sim.controls().set_faults(FaultSpec { rules: vec![failing] }).expect("faults set");
+    env.cluster.controls().set_faults(FaultSpec { rules: vec![failing] }).expect("faults set");
     kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &manifest("flaky", false, true)).await;
-    let seen = wait_for(&env.sim, PATIENCE, "a FailedToCreateEndpoint event", || async {
+    let seen = wait_for(&env.cluster, PATIENCE, "a FailedToCreateEndpoint event", || async {
         let seen = events(&env, "default", "flaky", "FailedToCreateEndpoint").await;
         if seen.is_empty() { Err("none yet".to_owned()) } else { Ok(seen) }
     })
@@ -154,6 +154,6 @@ async fn a_failed_create_is_an_event_and_is_retried() {
     assert!(message.starts_with("Failed to create endpoint for service default/flaky: "), "{message}");
     assert_eq!(seen[0].type_.as_deref(), Some("Warning"));
     assert_eq!(seen[0].involved_object.kind.as_deref(), Some("Endpoints"));
-    env.sim.controls().set_faults(FaultSpec::default()).expect("faults cleared");
+    env.cluster.controls().set_faults(FaultSpec::default()).expect("faults cleared");
     wait_for_addresses(&env, "flaky", (&["flaky-ready:8080"], &[])).await;
 }

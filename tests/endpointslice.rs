@@ -70,7 +70,7 @@ fn summary(slices: &[EndpointSlice]) -> Summary {
 
 /// Waits until the slices of `service` say `want`.
 async fn wait_for_slices(env: &Env, service: &str, want: Summary, what: &str) -> Vec<EndpointSlice> {
-    wait_for(&env.sim, PATIENCE, what, || async {
+    wait_for(&env.cluster, PATIENCE, what, || async {
         let now = slices(env, service).await;
         if summary(&now) == want { Ok(now) } else { Err(format!("{:?}", summary(&now))) }
     })
@@ -206,7 +206,7 @@ async fn wait_for_hints(
     count: usize,
     hints: impl Fn(&Endpoint) -> (Vec<String>, Vec<String>),
 ) {
-    wait_for(&env.sim, PATIENCE, &format!("{service}'s endpoints hinted"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("{service}'s endpoints hinted"), || async {
         let all: Vec<Endpoint> =
             slices(env, service).await.into_iter().flat_map(|s| s.endpoints.unwrap_or_default()).collect();
         let seen: Vec<_> = all
@@ -240,7 +240,7 @@ async fn topology_mode_auto_hints_every_zone_and_says_so() {
     apply(&env, service).await;
     apply(&env, &(1..=3).map(|i| pod(&format!("auto-{i}"), "auto", 8080)).collect::<String>()).await;
     wait_for_hints(&env, "auto", 3, |e| (own_zone(e), vec![])).await;
-    wait_for(&env.sim, PATIENCE, "TopologyAwareHintsEnabled on the Service", || async {
+    wait_for(&env.cluster, PATIENCE, "TopologyAwareHintsEnabled on the Service", || async {
         let events = events(&env, "default", "auto", "TopologyAwareHintsEnabled").await;
         let messages: Vec<String> = events.iter().filter_map(|e| e.message.clone()).collect();
         if messages == ["Topology Aware Hints has been enabled, addressType: IPv4"] {
@@ -254,7 +254,7 @@ async fn topology_mode_auto_hints_every_zone_and_says_so() {
     // The annotation removed: the hints go, and that is said too.
     kubectl_ok(&env.kubeconfig, &["annotate", "service", "auto", "service.kubernetes.io/topology-mode-"]).await;
     wait_for_hints(&env, "auto", 3, |_| (vec![], vec![])).await;
-    wait_for(&env.sim, PATIENCE, "TopologyAwareHintsDisabled on the Service", || async {
+    wait_for(&env.cluster, PATIENCE, "TopologyAwareHintsDisabled on the Service", || async {
         let events = events(&env, "default", "auto", "TopologyAwareHintsDisabled").await;
         if events.is_empty() { Err("none yet".to_owned()) } else { Ok(()) }
     })

@@ -127,7 +127,7 @@ impl Checker {
 /// Runs a checker over every change `env`'s kube-sim stores from now on.
 fn check(env: &Env) -> Arc<Mutex<Checker>> {
     let checker = Arc::new(Mutex::new(Checker::default()));
-    let mut changes = env.sim.changes();
+    let mut changes = env.cluster.sim().changes();
     let shared = checker.clone();
     tokio::spawn(async move {
         loop {
@@ -215,7 +215,7 @@ async fn listed(slices: &Api<EndpointSlice>, service: &str) -> Result<(Vec<Strin
 async fn converged(env: &Env, want_pods: usize) {
     let (pods, slices): (Api<Pod>, Api<EndpointSlice>) =
         (Api::namespaced(env.client.clone(), NS), Api::namespaced(env.client.clone(), NS));
-    wait_for(&env.sim, PATIENCE, "every Service's slices to list exactly its ready pods", || async {
+    wait_for(&env.cluster, PATIENCE, "every Service's slices to list exactly its ready pods", || async {
         let ready = ready_pods(&pods).await?;
         if ready.len() != want_pods {
             return Err(format!("{} ready pods: {ready:?}", ready.len()));
@@ -237,14 +237,14 @@ async fn converged(env: &Env, want_pods: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slices_never_list_unselected_or_long_gone_pods_under_faults_and_converge() {
     let mut env = start().await;
-    default_service_account(&env.sim, NS).await;
+    default_service_account(&env.cluster, &env.client, NS).await;
     let checker = check(&env);
     let write_faults = ["create", "update", "patch", "delete"].map(|verb| FaultRule {
         verb: Some(verb.into()),
         error_rate: 0.2,
         ..Default::default()
     });
-    env.sim.controls().set_faults(FaultSpec { rules: write_faults.to_vec() }).expect("faults set");
+    env.cluster.controls().set_faults(FaultSpec { rules: write_faults.to_vec() }).expect("faults set");
 
     let services: Api<Service> = Api::namespaced(env.client.clone(), NS);
     let deployments: Api<Deployment> = Api::namespaced(env.client.clone(), NS);
@@ -270,8 +270,8 @@ async fn slices_never_list_unselected_or_long_gone_pods_under_faults_and_converg
     retried("pod deleted", || pods.delete(&names[1], &delete)).await;
 
     // The watches dropped, the history compacted: every informer resumes or relists.
-    env.sim.controls().drop_watches();
-    env.sim.controls().compact();
+    env.cluster.controls().drop_watches();
+    env.cluster.controls().compact();
     scale(&deployments, 6).await;
 
     // kcm-rs killed with work in hand, and started again.
@@ -285,7 +285,7 @@ async fn slices_never_list_unselected_or_long_gone_pods_under_faults_and_converg
     let checker = checker.lock().unwrap_or_else(|p| p.into_inner());
     assert!(checker.violations.is_empty(), "invariants broken:\n{}", checker.violations.join("\n"));
     assert!(checker.slice_writes > 0, "the checker saw no slice written");
-    let stats = env.sim.controls().stats();
+    let stats = env.cluster.controls().stats();
     let failed =
         stats.iter().filter(|l| l.resource == "endpointslices" && l.code == 500 && l.user_agent.starts_with("kcm-rs"));
     assert!(failed.count() > 0, "no EndpointSlice write of kcm-rs met a fault");

@@ -38,7 +38,7 @@ async fn wait_for_slices(
     let selector = format!(
         "kubernetes.io/service-name={name},endpointslice.kubernetes.io/managed-by=endpointslicemirroring-controller.k8s.io"
     );
-    wait_for(&env.sim, PATIENCE, what, || async {
+    wait_for(&env.cluster, PATIENCE, what, || async {
         let list = slices.list(&ListParams::default().labels(&selector)).await.map_err(|e| e.to_string())?;
         if done(&list.items) { Ok(list.items) } else { Err(format!("slices {:?}", summary(&list.items))) }
     })

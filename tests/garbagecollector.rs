@@ -52,7 +52,7 @@ async fn replica_set_with_pods(env: &Env, name: &str, replicas: usize) -> String
     let rs = api.create(&PostParams::default(), &replica_set(name, i32::try_from(replicas).unwrap_or(0))).await;
     let uid = rs.expect("ReplicaSet created").metadata.uid.expect("uid");
     let pods = ApiResource::erase::<Pod>(&());
-    wait_for(&env.sim, PATIENCE, &format!("{replicas} pods of {name}"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("{replicas} pods of {name}"), || async {
         let n = dependents(env, &pods, &uid).await.len();
         if n == replicas { Ok(()) } else { Err(format!("{n} pods")) }
     })
@@ -72,7 +72,7 @@ async fn dependents(env: &Env, resource: &ApiResource, owner_uid: &str) -> Vec<D
 
 /// Waits until no object of `resource` names `owner_uid` as an owner.
 async fn dependents_gone(env: &Env, resource: &ApiResource, owner_uid: &str) {
-    wait_for(&env.sim, PATIENCE, &format!("the {} of {owner_uid} to be gone", resource.plural), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("the {} of {owner_uid} to be gone", resource.plural), || async {
         let left: Vec<_> = dependents(env, resource, owner_uid).await.into_iter().map(|o| o.metadata.name).collect();
         if left.is_empty() { Ok(()) } else { Err(format!("left: {left:?}")) }
     })
@@ -82,7 +82,7 @@ async fn dependents_gone(env: &Env, resource: &ApiResource, owner_uid: &str) {
 /// Waits until object `name` of `resource` is gone from [`NS`].
 async fn gone(env: &Env, resource: &ApiResource, name: &str) {
     let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), NS, resource);
-    wait_for(&env.sim, PATIENCE, &format!("{} {name} to be gone", resource.kind), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("{} {name} to be gone", resource.kind), || async {
         match api.get_opt(name).await.expect("get") {
             None => Ok(()),
             Some(o) => Err(format!("finalizers {:?}", o.metadata.finalizers)),
@@ -140,7 +140,7 @@ async fn config_map_gone(env: &Env, name: &str) {
 
 /// Requests kube-sim answered, by (verb, resource, code).
 fn requests(env: &Env) -> HashMap<(String, String, u16), u64> {
-    env.sim.controls().stats().into_iter().map(|l| ((l.verb, l.resource, l.code), l.count)).collect()
+    env.cluster.controls().stats().into_iter().map(|l| ((l.verb, l.resource, l.code), l.count)).collect()
 }
 
 fn count(env: &Env, verb: &str, resource: &str, code: u16) -> u64 {
@@ -151,7 +151,7 @@ fn count(env: &Env, verb: &str, resource: &str, code: u16) -> u64 {
 /// `/apis` before a test runs kubectl), so that a type registered next is
 /// new to it: it learns of it at run time.
 async fn collector_discovered(env: &Env) {
-    wait_for(&env.sim, PATIENCE, "the collector's first discovery", || async {
+    wait_for(&env.cluster, PATIENCE, "the collector's first discovery", || async {
         let seen = count(env, "get", "/apis", 200);
         if seen >= 1 { Ok(()) } else { Err("no discovery yet".into()) }
     })
@@ -225,7 +225,7 @@ async fn cascade_orphan_keeps_the_pods_without_the_reference() {
 async fn a_custom_resource_registered_at_run_time_cascades_to_config_maps() {
     let env = start().await;
     collector_discovered(&env).await;
-    env.sim.controls().register(&widgets()).expect("custom type served");
+    env.cluster.controls().register(&widgets()).expect("custom type served");
     let uid = create_widget(&env, "w").await;
     for name in ["cm-a", "cm-b"] {
         owned_config_map(&env, name, ("example.com/v1", "Widget", "w", &uid)).await;
@@ -239,7 +239,7 @@ async fn a_custom_resource_registered_at_run_time_cascades_to_config_maps() {
 async fn a_custom_resource_owner_held_by_foreground_waits_for_its_config_maps() {
     let env = start().await;
     collector_discovered(&env).await;
-    env.sim.controls().register(&widgets()).expect("custom type served");
+    env.cluster.controls().register(&widgets()).expect("custom type served");
     let uid = create_widget(&env, "w").await;
     owned_config_map(&env, "cm", ("example.com/v1", "Widget", "w", &uid)).await;
     // Blocking, so that the owner waits for it.
@@ -268,7 +268,7 @@ async fn a_dependent_of_an_owner_that_never_existed_goes_after_a_live_lookup() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dependent_of_an_owner_not_yet_watched_is_kept() {
     let env = start().await;
-    env.sim.controls().register(&widgets()).expect("custom type served");
+    env.cluster.controls().register(&widgets()).expect("custom type served");
     // The collector can discover widgets but never list or watch them: the
     // owner stays a virtual node, verified live again and again.
     let blind = |verb: &str| FaultRule {
@@ -277,10 +277,10 @@ async fn a_dependent_of_an_owner_not_yet_watched_is_kept() {
         error_rate: 1.0,
         ..FaultRule::default()
     };
-    env.sim.controls().set_faults(FaultSpec { rules: vec![blind("list"), blind("watch")] }).expect("faults set");
+    env.cluster.controls().set_faults(FaultSpec { rules: vec![blind("list"), blind("watch")] }).expect("faults set");
     let uid = create_widget(&env, "w").await;
     owned_config_map(&env, "kept", ("example.com/v1", "Widget", "w", &uid)).await;
-    wait_for(&env.sim, PATIENCE, "the collector to verify the owner live several times", || async {
+    wait_for(&env.cluster, PATIENCE, "the collector to verify the owner live several times", || async {
         let gets = count(&env, "get", "widgets", 200);
         if gets >= 3 { Ok(()) } else { Err(format!("{gets} live reads of the owner")) }
     })
@@ -288,7 +288,7 @@ async fn a_dependent_of_an_owner_not_yet_watched_is_kept() {
     let kept = config_map(&env, "kept").await.expect("the dependent is kept");
     assert!(kept.metadata.deletion_timestamp.is_none());
     // Once the owner goes, the dependent follows.
-    env.sim.controls().clear_faults();
+    env.cluster.controls().clear_faults();
     let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), NS, &widget_resource());
     api.delete("w", &Default::default()).await.expect("widget deleted");
     config_map_gone(&env, "kept").await;
@@ -305,7 +305,7 @@ async fn a_reference_to_an_owner_in_another_namespace_is_reported() {
     let uid = owners.create(&PostParams::default(), &owner).await.expect("created").metadata.uid.expect("uid");
     owned_config_map(&env, "misplaced", ("v1", "ConfigMap", "owner", &uid)).await;
     let events: Api<Event> = Api::namespaced(env.client.clone(), NS);
-    wait_for(&env.sim, PATIENCE, "an OwnerRefInvalidNamespace event", || async {
+    wait_for(&env.cluster, PATIENCE, "an OwnerRefInvalidNamespace event", || async {
         let list = events.list(&ListParams::default()).await.expect("events listed");
         let found: Vec<_> = list
             .items
@@ -347,7 +347,7 @@ async fn a_dependent_with_two_owners_goes_only_with_the_last() {
     api.create(&PostParams::default(), &shared).await.expect("created");
     kubectl_delete(&env, "configmap", "owner-1", "background").await;
     // The reference to the gone owner is removed; the dependent stays.
-    wait_for(&env.sim, PATIENCE, "the dangling reference to be removed", || async {
+    wait_for(&env.cluster, PATIENCE, "the dangling reference to be removed", || async {
         let cm = config_map(&env, "shared").await.expect("the dependent is kept");
         assert!(cm.metadata.deletion_timestamp.is_none(), "the dependent is being deleted");
         let owners: Vec<String> = cm.metadata.owner_references.unwrap_or_default().into_iter().map(|r| r.uid).collect();
@@ -368,10 +368,10 @@ async fn failing_deletes_and_dropped_watches_hold_a_foreground_cascade_until_the
         error_rate: 1.0,
         ..FaultRule::default()
     };
-    env.sim.controls().set_faults(FaultSpec { rules: vec![failing] }).expect("faults set");
+    env.cluster.controls().set_faults(FaultSpec { rules: vec![failing] }).expect("faults set");
     kubectl_delete(&env, "rs", "web", "foreground").await;
-    env.sim.controls().drop_watches();
-    wait_for(&env.sim, PATIENCE, "the collector to retry failed pod deletes", || async {
+    env.cluster.controls().drop_watches();
+    wait_for(&env.cluster, PATIENCE, "the collector to retry failed pod deletes", || async {
         let failed = count(&env, "delete", "pods", 500);
         if failed >= 6 { Ok(()) } else { Err(format!("{failed} failed deletes")) }
     })
@@ -382,7 +382,7 @@ async fn failing_deletes_and_dropped_watches_hold_a_foreground_cascade_until_the
     assert!(rs.metadata.deletion_timestamp.is_some());
     assert_eq!(rs.metadata.finalizers, Some(vec!["foregroundDeletion".to_owned()]));
     assert_eq!(dependents(&env, &pods(), &uid).await.len(), 3);
-    env.sim.controls().clear_faults();
+    env.cluster.controls().clear_faults();
     gone(&env, &replica_sets(), "web").await;
     dependents_gone(&env, &pods(), &uid).await;
 }
@@ -400,7 +400,7 @@ async fn a_cluster_scoped_owner_cascades_to_namespaced_dependents() {
         verbs: None,
     };
     collector_discovered(&env).await;
-    env.sim.controls().register(&gadgets).expect("custom type served");
+    env.cluster.controls().register(&gadgets).expect("custom type served");
     let resource = ApiResource {
         group: "example.com".into(),
         version: "v1".into(),
@@ -416,7 +416,7 @@ async fn a_cluster_scoped_owner_cascades_to_namespaced_dependents() {
     owned_config_map(&env, "of-gadget", ("example.com/v1", "Gadget", "g", &uid)).await;
     // New to the collector, the owner is read live (where a cluster-scoped
     // object lives) and keeps its dependent.
-    wait_for(&env.sim, PATIENCE, "the collector to read the owner", || async {
+    wait_for(&env.cluster, PATIENCE, "the collector to read the owner", || async {
         let gets = count(&env, "get", "gadgets", 200);
         if gets >= 1 { Ok(()) } else { Err(format!("{gets} reads")) }
     })
@@ -435,7 +435,7 @@ async fn metrics_name_the_upstream_queues_and_the_graph() {
     let value = |body: &str, series: &str| -> Option<f64> {
         body.lines().find_map(|l| l.strip_prefix(series)).and_then(|v| v.trim().parse().ok())
     };
-    wait_for(&env.sim, PATIENCE, "the collector's metrics", || async {
+    wait_for(&env.cluster, PATIENCE, "the collector's metrics", || async {
         let (code, body) = env.scrape("/metrics").await;
         let seen = [
             r#"workqueue_adds_total{name="garbage_collector_attempt_to_delete"}"#,

@@ -61,7 +61,7 @@ async fn create_namespace(env: &Env, ns: &str) {
     let obj: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).expect("namespace");
     api.create(&PostParams::default(), &obj).await.expect("namespace created");
     // The tests create pods in it next.
-    crate::common::default_service_account(&env.sim, ns).await;
+    crate::common::default_service_account(&env.cluster, &env.client, ns).await;
 }
 
 fn pod_spec(grace: i64) -> Value {
@@ -124,7 +124,7 @@ fn condition<'a>(ns: &'a Namespace, type_: &str) -> Option<&'a k8s_openapi::api:
 /// Waits until namespace `ns` is gone.
 async fn gone(env: &Env, ns: &str) {
     let api: Api<Namespace> = Api::all(env.client.clone());
-    wait_for(&env.sim, PATIENCE, &format!("namespace {ns} to be gone"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("namespace {ns} to be gone"), || async {
         match api.get_opt(ns).await.expect("get namespace") {
             None => Ok(()),
             Some(state) => Err(format!("{:?}", state.status)),
@@ -147,7 +147,7 @@ async fn nothing_left(env: &Env, ns: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn kubectl_delete_ns_empties_it_with_upstream_conditions_then_it_goes() {
     let env = start().await;
-    env.sim.controls().register(&widgets()).expect("custom type served");
+    env.cluster.controls().register(&widgets()).expect("custom type served");
     create_namespace(&env, "doomed").await;
     populate(&env, "doomed").await;
     let (seen, watch) = record(&env, "doomed");
@@ -185,7 +185,7 @@ async fn kubectl_delete_ns_empties_it_with_upstream_conditions_then_it_goes() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_foreign_finalizer_holds_the_namespace_and_is_named_until_removed() {
     let env = start().await;
-    env.sim.controls().register(&widgets()).expect("custom type served");
+    env.cluster.controls().register(&widgets()).expect("custom type served");
     create_namespace(&env, "held").await;
     create(
         &env,
@@ -201,7 +201,7 @@ async fn a_foreign_finalizer_holds_the_namespace_and_is_named_until_removed() {
 
     let api: Api<Namespace> = Api::all(env.client.clone());
     let want = "Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances";
-    wait_for(&env.sim, PATIENCE, "the finalizer to be named", || async {
+    wait_for(&env.cluster, PATIENCE, "the finalizer to be named", || async {
         let ns = api.get("held").await.expect("still there while the finalizer is");
         let named = condition(&ns, "NamespaceFinalizersRemaining").is_some_and(|c| {
             c.status == "True"
@@ -228,7 +228,7 @@ async fn a_foreign_finalizer_holds_the_namespace_and_is_named_until_removed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn failing_deletes_and_a_dropped_watch_delay_but_never_stop_deletion() {
     let env = start().await;
-    env.sim.controls().register(&widgets()).expect("custom type served");
+    env.cluster.controls().register(&widgets()).expect("custom type served");
     create_namespace(&env, "faulty").await;
     populate(&env, "faulty").await;
     for i in 0..20 {
@@ -236,15 +236,15 @@ async fn failing_deletes_and_a_dropped_watch_delay_but_never_stop_deletion() {
     }
     kubectl_delete_ns(&env, "faulty").await;
     let rule = |verb: &str| FaultRule { verb: Some(verb.into()), error_rate: 0.2, ..Default::default() };
-    env.sim
+    env.cluster
         .controls()
         .set_faults(FaultSpec { rules: vec![rule("delete"), rule("deletecollection")] })
         .expect("faults set");
-    env.sim.controls().drop_watches();
+    env.cluster.controls().drop_watches();
 
     gone(&env, "faulty").await;
     nothing_left(&env, "faulty").await;
-    env.sim.controls().clear_faults();
+    env.cluster.controls().clear_faults();
 }
 
 /// Upstream's conformance test "OrderedNamespaceDeletion namespace deletion
@@ -259,7 +259,7 @@ async fn a_finalizer_held_pod_keeps_every_other_object_until_it_goes() {
         json!({"metadata": {"name": "test-pod", "finalizers": ["e2e.example.com/finalizer"]}, "spec": pod_spec(30)});
     create(&env, "ordered", "v1", "pods", "Pod", pod).await;
     let pods: Api<Pod> = Api::namespaced(env.client.clone(), "ordered");
-    wait_for(&env.sim, PATIENCE, "the pod to run", || async {
+    wait_for(&env.cluster, PATIENCE, "the pod to run", || async {
         let phase = pods.get("test-pod").await.expect("pod").status.and_then(|s| s.phase);
         if phase.as_deref() == Some("Running") { Ok(()) } else { Err(format!("{phase:?}")) }
     })
@@ -278,7 +278,7 @@ async fn a_finalizer_held_pod_keeps_every_other_object_until_it_goes() {
 
     kubectl_delete_ns(&env, "ordered").await;
     let namespaces: Api<Namespace> = Api::all(env.client.clone());
-    wait_for(&env.sim, PATIENCE, "the namespace controller to report the held pod", || async {
+    wait_for(&env.cluster, PATIENCE, "the namespace controller to report the held pod", || async {
         let ns = namespaces.get("ordered").await.expect("held by its pod");
         let terminating = ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating");
         let reported = condition(&ns, "NamespaceDeletionContentFailure").is_some()
@@ -305,7 +305,7 @@ async fn a_finalizer_held_pod_keeps_every_other_object_until_it_goes() {
     let mut held = pods.get("test-pod").await.expect("pod");
     held.metadata.finalizers = Some(Vec::new());
     pods.replace("test-pod", &PostParams::default(), &held).await.expect("finalizer removed");
-    wait_for(&env.sim, PATIENCE, "the pod to go", || async {
+    wait_for(&env.cluster, PATIENCE, "the pod to go", || async {
         match pods.get_opt("test-pod").await.expect("get pod") {
             None => Ok(()),
             Some(p) => Err(format!("{:?}", p.metadata.finalizers)),

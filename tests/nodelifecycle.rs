@@ -113,7 +113,7 @@ fn sample(body: &str, metric: &str, labels: &str) -> Option<f64> {
 async fn node_control(env: &Env, name: &str, action: &str) {
     let out = Command::new("curl")
         .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
-        .arg(format!("{}/sim/v1/nodes/{name}/{action}", env.sim.url()))
+        .arg(format!("{}/sim/v1/nodes/{name}/{action}", env.cluster.sim().url()))
         .output()
         .await
         .expect("curl runs");
@@ -177,7 +177,7 @@ async fn passes(env: &Env) -> f64 {
 /// Waits until `n` more monitor passes have run.
 async fn more_passes(env: &Env, n: f64) {
     let from = passes(env).await;
-    wait_for(&env.sim, PATIENCE, "more monitor passes", || async {
+    wait_for(&env.cluster, PATIENCE, "more monitor passes", || async {
         let now = passes(env).await;
         if now >= from + n { Ok(()) } else { Err(format!("{now} passes, from {from}")) }
     })
@@ -186,7 +186,7 @@ async fn more_passes(env: &Env, n: f64) {
 
 /// Node and pod writes the API server answered so far.
 fn writes(env: &Env) -> u64 {
-    env.sim
+    env.cluster
         .controls()
         .stats()
         .iter()
@@ -210,7 +210,7 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
     }))
     .expect("pod");
     pods.create(&PostParams::default(), &pod).await.expect("created");
-    wait_for(&env.sim, PATIENCE, "the pod Ready and node-1 registered", || async {
+    wait_for(&env.cluster, PATIENCE, "the pod Ready and node-1 registered", || async {
         let ready = pod_ready(&pods.get("web").await.expect("pod"));
         let registered = has_event(
             &events(&env).await,
@@ -225,7 +225,7 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
     .await;
 
     node_control(&env, "node-1", "stop").await;
-    wait_for(&env.sim, PATIENCE, "node-1 Unknown with both unreachable taints, its pod not Ready", || async {
+    wait_for(&env.cluster, PATIENCE, "node-1 Unknown with both unreachable taints, its pod not Ready", || async {
         let n = node(&env, "node-1").await;
         let pod = pod_ready(&pods.get("web").await.expect("pod"));
         let ok = ready(&n) == ("Unknown".into(), Some("NodeStatusUnknown".into()))
@@ -252,7 +252,7 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
         let o = node(&env, other).await;
         assert_eq!((ready(&o).0, taints(&o)), ("True".into(), Vec::<String>::new()), "{other} untouched");
     }
-    wait_for(&env.sim, PATIENCE, "NodeNotReady events on the node and the pod", || async {
+    wait_for(&env.cluster, PATIENCE, "NodeNotReady events on the node and the pod", || async {
         let events = events(&env).await;
         let on_node =
             has_event(&events, "Node", "node-1", "Normal", "NodeNotReady", "Node node-1 status is now: NodeNotReady");
@@ -260,7 +260,7 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
         if on_node && on_pod { Ok(()) } else { Err(format!("node {on_node}, pod {on_pod}")) }
     })
     .await;
-    wait_for(&env.sim, PATIENCE, "upstream's metrics", || async {
+    wait_for(&env.cluster, PATIENCE, "upstream's metrics", || async {
         let body = metrics(&env).await;
         let evictions = sample(&body, "node_collector_evictions_total", "zone-a");
         let zones = body.lines().filter(|l| l.starts_with("node_collector_zone_size{")).count();
@@ -278,7 +278,7 @@ async fn a_silent_node_is_tainted_unreachable_its_pods_go_not_ready_and_it_recov
     .await;
 
     node_control(&env, "node-1", "start").await;
-    wait_for(&env.sim, PATIENCE, "node-1 Ready again without taints", || async {
+    wait_for(&env.cluster, PATIENCE, "node-1 Ready again without taints", || async {
         let n = node(&env, "node-1").await;
         if ready(&n).0 == "True" && taints(&n).is_empty() {
             Ok(())
@@ -307,7 +307,7 @@ async fn with_every_node_silent_no_noexecute_taint_is_added_until_one_is_back() 
     .await;
     let history = TaintHistory::start(&env);
     let disrupted_at = Cell::new(0.0);
-    wait_for(&env.sim, PATIENCE, "every node Unknown, every zone at 0% health", || async {
+    wait_for(&env.cluster, PATIENCE, "every node Unknown, every zone at 0% health", || async {
         let body = metrics(&env).await;
         let healths: Vec<f64> = ["zone-a", "zone-b", "zone-c"]
             .iter()
@@ -323,7 +323,7 @@ async fn with_every_node_silent_no_noexecute_taint_is_added_until_one_is_back() 
     })
     .await;
     // Three more passes: each would have queued and tainted the nodes.
-    wait_for(&env.sim, PATIENCE, "three more monitor passes", || async {
+    wait_for(&env.cluster, PATIENCE, "three more monitor passes", || async {
         let now = passes(&env).await;
         let at = disrupted_at.get();
         if now >= at + 3.0 { Ok(()) } else { Err(format!("{now} passes, disrupted at {at}")) }
@@ -338,8 +338,8 @@ async fn with_every_node_silent_no_noexecute_taint_is_added_until_one_is_back() 
     // node-1 comes back: the cluster leaves full disruption; zones b and c
     // are now single zones down beside a healthy one, so their nodes get
     // the NoExecute taint; node-1 never does.
-    env.sim.controls().start_node("node-1").expect("node exists");
-    wait_for(&env.sim, PATIENCE, "node-2 and node-3 tainted NoExecute, node-1 Ready", || async {
+    env.cluster.controls().start_node("node-1").expect("node exists");
+    wait_for(&env.cluster, PATIENCE, "node-2 and node-3 tainted NoExecute, node-1 Ready", || async {
         let mut seen = Vec::new();
         for n in ["node-1", "node-2", "node-3"] {
             let node = node(&env, n).await;
@@ -359,20 +359,20 @@ async fn with_every_node_silent_no_noexecute_taint_is_added_until_one_is_back() 
 async fn kubectl_cordon_and_relabelling_are_followed_and_a_healthy_cluster_costs_no_writes() {
     let env = start_with(sim_config(), FLAGS, |_| {}).await;
     kubectl_ok(&env.kubeconfig, &["cordon", "node-2"]).await;
-    wait_for(&env.sim, PATIENCE, "the unschedulable taint on node-2", || async {
+    wait_for(&env.cluster, PATIENCE, "the unschedulable taint on node-2", || async {
         let t = taints(&node(&env, "node-2").await);
         if t == ["node.kubernetes.io/unschedulable:NoSchedule"] { Ok(()) } else { Err(format!("{t:?}")) }
     })
     .await;
     kubectl_ok(&env.kubeconfig, &["uncordon", "node-2"]).await;
-    wait_for(&env.sim, PATIENCE, "node-2 untainted", || async {
+    wait_for(&env.cluster, PATIENCE, "node-2 untainted", || async {
         let t = taints(&node(&env, "node-2").await);
         if t.is_empty() { Ok(()) } else { Err(format!("{t:?}")) }
     })
     .await;
     // The beta arch label follows kubernetes.io/arch.
     kubectl_ok(&env.kubeconfig, &["label", "node", "node-3", "beta.kubernetes.io/arch=arm64", "--overwrite"]).await;
-    wait_for(&env.sim, PATIENCE, "the beta arch label copied back", || async {
+    wait_for(&env.cluster, PATIENCE, "the beta arch label copied back", || async {
         let n = node(&env, "node-3").await;
         let label = n.metadata.labels.as_ref().and_then(|l| l.get("beta.kubernetes.io/arch")).cloned();
         if label.as_deref() == Some("amd64") { Ok(()) } else { Err(format!("{label:?}")) }
@@ -392,7 +392,7 @@ async fn a_restarted_daemon_clears_the_noexecute_taint_of_a_silent_node_and_puts
     let history = TaintHistory::start(&env);
     let no_execute = format!("{UNREACHABLE}:NoExecute");
     node_control(&env, "node-1", "stop").await;
-    wait_for(&env.sim, PATIENCE, "node-1 tainted NoExecute", || async {
+    wait_for(&env.cluster, PATIENCE, "node-1 tainted NoExecute", || async {
         let t = taints(&node(&env, "node-1").await);
         if t.contains(&no_execute) { Ok(()) } else { Err(format!("{t:?}")) }
     })
@@ -412,7 +412,7 @@ async fn a_restarted_daemon_clears_the_noexecute_taint_of_a_silent_node_and_puts
         .expect("a numeric resourceVersion");
     env.port = free_port();
     env.daemon = spawn_on(&env.kubeconfig, env.port, FLAGS);
-    wait_for(&env.sim, PATIENCE, "node-1 untainted, then tainted NoExecute again", || async {
+    wait_for(&env.cluster, PATIENCE, "node-1 untainted, then tainted NoExecute again", || async {
         let states = history.states("node-1", killed_at);
         let cleared = states.iter().position(|ts| !ts.contains(&no_execute));
         let again = cleared.is_some_and(|i| states[i..].iter().any(|ts| ts.contains(&no_execute)));

@@ -81,7 +81,7 @@ async fn phases(sim: &Sim, names: &[&str], want: &str) {
 /// in `NS`, with no error.
 async fn counted(env: &Env, reason: &str, value: u64) {
     let labels = format!("namespace=\"{NS}\",reason=\"{reason}\"");
-    wait_for(&env.sim, PATIENCE, &format!("{value} force deletions counted as {reason}"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("{value} force deletions counted as {reason}"), || async {
         let (_, body) = env.scrape("/metrics").await;
         let series = |metric: &str| {
             body.lines()
@@ -128,8 +128,8 @@ async fn terminated_pods_beyond_the_threshold_go_oldest_first() {
     phases(&sim, &done, "Failed").await;
     phases(&sim, &["runner"], "Running").await;
     let env = start_on(sim, dir, kubeconfig, &[CONTROLLERS, "--terminated-pod-gc-threshold=2"]);
-    wait_for(&env.sim, PATIENCE, "the three oldest terminated pods deleted", || async {
-        let names = pod_names(&env.sim).await?;
+    wait_for(&env.cluster, PATIENCE, "the three oldest terminated pods deleted", || async {
+        let names = pod_names(env.cluster.sim()).await?;
         if names == ["done-4", "done-5", "runner"] { Ok(()) } else { Err(format!("pods {names:?}")) }
     })
     .await;
@@ -149,8 +149,8 @@ async fn pods_of_a_removed_node_are_marked_failed_and_deleted() {
     phases(&sim, &["lost", "held", "safe"], "Running").await;
     sim.controls().remove_node("node-3").expect("node-3 leaves");
     let env = start_on(sim, dir, kubeconfig, &[CONTROLLERS]);
-    let held = wait_for(&env.sim, PATIENCE, "the held orphan marked Failed and deleted", || async {
-        let pod = pods(&env.sim).get("held").await.map_err(|e| e.to_string())?;
+    let held = wait_for(&env.cluster, PATIENCE, "the held orphan marked Failed and deleted", || async {
+        let pod = pods(env.cluster.sim()).get("held").await.map_err(|e| e.to_string())?;
         if phase(&pod) == Some("Failed") && pod.metadata.deletion_timestamp.is_some() {
             Ok(pod)
         } else {
@@ -166,8 +166,8 @@ async fn pods_of_a_removed_node_are_marked_failed_and_deleted() {
     );
     assert_eq!(held.metadata.deletion_grace_period_seconds, Some(0), "force-deleted");
     release(&env.kubeconfig, "held").await;
-    wait_for(&env.sim, PATIENCE, "both orphans gone, the other pod kept", || async {
-        let names = pod_names(&env.sim).await?;
+    wait_for(&env.cluster, PATIENCE, "both orphans gone, the other pod kept", || async {
+        let names = pod_names(env.cluster.sim()).await?;
         if names == ["safe"] { Ok(()) } else { Err(format!("pods {names:?}")) }
     })
     .await;
@@ -184,11 +184,11 @@ async fn an_unscheduled_terminating_pod_is_marked_failed() {
     phases(&sim, &["stuck"], "Pending").await;
     kubectl_ok(&kubeconfig, &["delete", "pod", "stuck", "-n", NS, "--wait=false"]).await;
     let env = start_on(sim, dir, kubeconfig, &[CONTROLLERS]);
-    phases(&env.sim, &["stuck"], "Failed").await;
+    phases(env.cluster.sim(), &["stuck"], "Failed").await;
     counted(&env, "unscheduled", 1).await;
     release(&env.kubeconfig, "stuck").await;
-    wait_for(&env.sim, PATIENCE, "the pod gone", || async {
-        let names = pod_names(&env.sim).await?;
+    wait_for(&env.cluster, PATIENCE, "the pod gone", || async {
+        let names = pod_names(env.cluster.sim()).await?;
         if names.is_empty() { Ok(()) } else { Err(format!("pods {names:?}")) }
     })
     .await;
@@ -217,8 +217,8 @@ async fn a_terminating_pod_of_an_out_of_service_node_is_force_deleted() {
     }
     let env = start_on(sim, dir, kubeconfig, &[CONTROLLERS]);
     counted(&env, "out-of-service", 1).await;
-    let names = pod_names(&env.sim).await.expect("pods");
+    let names = pod_names(env.cluster.sim()).await.expect("pods");
     assert_eq!(names, ["waiting"], "only the out-of-service node's pod is force-deleted");
-    let waiting = pods(&env.sim).get("waiting").await.expect("waiting");
+    let waiting = pods(env.cluster.sim()).get("waiting").await.expect("waiting");
     assert!(waiting.metadata.deletion_timestamp.is_some(), "still terminating");
 }

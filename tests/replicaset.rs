@@ -18,9 +18,7 @@ use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::json;
 
-use crate::common::{Env, PATIENCE, disturb, failing_pod_creates, spawn, start};
-
-const NS: &str = "default";
+use crate::common::{Cluster, Env, PATIENCE, disturb, failing_pod_creates, on_both, start};
 
 // === utils ===
 
@@ -28,7 +26,7 @@ const NS: &str = "default";
 /// keeps the highest count seen; abort the task to stop.
 fn watch_highest(env: &Env, app: &str) -> (Arc<Mutex<usize>>, tokio::task::JoinHandle<()>) {
     let max_seen = Arc::new(Mutex::new(0usize));
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let stream = watcher(api, watcher::Config::default().labels(&format!("app={app}")));
     let max = max_seen.clone();
     let task = tokio::spawn(async move {
@@ -74,7 +72,7 @@ fn labels(app: &str) -> BTreeMap<String, String> {
 
 fn replica_set(name: &str, replicas: i32) -> ReplicaSet {
     ReplicaSet {
-        metadata: ObjectMeta { name: Some(name.into()), namespace: Some(NS.into()), ..Default::default() },
+        metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
         spec: ReplicaSetSpec {
             replicas: Some(replicas),
             selector: LabelSelector { match_labels: Some(labels(name)), ..Default::default() },
@@ -96,12 +94,12 @@ fn pod_spec() -> PodSpec {
 }
 
 async fn create_rs(env: &Env, name: &str, replicas: i32) -> ReplicaSet {
-    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), &env.ns);
     api.create(&PostParams::default(), &replica_set(name, replicas)).await.expect("ReplicaSet created")
 }
 
 async fn scale(env: &Env, name: &str, replicas: i32) {
-    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), &env.ns);
     api.patch(name, &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": replicas}})))
         .await
         .expect("ReplicaSet scaled");
@@ -109,7 +107,7 @@ async fn scale(env: &Env, name: &str, replicas: i32) {
 
 /// The pods labelled `app=<app>` that are not being deleted.
 async fn active_pods(env: &Env, app: &str) -> Vec<Pod> {
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let list = api.list(&ListParams::default().labels(&format!("app={app}"))).await.expect("pods listed");
     list.items.into_iter().filter(|p| p.metadata.deletion_timestamp.is_none()).collect()
 }
@@ -121,14 +119,14 @@ fn names(pods: &[Pod]) -> Vec<String> {
 }
 
 async fn rs(env: &Env, name: &str) -> ReplicaSet {
-    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), &env.ns);
     api.get(name).await.expect("ReplicaSet read")
 }
 
 /// Waits until the ReplicaSet has exactly `n` active pods, and its status
 /// says `n` replicas, all Ready and available, for its current generation.
 async fn converged(env: &Env, name: &str, n: i32) {
-    wait_for(&env.sim, PATIENCE, &format!("{name} to converge on {n} Ready pods"), || async move {
+    wait_for(&env.cluster, PATIENCE, &format!("{name} to converge on {n} Ready pods"), || async move {
         let pods = active_pods(env, name).await;
         let rs = rs(env, name).await;
         let status = rs.status.clone().unwrap_or_default();
@@ -153,7 +151,7 @@ async fn converged(env: &Env, name: &str, n: i32) {
 
 /// Events recorded on ReplicaSet `name` with `reason`.
 async fn events(env: &Env, name: &str, reason: &str) -> Vec<Event> {
-    let api: Api<Event> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Event> = Api::namespaced(env.client.clone(), &env.ns);
     let list = api.list(&ListParams::default()).await.expect("events listed");
     list.items
         .into_iter()
@@ -168,7 +166,17 @@ fn count(events: &[Event]) -> i32 {
 
 // === tests ===
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+on_both!(
+    a_replica_set_gets_exactly_its_pods_and_status,
+    scaling_up_and_down_creates_and_deletes_pods_kubectl_scale_included,
+    an_orphan_is_adopted_and_a_not_ready_pod_goes_first,
+    a_pod_deleted_by_hand_is_replaced,
+    a_relabelled_pod_is_released_and_replaced,
+    ten_bound_ready_pods_then_fifty_then_zero_then_five,
+    a_matching_orphan_present_first_is_adopted_and_one_fewer_pod_is_created,
+    a_terminating_pod_is_reported_in_status_terminating_replicas,
+);
+
 async fn a_replica_set_gets_exactly_its_pods_and_status() {
     let env = start().await;
     let created = create_rs(&env, "web", 3).await;
@@ -190,7 +198,7 @@ async fn a_replica_set_gets_exactly_its_pods_and_status() {
     let status = rs(&env, "web").await.status.unwrap_or_default();
     assert_eq!(status.fully_labeled_replicas, Some(3));
 
-    wait_for(&env.sim, PATIENCE, "SuccessfulCreate events for every pod", || async {
+    wait_for(&env.cluster, PATIENCE, "SuccessfulCreate events for every pod", || async {
         let seen = count(&events(&env, "web", "SuccessfulCreate").await);
         if seen >= 3 { Ok(()) } else { Err(format!("{seen} SuccessfulCreate")) }
     })
@@ -203,7 +211,6 @@ async fn a_replica_set_gets_exactly_its_pods_and_status() {
     assert!(sources.iter().all(|s| s.as_deref() == Some("replicaset-controller")), "{sources:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scaling_up_and_down_creates_and_deletes_pods_kubectl_scale_included() {
     let env = start().await;
     create_rs(&env, "scaled", 3).await;
@@ -214,18 +221,17 @@ async fn scaling_up_and_down_creates_and_deletes_pods_kubectl_scale_included() {
     let five = names(&active_pods(&env, "scaled").await);
 
     // As a user would: kubectl, through the /scale subresource.
-    kubectl_ok(&env.kubeconfig, &["scale", "rs", "scaled", "--replicas=1", "-n", NS]).await;
+    kubectl_ok(&env.kubeconfig, &["scale", "rs", "scaled", "--replicas=1", "-n", &env.ns]).await;
     converged(&env, "scaled", 1).await;
     let one = names(&active_pods(&env, "scaled").await);
     assert!(five.contains(&one[0]), "the survivor {one:?} is one of {five:?}");
-    wait_for(&env.sim, PATIENCE, "SuccessfulDelete events for the 4 deleted pods", || async {
+    wait_for(&env.cluster, PATIENCE, "SuccessfulDelete events for the 4 deleted pods", || async {
         let seen = count(&events(&env, "scaled", "SuccessfulDelete").await);
         if seen >= 4 { Ok(()) } else { Err(format!("{seen} SuccessfulDelete")) }
     })
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_orphan_is_adopted_and_a_not_ready_pod_goes_first() {
     let env = start().await;
     create_rs(&env, "adopter", 2).await;
@@ -245,10 +251,10 @@ async fn an_orphan_is_adopted_and_a_not_ready_pod_goes_first() {
         spec: Some(pod_spec()),
         status: None,
     };
-    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     pods.create(&PostParams::default(), &orphan).await.expect("orphan created");
 
-    wait_for(&env.sim, PATIENCE, "the orphan to be adopted", || async {
+    wait_for(&env.cluster, PATIENCE, "the orphan to be adopted", || async {
         let owners = pods.get_opt("orphan").await.ok().flatten().and_then(|p| p.metadata.owner_references);
         match owners {
             Some(refs) if refs.iter().any(|r| r.name == "adopter" && r.controller == Some(true)) => Ok(()),
@@ -259,7 +265,7 @@ async fn an_orphan_is_adopted_and_a_not_ready_pod_goes_first() {
     .await;
     converged(&env, "adopter", 2).await;
     assert_eq!(names(&active_pods(&env, "adopter").await), before, "the Ready pods are kept");
-    wait_for(&env.sim, PATIENCE, "the orphan to be deleted", || async {
+    wait_for(&env.cluster, PATIENCE, "the orphan to be deleted", || async {
         match pods.get_opt("orphan").await.ok().flatten() {
             Some(p) if p.metadata.deletion_timestamp.is_none() => Err("still there".into()),
             _ => Ok(()),
@@ -268,16 +274,15 @@ async fn an_orphan_is_adopted_and_a_not_ready_pod_goes_first() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pod_deleted_by_hand_is_replaced() {
     let env = start().await;
     create_rs(&env, "healed", 3).await;
     converged(&env, "healed", 3).await;
     let before = names(&active_pods(&env, "healed").await);
 
-    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     pods.delete(&before[0], &DeleteParams::default()).await.expect("pod deleted");
-    wait_for(&env.sim, PATIENCE, "a replacement pod", || async {
+    wait_for(&env.cluster, PATIENCE, "a replacement pod", || async {
         let now = names(&active_pods(&env, "healed").await);
         let replaced = now.len() == 3 && !now.contains(&before[0]);
         if replaced { Ok(()) } else { Err(format!("{now:?}")) }
@@ -293,7 +298,7 @@ async fn failing_creates_never_overshoot() {
     // 30 creates with 20% failing: all succeed with probability 0.8^30 ≈ 0.1%.
     const REPLICAS: usize = 30;
     let env = start().await;
-    env.sim
+    env.cluster
         .controls()
         .set_faults(FaultSpec {
             rules: vec![FaultRule {
@@ -311,7 +316,7 @@ async fn failing_creates_never_overshoot() {
     create_rs(&env, "faulty", i32::try_from(REPLICAS).expect("fits")).await;
     converged(&env, "faulty", i32::try_from(REPLICAS).expect("fits")).await;
     let failed = env
-        .sim
+        .cluster
         .controls()
         .stats()
         .iter()
@@ -322,21 +327,20 @@ async fn failing_creates_never_overshoot() {
     let max = *max_seen.lock().expect("lock");
     assert!(max <= REPLICAS, "saw {max} active pods for {REPLICAS} replicas");
     assert!(failed > 0, "no create failed: the faults were not exercised");
-    wait_for(&env.sim, PATIENCE, "FailedCreate events", || async {
+    wait_for(&env.cluster, PATIENCE, "FailedCreate events", || async {
         let seen = count(&events(&env, "faulty", "FailedCreate").await);
         if seen > 0 { Ok(()) } else { Err("none".into()) }
     })
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relabelled_pod_is_released_and_replaced() {
     let env = start().await;
     let created = create_rs(&env, "relabel", 2).await;
     converged(&env, "relabel", 2).await;
     let before = names(&active_pods(&env, "relabel").await);
 
-    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     pods.patch(
         &before[0],
         &PatchParams::default(),
@@ -344,7 +348,7 @@ async fn a_relabelled_pod_is_released_and_replaced() {
     )
     .await
     .expect("pod relabelled");
-    wait_for(&env.sim, PATIENCE, "the relabelled pod to be released", || async {
+    wait_for(&env.cluster, PATIENCE, "the relabelled pod to be released", || async {
         let pod = pods.get(&before[0]).await.map_err(|e| e.to_string())?;
         let owned = pod
             .metadata
@@ -365,7 +369,7 @@ async fn a_relabelled_pod_is_released_and_replaced() {
 async fn restarts_dropped_watches_and_compaction_mid_scale_never_overshoot() {
     const REPLICAS: usize = 30;
     let mut env = start().await;
-    env.sim.controls().set_faults(failing_pod_creates(0.2)).expect("faults set");
+    env.cluster.controls().set_faults(failing_pod_creates(0.2)).expect("faults set");
     let (max_seen, watch) = watch_highest(&env, "chaos");
 
     create_rs(&env, "chaos", 3).await;
@@ -373,7 +377,7 @@ async fn restarts_dropped_watches_and_compaction_mid_scale_never_overshoot() {
     scale(&env, "chaos", i32::try_from(REPLICAS).expect("fits")).await;
     // Disturb the controller while it scales: the new process's
     // expectations start empty.
-    wait_for(&env.sim, PATIENCE, "the scale-up to start", || async {
+    wait_for(&env.cluster, PATIENCE, "the scale-up to start", || async {
         let n = active_pods(&env, "chaos").await.len();
         if n > 3 { Ok(()) } else { Err(format!("{n} pods")) }
     })
@@ -388,7 +392,6 @@ async fn restarts_dropped_watches_and_compaction_mid_scale_never_overshoot() {
     assert!(max <= REPLICAS, "saw {max} active pods for {REPLICAS} replicas");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_bound_ready_pods_then_fifty_then_zero_then_five() {
     let env = start().await;
     create_rs(&env, "big", 10).await;
@@ -404,7 +407,6 @@ async fn ten_bound_ready_pods_then_fifty_then_zero_then_five() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_matching_orphan_present_first_is_adopted_and_one_fewer_pod_is_created() {
     // The orphan and the ReplicaSet exist before kcm-rs starts, so its first
     // sync (after the caches sync) sees both, whatever the watch timing.
@@ -412,23 +414,25 @@ async fn a_matching_orphan_present_first_is_adopted_and_one_fewer_pod_is_created
     env.daemon.kill().await.expect("kcm-rs stopped");
     // What the controller manager that ran before gave the namespace (this
     // kcm-rs may have been stopped before doing it): the orphan needs both.
-    kube_sim::testing::provision_namespace(&env.sim, NS).await;
+    if let Cluster::Sim(sim) = &env.cluster {
+        kube_sim::testing::provision_namespace(sim, &env.ns).await;
+    }
     let orphan = Pod {
         metadata: ObjectMeta { name: Some("early".into()), labels: Some(labels("lean")), ..Default::default() },
         spec: Some(pod_spec()),
         status: None,
     };
-    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     pods.create(&PostParams::default(), &orphan).await.expect("orphan created");
     create_rs(&env, "lean", 3).await;
-    env.daemon = spawn(&env.kubeconfig);
+    env.daemon = env.spawn();
     converged(&env, "lean", 3).await;
     let owned = pods.get("early").await.expect("the orphan is still there").metadata.owner_references;
     assert!(
         owned.unwrap_or_default().iter().any(|r| r.name == "lean" && r.controller == Some(true)),
         "the orphan is adopted"
     );
-    wait_for(&env.sim, PATIENCE, "two SuccessfulCreate events", || async {
+    wait_for(&env.cluster, PATIENCE, "two SuccessfulCreate events", || async {
         let seen = count(&events(&env, "lean", "SuccessfulCreate").await);
         if seen >= 2 { Ok(()) } else { Err(format!("{seen} SuccessfulCreate")) }
     })
@@ -439,7 +443,7 @@ async fn a_matching_orphan_present_first_is_adopted_and_one_fewer_pod_is_created
 /// Holds one of `name`'s pods in deletion with a finalizer, and returns it.
 async fn hold_one_pod_in_deletion(env: &Env, name: &str) -> String {
     let held = names(&active_pods(env, name).await).remove(0);
-    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let finalizer = json!({"metadata": {"finalizers": ["kcm-rs.test/hold"]}});
     pods.patch(&held, &PatchParams::default(), &Patch::Merge(finalizer)).await.expect("finalizer added");
     pods.delete(&held, &DeleteParams::default()).await.expect("pod deleted");
@@ -447,12 +451,11 @@ async fn hold_one_pod_in_deletion(env: &Env, name: &str) -> String {
 }
 
 async fn release(env: &Env, pod: &str) {
-    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let clear = json!({"metadata": {"finalizers": null}});
     pods.patch(pod, &PatchParams::default(), &Patch::Merge(clear)).await.expect("finalizer removed");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminating_pod_is_reported_in_status_terminating_replicas() {
     let env = start().await;
     create_rs(&env, "ending", 2).await;
@@ -461,7 +464,7 @@ async fn a_terminating_pod_is_reported_in_status_terminating_replicas() {
 
     // DeploymentReplicaSetTerminatingReplicas is on at 1.37: the held pod is
     // counted while a replacement brings the active pods back to two.
-    wait_for(&env.sim, PATIENCE, "terminatingReplicas 1 beside 2 Ready pods", || async {
+    wait_for(&env.cluster, PATIENCE, "terminatingReplicas 1 beside 2 Ready pods", || async {
         let status = rs(&env, "ending").await.status.unwrap_or_default();
         let active = active_pods(&env, "ending").await.len();
         let seen = format!("terminatingReplicas={:?}, {active} active pods", status.terminating_replicas);
@@ -470,7 +473,7 @@ async fn a_terminating_pod_is_reported_in_status_terminating_replicas() {
     .await;
 
     release(&env, &held).await;
-    wait_for(&env.sim, PATIENCE, "terminatingReplicas 0 once the pod is gone", || async {
+    wait_for(&env.cluster, PATIENCE, "terminatingReplicas 0 once the pod is gone", || async {
         let status = rs(&env, "ending").await.status.unwrap_or_default();
         if status.terminating_replicas == Some(0) { Ok(()) } else { Err(format!("{:?}", status.terminating_replicas)) }
     })
@@ -484,7 +487,7 @@ async fn with_the_gate_off_status_terminating_replicas_is_not_written() {
     create_rs(&env, "kept", 2).await;
     converged(&env, "kept", 2).await;
     let held = hold_one_pod_in_deletion(&env, "kept").await;
-    wait_for(&env.sim, PATIENCE, "a replacement beside the held pod", || async {
+    wait_for(&env.cluster, PATIENCE, "a replacement beside the held pod", || async {
         let active = names(&active_pods(&env, "kept").await);
         if active.len() == 2 && !active.contains(&held) { Ok(()) } else { Err(format!("{active:?}")) }
     })

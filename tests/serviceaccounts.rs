@@ -40,7 +40,7 @@ async fn start_publishing() -> (Env, String, tempfile::TempDir) {
 /// The `ca.crt` of `ns`'s `kube-root-ca.crt`, once it holds `want`.
 async fn wait_for_ca(env: &Env, ns: &str, want: &str, what: &str) -> ConfigMap {
     let config_maps: Api<ConfigMap> = Api::namespaced(env.client.clone(), ns);
-    wait_for(&env.sim, PATIENCE, what, || async {
+    wait_for(&env.cluster, PATIENCE, what, || async {
         let cm = config_maps.get_opt("kube-root-ca.crt").await.map_err(|e| e.to_string())?;
         let cm = cm.ok_or("no kube-root-ca.crt")?;
         let ca = cm.data.as_ref().and_then(|d| d.get("ca.crt")).cloned();
@@ -60,12 +60,12 @@ async fn a_new_namespace_gets_its_default_service_account_again_after_deletion()
         let sa = accounts.get_opt("default").await.map_err(|e| e.to_string())?;
         sa.and_then(|sa| sa.metadata.uid).ok_or_else(|| "no default ServiceAccount".to_owned())
     };
-    let first = wait_for(&env.sim, PATIENCE, "team-a's default ServiceAccount", uid).await;
+    let first = wait_for(&env.cluster, PATIENCE, "team-a's default ServiceAccount", uid).await;
     let listed = kubectl_ok(&env.kubeconfig, &["get", "serviceaccounts", "-n", "team-a", "-o", "name"]).await;
     assert_eq!(listed.trim(), "serviceaccount/default");
 
     kubectl_ok(&env.kubeconfig, &["delete", "serviceaccount", "default", "-n", "team-a"]).await;
-    wait_for(&env.sim, PATIENCE, "default made again", || async {
+    wait_for(&env.cluster, PATIENCE, "default made again", || async {
         let now = uid().await?;
         if now == first { Err("still the first one".into()) } else { Ok(()) }
     })
@@ -120,7 +120,7 @@ async fn pods_of_a_namespace_applied_with_its_deployment_run_once_it_has_its_acc
         containers:\n      - name: web\n        image: nginx\n";
     kube_sim::testing::kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], manifest).await;
     let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(env.client.clone(), "team-d");
-    let running = wait_for(&env.sim, PATIENCE, "team-d's two pods Running", || async {
+    let running = wait_for(&env.cluster, PATIENCE, "team-d's two pods Running", || async {
         let list = pods.list(&Default::default()).await.map_err(|e| e.to_string())?;
         let phases: Vec<String> =
             list.items.iter().map(|p| p.status.as_ref().and_then(|s| s.phase.clone()).unwrap_or_default()).collect();

@@ -49,7 +49,7 @@ async fn start_signing() -> (Env, String, tempfile::TempDir) {
 /// The Secret's data, once it holds `token`, `ca.crt` and `namespace`.
 async fn wait_for_filled(env: &Env, ns: &str, name: &str) -> Secret {
     let secrets: Api<Secret> = Api::namespaced(env.client.clone(), ns);
-    wait_for(&env.sim, PATIENCE, "the token Secret filled", || async {
+    wait_for(&env.cluster, PATIENCE, "the token Secret filled", || async {
         let secret = secrets.get_opt(name).await.map_err(|e| e.to_string())?.ok_or("no Secret")?;
         let data = secret.data.clone().unwrap_or_default();
         let filled = ["token", "ca.crt", "namespace"].iter().all(|k| data.get(*k).is_some_and(|v| !v.0.is_empty()));
@@ -61,7 +61,7 @@ async fn wait_for_filled(env: &Env, ns: &str, name: &str) -> Secret {
 /// Waits until the Secret is gone.
 async fn wait_for_deleted(env: &Env, ns: &str, name: &str, what: &str) {
     let secrets: Api<Secret> = Api::namespaced(env.client.clone(), ns);
-    wait_for(&env.sim, PATIENCE, what, || async {
+    wait_for(&env.cluster, PATIENCE, what, || async {
         match secrets.get_opt(name).await.map_err(|e| e.to_string())? {
             Some(_) => Err("still there".to_owned()),
             None => Ok(()),
@@ -77,7 +77,7 @@ async fn a_legacy_token_secret_is_filled_and_deleted_with_its_service_account() 
     let (env, ca, _dir) = start_signing().await;
     kubectl_ok(&env.kubeconfig, &["create", "namespace", "team-t"]).await;
     let accounts: Api<ServiceAccount> = Api::namespaced(env.client.clone(), "team-t");
-    let uid = wait_for(&env.sim, PATIENCE, "team-t's default ServiceAccount", || async {
+    let uid = wait_for(&env.cluster, PATIENCE, "team-t's default ServiceAccount", || async {
         let sa = accounts.get_opt("default").await.map_err(|e| e.to_string())?;
         sa.and_then(|sa| sa.metadata.uid).ok_or_else(|| "no default ServiceAccount".to_owned())
     })

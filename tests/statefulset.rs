@@ -138,7 +138,7 @@ async fn pods(env: &Env, app: &str) -> BTreeMap<String, Pod> {
 
 /// Waits until exactly `names` are the set's live pods, all Running and Ready.
 async fn wait_ready(env: &Env, app: &str, names: &[&str]) {
-    wait_for(&env.sim, PATIENCE, &format!("{app}'s pods to be {names:?}, Ready"), || async move {
+    wait_for(&env.cluster, PATIENCE, &format!("{app}'s pods to be {names:?}, Ready"), || async move {
         let pods = pods(env, app).await;
         let seen: Vec<(String, bool)> = pods.iter().map(|(n, p)| (n.clone(), running_and_ready(p))).collect();
         let want: Vec<(String, bool)> = names.iter().map(|n| ((*n).to_owned(), true)).collect();
@@ -172,7 +172,7 @@ async fn set(env: &Env, name: &str) -> StatefulSet {
 /// Waits until the set's status shows `ready` Ready replicas of `replicas`
 /// for its generation, and gives it.
 async fn wait_status(env: &Env, name: &str, replicas: i32, ready: i32) -> StatefulSet {
-    wait_for(&env.sim, PATIENCE, &format!("{name}'s status: {ready}/{replicas} Ready"), || async move {
+    wait_for(&env.cluster, PATIENCE, &format!("{name}'s status: {ready}/{replicas} Ready"), || async move {
         let set = set(env, name).await;
         let s = set.status.clone().unwrap_or_default();
         let ok = s.replicas == replicas
@@ -189,7 +189,7 @@ fn image(pod: &Pod) -> String {
 
 /// Waits until the set's pods run `images`, in ordinal order, all Ready.
 async fn wait_images(env: &Env, app: &str, images: &[&str]) {
-    wait_for(&env.sim, PATIENCE, &format!("{app}'s pods to run {images:?}"), || async move {
+    wait_for(&env.cluster, PATIENCE, &format!("{app}'s pods to run {images:?}"), || async move {
         let pods = pods(env, app).await;
         let seen: Vec<(String, bool)> = pods.values().map(|p| (image(p), running_and_ready(p))).collect();
         let want: Vec<(String, bool)> = images.iter().map(|i| ((*i).to_owned(), true)).collect();
@@ -213,7 +213,7 @@ async fn ordered_scaling_halts_on_an_unhealthy_pod() {
     set_ready(&env, "ss-0", false).await;
     wait_status(&env, "ss", 1, 0).await;
     kubectl_ok(&env.kubeconfig, &["scale", "statefulset", "ss", "--replicas=3"]).await;
-    wait_for(&env.sim, PATIENCE, "the scale-up observed", || async {
+    wait_for(&env.cluster, PATIENCE, "the scale-up observed", || async {
         let g = set(&env, "ss").await.status.and_then(|s| s.observed_generation);
         if g == Some(2) { Ok(()) } else { Err(format!("observedGeneration {g:?}")) }
     })
@@ -231,7 +231,7 @@ async fn ordered_scaling_halts_on_an_unhealthy_pod() {
     }
     wait_status(&env, "ss", 3, 0).await;
     kubectl_ok(&env.kubeconfig, &["scale", "sts", "ss", "--replicas=0"]).await;
-    wait_for(&env.sim, PATIENCE, "the scale-down observed", || async {
+    wait_for(&env.cluster, PATIENCE, "the scale-down observed", || async {
         let g = set(&env, "ss").await.status.and_then(|s| s.observed_generation);
         if g == Some(3) { Ok(()) } else { Err(format!("observedGeneration {g:?}")) }
     })
@@ -324,7 +324,7 @@ async fn canary_and_phased_updates_follow_the_partition() {
             .await;
         wait_images(&env, "canary", &images).await;
     }
-    wait_for(&env.sim, PATIENCE, "the rollover to the update revision", || async {
+    wait_for(&env.cluster, PATIENCE, "the rollover to the update revision", || async {
         let s = set(&env, "canary").await.status.unwrap_or_default();
         if s.current_revision == s.update_revision { Ok(()) } else { Err(format!("{s:?}")) }
     })
@@ -347,7 +347,7 @@ async fn a_deleted_or_failed_pod_is_recreated_with_its_identity() {
     let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
     let failed = json!({"status": {"phase": "Failed", "reason": "Evicted"}});
     api.patch_status("rec-0", &PatchParams::default(), &Patch::Merge(failed)).await.expect("rec-0 Failed");
-    wait_for(&env.sim, PATIENCE, "both pods replaced and Ready", || async {
+    wait_for(&env.cluster, PATIENCE, "both pods replaced and Ready", || async {
         let now = pods(&env, "rec").await;
         let replaced = ["rec-0", "rec-1"]
             .iter()
@@ -429,9 +429,9 @@ async fn claims_follow_the_retention_policy() {
     assert_eq!(volume[0].persistent_volume_claim.as_ref().map(|c| c.claim_name.as_str()), Some("data-keep-1"));
 
     kubectl_ok(&env.kubeconfig, &["scale", "sts", "keep", "--replicas=1"]).await;
-    wait_for(&env.sim, PATIENCE, "data-keep-1 deleted with its pod", || deleting("data-keep-1")).await;
+    wait_for(&env.cluster, PATIENCE, "data-keep-1 deleted with its pod", || deleting("data-keep-1")).await;
     kubectl_ok(&env.kubeconfig, &["delete", "sts", "drop", "--wait=false"]).await;
-    wait_for(&env.sim, PATIENCE, "data-drop-0 deleted with its set", || deleting("data-drop-0")).await;
+    wait_for(&env.cluster, PATIENCE, "data-drop-0 deleted with its set", || deleting("data-drop-0")).await;
     let kept = claims.get("data-keep-0").await.expect("data-keep-0");
     assert!(kept.metadata.deletion_timestamp.is_none(), "a claim in use stays");
 }
@@ -473,8 +473,8 @@ async fn a_pod_is_available_after_min_ready_seconds() {
             if seen == want { Ok(()) } else { Err(format!("(ready, available) = {seen:?}")) }
         }
     };
-    wait_for(&env.sim, PATIENCE, "ready, not yet available", || counts((1, 0))).await;
-    wait_for(&env.sim, PATIENCE, "available", || counts((1, 1))).await;
+    wait_for(&env.cluster, PATIENCE, "ready, not yet available", || counts((1, 0))).await;
+    wait_for(&env.cluster, PATIENCE, "available", || counts((1, 1))).await;
 }
 
 /// Failing pod and claim creates, dropped watches, compaction and a
@@ -490,12 +490,12 @@ async fn faults_and_a_restart_mid_scale_keep_order_and_identity() {
         ..Default::default()
     };
     let faults = FaultSpec { rules: vec![failing("pods"), failing("persistentvolumeclaims")] };
-    env.sim.controls().set_faults(faults).expect("faults set");
+    env.cluster.controls().set_faults(faults).expect("faults set");
     let checker = Checker::start(&env, "chaos", true);
     let claims = json!([{"metadata": {"name": "data"},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]);
     apply(&env, "chaos", json!({"replicas": 6, "volumeClaimTemplates": claims})).await;
-    wait_for(&env.sim, PATIENCE, "the scale-up to start", || async {
+    wait_for(&env.cluster, PATIENCE, "the scale-up to start", || async {
         let n = pods(&env, "chaos").await.len();
         if n >= 2 { Ok(()) } else { Err(format!("{n} pods")) }
     })
@@ -525,7 +525,7 @@ async fn ordered_creation_waits_for_a_pods_storage() {
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(env.client.clone(), NS);
     let release = json!({"metadata": {"annotations": {"kube-sim.io/provision": null}}});
     for (claim, ready) in [("data-vol-0", 1), ("data-vol-1", 2)] {
-        wait_for(&env.sim, PATIENCE, &format!("{claim} created"), || async {
+        wait_for(&env.cluster, PATIENCE, &format!("{claim} created"), || async {
             claims.get(claim).await.map(drop).map_err(|e| e.to_string())
         })
         .await;

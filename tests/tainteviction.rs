@@ -43,7 +43,7 @@ async fn create_pod(env: &Env, name: &str, node: &str, toleration: Option<Option
 /// Waits until every pod named is Running.
 async fn running(env: &Env, names: &[&str]) {
     let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
-    wait_for(&env.sim, PATIENCE, &format!("pods {names:?} Running"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("pods {names:?} Running"), || async {
         for name in names {
             let pod = api.get_opt(name).await.expect("get pod");
             let phase = pod.as_ref().and_then(|p| p.status.as_ref()?.phase.clone());
@@ -93,7 +93,7 @@ impl Recorder {
 
     /// Waits until the watch has shown pod `name` being deleted.
     async fn deleting(&self, env: &Env, name: &str) {
-        wait_for(&env.sim, PATIENCE, &format!("the watch to show pod {name} deleted"), || async {
+        wait_for(&env.cluster, PATIENCE, &format!("the watch to show pod {name} deleted"), || async {
             match self.first_deleting(name) {
                 Some(_) => Ok(()),
                 None => Err(format!("{} states of {name}", self.states(name).len())),
@@ -124,7 +124,7 @@ fn disrupted(pod: &Pod) -> bool {
 /// Waits until pod `name` is being deleted (or gone).
 async fn deleting(env: &Env, name: &str) {
     let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
-    wait_for(&env.sim, PATIENCE, &format!("pod {name} deleted"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("pod {name} deleted"), || async {
         match api.get_opt(name).await.expect("get pod") {
             None => Ok(()),
             Some(p) if p.metadata.deletion_timestamp.is_some() => Ok(()),
@@ -170,7 +170,7 @@ async fn eviction_events(env: &Env, name: &str) -> Vec<String> {
 
 /// Waits for a `TaintManagerEviction` event about `name` saying `message`.
 async fn event(env: &Env, name: &str, message: &str) {
-    wait_for(&env.sim, PATIENCE, &format!("event {message:?}"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("event {message:?}"), || async {
         let seen = eviction_events(env, name).await;
         if seen.iter().any(|m| m == message) { Ok(()) } else { Err(format!("{seen:?}")) }
     })
@@ -219,7 +219,7 @@ async fn noexecute_taint_deletes_at_once_after_toleration_seconds_or_never() {
 
     // Upstream's metrics: two deletions, two latencies observed, the
     // upstream queue names.
-    wait_for(&env.sim, PATIENCE, "taint_eviction_controller_* metrics", || async {
+    wait_for(&env.cluster, PATIENCE, "taint_eviction_controller_* metrics", || async {
         let out = Command::new("curl")
             .args(["-sk", &format!("https://127.0.0.1:{}/metrics", env.port)])
             .output()
@@ -287,7 +287,7 @@ async fn a_replica_sets_evicted_pods_are_replaced_on_other_nodes() {
     let web = ListParams::default().labels("app=web");
     let node_of = |p: &Pod| p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
     let is_running = |p: &Pod| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
-    wait_for(&env.sim, PATIENCE, "4 web pods Running", || async {
+    wait_for(&env.cluster, PATIENCE, "4 web pods Running", || async {
         let pods = api.list(&web).await.expect("pods listed").items;
         let up = pods.iter().filter(|p| is_running(p)).count();
         if up == 4 { Ok(()) } else { Err(format!("{up} Running")) }
@@ -300,7 +300,7 @@ async fn a_replica_sets_evicted_pods_are_replaced_on_other_nodes() {
 
     kubectl_ok(&env.kubeconfig, &["taint", "nodes", &victim, "maintenance=now:NoExecute"]).await;
 
-    wait_for(&env.sim, PATIENCE, "4 active web pods Running, none on the tainted node", || async {
+    wait_for(&env.cluster, PATIENCE, "4 active web pods Running, none on the tainted node", || async {
         let pods = api.list(&web).await.expect("pods listed").items;
         let active: Vec<&Pod> = pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()).collect();
         let on_victim = active.iter().filter(|p| node_of(p) == victim).count();

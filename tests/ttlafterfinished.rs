@@ -40,7 +40,7 @@ const DUMMY_FINALIZER: &str = "k8s.io/dummy-finalizer";
 async fn env() -> Env {
     let controllers = "--controllers=ttl-after-finished-controller,garbage-collector-controller";
     let env = start_with(SimConfig::default(), &[controllers], |_| {}).await;
-    provision_namespace(&env.sim, NS).await;
+    provision_namespace(env.cluster.sim(), NS).await;
     env
 }
 
@@ -106,7 +106,7 @@ async fn finish(env: &Env, name: &str, complete: bool) -> jiff::Timestamp {
 
 /// Waits until Job `name` no longer exists.
 async fn gone(env: &Env, name: &str) {
-    wait_for(&env.sim, PATIENCE, &format!("Job {name} deleted"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("Job {name} deleted"), || async {
         match jobs(env).get_opt(name).await.map_err(|e| e.to_string())? {
             None => Ok(()),
             Some(job) => {
@@ -148,7 +148,7 @@ async fn job_pod(env: &Env, name: &str, job_uid: &str) -> String {
 /// then an update guarded by its resourceVersion, again on a conflict.
 async fn remove_dummy_finalizer(env: &Env, name: &str) {
     let api = jobs(env);
-    wait_for(&env.sim, PATIENCE, "the dummy finalizer removed", || async {
+    wait_for(&env.cluster, PATIENCE, "the dummy finalizer removed", || async {
         let mut job = api.get(name).await.map_err(|e| e.to_string())?;
         job.metadata.finalizers.get_or_insert_default().retain(|f| f != DUMMY_FINALIZER);
         api.replace(name, &PostParams::default(), &job).await.map(drop).map_err(|e| e.to_string())
@@ -177,7 +177,7 @@ async fn a_finished_job_is_deleted_once_its_ttl_has_run_out() {
     let pod = job_pod(&env, "rand-non-local", &uid).await;
     let finished = finish(&env, "rand-non-local", true).await;
 
-    let deleting = wait_for(&env.sim, PATIENCE, "the Job marked for deletion", || async {
+    let deleting = wait_for(&env.cluster, PATIENCE, "the Job marked for deletion", || async {
         let job = jobs(&env).get("rand-non-local").await.map_err(|e| e.to_string())?;
         job.metadata.deletion_timestamp.ok_or_else(|| format!("not yet: {:?}", job.status))
     })
@@ -213,7 +213,7 @@ async fn a_zero_ttl_deletes_at_once_and_unfinished_or_ttl_less_jobs_are_kept() {
     kept(&env, "running").await;
     kept(&env, "no-ttl").await;
 
-    wait_for(&env.sim, PATIENCE, "the deletions in /metrics", || async {
+    wait_for(&env.cluster, PATIENCE, "the deletions in /metrics", || async {
         let (code, body) = env.scrape("/metrics").await;
         let deletions = sample(&body, "ttl_after_finished_controller_job_deletion_duration_seconds_count");
         let adds = sample(&body, r#"workqueue_adds_total{name="ttl_jobs_to_delete"}"#);

@@ -195,3 +195,7 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     let ticks: f64 = [11, 12].iter().filter_map(|i| fields.get(*i)?.parse::<f64>().ok()).sum();
     ticks / 100.0
 }
+
+/// The testbed's real control plane, shared with the end-to-end tests.
+#[path = "../../tests/common/testbed.rs"]
+pub mod testbed;

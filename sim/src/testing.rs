@@ -16,12 +16,15 @@
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
+use tokio::sync::broadcast;
 
 use crate::Sim;
+use crate::store::Change;
 
 /// How long [`wait_for`] waits, and how often it asks again when nothing
 /// changes.
@@ -35,17 +38,35 @@ pub struct Patience {
     pub recheck: Duration,
 }
 
+/// A cluster [`wait_for`] can wait on: kube-sim, whose store tells of every
+/// change, or another API server, which [`wait_for`] polls.
+pub trait Changes {
+    /// A feed of the cluster's changes, if it has one.
+    fn changes(&self) -> Option<broadcast::Receiver<Arc<Change>>>;
+}
+
+impl Changes for Sim {
+    fn changes(&self) -> Option<broadcast::Receiver<Arc<Change>>> {
+        Some(Sim::changes(self))
+    }
+}
+
+/// How often [`wait_for`] asks again on a cluster with no change feed.
+const POLL: Duration = Duration::from_millis(250);
+
 /// Runs `probe` until it returns `Ok`, and gives its value; fails with
 /// `what` and the last state seen (from `probe`'s `Err`) once
 /// `patience.deadline` has passed. The probe runs again at every change
-/// `sim` stores (what clients of the simulator react to), and at the latest
-/// every `patience.recheck`.
-pub async fn wait_for<T, F, Fut>(sim: &Sim, patience: Patience, what: &str, mut probe: F) -> T
+/// `cluster` stores (what clients of the simulator react to), and at the
+/// latest every `patience.recheck` (on a cluster with no change feed, every
+/// quarter second).
+pub async fn wait_for<T, F, Fut, C>(cluster: &C, patience: Patience, what: &str, mut probe: F) -> T
 where
+    C: Changes + ?Sized,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, String>>,
 {
-    let mut changes = sim.changes();
+    let mut changes = cluster.changes();
     let start = tokio::time::Instant::now();
     let mut last = String::new();
     while start.elapsed() < patience.deadline {
@@ -54,7 +75,10 @@ where
             Err(seen) => last = seen,
         }
         // Any change (or a closed or lagging feed) is a reason to look again.
-        let _ = tokio::time::timeout(patience.recheck, changes.recv()).await;
+        match &mut changes {
+            Some(feed) => drop(tokio::time::timeout(patience.recheck, feed.recv()).await),
+            None => tokio::time::sleep(POLL.min(patience.recheck)).await,
+        }
     }
     panic!("timed out waiting for {what}; last seen: {last}");
 }

@@ -1,17 +1,29 @@
 //! Fixtures shared by the end-to-end tests of the `kcm-rs` binary.
+//!
+//! A test runs on kube-sim, or on the testbed's real control plane
+//! ([`testbed`]) when [`on_both!`] runs it there too: [`start`] reads
+//! which from the test's [`Backend`].
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use kube_sim::controls::Controls;
 use kube_sim::faults::{FaultRule, FaultSpec};
-use kube_sim::testing::Patience;
+use kube_sim::store::Change;
+use kube_sim::testing::{Changes, Patience};
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
+use tokio::sync::{OwnedMutexGuard, broadcast};
 
 pub mod mirror;
 pub mod recorder;
+pub mod testbed;
+
+use testbed::Testbed;
 
 /// How [`kube_sim::testing::wait_for`] waits in these tests: a generous
 /// deadline for any condition, and at the latest every second a new look
@@ -19,27 +31,132 @@ pub mod recorder;
 /// informer's handler).
 pub const PATIENCE: Patience = Patience { deadline: Duration::from_secs(90), recheck: Duration::from_secs(1) };
 
-/// kube-sim, a kubeconfig for it, and a `kcm-rs` (leader election off)
+/// Which cluster a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// kube-sim, in this process: the default.
+    Sim,
+    /// The testbed's kube-apiserver 1.37, shared by the test binary.
+    Testbed,
+}
+
+tokio::task_local! {
+    static BACKEND: Backend;
+}
+
+/// The backend of the running test ([`Backend::Sim`] unless [`on_both!`]
+/// says otherwise).
+pub fn backend() -> Backend {
+    BACKEND.try_with(|b| *b).unwrap_or(Backend::Sim)
+}
+
+/// Runs `test` with [`backend`] giving `backend`.
+pub async fn run_on(backend: Backend, test: impl Future<Output = ()>) {
+    BACKEND.scope(backend, test).await;
+}
+
+/// Declares end-to-end tests that run on both clusters: for each `name`
+/// (an `async fn name()` beside it), the tests `name::sim` and
+/// `name::testbed`.
+macro_rules! on_both {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sim() {
+                $crate::common::run_on($crate::common::Backend::Sim, super::$name()).await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn testbed() {
+                $crate::common::run_on($crate::common::Backend::Testbed, super::$name()).await;
+            }
+        }
+    )+};
+}
+pub(crate) use on_both;
+
+/// The cluster a test runs on.
+pub enum Cluster {
+    /// kube-sim.
+    Sim(Sim),
+    /// The testbed, held with this test's turn on it.
+    Testbed {
+        /// The shared testbed.
+        _bed: Arc<Testbed>,
+        /// This test's turn: the next test's starts when it drops.
+        _turn: OwnedMutexGuard<()>,
+    },
+}
+
+impl Cluster {
+    /// kube-sim: panics on the testbed, for the tests that need kube-sim's
+    /// own controls (faults, dropped watches, compaction, node stops).
+    pub fn sim(&self) -> &Sim {
+        match self {
+            Cluster::Sim(sim) => sim,
+            Cluster::Testbed { .. } => panic!("this test needs kube-sim's controls; it cannot run on the testbed"),
+        }
+    }
+
+    /// kube-sim's controls: see [`Cluster::sim`].
+    pub fn controls(&self) -> &Controls {
+        self.sim().controls()
+    }
+}
+
+impl Changes for Cluster {
+    fn changes(&self) -> Option<broadcast::Receiver<Arc<Change>>> {
+        match self {
+            Cluster::Sim(sim) => Some(sim.changes()),
+            Cluster::Testbed { .. } => None,
+        }
+    }
+}
+
+/// A cluster, a kubeconfig for it, and a `kcm-rs` (leader election off)
 /// running against it; the process is killed on drop.
 pub struct Env {
-    /// The simulated cluster.
-    pub sim: Sim,
+    /// The cluster.
+    pub cluster: Cluster,
     /// Holds the kubeconfig.
-    _dir: tempfile::TempDir,
-    /// The kubeconfig naming `sim`.
+    _dir: Option<tempfile::TempDir>,
+    /// The admin's kubeconfig (kubectl's).
     pub kubeconfig: PathBuf,
+    /// The daemon's kubeconfig and the flags it needs on this cluster.
+    daemon_config: DaemonConfig,
     /// The daemon under test.
     pub daemon: Child,
     /// The port it serves `/metrics` and the health endpoints on (HTTPS).
     pub port: u16,
-    /// A client for `sim`.
+    /// A client for the cluster, as the admin.
     pub client: kube::Client,
+    /// The namespace this test works in: `default` on kube-sim, one of its
+    /// own on the shared testbed.
+    pub ns: String,
+}
+
+/// How a `kcm-rs` is started on a cluster.
+#[derive(Clone)]
+struct DaemonConfig {
+    kubeconfig: PathBuf,
+    args: Vec<String>,
 }
 
 impl Env {
     /// `GET https://127.0.0.1:<port><path>` on the daemon: see [`https_get`].
     pub async fn scrape(&self, path: &str) -> (u16, String) {
         https_get(self.port, path).await
+    }
+
+    /// Starts another `kcm-rs` on this cluster, as [`spawn`] does on kube-sim.
+    pub fn spawn(&self) -> Child {
+        self.spawn_on(free_port(), &[])
+    }
+
+    /// As [`Env::spawn`], serving on `port` with these extra flags.
+    pub fn spawn_on(&self, port: u16, args: &[&str]) -> Child {
+        let mut all: Vec<&str> = self.daemon_config.args.iter().map(String::as_str).collect();
+        all.extend_from_slice(args);
+        spawn_on(&self.daemon_config.kubeconfig, port, &all)
     }
 }
 
@@ -70,9 +187,13 @@ pub fn widgets() -> kube_sim::controls::CustomResource {
     }
 }
 
-/// Starts kube-sim and `kcm-rs` against it.
+/// Starts `kcm-rs` on the test's cluster: kube-sim, or its turn on the
+/// testbed in a namespace of its own.
 pub async fn start() -> Env {
-    start_with(SimConfig::default(), &[], |_| {}).await
+    match backend() {
+        Backend::Sim => start_with(SimConfig::default(), &[], |_| {}).await,
+        Backend::Testbed => start_on_testbed(&[]).await,
+    }
 }
 
 /// Starts kube-sim with `config`, lets `prepare` act on it, then starts
@@ -89,7 +210,54 @@ pub fn start_on(sim: Sim, dir: tempfile::TempDir, kubeconfig: PathBuf, args: &[&
     let port = free_port();
     let daemon = spawn_on(&kubeconfig, port, args);
     let client = sim.client().expect("client");
-    Env { sim, _dir: dir, kubeconfig, daemon, port, client }
+    let daemon_config = DaemonConfig { kubeconfig: kubeconfig.clone(), args: Vec::new() };
+    Env {
+        cluster: Cluster::Sim(sim),
+        _dir: Some(dir),
+        kubeconfig,
+        daemon_config,
+        daemon,
+        port,
+        client,
+        ns: "default".to_owned(),
+    }
+}
+
+/// Namespaces handed out on the testbed.
+static NAMESPACES: AtomicUsize = AtomicUsize::new(0);
+
+/// Takes a turn on the testbed, makes the test's namespace, and starts
+/// `kcm-rs` there as the `kube-system/kcm-rs` ServiceAccount with these
+/// extra flags; returns once the namespace has its `default`
+/// ServiceAccount (made by kcm-rs), as upstream's e2e framework waits.
+pub async fn start_on_testbed(args: &[&str]) -> Env {
+    let bed = testbed::shared().await;
+    let turn = bed.turn().await;
+    let client = bed.client().await;
+    let ns = format!("e2e-{}", NAMESPACES.fetch_add(1, Ordering::Relaxed) + 1);
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
+    let namespace = k8s_openapi::api::core::v1::Namespace {
+        metadata: kube::api::ObjectMeta { name: Some(ns.clone()), ..Default::default() },
+        ..Default::default()
+    };
+    namespaces.create(&kube::api::PostParams::default(), &namespace).await.expect("test namespace created");
+    let daemon_config = DaemonConfig { kubeconfig: bed.kcm_rs.clone(), args: bed.daemon_args() };
+    let port = free_port();
+    let mut all: Vec<&str> = daemon_config.args.iter().map(String::as_str).collect();
+    all.extend_from_slice(args);
+    let daemon = spawn_on(&daemon_config.kubeconfig, port, &all);
+    let env = Env {
+        kubeconfig: bed.admin.clone(),
+        cluster: Cluster::Testbed { _bed: bed, _turn: turn },
+        _dir: None,
+        daemon_config,
+        daemon,
+        port,
+        client,
+        ns,
+    };
+    default_service_account(&env.cluster, &env.client, &env.ns).await;
+    env
 }
 
 /// Starts kube-sim with `config` and writes a kubeconfig for it into a
@@ -137,11 +305,11 @@ pub fn spawn_with(kubeconfig: &Path, args: &[String]) -> Child {
 /// next watch gets 410 and relists), then kills it and starts a new
 /// process, which remembers nothing of the old one.
 pub async fn disturb(env: &mut Env) {
-    env.sim.controls().drop_watches();
-    env.sim.controls().compact();
+    env.cluster.controls().drop_watches();
+    env.cluster.controls().compact();
     env.daemon.kill().await.expect("kcm-rs killed");
-    env.daemon = spawn(&env.kubeconfig);
-    env.sim.controls().drop_watches();
+    env.daemon = env.spawn();
+    env.cluster.controls().drop_watches();
 }
 
 /// Faults refusing this share of pod creates with a 500.
@@ -160,10 +328,10 @@ pub fn failing_pod_creates(rate: f64) -> FaultSpec {
 /// e2e framework waits before it creates pods in a new namespace: the API
 /// server refuses pods without it (after a short wait of its own), and
 /// kcm-rs's serviceaccount-controller makes it moments after the namespace.
-pub async fn default_service_account(sim: &Sim, namespace: &str) {
+pub async fn default_service_account(cluster: &impl Changes, client: &kube::Client, namespace: &str) {
     let accounts: kube::Api<k8s_openapi::api::core::v1::ServiceAccount> =
-        kube::Api::namespaced(sim.client().expect("client"), namespace);
-    kube_sim::testing::wait_for(sim, PATIENCE, &format!("{namespace}'s default ServiceAccount"), || async {
+        kube::Api::namespaced(client.clone(), namespace);
+    kube_sim::testing::wait_for(cluster, PATIENCE, &format!("{namespace}'s default ServiceAccount"), || async {
         let found = accounts.get_opt("default").await.map_err(|e| e.to_string())?;
         found.map(drop).ok_or_else(|| "not yet".to_owned())
     })

@@ -100,7 +100,7 @@ impl Recorder {
     /// Waits until the watches reported the deletion of every one of `uids`
     /// (they may lag the reads of the test).
     pub async fn deletions(&self, env: &Env, uids: &[String]) {
-        wait_for(&env.sim, PATIENCE, "the watches to report the deletions", || async {
+        wait_for(&env.cluster, PATIENCE, "the watches to report the deletions", || async {
             let missing = uids.iter().filter(|u| self.deleted_at(u).is_none()).count();
             if missing == 0 { Ok(()) } else { Err(format!("{missing} deletions not reported yet")) }
         })

@@ -84,7 +84,7 @@ fn summary(by_node: &BTreeMap<String, Vec<Pod>>) -> Vec<(String, Vec<String>)> {
 /// Waits until exactly `nodes` each run one available pod of `name`
 /// (with template hash `hash`, if given) and nothing else runs.
 async fn runs_on(env: &Env, name: &str, nodes: &[&str], hash: Option<&str>) -> BTreeMap<String, Pod> {
-    wait_for(&env.sim, PATIENCE, &format!("{name} available on exactly {nodes:?}"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("{name} available on exactly {nodes:?}"), || async {
         let by_node = pods_by_node(env, name).await;
         let placed: Vec<&str> = by_node.keys().map(String::as_str).collect();
         let settled = placed == nodes
@@ -110,7 +110,7 @@ async fn get_ds(env: &Env, name: &str) -> DaemonSet {
 
 /// Waits until a pod of DaemonSet `name` carries the new template's `hash`.
 async fn rollout_started(env: &Env, name: &str, hash: &str) {
-    wait_for(&env.sim, PATIENCE, "the rollout under way", || async {
+    wait_for(&env.cluster, PATIENCE, "the rollout under way", || async {
         let by_node = pods_by_node(env, name).await;
         let started = by_node.values().flatten().any(|p| pod_hash(p) == hash);
         if started { Ok(()) } else { Err(format!("{:?}", summary(&by_node))) }
@@ -139,7 +139,7 @@ async fn history(env: &Env, name: &str) -> Vec<String> {
 /// highest number.
 async fn current_hash(env: &Env, name: &str) -> String {
     let ds = get_ds(env, name).await;
-    wait_for(&env.sim, PATIENCE, "the DaemonSet's status caught up", || async {
+    wait_for(&env.cluster, PATIENCE, "the DaemonSet's status caught up", || async {
         let status = get_ds(env, name).await.status.unwrap_or_default();
         let generation = ds.metadata.generation;
         if status.observed_generation == generation && status.updated_number_scheduled.is_some() {
@@ -174,7 +174,7 @@ async fn simple_daemon_runs_on_every_node_and_revives_a_deleted_pod() {
     let revived = runs_on(&env, "simple", &NODES, None).await;
     assert_ne!(revived["node-2"].metadata.name.as_deref(), Some(victim.as_str()), "a new pod on node-2");
     assert!(!events(&env, NS, "simple", "SuccessfulCreate").await.is_empty(), "SuccessfulCreate recorded");
-    wait_for(&env.sim, PATIENCE, "the status counts three ready pods", || async {
+    wait_for(&env.cluster, PATIENCE, "the status counts three ready pods", || async {
         let status = get_ds(&env, "simple").await.status.unwrap_or_default();
         let seen = (status.desired_number_scheduled, status.current_number_scheduled, status.number_ready);
         if seen == (3, 3, 3) && status.number_available == Some(3) { Ok(()) } else { Err(format!("{status:?}")) }
@@ -286,7 +286,7 @@ async fn on_delete_replaces_only_the_pods_a_user_deletes() {
     assert_eq!(status.updated_number_scheduled, Some(0), "{status:?}");
     let victim = before["node-3"].metadata.name.clone().expect("name");
     kubectl_ok(&env.kubeconfig, &["delete", "pod", &victim]).await;
-    let after = wait_for(&env.sim, PATIENCE, "node-3's pod replaced with the new template", || async {
+    let after = wait_for(&env.cluster, PATIENCE, "node-3's pod replaced with the new template", || async {
         let by_node = pods_by_node(&env, "ondelete").await;
         let replaced = by_node.get("node-3").is_some_and(|p| p.len() == 1 && pod_hash(&p[0]) == new_hash);
         let settled = replaced && by_node.values().flatten().all(is_available) && by_node.len() == 3;
@@ -330,7 +330,7 @@ async fn rollback_restarts_only_the_updated_pods() {
         "spec": {"containers": [{"name": "app", "image": image("bad")}]}}}});
     kubectl_ok(&env.kubeconfig, &["patch", "ds", "undo", "-p", &stuck.to_string()]).await;
     let new_hash = current_hash(&env, "undo").await;
-    let updated = wait_for(&env.sim, PATIENCE, "one node updated, the rollout stalled", || async {
+    let updated = wait_for(&env.cluster, PATIENCE, "one node updated, the rollout stalled", || async {
         let by_node = pods_by_node(&env, "undo").await;
         let new: Vec<&Pod> = by_node.values().flatten().filter(|p| pod_hash(p) == new_hash).collect();
         match new.as_slice() {
@@ -374,7 +374,7 @@ async fn status_subresource_is_read_and_patched() {
     // the user's condition.
     let pods = runs_on(&env, "stat", &NODES, None).await;
     kubectl_ok(&env.kubeconfig, &["delete", "pod", pods["node-1"].metadata.name.as_deref().expect("name")]).await;
-    wait_for(&env.sim, PATIENCE, "a pod revived", || async {
+    wait_for(&env.cluster, PATIENCE, "a pod revived", || async {
         let seen: Vec<String> =
             pods_by_node(&env, "stat").await.values().flatten().filter_map(|p| p.metadata.uid.clone()).collect();
         let replaced = !seen.contains(pods["node-1"].metadata.uid.as_ref().expect("uid"));
@@ -382,7 +382,7 @@ async fn status_subresource_is_read_and_patched() {
     })
     .await;
     runs_on(&env, "stat", &NODES, None).await;
-    wait_for(&env.sim, PATIENCE, "the status counts every ready pod again", || async {
+    wait_for(&env.cluster, PATIENCE, "the status counts every ready pod again", || async {
         let status = get_ds(&env, "stat").await.status.unwrap_or_default();
         if status.number_ready == 3 { Ok(status) } else { Err(format!("{status:?}")) }
     })
@@ -425,14 +425,14 @@ async fn joining_node_gets_a_pod_and_a_leaving_node_none() {
     create(&env, &daemon_set("joins", &json!({}))).await;
     runs_on(&env, "joins", &NODES, None).await;
     let node = NodeSpec { name: "node-4".into(), labels: Default::default(), taints: Vec::new() };
-    env.sim.controls().add_node(&node).expect("node-4 joins");
+    env.cluster.controls().add_node(&node).expect("node-4 joins");
     checker.set_nodes(&["node-1", "node-2", "node-3", "node-4"]);
     runs_on(&env, "joins", &["node-1", "node-2", "node-3", "node-4"], None).await;
     checker.set_nodes(&["node-1", "node-2", "node-4"]);
-    env.sim.controls().remove_node("node-3").expect("node-3 leaves");
+    env.cluster.controls().remove_node("node-3").expect("node-3 leaves");
     assert!(pods_by_node(&env, "joins").await.contains_key("node-3"), "node-3's pod stays with the node gone");
     runs_on(&env, "joins", &["node-1", "node-2", "node-4"], None).await;
-    wait_for(&env.sim, PATIENCE, "three nodes desired", || async {
+    wait_for(&env.cluster, PATIENCE, "three nodes desired", || async {
         let status = get_ds(&env, "joins").await.status.unwrap_or_default();
         if status.desired_number_scheduled == 3 { Ok(()) } else { Err(format!("{status:?}")) }
     })

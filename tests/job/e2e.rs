@@ -34,7 +34,7 @@ const JOB_NAME_LABEL: &str = "batch.kubernetes.io/job-name";
 /// ServiceAccount in place for the Jobs' pods.
 async fn env() -> Env {
     let env = start().await;
-    default_service_account(&env.sim, NS).await;
+    default_service_account(&env.cluster, &env.client, NS).await;
     env
 }
 
@@ -82,7 +82,7 @@ fn condition<'a>(job: &'a Job, type_: &str) -> Option<&'a k8s_openapi::api::batc
 
 /// Waits until the Job has condition `type_` True; gives the Job.
 async fn wait_condition(env: &Env, name: &str, type_: &str) -> Job {
-    wait_for(&env.sim, PATIENCE, &format!("{name} {type_}"), || async {
+    wait_for(&env.cluster, PATIENCE, &format!("{name} {type_}"), || async {
         let job = jobs(env).get(name).await.map_err(|e| e.to_string())?;
         if condition(&job, type_).is_some() { Ok(job) } else { Err(format!("{:?}", job.status)) }
     })
@@ -91,7 +91,7 @@ async fn wait_condition(env: &Env, name: &str, type_: &str) -> Job {
 
 /// Waits until `probe` holds of the Job's pods; gives them.
 async fn wait_pods(env: &Env, name: &str, what: &str, probe: impl Fn(&[Pod]) -> bool) -> Vec<Pod> {
-    wait_for(&env.sim, PATIENCE, what, || async {
+    wait_for(&env.cluster, PATIENCE, what, || async {
         let pods = pods(env, name).await;
         if probe(&pods) {
             Ok(pods)
@@ -190,7 +190,7 @@ async fn a_job_completes_when_tasks_fail_once_and_are_restarted_in_place() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
     create(&env, "fail-once-local", "OnFailure", "1s", 1, json!({"parallelism": 2, "completions": 4})).await;
-    let job = wait_for(&env.sim, PATIENCE, "fail-once-local Complete", || async {
+    let job = wait_for(&env.cluster, PATIENCE, "fail-once-local Complete", || async {
         // The container's second run succeeds: its exit code becomes 0
         // once it has restarted.
         for pod in pods(&env, "fail-once-local").await {
@@ -453,7 +453,7 @@ async fn orphans_are_adopted_and_non_matching_pods_released() {
     let orphan = running[0].metadata.name.clone().unwrap_or_default();
     let patch = json!([{"op": "remove", "path": "/metadata/ownerReferences"}]).to_string();
     kubectl_ok(&env.kubeconfig, &["patch", "pod", &orphan, "-n", NS, "--type=json", "-p", &patch]).await;
-    wait_for(&env.sim, PATIENCE, "the orphan adopted", || async {
+    wait_for(&env.cluster, PATIENCE, "the orphan adopted", || async {
         let pod = pod_api(&env).get(&orphan).await.map_err(|e| e.to_string())?;
         if owned_by_job(&pod) { Ok(()) } else { Err(format!("{:?}", pod.metadata.owner_references)) }
     })
@@ -474,7 +474,7 @@ async fn orphans_are_adopted_and_non_matching_pods_released() {
         ],
     )
     .await;
-    wait_for(&env.sim, PATIENCE, "the relabelled pod released", || async {
+    wait_for(&env.cluster, PATIENCE, "the relabelled pod released", || async {
         let pod = pod_api(&env).get(&released).await.map_err(|e| e.to_string())?;
         if owned_by_job(&pod) { Err(format!("{:?}", pod.metadata.owner_references)) } else { Ok(()) }
     })

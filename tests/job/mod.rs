@@ -61,7 +61,7 @@ async fn job(env: &Env, name: &str) -> Job {
 
 /// Waits until the Job has condition `type_` True, and gives the Job.
 async fn wait_condition(env: &Env, name: &str, type_: &str) -> Job {
-    wait_for(&env.sim, PATIENCE, &format!("{name} to be {type_}"), || async move {
+    wait_for(&env.cluster, PATIENCE, &format!("{name} to be {type_}"), || async move {
         let job = job(env, name).await;
         let status = job.status.clone().unwrap_or_default();
         let met = status.conditions.iter().flatten().any(|c| c.type_ == type_ && c.status == "True");
@@ -125,7 +125,7 @@ impl Checker {
 
 /// Every pod of the Job was counted: none keeps the tracking finalizer.
 async fn wait_finalizers_removed(env: &Env, name: &str) {
-    wait_for(&env.sim, PATIENCE, &format!("{name}'s pods without the tracking finalizer"), || async move {
+    wait_for(&env.cluster, PATIENCE, &format!("{name}'s pods without the tracking finalizer"), || async move {
         let tracked: Vec<String> = pods(env, name)
             .await
             .into_iter()
@@ -139,7 +139,7 @@ async fn wait_finalizers_removed(env: &Env, name: &str) {
 
 /// Waits until `count` events of `reason` were recorded on the Job.
 async fn wait_events(env: &Env, name: &str, reason: &str, count: usize) {
-    wait_for(&env.sim, PATIENCE, &format!("{count} {reason} events on {name}"), || async move {
+    wait_for(&env.cluster, PATIENCE, &format!("{count} {reason} events on {name}"), || async move {
         let seen = events(env, NS, name, reason).await.len();
         if seen == count { Ok(()) } else { Err(format!("{seen}")) }
     })
@@ -239,7 +239,7 @@ async fn counts_survive_a_restart_mid_run() {
     let mut env = start().await;
     let checker = Checker::start(&env, "restarted", 3);
     apply(&env, &manifest("restarted", "1s", 0, json!({"completions": 6, "parallelism": 3}))).await;
-    wait_for(&env.sim, PATIENCE, "a first pod to succeed", || async {
+    wait_for(&env.cluster, PATIENCE, "a first pod to succeed", || async {
         let done = pods(&env, "restarted").await.iter().filter(|p| !is_active(p)).count();
         if done > 0 { Ok(()) } else { Err("none yet".to_owned()) }
     })

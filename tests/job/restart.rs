@@ -187,7 +187,7 @@ async fn kill_and_restart(env: &mut Env) {
 /// Waits until at least `finished` of the Job's pods have ended and some
 /// are still active.
 async fn wait_mid_run(env: &Env, recorders: &Recorders, job: &str, finished: usize) {
-    wait_for(&env.sim, RUN, &format!("{finished} pods of {job} finished, others active"), || async {
+    wait_for(&env.cluster, RUN, &format!("{finished} pods of {job} finished, others active"), || async {
         let (_, _, now) = replay(recorders, job);
         let (done, active) = (now.count(Outcome::Succeeded) + now.count(Outcome::Failed), now.count(Outcome::Active));
         if done >= finished && active > 0 { Ok(()) } else { Err(format!("{done} finished, {active} active")) }
@@ -201,7 +201,7 @@ async fn wait_mid_run(env: &Env, recorders: &Recorders, job: &str, finished: usi
 async fn assert_counted_once(env: &Env, recorders: &Recorders, name: &str) {
     let jobs: Api<Job> = Api::namespaced(env.client.clone(), NS);
     let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
-    let job = wait_for(&env.sim, RUN, &format!("{name} Complete, every pod counted"), || async {
+    let job = wait_for(&env.cluster, RUN, &format!("{name} Complete, every pod counted"), || async {
         let job = jobs.get(name).await.map_err(|e| e.to_string())?;
         let status = job.status.clone().unwrap_or_default();
         let complete = status.conditions.iter().flatten().any(|c| c.type_ == "Complete" && c.status == "True");
@@ -257,18 +257,18 @@ async fn a_job_killed_mid_run_counts_every_pod_once() {
 async fn failing_creates_dropped_watches_and_a_kill_converge_counting_every_pod_once() {
     let mut env = start().await;
     let recorders = Recorders::start(&env).await;
-    env.sim.controls().set_faults(failing_pod_creates(0.2)).expect("faults set");
+    env.cluster.controls().set_faults(failing_pod_creates(0.2)).expect("faults set");
     let chaos = fail_every_third_pod(&env, "faulty");
     create_job(&env, "faulty", "NonIndexed").await;
     wait_mid_run(&env, &recorders, "faulty", 3).await;
-    env.sim.controls().drop_watches();
+    env.cluster.controls().drop_watches();
     wait_mid_run(&env, &recorders, "faulty", 8).await;
     kill_and_restart(&mut env).await;
-    env.sim.controls().drop_watches();
+    env.cluster.controls().drop_watches();
     wait_mid_run(&env, &recorders, "faulty", 13).await;
-    env.sim.controls().drop_watches();
+    env.cluster.controls().drop_watches();
     assert_counted_once(&env, &recorders, "faulty").await;
-    let refused = env.sim.controls().stats();
+    let refused = env.cluster.controls().stats();
     let refused: u64 =
         refused.iter().filter(|s| s.verb == "create" && s.resource == "pods" && s.code == 500).map(|s| s.count).sum();
     assert!(refused > 0, "no pod create was refused: the faults were not exercised");
