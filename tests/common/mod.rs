@@ -139,6 +139,9 @@ pub struct Env {
 struct DaemonConfig {
     kubeconfig: PathBuf,
     args: Vec<String>,
+    /// Where its standard error goes (appended), on the testbed: read for
+    /// 403s when the test ends.
+    log: Option<PathBuf>,
 }
 
 impl Env {
@@ -154,9 +157,24 @@ impl Env {
 
     /// As [`Env::spawn`], serving on `port` with these extra flags.
     pub fn spawn_on(&self, port: u16, args: &[&str]) -> Child {
-        let mut all: Vec<&str> = self.daemon_config.args.iter().map(String::as_str).collect();
+        let config = &self.daemon_config;
+        let mut all: Vec<&str> = config.args.iter().map(String::as_str).collect();
         all.extend_from_slice(args);
-        spawn_on(&self.daemon_config.kubeconfig, port, &all)
+        spawn_logged(&config.kubeconfig, port, &all, config.log.as_deref())
+    }
+}
+
+impl Drop for Env {
+    /// On the testbed, kcm-rs runs under `deploy/rbac.yaml`'s grants only:
+    /// a test whose kcm-rs was refused anything fails, with the refusals.
+    fn drop(&mut self) {
+        let Some(log) = &self.daemon_config.log else { return };
+        if std::thread::panicking() {
+            return;
+        }
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let refused: Vec<&str> = text.lines().filter(|l| l.contains("forbidden") || l.contains("Forbidden")).collect();
+        assert!(refused.is_empty(), "kcm-rs was refused (403) on the testbed:\n{}", refused.join("\n"));
     }
 }
 
@@ -210,7 +228,7 @@ pub fn start_on(sim: Sim, dir: tempfile::TempDir, kubeconfig: PathBuf, args: &[&
     let port = free_port();
     let daemon = spawn_on(&kubeconfig, port, args);
     let client = sim.client().expect("client");
-    let daemon_config = DaemonConfig { kubeconfig: kubeconfig.clone(), args: Vec::new() };
+    let daemon_config = DaemonConfig { kubeconfig: kubeconfig.clone(), args: Vec::new(), log: None };
     Env {
         cluster: Cluster::Sim(sim),
         _dir: Some(dir),
@@ -241,15 +259,17 @@ pub async fn start_on_testbed(args: &[&str]) -> Env {
         ..Default::default()
     };
     namespaces.create(&kube::api::PostParams::default(), &namespace).await.expect("test namespace created");
-    let daemon_config = DaemonConfig { kubeconfig: bed.kcm_rs.clone(), args: bed.daemon_args() };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = Some(dir.path().join("kcm-rs.log"));
+    let daemon_config = DaemonConfig { kubeconfig: bed.kcm_rs.clone(), args: bed.daemon_args(), log };
     let port = free_port();
     let mut all: Vec<&str> = daemon_config.args.iter().map(String::as_str).collect();
     all.extend_from_slice(args);
-    let daemon = spawn_on(&daemon_config.kubeconfig, port, &all);
+    let daemon = spawn_logged(&daemon_config.kubeconfig, port, &all, daemon_config.log.as_deref());
     let env = Env {
         kubeconfig: bed.admin.clone(),
         cluster: Cluster::Testbed { _bed: bed, _turn: turn },
-        _dir: None,
+        _dir: Some(dir),
         daemon_config,
         daemon,
         port,
@@ -282,23 +302,33 @@ pub fn spawn(kubeconfig: &Path) -> Child {
 /// Starts `kcm-rs` against `kubeconfig`, leader election off, serving on
 /// `port`, with these extra flags.
 pub fn spawn_on(kubeconfig: &Path, port: u16, args: &[&str]) -> Child {
+    spawn_logged(kubeconfig, port, args, None)
+}
+
+/// As [`spawn_on`], its standard error appended to `log` when given.
+fn spawn_logged(kubeconfig: &Path, port: u16, args: &[&str], log: Option<&Path>) -> Child {
     let mut all =
         vec!["--leader-elect=false".to_owned(), format!("--secure-port={port}"), "--bind-address=127.0.0.1".to_owned()];
     all.extend(args.iter().map(|a| (*a).to_owned()));
-    spawn_with(kubeconfig, &all)
+    let stderr = log.map_or_else(Stdio::null, |path| {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("kcm-rs's log opens");
+        Stdio::from(file)
+    });
+    command(kubeconfig, &all).stderr(stderr).spawn().expect("kcm-rs starts")
 }
 
 /// Starts `kcm-rs --kubeconfig=<kubeconfig> <args>`, its output discarded;
 /// killed on drop.
 pub fn spawn_with(kubeconfig: &Path, args: &[String]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kcm-rs starts")
+    command(kubeconfig, args).stderr(Stdio::null()).spawn().expect("kcm-rs starts")
+}
+
+/// `kcm-rs --kubeconfig=<kubeconfig> <args>`, its standard output
+/// discarded, killed on drop.
+fn command(kubeconfig: &Path, args: &[String]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kcm-rs"));
+    command.arg(format!("--kubeconfig={}", kubeconfig.display())).args(args).stdout(Stdio::null()).kill_on_drop(true);
+    command
 }
 
 /// Disturbs kcm-rs mid-work: drops its watches, compacts the history (its
