@@ -9,7 +9,7 @@ use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::Api;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 
-use crate::common::{Env, PATIENCE, start};
+use crate::common::{Env, PATIENCE, on_both, start};
 
 // === utils ===
 
@@ -72,7 +72,8 @@ async fn wait_for_rules(env: &Env, want: &[(&str, &[&str])], what: &str) {
 
 // === tests ===
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+on_both!(a_cluster_role_aggregates_a_newly_labelled_role_and_drops_it_when_unlabelled,);
+
 async fn a_cluster_role_aggregates_a_newly_labelled_role_and_drops_it_when_unlabelled() {
     let env = start().await;
     kubectl_ok_with_stdin(&env.kubeconfig, &["create", "-f", "-"], ROLES).await;

@@ -14,7 +14,7 @@ use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 
 use kube_sim::faults::{FaultRule, FaultSpec};
 
-use crate::common::{Env, PATIENCE, events, start};
+use crate::common::{Env, PATIENCE, events, on_both, start};
 
 // === utils ===
 
@@ -62,7 +62,7 @@ fn addresses(subsets: &[EndpointSubset]) -> (Vec<String>, Vec<String>) {
 /// The Endpoints `name`, once its addresses are `want` (as [`addresses`]
 /// gives them).
 async fn wait_for_addresses(env: &Env, name: &str, want: (&[&str], &[&str])) -> Endpoints {
-    let endpoints: Api<Endpoints> = Api::namespaced(env.client.clone(), "default");
+    let endpoints: Api<Endpoints> = Api::namespaced(env.client.clone(), &env.ns);
     wait_for(&env.cluster, PATIENCE, &format!("{name}'s Endpoints to list {want:?}"), || async {
         let ep = endpoints.get_opt(name).await.map_err(|e| e.to_string())?.ok_or("no Endpoints")?;
         let got = addresses(ep.subsets.as_deref().unwrap_or_default());
@@ -73,7 +73,12 @@ async fn wait_for_addresses(env: &Env, name: &str, want: (&[&str], &[&str])) -> 
 
 // === tests ===
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+on_both!(
+    endpoints_list_ready_and_not_ready_pods_on_their_named_ports_and_go_with_the_service,
+    a_service_without_ready_pods_and_one_publishing_not_ready_addresses,
+    a_service_without_a_selector_keeps_the_endpoints_its_owner_wrote,
+);
+
 async fn endpoints_list_ready_and_not_ready_pods_on_their_named_ports_and_go_with_the_service() {
     let env = start().await;
     kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &manifest("web", false, false)).await;
@@ -94,7 +99,7 @@ async fn endpoints_list_ready_and_not_ready_pods_on_their_named_ports_and_go_wit
     wait_for_addresses(&env, "web", (&[], &["web-unready:9090"])).await;
 
     kubectl_ok(&env.kubeconfig, &["delete", "service", "web"]).await;
-    let endpoints: Api<Endpoints> = Api::namespaced(env.client.clone(), "default");
+    let endpoints: Api<Endpoints> = Api::namespaced(env.client.clone(), &env.ns);
     wait_for(&env.cluster, PATIENCE, "web's Endpoints deleted with the Service", || async {
         match endpoints.get_opt("web").await.map_err(|e| e.to_string())? {
             Some(ep) => Err(format!("still there: {:?}", ep.subsets)),
@@ -104,7 +109,6 @@ async fn endpoints_list_ready_and_not_ready_pods_on_their_named_ports_and_go_wit
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_without_ready_pods_and_one_publishing_not_ready_addresses() {
     let env = start().await;
     let lonely = "apiVersion: v1\nkind: Service\nmetadata:\n  name: lonely\nspec:\n  selector: {app: nobody}\n  \
@@ -117,14 +121,13 @@ async fn a_service_without_ready_pods_and_one_publishing_not_ready_addresses() {
     wait_for_addresses(&env, "open", (&["open-ready:8080", "open-unready:9090"], &[])).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_without_a_selector_keeps_the_endpoints_its_owner_wrote() {
     let env = start().await;
     let custom = "apiVersion: v1\nkind: Service\nmetadata:\n  name: external\nspec:\n  ports:\n  - {port: 80}\n---\n\
                   apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: external\nsubsets:\n- addresses: [{ip: \
                   10.9.9.9}]\n  ports: [{port: 8443}]\n";
     kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], custom).await;
-    let endpoints: Api<Endpoints> = Api::namespaced(env.client.clone(), "default");
+    let endpoints: Api<Endpoints> = Api::namespaced(env.client.clone(), &env.ns);
     let before = endpoints.get("external").await.expect("written");
     // A selector Service synced after it shows the controller has run.
     kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &manifest("after", false, true)).await;
@@ -146,7 +149,7 @@ async fn a_failed_create_is_an_event_and_is_retried() {
     env.cluster.controls().set_faults(FaultSpec { rules: vec![failing] }).expect("faults set");
     kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &manifest("flaky", false, true)).await;
     let seen = wait_for(&env.cluster, PATIENCE, "a FailedToCreateEndpoint event", || async {
-        let seen = events(&env, "default", "flaky", "FailedToCreateEndpoint").await;
+        let seen = events(&env, &env.ns, "flaky", "FailedToCreateEndpoint").await;
         if seen.is_empty() { Err("none yet".to_owned()) } else { Ok(seen) }
     })
     .await;

@@ -15,7 +15,7 @@ use kube::Api;
 use kube::api::ListParams;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 
-use crate::common::{Env, PATIENCE, events, start};
+use crate::common::{Env, PATIENCE, events, on_both, start};
 
 // === utils ===
 
@@ -36,7 +36,7 @@ fn pod(name: &str, app: &str, port: u16) -> String {
 /// The slices of Service `service` in `default` (by the label upstream's
 /// e2e lists them with).
 async fn slices(env: &Env, service: &str) -> Vec<EndpointSlice> {
-    let api: Api<EndpointSlice> = Api::namespaced(env.client.clone(), "default");
+    let api: Api<EndpointSlice> = Api::namespaced(env.client.clone(), &env.ns);
     let selector = format!("kubernetes.io/service-name={service}");
     api.list(&ListParams::default().labels(&selector)).await.expect("slices listed").items
 }
@@ -87,7 +87,16 @@ fn ports(ports: &[(&str, i32)]) -> Vec<(String, i32)> {
 
 // === tests ===
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+on_both!(
+    slices_follow_the_pods_of_a_service_and_go_with_it,
+    a_service_without_a_selector_gets_no_slices,
+    named_ports_resolve_per_pod_into_slices_of_their_own,
+    several_ports_share_one_slice,
+    topology_mode_auto_hints_every_zone_and_says_so,
+    traffic_distribution_prefer_same_node_hints_zone_and_node,
+    a_headless_service_is_labelled_and_its_pods_keep_their_hostnames,
+);
+
 async fn slices_follow_the_pods_of_a_service_and_go_with_it() {
     let env = start().await;
     let service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  labels:\n    team: shop\nspec:\n  \
@@ -146,7 +155,6 @@ async fn slices_follow_the_pods_of_a_service_and_go_with_it() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_without_a_selector_gets_no_slices() {
     let env = start().await;
     let manual = "apiVersion: v1\nkind: Service\nmetadata:\n  name: manual\nspec:\n  ports:\n  - port: 80\n";
@@ -160,7 +168,6 @@ async fn a_service_without_a_selector_gets_no_slices() {
     assert!(slices(&env, "manual").await.is_empty(), "a Service without a selector gets no EndpointSlice");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn named_ports_resolve_per_pod_into_slices_of_their_own() {
     let env = start().await;
     let service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: named\nspec:\n  selector:\n    app: named\n  \
@@ -179,7 +186,6 @@ async fn named_ports_resolve_per_pod_into_slices_of_their_own() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_ports_share_one_slice() {
     let env = start().await;
     let service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: multi\nspec:\n  selector:\n    app: multi\n  \
@@ -228,7 +234,6 @@ fn own_zone(e: &Endpoint) -> Vec<String> {
     e.zone.clone().into_iter().collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn topology_mode_auto_hints_every_zone_and_says_so() {
     // kube-sim's three nodes are in zone-a, zone-b and zone-c, 8 CPUs each;
     // the scheduler spreads three pods over them: one endpoint per zone,
@@ -241,7 +246,7 @@ async fn topology_mode_auto_hints_every_zone_and_says_so() {
     apply(&env, &(1..=3).map(|i| pod(&format!("auto-{i}"), "auto", 8080)).collect::<String>()).await;
     wait_for_hints(&env, "auto", 3, |e| (own_zone(e), vec![])).await;
     wait_for(&env.cluster, PATIENCE, "TopologyAwareHintsEnabled on the Service", || async {
-        let events = events(&env, "default", "auto", "TopologyAwareHintsEnabled").await;
+        let events = events(&env, &env.ns, "auto", "TopologyAwareHintsEnabled").await;
         let messages: Vec<String> = events.iter().filter_map(|e| e.message.clone()).collect();
         if messages == ["Topology Aware Hints has been enabled, addressType: IPv4"] {
             Ok(())
@@ -255,13 +260,12 @@ async fn topology_mode_auto_hints_every_zone_and_says_so() {
     kubectl_ok(&env.kubeconfig, &["annotate", "service", "auto", "service.kubernetes.io/topology-mode-"]).await;
     wait_for_hints(&env, "auto", 3, |_| (vec![], vec![])).await;
     wait_for(&env.cluster, PATIENCE, "TopologyAwareHintsDisabled on the Service", || async {
-        let events = events(&env, "default", "auto", "TopologyAwareHintsDisabled").await;
+        let events = events(&env, &env.ns, "auto", "TopologyAwareHintsDisabled").await;
         if events.is_empty() { Err("none yet".to_owned()) } else { Ok(()) }
     })
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn traffic_distribution_prefer_same_node_hints_zone_and_node() {
     let env = start().await;
     let service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: local\nspec:\n  trafficDistribution: \
@@ -275,7 +279,6 @@ async fn traffic_distribution_prefer_same_node_hints_zone_and_node() {
     assert!(metrics.contains(line), "{line} not in:\n{metrics}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_headless_service_is_labelled_and_its_pods_keep_their_hostnames() {
     // upstream's "should create Endpoints and EndpointSlices for Pods
     // matching a Service" with a StatefulSet-style headless Service: the

@@ -12,7 +12,7 @@ use kube::Api;
 use kube::api::ListParams;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 
-use crate::common::{Env, PATIENCE, start};
+use crate::common::{Env, PATIENCE, on_both, start};
 
 // === utils ===
 
@@ -34,7 +34,7 @@ async fn wait_for_slices(
     what: &str,
     done: impl Fn(&[EndpointSlice]) -> bool,
 ) -> Vec<EndpointSlice> {
-    let slices: Api<EndpointSlice> = Api::namespaced(env.client.clone(), "default");
+    let slices: Api<EndpointSlice> = Api::namespaced(env.client.clone(), &env.ns);
     let selector = format!(
         "kubernetes.io/service-name={name},endpointslice.kubernetes.io/managed-by=endpointslicemirroring-controller.k8s.io"
     );
@@ -69,7 +69,11 @@ fn is(want: &[(&[&str], &[i32])]) -> impl Fn(&[EndpointSlice]) -> bool {
 
 // === tests ===
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+on_both!(
+    a_custom_endpoints_is_mirrored_through_create_update_and_delete,
+    subsets_sharing_an_ip_are_mirrored_per_port_set_and_skip_mirror_is_honoured,
+);
+
 async fn a_custom_endpoints_is_mirrored_through_create_update_and_delete() {
     let env = start().await;
     let name = "example-custom-endpoints";
@@ -106,7 +110,6 @@ async fn a_custom_endpoints_is_mirrored_through_create_update_and_delete() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subsets_sharing_an_ip_are_mirrored_per_port_set_and_skip_mirror_is_honoured() {
     let env = start().await;
     let multi = "apiVersion: v1\nkind: Service\nmetadata:\n  name: multi\nspec:\n  ports:\n  - {name: a, port: 80}\n---\n\

@@ -119,7 +119,8 @@ pub struct Env {
     pub cluster: Cluster,
     /// Holds the kubeconfig.
     _dir: Option<tempfile::TempDir>,
-    /// The admin's kubeconfig (kubectl's).
+    /// The admin's kubeconfig (kubectl's); on the testbed its context is
+    /// the test's namespace.
     pub kubeconfig: PathBuf,
     /// The daemon's kubeconfig and the flags it needs on this cluster.
     daemon_config: DaemonConfig,
@@ -167,11 +168,21 @@ impl Env {
 impl Drop for Env {
     /// On the testbed, kcm-rs runs under `deploy/rbac.yaml`'s grants only:
     /// a test whose kcm-rs was refused anything fails, with the refusals.
+    ///
+    /// Its namespace is deleted, by its own kcm-rs, before the next test's
+    /// turn: each test finds the shared testbed as the one before found it.
     fn drop(&mut self) {
         let Some(log) = &self.daemon_config.log else { return };
+        let deleted = std::process::Command::new("kubectl")
+            .args(["delete", "namespace", &self.ns, "--wait=true", "--timeout=120s"])
+            .env("KUBECONFIG", &self.kubeconfig)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
         if std::thread::panicking() {
             return;
         }
+        assert!(deleted.is_ok_and(|s| s.success()), "the test namespace {} could not be deleted", self.ns);
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let refused: Vec<&str> = text.lines().filter(|l| l.contains("forbidden") || l.contains("Forbidden")).collect();
         assert!(refused.is_empty(), "kcm-rs was refused (403) on the testbed:\n{}", refused.join("\n"));
@@ -266,8 +277,10 @@ pub async fn start_on_testbed(args: &[&str]) -> Env {
     let mut all: Vec<&str> = daemon_config.args.iter().map(String::as_str).collect();
     all.extend_from_slice(args);
     let daemon = spawn_logged(&daemon_config.kubeconfig, port, &all, daemon_config.log.as_deref());
+    let kubeconfig = dir.path().join("admin.conf");
+    write_with_namespace(&bed.admin, &kubeconfig, &ns);
     let env = Env {
-        kubeconfig: bed.admin.clone(),
+        kubeconfig,
         cluster: Cluster::Testbed { _bed: bed, _turn: turn },
         _dir: Some(dir),
         daemon_config,
@@ -278,6 +291,21 @@ pub async fn start_on_testbed(args: &[&str]) -> Env {
     };
     default_service_account(&env.cluster, &env.client, &env.ns).await;
     env
+}
+
+/// Copies the kubeconfig at `from` to `to`, its contexts set to
+/// `namespace`: kubectl then works in the test's namespace unless told
+/// otherwise, as it works in `default` on kube-sim.
+fn write_with_namespace(from: &Path, to: &Path, namespace: &str) {
+    let text = std::fs::read_to_string(from).expect("kubeconfig read");
+    let mut config: serde_yaml::Value = serde_yaml::from_str(&text).expect("kubeconfig parses");
+    let contexts = config.get_mut("contexts").and_then(serde_yaml::Value::as_sequence_mut).expect("contexts");
+    for context in contexts {
+        if let Some(serde_yaml::Value::Mapping(inner)) = context.get_mut("context") {
+            inner.insert("namespace".into(), namespace.into());
+        }
+    }
+    std::fs::write(to, serde_yaml::to_string(&config).expect("kubeconfig serializes")).expect("kubeconfig written");
 }
 
 /// Starts kube-sim with `config` and writes a kubeconfig for it into a

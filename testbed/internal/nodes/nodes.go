@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
@@ -36,10 +37,18 @@ func WriteStages(path string) error {
 	return os.WriteFile(path, []byte(strings.Join(docs, "\n---\n")+"\n"), 0o644)
 }
 
-// Create makes nodes node-1 .. node-count, each with pod range
-// 10.244.<i>.0/24 and address 10.0.0.<i>, labelled as a kubelet labels
-// its node.
+// Create makes nodes node-1 .. node-count as kube-sim seeds them: the
+// well-known labels (zones zone-a, zone-b, zone-c in turn, region sim),
+// pod range 10.244.<i>.0/24, address 10.0.0.<i>, and a kubelet's default
+// capacity of 110 pods on 8 CPUs and 32Gi.
 func Create(ctx context.Context, client kubernetes.Interface, count int) error {
+	zones := []string{"zone-a", "zone-b", "zone-c"}
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("8"),
+		corev1.ResourceMemory:           resource.MustParse("32Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+	}
 	for i := 1; i <= count; i++ {
 		name := fmt.Sprintf("node-%d", i)
 		cidr := fmt.Sprintf("10.244.%d.0/24", i)
@@ -47,9 +56,13 @@ func Create(ctx context.Context, client kubernetes.Interface, count int) error {
 			ObjectMeta: metav1.ObjectMeta{
 				Name: name,
 				Labels: map[string]string{
-					corev1.LabelHostname:   name,
-					corev1.LabelOSStable:   "linux",
-					corev1.LabelArchStable: "amd64",
+					corev1.LabelHostname:       name,
+					corev1.LabelOSStable:       "linux",
+					corev1.LabelArchStable:     "amd64",
+					"beta.kubernetes.io/os":    "linux",
+					"beta.kubernetes.io/arch":  "amd64",
+					corev1.LabelTopologyZone:   zones[(i-1)%len(zones)],
+					corev1.LabelTopologyRegion: "sim",
 				},
 			},
 			Spec: corev1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}},
@@ -61,13 +74,15 @@ func Create(ctx context.Context, client kubernetes.Interface, count int) error {
 		if err != nil {
 			return fmt.Errorf("creating node %s: %w", name, err)
 		}
-		// Addresses of its own, as kube-sim gives (kwok keeps them).
+		// What its kubelet reports at registration (kwok keeps it).
 		created.Status.Addresses = []corev1.NodeAddress{
 			{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.0.0.%d", i)},
 			{Type: corev1.NodeHostName, Address: name},
 		}
+		created.Status.Capacity = capacity
+		created.Status.Allocatable = capacity
 		if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("writing node %s's addresses: %w", name, err)
+			return fmt.Errorf("writing node %s's status: %w", name, err)
 		}
 	}
 	return nil
