@@ -171,18 +171,30 @@ impl Drop for Env {
     ///
     /// Its namespace is deleted, by its own kcm-rs, before the next test's
     /// turn: each test finds the shared testbed as the one before found it.
+    /// Its pods go at once (no new pod is admitted once the namespace is
+    /// terminating), as the namespace controller would otherwise wait for
+    /// their grace periods.
     fn drop(&mut self) {
         let Some(log) = &self.daemon_config.log else { return };
-        let deleted = std::process::Command::new("kubectl")
-            .args(["delete", "namespace", &self.ns, "--wait=true", "--timeout=120s"])
-            .env("KUBECONFIG", &self.kubeconfig)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        let ns = self.ns.as_str();
+        let steps: [&[&str]; 3] = [
+            &["delete", "namespace", ns, "--wait=false"],
+            &["delete", "pods", "--all", "-n", ns, "--force", "--grace-period=0", "--wait=false"],
+            &["wait", "--for=delete", &format!("namespace/{ns}"), "--timeout=120s"],
+        ];
+        let deleted = steps.iter().all(|args| {
+            let status = std::process::Command::new("kubectl")
+                .args(*args)
+                .env("KUBECONFIG", &self.kubeconfig)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            status.is_ok_and(|s| s.success())
+        });
         if std::thread::panicking() {
             return;
         }
-        assert!(deleted.is_ok_and(|s| s.success()), "the test namespace {} could not be deleted", self.ns);
+        assert!(deleted, "the test namespace {ns} was not deleted within 120 s");
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let refused: Vec<&str> = text.lines().filter(|l| l.contains("forbidden") || l.contains("Forbidden")).collect();
         assert!(refused.is_empty(), "kcm-rs was refused (403) on the testbed:\n{}", refused.join("\n"));
