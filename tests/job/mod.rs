@@ -10,6 +10,8 @@ mod e2e;
 /// The restart invariant: kcm-rs killed mid-run, creates refused, watches
 /// dropped; every pod that ended is counted once.
 mod restart;
+/// A Job cache lagging behind the pod cache: a Job written finished gets no new pod.
+mod stale;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
