@@ -696,6 +696,38 @@ fn recreation_waits_for_the_backoff() {
     assert_eq!(o.action, Some(SyncAction::PodsCreated));
 }
 
+/// Upstream kubernetes#139457 (regression #139428), for both backoffs:
+/// while the recreation backoff holds the replacement of a failed pod
+/// back, the pod still running stays counted active. Counted as 0, the
+/// status would hold more ready pods than active, which the API server
+/// refuses with 422 (and with it the counting of the failed pod).
+#[test]
+fn the_recreation_backoff_keeps_running_pods_active() {
+    let failed_3s_ago = |mut p: ApiPod| {
+        p.status.as_mut().unwrap().conditions = Some(vec![PodCondition {
+            type_: "Ready".into(),
+            status: "False".into(),
+            last_transition_time: Some(Time(ts(NOW - 3))),
+            ..Default::default()
+        }]);
+        p
+    };
+    let global = vec![ready(pod("r", "Running")), failed_3s_ago(pod("f", "Failed"))];
+    let o = World::new(job(2, Some(5), 6), global).outcome();
+    assert_eq!(o.creations, 0);
+    assert_eq!(o.counters(), (1, 1, 0, 1, 0), "global backoff: active, ready, succeeded, failed, terminating");
+    assert_eq!(o.requeue_after, Some(Duration::from_secs(7)));
+
+    let mut j = indexed(job(2, Some(2), 6));
+    j.spec.as_mut().unwrap().backoff_limit_per_index = Some(1);
+    let per_index =
+        vec![ready(with_index(pod("r", "Running"), "0")), failed_3s_ago(with_index(pod("f", "Failed"), "1"))];
+    let o = World::new(j, per_index).outcome();
+    assert_eq!(o.creations, 0);
+    assert_eq!((o.status.active, o.status.ready), (Some(1), Some(1)), "per-index backoff");
+    assert_eq!(o.requeue_after, Some(Duration::from_secs(7)));
+}
+
 /// Upstream `TestSyncJobWithJobPodFailurePolicy`-style: a FailJob rule
 /// fails the Job with the rule's message.
 #[test]
