@@ -3,7 +3,8 @@
 //! through `kubectl apply`, by its k8s-openapi type without losing a field,
 //! by kubernetes-validate's schemas), the Dockerfile passes hadolint, every
 //! flag written in `deploy/`, README.md and `docs/` is one the binary
-//! accepts, every link in README.md and `docs/` resolves inside the
+//! accepts, every `--controllers` list written for kube-controller-manager
+//! switches off exactly kcm-rs's controllers, every link in README.md and `docs/` resolves inside the
 //! repository, and the RBAC rules are exactly the API calls the daemon makes.
 
 use std::collections::BTreeSet;
@@ -512,6 +513,62 @@ async fn every_flag_written_in_deploy_the_readme_and_the_docs_is_accepted_by_the
     let disabled: BTreeSet<&str> = upstream.split(',').filter_map(|c| c.strip_prefix('-')).collect();
     assert!(upstream.starts_with("*,"), "{upstream}");
     assert_eq!(ours, disabled, "kcm-rs's --controllers and the controllers kind's kube-controller-manager disables");
+}
+
+/// The values of `--controllers=*,...` (what kube-controller-manager runs
+/// beside kcm-rs) written in `text`: a value that ends its line with `,`
+/// goes on at the next line, past its indentation and comment mark
+/// (`# -job-controller,`); one cut short with `...` is an example, not a
+/// list.
+fn lists_for_kube_controller_manager(text: &str) -> Vec<String> {
+    let allowed = |c: &char| c.is_ascii_alphanumeric() || matches!(c, '*' | ',' | '-');
+    let mut lists = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some((_, rest)) = line.split_once("--controllers=") else { continue };
+        let mut list: String = rest.chars().take_while(allowed).collect();
+        let mut after = &rest[list.len()..];
+        if !list.starts_with("*,") || after.starts_with("...") {
+            continue;
+        }
+        while list.ends_with(',') && after.trim().is_empty() {
+            let Some(next) = lines.next() else { break };
+            let next = next.trim_start().trim_start_matches('#').trim_start();
+            let more: String = next.chars().take_while(allowed).collect();
+            after = &next[more.len()..];
+            list.push_str(&more);
+        }
+        lists.push(list);
+    }
+    lists
+}
+
+/// Every `--controllers=*,-...` written for kube-controller-manager (in the
+/// Deployment's comment, README.md and `docs/`) switches off exactly the
+/// controllers kcm-rs implements: a controller kcm-rs runs is never run
+/// twice, and none is left to nobody.
+#[test]
+fn every_controllers_line_for_kube_controller_manager_names_each_kcm_rs_controller() {
+    let implemented: BTreeSet<String> = controllers::implemented().into_iter().map(str::to_owned).collect();
+    let mut sources = vec![("deploy/deployment.yaml".to_owned(), read("deploy/deployment.yaml"))];
+    sources.extend(markdown_files());
+    let mut wrong = Vec::new();
+    for (file, text) in &sources {
+        let lists = lists_for_kube_controller_manager(text);
+        if file == "deploy/deployment.yaml" || file == "docs/operations.md" {
+            assert!(!lists.is_empty(), "no --controllers=*,... found in {file}");
+        }
+        for list in lists {
+            let off: BTreeSet<String> =
+                list.split(',').skip(1).map(|c| c.strip_prefix('-').unwrap_or(c).to_owned()).collect();
+            if off != implemented {
+                let missing: Vec<_> = implemented.difference(&off).collect();
+                let extra: Vec<_> = off.difference(&implemented).collect();
+                wrong.push(format!("{file}: {list}\n  missing {missing:?}, not kcm-rs's {extra:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 // === RBAC ===

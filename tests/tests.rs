@@ -35,7 +35,8 @@ mod garbagecollector;
 /// Shared informers against kube-sim with faults: nothing lost, nothing duplicated.
 mod informer;
 /// The Job controller: Jobs run to completion (NonIndexed and Indexed) or past their backoff limit, and
-/// upstream's job.go scenarios under invariants on every pod event, and every pod counted once across kills.
+/// upstream's job.go scenarios under invariants on every pod event, and every pod counted once across kills;
+/// no new pod for a Job written finished while its cache lags, no status refused during the backoff.
 mod job;
 /// The legacy token cleaner: unused legacy token Secrets labelled invalid, then deleted.
 mod legacyserviceaccounttokens;

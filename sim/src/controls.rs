@@ -9,6 +9,8 @@
 //! | `POST /sim/v1/nodes/{name}/start` | the node heartbeats again |
 //! | `POST /sim/v1/compact` | history dropped: watches from older versions get 410 |
 //! | `POST /sim/v1/watches/drop` | every open watch is closed |
+//! | `POST /sim/v1/watches/{resource}/hold` | the watches of `resource` (`jobs`, `pods`) hold back the changes made from now on |
+//! | `POST /sim/v1/watches/{resource}/release` | the held changes are sent, in order, and `resource` is held no longer |
 //! | `GET/PUT/DELETE /sim/v1/faults` | read, set ([`FaultSpec`] JSON) or clear injected faults |
 //! | `POST /sim/v1/restart` | every connection dropped, state kept |
 //! | `GET /sim/v1/stats` | request counts by client (user agent), verb, group, resource, namespace and code |
@@ -94,6 +96,20 @@ impl Controls {
     /// Closes every open watch.
     pub fn drop_watches(&self) {
         self.api.drop_watches();
+    }
+
+    /// Holds back the watch events of `resource` (a plural: `jobs`,
+    /// `pods`, of every group) for the changes made from now on, until
+    /// [`release_watches`](Self::release_watches): a watch lagging behind
+    /// (see [`WatchHolds`](crate::faults::WatchHolds)).
+    pub fn hold_watches(&self, resource: &str) {
+        self.api.watch_holds.hold(resource, self.api.store.current_rv());
+    }
+
+    /// Sends the held watch events of `resource`, in order, and holds it
+    /// no longer.
+    pub fn release_watches(&self, resource: &str) {
+        self.api.watch_holds.release(resource);
     }
 
     /// Sets the injected faults.
@@ -192,6 +208,7 @@ pub fn routes(controls: Controls) -> axum::Router {
         .route("/sim/v1/nodes/{name}/{action}", post(node_action))
         .route("/sim/v1/compact", post(compact))
         .route("/sim/v1/watches/drop", post(drop_watches))
+        .route("/sim/v1/watches/{resource}/{action}", post(watch_action))
         .route("/sim/v1/faults", get(get_faults).put(put_faults).delete(delete_faults))
         .route("/sim/v1/restart", post(restart))
         .route("/sim/v1/stats", get(stats))
@@ -248,6 +265,15 @@ async fn compact(State(c): Ctl) -> StatusCode {
 async fn drop_watches(State(c): Ctl) -> StatusCode {
     c.drop_watches();
     StatusCode::NO_CONTENT
+}
+
+async fn watch_action(State(c): Ctl, Path((resource, action)): Path<(String, String)>) -> Response {
+    match action.as_str() {
+        "hold" => c.hold_watches(&resource),
+        "release" => c.release_watches(&resource),
+        other => return error(StatusCode::NOT_FOUND, format!("unknown watch action {other:?}: hold or release")),
+    }
+    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn get_faults(State(c): Ctl) -> Json<FaultSpec> {

@@ -3,10 +3,11 @@
 //! [`Faults`] holds the fault specification set through `PUT /sim/v1/faults`
 //! (or from Rust): for requests matching a verb and resource (either may be
 //! left out to match all), add latency and fail a share of them with 500 or
-//! 429 + `Retry-After`. [`Stats`] counts every Kubernetes API request by
-//! client (user agent), verb, API group, resource, namespace and response
-//! code, for `GET /sim/v1/stats` (and, say, to derive the RBAC rules a
-//! client needs).
+//! 429 + `Retry-After`. [`WatchHolds`] holds back one resource's watch
+//! events, as a client's watch lagging behind its others does. [`Stats`]
+//! counts every Kubernetes API request by client (user agent), verb, API
+//! group, resource, namespace and response code, for `GET /sim/v1/stats`
+//! (and, say, to derive the RBAC rules a client needs).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
 
 use crate::error::ApiError;
 
@@ -118,6 +120,61 @@ impl Faults {
         } else {
             None
         }
+    }
+}
+
+/// The resources whose watch events are held back
+/// (`POST /sim/v1/watches/{resource}/hold`, or from Rust). Every watch of
+/// a held resource sends nothing of the changes made after the hold began
+/// until the resource is released; then it sends them, in order. Nothing
+/// is lost in between: a watch that ends (dropped, timed out) and resumes
+/// from the last version it sent replays the held changes from the
+/// history, held again. Lists, and watches from no version, see the
+/// objects as they are: this is a watch lagging behind (one that relisted
+/// later than the others), not a stale API server.
+/// Cheap to clone; clones share the holds.
+#[derive(Debug, Clone)]
+pub struct WatchHolds {
+    /// Per held resource (`jobs`, `pods`: of every group), the last
+    /// version whose changes still go through.
+    held: Arc<watch::Sender<BTreeMap<String, u64>>>,
+}
+
+impl Default for WatchHolds {
+    fn default() -> Self {
+        WatchHolds { held: Arc::new(watch::Sender::new(BTreeMap::new())) }
+    }
+}
+
+impl WatchHolds {
+    /// Holds back `resource`'s changes after version `after` (a resource
+    /// already held keeps its first hold).
+    pub fn hold(&self, resource: &str, after: u64) {
+        self.held.send_modify(|held| {
+            held.entry(resource.to_owned()).or_insert(after);
+        });
+    }
+
+    /// Lets `resource`'s held changes go, and those to come.
+    pub fn release(&self, resource: &str) {
+        self.held.send_modify(|held| {
+            held.remove(resource);
+        });
+    }
+
+    fn holds(held: &BTreeMap<String, u64>, resource: &str, rv: u64) -> bool {
+        held.get(resource).is_some_and(|after| rv > *after)
+    }
+
+    /// Returns once the change of `resource` at `rv` may be sent: at once
+    /// unless it is held, else when `resource` is released.
+    pub async fn pass(&self, resource: &str, rv: u64) {
+        if !Self::holds(&self.held.borrow(), resource, rv) {
+            return;
+        }
+        let mut held = self.held.subscribe();
+        // The sender lives as long as `self`: waiting cannot fail.
+        let _ = held.wait_for(|h| !Self::holds(h, resource, rv)).await;
     }
 }
 
@@ -235,6 +292,24 @@ mod tests {
         faults.set(FaultSpec { rules: vec![rule] }).unwrap();
         let err = faults.inject("list", "pods").await.unwrap();
         assert_eq!((err.code, err.retry_after), (429, Some(7)));
+    }
+
+    #[tokio::test]
+    async fn held_changes_pass_once_released_and_earlier_ones_at_once() {
+        let holds = WatchHolds::default();
+        holds.hold("jobs", 10);
+        holds.hold("jobs", 12);
+        holds.pass("jobs", 10).await;
+        holds.pass("pods", 11).await;
+        let waiting = tokio::spawn({
+            let holds = holds.clone();
+            async move { holds.pass("jobs", 11).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "a later change waits: the first hold stays");
+        holds.release("jobs");
+        waiting.await.expect("released");
+        holds.pass("jobs", 13).await;
     }
 
     #[test]

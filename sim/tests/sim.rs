@@ -12,7 +12,7 @@ mod sim {
     mod claims;
     /// Containers that run to completion: exit codes, restart policies, phases.
     mod completion;
-    /// Faults, restarts, dropped watches, stats, custom resources.
+    /// Faults, restarts, dropped and held watches, stats, custom resources.
     mod controls;
     /// delete, deletecollection, finalizers, grace, namespace lifecycle.
     mod deletion;

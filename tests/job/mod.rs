@@ -5,11 +5,15 @@
 //! with `kubectl apply`; every test watches the Job's pods and checks, at
 //! every event, that no more than `parallelism` of them are active at once.
 
+/// The pod-recreation backoff: no status write refused while a replacement waits.
+mod backoff;
 /// More of upstream's `job.go` scenarios, under invariants on every pod event.
 mod e2e;
 /// The restart invariant: kcm-rs killed mid-run, creates refused, watches
 /// dropped; every pod that ended is counted once.
 mod restart;
+/// A Job cache lagging behind the pod cache: a Job written finished gets no new pod.
+mod stale;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -10,7 +10,9 @@
 //!
 //! Creations wait for the pod-recreation backoff (10 s doubling per
 //! failure since the last success, at most 10 min; per index with
-//! `backoffLimitPerIndex`) and go in slow-start batches of 1, 2, 4, ...,
+//! `backoffLimitPerIndex`), the pods still running counted active
+//! meanwhile (kubernetes#139457: `status.ready` may not exceed
+//! `status.active`), and go in slow-start batches of 1, 2, 4, ...,
 //! at most [`MAX_POD_CREATE_DELETE_PER_SYNC`] a sync. With
 //! `podReplacementPolicy: Failed` (or a pod failure policy) terminating
 //! pods still hold their slots.
@@ -83,7 +85,7 @@ pub(super) fn manage_job(ctx: &mut Ctx<'_>, plan: &mut Plan) -> (i32, SyncAction
             ctx.new_backoff.remaining_time(ctx.now, DEFAULT_JOB_POD_FAILURE_BACK_OFF, MAX_JOB_POD_FAILURE_BACK_OFF);
         if remaining > Duration::ZERO {
             ctx.requeue(remaining.max(SYNC_JOB_BATCH_PERIOD));
-            return (0, SyncAction::PodsCreated);
+            return (active, SyncAction::PodsCreated);
         }
     }
     let mut diff = usize::try_from(diff).unwrap_or(0).min(MAX_POD_CREATE_DELETE_PER_SYNC);
@@ -93,7 +95,7 @@ pub(super) fn manage_job(ctx: &mut Ctx<'_>, plan: &mut Plan) -> (i32, SyncAction
             Ok(found) => indexes = found,
             Err(wait) => {
                 ctx.requeue(wait.max(SYNC_JOB_BATCH_PERIOD));
-                return (0, SyncAction::PodsCreated);
+                return (active, SyncAction::PodsCreated);
             }
         }
         diff = indexes.len();

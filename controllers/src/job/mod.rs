@@ -7,8 +7,8 @@
 //!
 //! A *plan-returning* core: [`sync`] turns a [`Snapshot`] (the Job, the
 //! cached pods of its namespace, the expectations, the backoff records,
-//! `now`) into a [`Synced`]: a [`Plan`](crate::plan::Plan) and what the
-//! metrics label it with.
+//! whether the Job was written finished, `now`) into a [`Synced`]: a
+//! [`Plan`](crate::plan::Plan) and what the metrics label it with.
 //!
 //! # Layout
 //! - `sync`: the dispatcher (`syncJob`) and the failure decisions;
@@ -20,6 +20,8 @@
 //! - `indexed_sync`: what an Indexed Job adds to each phase;
 //! - [`conditions`], [`pods`]: conditions, reasons, and how pods are read;
 //! - [`finalizers`]: the finalizer removals in flight;
+//! - [`finished`]: the Jobs written finished that the cache still shows
+//!   unfinished (their syncs wait);
 //! - [`orphan`]: an orphan pod's finalizer (`syncOrphanPod`);
 //! - [`write`]: the [`Write`]s, metric counts and events;
 //! - [`pod_failure_policy`]: a failed pod against `spec.podFailurePolicy`
@@ -57,6 +59,7 @@ pub mod backoff;
 mod claim;
 pub mod conditions;
 pub mod finalizers;
+pub mod finished;
 pub mod index_template;
 pub mod indexed;
 mod indexed_sync;

@@ -1,9 +1,10 @@
 //! One sync of a Job, in upstream's order (`syncJob`): skip a Job someone
-//! else manages or that finished; claim its pods; count them; decide
-//! whether it finished (failure policy, backoff limit, deadline, indexes,
-//! success policy, completions); delete its active pods when it finished,
-//! otherwise manage them (`manage`) and the Suspended condition; then
-//! track the finished pods and write the status (`track`).
+//! else manages, that finished, or that this controller wrote finished
+//! while the cache still shows it unfinished; claim its pods; count them;
+//! decide whether it finished (failure policy, backoff limit, deadline,
+//! indexes, success policy, completions); delete its active pods when it
+//! finished, otherwise manage them (`manage`) and the Suspended condition;
+//! then track the finished pods and write the status (`track`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use kcm_objects::Pod;
 use super::backoff::{BackoffRecord, BackoffStore};
 use super::conditions::{self, JOB_RESUMED, JOB_SUSPENDED, SUSPENDED};
 use super::finalizers::FinalizerExpectations;
+use super::finished::FinishedJobExpectations;
 use super::indexed_sync::IndexedState;
 use super::pod_failure_policy::match_pod_failure_policy;
 use super::pods::{has_tracking_finalizer, is_pod_failed, past_backoff_limit_on_failure};
@@ -40,6 +42,8 @@ pub struct Snapshot<'a> {
     pub expectations: &'a Expectations,
     /// The finalizer removals in flight.
     pub finalizer_expectations: &'a FinalizerExpectations,
+    /// The Jobs written finished that the cache may not show so yet.
+    pub finished_expectations: &'a FinishedJobExpectations,
     /// The pod-recreation backoff records.
     pub backoff: &'a BackoffStore,
     /// The time of the sync.
@@ -56,7 +60,8 @@ pub struct Synced {
     /// What the sync did (the metrics' `action` label); `None` when it was
     /// skipped and counts in no metric.
     pub action: Option<SyncAction>,
-    /// The Job finished earlier: forget its backoff record.
+    /// The cache shows the Job finished: forget its backoff record and its
+    /// finished expectation.
     pub finished: bool,
     /// The `reason` label of `job_pods_creation_total` for the pods this
     /// plan creates.
@@ -141,6 +146,11 @@ pub fn sync(snapshot: &Snapshot<'_>) -> Synced {
     }
     if conditions::is_finished(job) {
         skipped.finished = true;
+        return skipped;
+    }
+    if job.metadata.uid.as_deref().is_some_and(|uid| snapshot.finished_expectations.pending(uid)) {
+        // Written finished, but the cache shows the Job from before: its
+        // pods may have lost their finalizers already (see `finished`).
         return skipped;
     }
     let Some(completion_mode) = completion_mode else {

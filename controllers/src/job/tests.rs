@@ -16,6 +16,7 @@ use kcm_objects::Pod;
 
 use super::backoff::BackoffStore;
 use super::finalizers::FinalizerExpectations;
+use super::finished::FinishedJobExpectations;
 use super::pods::TRACKING_FINALIZER;
 use super::write::{Count, Write};
 use super::{Snapshot, SyncAction, Synced, sync};
@@ -118,6 +119,7 @@ struct World {
     pods: Vec<Arc<Pod>>,
     expectations: Expectations,
     finalizers: FinalizerExpectations,
+    finished: FinishedJobExpectations,
     backoff: BackoffStore,
     now: Timestamp,
 }
@@ -129,6 +131,7 @@ impl World {
             pods: pods.iter().map(|p| Arc::new(slim(p))).collect(),
             expectations: Expectations::new(),
             finalizers: FinalizerExpectations::new(),
+            finished: FinishedJobExpectations::new(),
             backoff: BackoffStore::default(),
             now: ts(NOW),
         }
@@ -140,6 +143,7 @@ impl World {
             pods: &self.pods,
             expectations: &self.expectations,
             finalizer_expectations: &self.finalizers,
+            finished_expectations: &self.finished,
             backoff: &self.backoff,
             now: self.now,
         })
@@ -692,6 +696,38 @@ fn recreation_waits_for_the_backoff() {
     assert_eq!(o.action, Some(SyncAction::PodsCreated));
 }
 
+/// Upstream kubernetes#139457 (regression #139428), for both backoffs:
+/// while the recreation backoff holds the replacement of a failed pod
+/// back, the pod still running stays counted active. Counted as 0, the
+/// status would hold more ready pods than active, which the API server
+/// refuses with 422 (and with it the counting of the failed pod).
+#[test]
+fn the_recreation_backoff_keeps_running_pods_active() {
+    let failed_3s_ago = |mut p: ApiPod| {
+        p.status.as_mut().unwrap().conditions = Some(vec![PodCondition {
+            type_: "Ready".into(),
+            status: "False".into(),
+            last_transition_time: Some(Time(ts(NOW - 3))),
+            ..Default::default()
+        }]);
+        p
+    };
+    let global = vec![ready(pod("r", "Running")), failed_3s_ago(pod("f", "Failed"))];
+    let o = World::new(job(2, Some(5), 6), global).outcome();
+    assert_eq!(o.creations, 0);
+    assert_eq!(o.counters(), (1, 1, 0, 1, 0), "global backoff: active, ready, succeeded, failed, terminating");
+    assert_eq!(o.requeue_after, Some(Duration::from_secs(7)));
+
+    let mut j = indexed(job(2, Some(2), 6));
+    j.spec.as_mut().unwrap().backoff_limit_per_index = Some(1);
+    let per_index =
+        vec![ready(with_index(pod("r", "Running"), "0")), failed_3s_ago(with_index(pod("f", "Failed"), "1"))];
+    let o = World::new(j, per_index).outcome();
+    assert_eq!(o.creations, 0);
+    assert_eq!((o.status.active, o.status.ready), (Some(1), Some(1)), "per-index backoff");
+    assert_eq!(o.requeue_after, Some(Duration::from_secs(7)));
+}
+
 /// Upstream `TestSyncJobWithJobPodFailurePolicy`-style: a FailJob rule
 /// fails the Job with the rule's message.
 #[test]
@@ -756,6 +792,93 @@ fn orphans_are_adopted_with_the_finalizer() {
     assert_eq!(body["metadata"]["finalizers"], serde_json::json!([TRACKING_FINALIZER]));
     assert_eq!(body["metadata"]["ownerReferences"][0]["kind"], "Job");
     assert!(matches!(synced.plan.steps[0].actions[0], Action::RecheckOwner { .. }));
+}
+
+// === a Job written finished, read stale (kubernetes#130103) ===
+
+/// The Job as the cache held it before it finished: `active` pods
+/// running, nothing counted yet.
+fn stale(mut j: Job, active: i32) -> Job {
+    j.status = Some(JobStatus { active: Some(active), ready: Some(0), terminating: Some(0), ..Default::default() });
+    j
+}
+
+/// A pod that finished and was counted: its tracking finalizer is gone.
+fn released(mut p: ApiPod) -> ApiPod {
+    p.metadata.finalizers = None;
+    p
+}
+
+/// Upstream `TestDelayedJobUpdateEvent`, the core's part: a Job the
+/// controller wrote Complete (one pod, succeeded) or Failed (an Indexed
+/// Job, both pods failed with `backoffLimit: 0`), read again from a cache
+/// that still shows it running beside its released pods. Without the
+/// expectation the sync would start new pods (one, then one per index);
+/// with it, the sync does nothing.
+#[test]
+fn a_job_written_finished_is_not_synced_from_a_stale_cache() {
+    let p = |ix: &str| released(with_index(pod(&format!("p-{ix}"), "Failed"), ix));
+    let cases = [
+        ("succeeded", stale(job(1, Some(1), 6), 1), vec![released(pod("done", "Succeeded"))], 1),
+        ("indexed, failed", stale(indexed(job(2, Some(2), 0)), 2), vec![p("0"), p("1")], 2),
+    ];
+    for (name, job, pods, would_create) in cases {
+        let mut world = World::new(job, pods);
+        assert_eq!(world.outcome().creations, would_create, "{name}: the hazard");
+        world.finished.expect(JOB_UID);
+        let synced = world.sync();
+        assert!(synced.plan.is_empty(), "{name}: {synced:?}");
+        assert_eq!((synced.action, synced.finished), (None, false), "{name}");
+    }
+}
+
+/// The status write that finishes the Job is followed by the expectation
+/// (only once that write succeeded, the step after it); a write that
+/// leaves the Job running records none.
+#[test]
+fn the_finishing_status_write_records_the_job() {
+    for (name, pods) in
+        [("complete", vec![pod("a", "Succeeded")]), ("failed", vec![pod("a", "Failed"), pod("b", "Failed")])]
+    {
+        let backoff_limit = if name == "failed" { 0 } else { 6 };
+        let synced = World::new(job(1, Some(1), backoff_limit), pods).sync();
+        let step_of =
+            |wanted: &dyn Fn(&Action) -> bool| synced.plan.steps.iter().rposition(|s| s.actions.iter().any(wanted));
+        let finishing = step_of(&|a| match a {
+            Action::Job(Write::UpdateStatus { job }) => super::conditions::is_finished(job),
+            _ => false,
+        });
+        let expected = step_of(&|a| matches!(a, Action::Job(Write::ExpectFinished { uid }) if uid == JOB_UID));
+        assert!(finishing.is_some(), "{name}: {synced:?}");
+        assert_eq!(expected, finishing.map(|s| s + 1), "{name}: right after the finishing write");
+    }
+    let synced = World::new(job(2, Some(5), 6), pods(1, 0, 1, 0)).sync();
+    assert!(!synced.plan.actions().any(|a| matches!(a, Action::Job(Write::ExpectFinished { .. }))));
+}
+
+/// Once the cache shows the Job finished, the sync says so (the driver
+/// forgets the expectation), whether or not it was pending.
+#[test]
+fn a_job_read_finished_ends_its_expectation() {
+    let done = World::new(job(1, Some(1), 6), vec![pod("a", "Succeeded")]).sync();
+    let finished_job = done
+        .plan
+        .actions()
+        .filter_map(|a| match a {
+            Action::Job(Write::UpdateStatus { job }) => Some((**job).clone()),
+            _ => None,
+        })
+        .last()
+        .expect("a status write");
+    for pending in [false, true] {
+        let mut world = World::new(finished_job.clone(), vec![released(pod("a", "Succeeded"))]);
+        if pending {
+            world.finished.expect(JOB_UID);
+        }
+        let synced = world.sync();
+        assert!(synced.plan.is_empty());
+        assert!(synced.finished, "pending: {pending}");
+    }
 }
 
 // === backoffLimitPerIndex, success policy ===

@@ -11,7 +11,8 @@
 //! 3. the uids whose pods have no finalizer left move from the uncounted
 //!    lists to `succeeded` / `failed`, and, once nothing is uncounted and
 //!    no pod terminates, the terminal condition is added, in a second
-//!    status write.
+//!    status write; once that write succeeded, the Job's syncs wait for the
+//!    cache to show it finished ([`finished`](super::finished)).
 //!
 //! A restart between any two steps loses nothing: the uncounted lists are
 //! in the API, and a pod whose finalizer is gone while its uid is still
@@ -170,6 +171,9 @@ pub(super) fn track_job_status_and_remove_finalizers(ctx: &mut Ctx<'_>, mut need
         plan.push(Action::Job(Write::UpdateStatus { job: Box::new(ctx.job.clone()) }));
         let mut after = Vec::new();
         if finished {
+            if let Some(uid) = ctx.job.metadata.uid.clone() {
+                after.push(Action::Job(Write::ExpectFinished { uid }));
+            }
             after.extend(job_finished_records(ctx));
         }
         after.extend(pods_finished_counts(&ctx.job, &old_counters));

@@ -80,6 +80,14 @@ pub enum Write {
         /// The record.
         record: BackoffRecord,
     },
+    /// Bookkeeping, no API call: the status write before it finished the
+    /// Job, so its syncs wait until the cache shows it finished (upstream
+    /// `finishedJobExpectations.Store`; see
+    /// [`finished`](super::finished)).
+    ExpectFinished {
+        /// The Job's uid.
+        uid: String,
+    },
     /// A metric to count, the write before it having succeeded.
     Count(Count),
 }

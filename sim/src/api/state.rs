@@ -1,7 +1,7 @@
 //! The API server's state, shared by every request: the served types, the
 //! store, the injected faults and request stats, the cluster IP
-//! allocator's lock, the snapshots of
-//! unfinished paginated lists, the watch epoch and the OpenAPI documents.
+//! allocator's lock, the snapshots of unfinished paginated lists, the
+//! watch epoch and holds, and the OpenAPI documents.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::snapshots::Snapshots;
 use crate::admission::AdmissionConfig;
 use crate::clusterip::{ClusterIps, ServiceCidr};
-use crate::faults::{Faults, Stats};
+use crate::faults::{Faults, Stats, WatchHolds};
 use crate::openapi::OpenApi;
 use crate::resources::{Registry, ResourceType};
 use crate::store::{Store, TypeKey};
@@ -58,6 +58,9 @@ pub struct Api {
     pub(super) snapshots: Snapshots,
     /// Bumped to close every open watch (`/sim/v1/watches/drop`).
     pub watch_epoch: tokio::sync::watch::Sender<u64>,
+    /// Resources whose watch events are held back
+    /// (`/sim/v1/watches/{resource}/hold`).
+    pub watch_holds: WatchHolds,
     /// The OpenAPI documents, built on first use (they take a while) and
     /// again after a type is registered.
     openapi: Mutex<Option<Arc<OpenApi>>>,
@@ -76,6 +79,7 @@ impl Api {
             cluster_ips: ClusterIps::new(range),
             snapshots: Snapshots::default(),
             watch_epoch: tokio::sync::watch::Sender::new(0),
+            watch_holds: WatchHolds::default(),
             openapi: Mutex::new(None),
         }
     }

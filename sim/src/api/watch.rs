@@ -11,10 +11,11 @@
 //! With a selector, an object that stops matching is sent as DELETED and one
 //! that starts matching as ADDED. Bookmarks (when asked for) carry the
 //! version of the last change this watch has passed, whatever its type, so
-//! resuming from one never skips a change. The stream ends after
-//! `timeoutSeconds`, when the client goes away, or when the watch falls too
-//! far behind the change feed (the client then resumes from its last
-//! version).
+//! resuming from one never skips a change. A change of a resource whose
+//! watches are held ([`WatchHolds`]) waits for its release. The stream
+//! ends after `timeoutSeconds`, when the client goes away, or when the
+//! watch falls too far behind the change feed (the client then resumes
+//! from its last version).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,6 +33,7 @@ use super::response::render;
 use super::route::Target;
 use super::state::Api;
 use crate::error::{ApiError, ApiResult};
+use crate::faults::WatchHolds;
 use crate::resources::ResourceType;
 use crate::selectors::Selector;
 use crate::store::{Change, ChangeKind, StoreError, Stored, WatchStart};
@@ -43,6 +45,7 @@ struct WatchSpec {
     selector: Selector,
     repr: Representation,
     bookmarks: bool,
+    holds: WatchHolds,
 }
 
 impl WatchSpec {
@@ -102,6 +105,7 @@ pub fn watch(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult<Respon
         selector: req.selector(&target.rt.kind)?,
         repr: req.representation()?,
         bookmarks: req.flag("allowWatchBookmarks"),
+        holds: api.watch_holds.clone(),
     };
     let send_initial = req.flag("sendInitialEvents");
     let from = match req.param("resourceVersion").filter(|rv| !rv.is_empty() && *rv != "0") {
@@ -228,10 +232,12 @@ async fn send_change(spec: &WatchSpec, type_key: &crate::store::TypeKey, change:
     if change.type_key != *type_key || !spec.in_scope(&change.namespace) {
         return true;
     }
-    match spec.event_type(change) {
-        Some(event_type) => tx.send(Ok(spec.line(event_type, &change.object))).await.is_ok(),
-        None => true,
+    let Some(event_type) = spec.event_type(change) else { return true };
+    tokio::select! {
+        () = spec.holds.pass(&spec.rt.plural, change.rv()) => {}
+        () = tx.closed() => return false,
     }
+    tx.send(Ok(spec.line(event_type, &change.object))).await.is_ok()
 }
 
 /// The object of a watch event line, for tests.
@@ -254,6 +260,7 @@ mod tests {
             selector: Selector { labels: LabelSelector::parse(selector).unwrap(), ..Selector::default() },
             repr: Representation::Object,
             bookmarks: true,
+            holds: WatchHolds::default(),
         }
     }
 

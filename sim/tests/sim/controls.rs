@@ -1,5 +1,5 @@
 //! The simulator's controls, through the `/sim/v1` endpoints and from Rust:
-//! injected faults, restarts, dropped watches, compaction, request stats,
+//! injected faults, restarts, dropped and held watches, compaction, request stats,
 //! custom resource types and node stop/start.
 
 use futures::StreamExt;
@@ -293,6 +293,42 @@ async fn after_compaction_a_watch_from_an_old_version_gets_410_and_a_watcher_rel
     let seen = until_applied(&mut rx, &["c"]).await;
     assert!(seen.contains(&Seen::Init), "relisted: {seen:?}");
     assert!(seen.iter().any(|s| matches!(s, Seen::Error(e) if e.contains("Expired") || e.contains("410"))), "{seen:?}");
+    task.abort();
+}
+
+#[tokio::test]
+async fn a_held_resource_gets_its_watch_events_on_release_in_order_and_across_reconnects() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let config_maps: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "default");
+    let (mut rx, task) = config_map_watcher(client.clone()).await;
+    config_maps.create(&PostParams::default(), &config_map("before")).await.expect("created");
+    assert_eq!(until_applied(&mut rx, &["before"]).await, [Seen::Apply("before".into())]);
+
+    let answer = call(&client, "POST", "/sim/v1/watches/configmaps/hold", &[], None).await;
+    assert_eq!(answer.code(), 204, "{}", answer.body);
+    config_maps.create(&PostParams::default(), &config_map("held-1")).await.expect("created");
+    // A reconnect while held resumes from the last version sent: held too.
+    sim.controls().drop_watches();
+    wait_for(&sim, PATIENCE, "the watcher to watch again", || async {
+        let watches = stat(&client, "watch", "configmaps", 200).await;
+        if watches >= 2 { Ok(()) } else { Err(format!("{watches} watches")) }
+    })
+    .await;
+    config_maps.create(&PostParams::default(), &config_map("held-2")).await.expect("created");
+    let listed = config_maps.list(&ListParams::default()).await.expect("listed");
+    let names: Vec<String> = listed.items.iter().filter_map(|c| c.metadata.name.clone()).collect();
+    assert!(
+        ["before", "held-1", "held-2"].iter().all(|n| names.contains(&(*n).to_owned())),
+        "lists are not held: {names:?}"
+    );
+
+    let answer = call(&client, "POST", "/sim/v1/watches/configmaps/release", &[], None).await;
+    assert_eq!(answer.code(), 204, "{}", answer.body);
+    let seen = until_applied(&mut rx, &["held-1", "held-2"]).await;
+    assert_eq!(seen, [Seen::Apply("held-1".into()), Seen::Apply("held-2".into())], "in order, no relist");
+    let unknown = call(&client, "POST", "/sim/v1/watches/configmaps/pause", &[], None).await;
+    assert_eq!(unknown.code(), 404, "{}", unknown.body);
     task.abort();
 }
 

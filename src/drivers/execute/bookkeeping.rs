@@ -5,8 +5,9 @@
 
 /// What a controller remembers about its writes in flight (the ReplicaSet
 /// controller's expectations; the Job controller's finalizer removals,
-/// backoff records and metrics, which default to nothing). Keys are controller queue keys
-/// (`namespace/name`), pod keys `namespace/name`.
+/// backoff records, Jobs written finished and metrics, which default to
+/// nothing). Keys are controller queue keys (`namespace/name`), pod keys
+/// `namespace/name`.
 pub trait Bookkeeping: Send + Sync {
     /// [`Action::ExpectCreations`](kcm_controllers::plan::Action::ExpectCreations).
     fn expect_creations(&self, key: &str, count: usize);
@@ -29,6 +30,9 @@ pub trait Bookkeeping: Send + Sync {
     /// A Job's recreation backoff once the pods it counts are written
     /// ([`Write::RecordBackoff`](kcm_controllers::job::Write::RecordBackoff)).
     fn record_backoff(&self, _key: &str, _record: &kcm_controllers::job::backoff::BackoffRecord) {}
+    /// The status write before it finished the Job `uid`
+    /// ([`Write::ExpectFinished`](kcm_controllers::job::Write::ExpectFinished)).
+    fn expect_job_finished(&self, _uid: &str) {}
     /// A Job metric, the write before it having succeeded.
     fn count(&self, _count: &kcm_controllers::job::Count) {}
 }

@@ -3,7 +3,8 @@
 //! patch that adds the tracking finalizer, the status written on the whole
 //! Job at the latest version of the run, the tracking finalizer's removal
 //! (alone, or before a delete), and the bookkeeping the Job controller
-//! keeps (finalizer removals in flight, the recreation backoff, metrics).
+//! keeps (finalizer removals in flight, the recreation backoff, the Jobs
+//! written finished, metrics).
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
@@ -70,6 +71,10 @@ impl Executor {
             }
             Write::RecordBackoff { key, record } => {
                 book.record_backoff(key, record);
+                Outcome::Ok
+            }
+            Write::ExpectFinished { uid } => {
+                book.expect_job_finished(uid);
                 Outcome::Ok
             }
             Write::Count(count) => {

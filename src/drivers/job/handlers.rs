@@ -159,11 +159,13 @@ impl PodHandler {
 
 /// Job changes: sync at once (a status-only change batched); a finished
 /// or deleted Job's pods with the finalizer to the orphan queue; a new
-/// `activeDeadlineSeconds` checked when due.
+/// `activeDeadlineSeconds` checked when due; a deleted Job's finished
+/// expectation forgotten.
 pub(super) struct JobHandler {
     pub queue: WorkQueue<String>,
     pub orphan_queue: WorkQueue<String>,
     pub pods: Store<Pod>,
+    pub memory: Memory,
     pub metrics: Option<JobMetrics>,
 }
 
@@ -198,6 +200,9 @@ impl EventHandler<Job> for JobHandler {
 
     fn on_delete(&self, job: &Arc<Job>) {
         self.queue.add(key(job));
+        if let Some(uid) = &job.metadata.uid {
+            self.memory.finished().observed(uid);
+        }
         self.cleanup_pod_finalizers(job);
     }
 }

@@ -1,13 +1,15 @@
 //! The Job controller's metrics, as upstream names them
 //! (`pkg/controller/job/metrics`, subsystem `job_controller`), and the
 //! per-sync [`Bookkeeping`] that feeds them and the controller's memory
-//! (pod expectations, finalizer removals in flight, backoff records).
+//! (pod expectations, finalizer removals in flight, backoff records, Jobs
+//! written finished).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use kcm_controllers::job::Count;
 use kcm_controllers::job::backoff::{BackoffRecord, BackoffStore};
 use kcm_controllers::job::finalizers::FinalizerExpectations;
+use kcm_controllers::job::finished::FinishedJobExpectations;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, exponential_buckets};
 
 use crate::drivers::execute::Bookkeeping;
@@ -132,6 +134,8 @@ pub(super) struct Memory {
     pub finalizers: Arc<Mutex<FinalizerExpectations>>,
     /// Recreation backoff records.
     pub backoff: Arc<Mutex<BackoffStore>>,
+    /// Jobs written finished that the cache may still show unfinished.
+    pub finished: Arc<Mutex<FinishedJobExpectations>>,
 }
 
 impl Memory {
@@ -142,6 +146,10 @@ impl Memory {
 
     pub fn backoff(&self) -> MutexGuard<'_, BackoffStore> {
         self.backoff.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn finished(&self) -> MutexGuard<'_, FinishedJobExpectations> {
+        self.finished.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -197,6 +205,10 @@ impl Bookkeeping for SyncBook<'_> {
 
     fn record_backoff(&self, key: &str, record: &BackoffRecord) {
         self.memory.backoff().update(key, record.clone());
+    }
+
+    fn expect_job_finished(&self, uid: &str) {
+        self.memory.finished().expect(uid);
     }
 
     fn count(&self, count: &Count) {

@@ -110,6 +110,7 @@ impl JobController {
                 queue: queue.clone(),
                 orphan_queue: orphan_queue.clone(),
                 pods: pods.store(),
+                memory: memory.clone(),
                 metrics: metrics.clone(),
             },
             resync,

@@ -9,6 +9,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::batch::v1::Job;
 use kcm_controllers::job::backoff::BackoffStore;
 use kcm_controllers::job::finalizers::FinalizerExpectations;
+use kcm_controllers::job::finished::FinishedJobExpectations;
 use kcm_controllers::job::orphan::remove_orphan_finalizer;
 use kcm_controllers::job::{self as core, Snapshot, Write};
 use kcm_controllers::plan::{Action, Plan};
@@ -26,7 +27,8 @@ pub(super) struct Syncer {
     pub pods: Store<Pod>,
     /// Cached Jobs.
     pub jobs: Store<Job>,
-    /// Expectations, finalizer removals and backoff records.
+    /// Expectations, finalizer removals, backoff records, Jobs written
+    /// finished.
     pub memory: Memory,
     /// Performs the plans.
     pub executor: Executor,
@@ -57,6 +59,9 @@ impl Syncer {
         let synced = self.plan(key, &job);
         if synced.finished {
             self.memory.backoff().remove(key);
+            if let Some(uid) = &job.metadata.uid {
+                self.memory.finished().observed(uid);
+            }
         }
         let book =
             SyncBook { memory: &self.memory, metrics: self.metrics.as_ref(), creation_reason: synced.creation_reason };
@@ -82,11 +87,16 @@ impl Syncer {
         if let Some(record) = self.memory.backoff().get(key) {
             backoff.update(key, record.clone());
         }
+        let mut finished = FinishedJobExpectations::new();
+        if let Some(uid) = job.metadata.uid.as_deref().filter(|uid| self.memory.finished().pending(uid)) {
+            finished.expect(uid);
+        }
         core::sync(&Snapshot {
             job,
             pods: &pods,
             expectations: &expectations,
             finalizer_expectations: &finalizers,
+            finished_expectations: &finished,
             backoff: &backoff,
             now: Timestamp::now(),
         })
