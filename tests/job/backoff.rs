@@ -15,7 +15,7 @@ use crate::common::{Env, PATIENCE, default_service_account, start};
 
 /// The Job status writes kube-sim refused as invalid.
 fn refused_status_writes(env: &Env) -> u64 {
-    let stats = env.sim.controls().stats();
+    let stats = env.cluster.controls().stats();
     stats.iter().filter(|l| l.resource == "jobs/status" && l.code == 422).map(|l| l.count).sum()
 }
 
@@ -24,10 +24,10 @@ fn refused_status_writes(env: &Env) -> u64 {
 #[tokio::test]
 async fn no_status_write_is_refused_while_a_replacement_waits_for_its_backoff() {
     let env = start().await;
-    default_service_account(&env.sim, NS).await;
+    default_service_account(&env.cluster, &env.client, NS).await;
     apply(&env, &manifest("backoff-ready", "1h", 0, json!({"completions": 3, "parallelism": 2}))).await;
     let env = &env;
-    wait_for(&env.sim, PATIENCE, "two Ready pods", || async move {
+    wait_for(&env.cluster, PATIENCE, "two Ready pods", || async move {
         let status = job(env, "backoff-ready").await.status.unwrap_or_default();
         if (status.active, status.ready) == (Some(2), Some(2)) { Ok(()) } else { Err(format!("{status:?}")) }
     })
@@ -39,7 +39,7 @@ async fn no_status_write_is_refused_while_a_replacement_waits_for_its_backoff() 
     let failed = json!({"status": {"phase": "Failed"}});
     api.patch_status(&victim, &PatchParams::default(), &Patch::Merge(failed)).await.expect("pod failed");
 
-    wait_for(&env.sim, PATIENCE, "the replacement, after the backoff", || async move {
+    wait_for(&env.cluster, PATIENCE, "the replacement, after the backoff", || async move {
         let status = job(env, "backoff-ready").await.status.unwrap_or_default();
         let now = pods(env, "backoff-ready").await.len();
         let replaced = now == 3 && status.active == Some(2) && status.failed == Some(1);

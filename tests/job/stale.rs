@@ -37,7 +37,7 @@ async fn skipped_syncs(env: &Env) -> f64 {
 
 /// Waits until the Job has `active` pods, all Ready, in its status.
 async fn wait_running(env: &Env, name: &str, active: i32) {
-    wait_for(&env.sim, PATIENCE, &format!("{name} running {active} Ready pods"), || async move {
+    wait_for(&env.cluster, PATIENCE, &format!("{name} running {active} Ready pods"), || async move {
         let status = job(env, name).await.status.unwrap_or_default();
         let running = status.active == Some(active) && status.ready == Some(active);
         if running { Ok(()) } else { Err(format!("{status:?}")) }
@@ -49,13 +49,13 @@ async fn wait_running(env: &Env, name: &str, active: i32) {
 /// meanwhile, so that kcm-rs sees them all end at once.
 async fn end_pods(env: &Env, name: &str, phase: &str) {
     let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
-    env.sim.controls().hold_watches("pods");
+    env.cluster.controls().hold_watches("pods");
     for pod in pods(env, name).await {
         let status = json!({"status": {"phase": phase}});
         let name = pod.metadata.name.unwrap_or_default();
         api.patch_status(&name, &PatchParams::default(), &Patch::Merge(status)).await.expect("pod ended");
     }
-    env.sim.controls().release_watches("pods");
+    env.cluster.controls().release_watches("pods");
 }
 
 /// Runs the Job `name` (`spec`, `running` pods) until kcm-rs holds it
@@ -65,16 +65,16 @@ async fn end_pods(env: &Env, name: &str, phase: &str) {
 /// watch is released, the Job has its first pods only.
 async fn ends_with_its_first_pods(name: &str, spec: Value, running: i32, phase: &str, terminal: &str) {
     let env = start().await;
-    default_service_account(&env.sim, NS).await;
+    default_service_account(&env.cluster, &env.client, NS).await;
     apply(&env, &manifest(name, "1h", 0, spec)).await;
     wait_running(&env, name, running).await;
     let first = pods(&env, name).await.len();
 
-    env.sim.controls().hold_watches("jobs");
+    env.cluster.controls().hold_watches("jobs");
     end_pods(&env, name, phase).await;
     wait_condition(&env, name, terminal).await;
     let env = &env;
-    wait_for(&env.sim, PATIENCE, "the pods' sync beside the stale Job", || async move {
+    wait_for(&env.cluster, PATIENCE, "the pods' sync beside the stale Job", || async move {
         let (skipped, now) = (skipped_syncs(env).await, pods(env, name).await.len());
         if skipped >= 1.0 || now > first { Ok(()) } else { Err(format!("{skipped} skipped, {now} pods")) }
     })
@@ -82,8 +82,8 @@ async fn ends_with_its_first_pods(name: &str, spec: Value, running: i32, phase: 
     assert_eq!(pods(env, name).await.len(), first, "{name}: a pod started after the Job was written {terminal}");
 
     let before = skipped_syncs(env).await;
-    env.sim.controls().release_watches("jobs");
-    wait_for(&env.sim, PATIENCE, "the finished Job's sync", || async move {
+    env.cluster.controls().release_watches("jobs");
+    wait_for(&env.cluster, PATIENCE, "the finished Job's sync", || async move {
         let skipped = skipped_syncs(env).await;
         if skipped > before { Ok(()) } else { Err(format!("{skipped} skipped")) }
     })
