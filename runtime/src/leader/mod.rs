@@ -21,10 +21,29 @@
 //!   retrying every `retry_period` for up to `renew_deadline`; a round that
 //!   fails means leadership is lost.
 //!
-//! What this module owns: the election loop ([`LeaderElector::run`]), the
+//! Where kcm-rs is stricter than client-go (which states plainly that it
+//! does not fence):
+//!
+//! - **The write fence.** The elector keeps a
+//!   [`WriteFence`](crate::client::WriteFence) open only while the lease is
+//!   provably its own: until the last successful Lease write's *send* time
+//!   plus a window shorter than the lease (`LeaderElectionConfig`'s
+//!   `write_window`: the renew deadline with upstream's defaults), on the
+//!   local monotonic clock. The controllers' clients refuse every write once
+//!   it has closed, so a leader that was frozen past its lease (SIGSTOP, a
+//!   starved CPU) sends nothing when it resumes, whatever order its tasks
+//!   wake in. `master_status` is read off the same fence.
+//! - **Another holder ends the term at once.** A renewal that reads
+//!   another holder's valid lease loses leadership on the spot; client-go
+//!   retries until the renew deadline, leading meanwhile.
+//!
+//! What this module owns: the election loop ([`LeaderElector::run`]), when
+//! its [fence](LeaderElector::fence) is open, the
 //! `leader_election_master_status` / `leader_election_slowpath_total`
 //! metrics ([`LeaderMetrics`]) and the `leaderElection` health check
-//! ([`LeaderHealth`]). What it leaves to the daemon: starting and draining
+//! ([`LeaderHealth`]). What it leaves to the daemon: building the
+//! controllers' clients on the fence (`ClientConfig::fenced`; the fence
+//! itself is checked in `crate::client`), starting and draining
 //! the controllers (inside the `leading` future given to `run`), the
 //! `LeaderElection` Events ("`<id> became leader`", "`<id> stopped
 //! leading`"; [`LeaderElector::subscribe`] publishes the transitions), and
@@ -39,7 +58,8 @@
 //! let metrics = LeaderMetrics::register(&registry)?;
 //! let elector = LeaderElector::new(client, config, &metrics)?;
 //! let health = elector.health(); // served on /healthz as "leaderElection"
-//! # let _ = health;
+//! let fence = elector.fence(); // ClientConfig::fenced(fence): the controllers' clients
+//! # let _ = (health, fence);
 //! let outcome = elector
 //!     .run(
 //!         |mut stop: StopSignal| async move {
@@ -60,8 +80,9 @@
 //! (`metrics.rs`), the Lease record the algorithm reads and writes
 //! (`record.rs`), the state the elector shares with its handles and the
 //! [`Status`] / [`StopSignal`] it publishes (`state.rs`), [`LeaderHealth`]
-//! (`health.rs`), the election loop itself (`elector.rs`) and the run's
-//! waits on shutdown and the `leading` task (`term.rs`).
+//! (`health.rs`), the election loop itself (`elector/`: the state machine,
+//! and one attempt at the Lease) and the run's waits on shutdown and the
+//! `leading` task (`term.rs`).
 
 use tokio::task::JoinError;
 

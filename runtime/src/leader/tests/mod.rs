@@ -1,6 +1,7 @@
 //! Tests of leader election: config validation, the record, jitter,
-//! health and metrics (`pure.rs`), and contenders racing for one Lease on
-//! kube-sim (`contenders.rs`).
+//! health and metrics (`pure.rs`), contenders racing for one Lease on
+//! kube-sim (`contenders.rs`), and the write fence on paused time against
+//! an API server in memory (`fencing.rs`, `memory.rs`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,10 +21,13 @@ use tokio::time::Instant;
 use super::record::Record;
 use super::state::{Observed, Shared};
 use super::*;
+use crate::client::WriteFence;
 use kcm_gotime::Jitter;
 use kcm_gotime::jitter::jittered;
 
 mod contenders;
+mod fencing;
+mod memory;
 mod pure;
 
 // === utils ===
@@ -81,6 +85,8 @@ struct Contender {
     identity: String,
     status: watch::Receiver<Status>,
     health: LeaderHealth,
+    /// What the controllers' clients would check.
+    fence: WriteFence,
     registry: Registry,
     /// The reason the leading future was told to stop, seen by a task it
     /// spawned (so it survives the abort on Lost).
@@ -95,7 +101,7 @@ impl Contender {
         let metrics = LeaderMetrics::register(&registry).unwrap();
         let identity = config.identity.clone();
         let elector = LeaderElector::new(client.clone(), config, &metrics).unwrap();
-        let (status, health) = (elector.subscribe(), elector.health());
+        let (status, health, fence) = (elector.subscribe(), elector.health(), elector.fence());
         let (shutdown, shutdown_rx) = oneshot::channel::<()>();
         let stop_reason = Arc::new(Mutex::new(None));
         let (leaders, seen) = (leaders.clone(), stop_reason.clone());
@@ -114,7 +120,7 @@ impl Contender {
         let run = tokio::spawn(elector.run(leading, async move {
             let _ = shutdown_rx.await;
         }));
-        Contender { identity, status, health, registry, stop_reason, shutdown: Some(shutdown), run }
+        Contender { identity, status, health, fence, registry, stop_reason, shutdown: Some(shutdown), run }
     }
 
     fn leading(&self) -> bool {
@@ -136,15 +142,20 @@ impl Contender {
     }
 
     fn master_status(&self) -> i64 {
-        self.registry
-            .gather()
-            .iter()
-            .filter(|f| f.name() == "leader_election_master_status")
-            .flat_map(|f| f.get_metric())
-            .map(|m| m.get_gauge().get_value() as i64)
-            .next()
-            .unwrap_or(-1)
+        master_status(&self.registry)
     }
+}
+
+/// `leader_election_master_status` as scraped from `registry` (-1: absent).
+fn master_status(registry: &Registry) -> i64 {
+    registry
+        .gather()
+        .iter()
+        .filter(|f| f.name() == "leader_election_master_status")
+        .flat_map(|f| f.get_metric())
+        .map(|m| m.get_gauge().get_value() as i64)
+        .next()
+        .unwrap_or(-1)
 }
 
 async fn wait_status(status: &mut watch::Receiver<Status>, pred: impl FnMut(&Status) -> bool) {

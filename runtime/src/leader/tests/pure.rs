@@ -96,3 +96,22 @@ fn metrics_register_once_per_registry() {
     assert!(LeaderMetrics::register(&registry).is_ok());
     assert!(matches!(LeaderMetrics::register(&registry), Err(Error::Metrics(_))));
 }
+
+#[test]
+fn the_write_window_is_the_written_lease_scaled_by_renew_over_lease() {
+    let window = |lease: u64, renew: u64| {
+        let config = LeaderElectionConfig {
+            lease_duration: Duration::from_millis(lease),
+            renew_deadline: Duration::from_millis(renew),
+            ..LeaderElectionConfig::new("a")
+        };
+        config.write_window()
+    };
+    // Upstream's defaults: 15 s and 10 s.
+    assert_eq!(LeaderElectionConfig::new("a").write_window(), Duration::from_secs(10));
+    assert_eq!(window(2000, 1500), Duration::from_millis(1500));
+    // 2.5 s is written as 2 s: standbys wait 2 s, so the window is 2 × 0.8.
+    assert_eq!(window(2500, 2000), Duration::from_millis(1600));
+    // Written as 0 s: a standby may take it at once, so never open.
+    assert_eq!(window(900, 500), Duration::ZERO);
+}
