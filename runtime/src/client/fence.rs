@@ -8,11 +8,12 @@
 //! it the moment leading ends. A standby takes the lease over only after the
 //! record has stayed the same for a whole lease duration *from when it
 //! observed it*, which is after the leader sent it: so while the fence is
-//! open, no other replica leads.
+//! open, no other replica leads (as long as clock rates differ by less
+//! than the window's margin allows).
 //!
 //! The check reads the monotonic clock when the request is about to go out
 //! (the first poll of its future), not when a controller queued it. A
-//! process that was paused (SIGSTOP, a stalled VM) resumes with every timer
+//! process that was paused (SIGSTOP, a starved CPU) resumes with every timer
 //! overdue and tokio wakes the waiting tasks in no particular order: the
 //! elector may run after a controller's queued write. That does not matter,
 //! because the write compares `Instant::now()` with the fence's deadline
