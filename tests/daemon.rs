@@ -300,6 +300,13 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
     );
 }
 
+/// A leader frozen (SIGSTOP) past its lease, resumed (SIGCONT) once the
+/// standby leads. No clock is read: a was frozen before b took the lease,
+/// so every write counted before the resume reached the server before b
+/// led, and every write counted after it reached the server after. There
+/// must be none (its controllers are fenced and it writes no Lease); a
+/// never reports `master_status` 1 after b did; and it exits 1, as upstream
+/// does on a lost lease.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_frozen_past_its_lease_writes_nothing_once_the_other_leads() {
     let (sim, dir, _) = sim_with_kubeconfig(SimConfig::default()).await;
