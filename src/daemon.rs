@@ -13,6 +13,11 @@
 //!    until the lease is lost (the process exits 1: a restart is the safe way
 //!    back, as upstream).
 //!
+//! Under leader election every controller client is built on the elector's
+//! write fence (`ClientConfig::fenced`): a write is sent only while this
+//! process provably holds the lease. The election's own client, which also
+//! records the `LeaderElection` Events, is not fenced.
+//!
 //! The controllers: Deployment, ReplicaSet, Namespace, node-lifecycle,
 //! taint-eviction and the garbage collector (unless
 //! `--enable-garbage-collector=false`), as `--controllers` selects them.
@@ -39,7 +44,7 @@ use kcm_runtime::workqueue::{self, QueueMetrics};
 use prometheus::Registry;
 use tokio::sync::watch;
 
-use crate::config::{Config, SimSettings};
+use crate::config::{Config, LeaderElectionSettings, SimSettings};
 use crate::controllers::{Context, TABLE};
 use crate::sim;
 
@@ -92,6 +97,14 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         }
         None => (None, ClientConfig::load(&config.client).await?),
     };
+    let election = match &config.leader_election {
+        Some(settings) => Some(Election::new(settings, &client_config, &registry)?),
+        None => None,
+    };
+    let client_config = match &election {
+        Some(election) => client_config.fenced(election.elector.fence()),
+        None => client_config,
+    };
     let client = client::build(&client_config, &registry, None)?;
     let healthz = Checks::with_ping();
     let readyz = Checks::with_ping();
@@ -129,25 +142,16 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         tokio::spawn(server::serve(listener, tls, server::router(endpoints), serving_stopped));
     }
 
-    let exit = match &config.leader_election {
+    let exit = match election {
         None => {
             lead(&config, &runtime, shutdown).await;
             Exit::Stopped
         }
-        Some(settings) => {
-            let le_client = client::build(&client_config, &registry, Some("leader-election"))?;
-            let mut le_config = LeaderElectionConfig::new(leader::default_identity());
-            le_config.lease_name = settings.resource_name.clone();
-            le_config.lease_namespace = settings.resource_namespace.clone();
-            le_config.lease_duration = settings.lease_duration;
-            le_config.renew_deadline = settings.renew_deadline;
-            le_config.retry_period = settings.retry_period;
+        Some(Election { elector, config: le_config, client: le_client }) => {
             let identity = le_config.identity.clone();
-            let metrics = LeaderMetrics::register(&registry)?;
-            let elector = LeaderElector::new(le_client, le_config.clone(), &metrics)?;
             let health = elector.health();
             healthz.add("leaderElection", Arc::new(move || health.check().map_err(|e| e.to_string())));
-            announce_transitions(&elector, EventRecorder::new(client.clone(), "kube-controller-manager"), &le_config);
+            announce_transitions(&elector, EventRecorder::new(le_client, "kube-controller-manager"), &le_config);
             tracing::info!(%identity, lease = %format!("{}/{}", le_config.lease_namespace, le_config.lease_name),
                 "attempting to acquire the leader lease");
             let config_for_leading = config.clone();
@@ -176,6 +180,35 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
     Ok(exit)
 }
 
+/// Leader election, set up before the controllers' clients are built on
+/// its fence.
+struct Election {
+    elector: LeaderElector,
+    config: LeaderElectionConfig,
+    /// The election's own client (user agent `.../leader-election`, its own
+    /// QPS budget, no fence): the Lease and the `LeaderElection` Events.
+    client: kube::Client,
+}
+
+impl Election {
+    fn new(
+        settings: &LeaderElectionSettings,
+        client_config: &ClientConfig,
+        registry: &Registry,
+    ) -> Result<Self, Error> {
+        let client = client::build(client_config, registry, Some("leader-election"))?;
+        let mut config = LeaderElectionConfig::new(leader::default_identity());
+        config.lease_name = settings.resource_name.clone();
+        config.lease_namespace = settings.resource_namespace.clone();
+        config.lease_duration = settings.lease_duration;
+        config.renew_deadline = settings.renew_deadline;
+        config.retry_period = settings.retry_period;
+        let metrics = LeaderMetrics::register(registry)?;
+        let elector = LeaderElector::new(client.clone(), config.clone(), &metrics)?;
+        Ok(Election { elector, config, client })
+    }
+}
+
 async fn stopped(mut stop: StopSignal) {
     let reason = stop.stopped().await;
     tracing::info!(?reason, "leading ends");
@@ -183,9 +216,11 @@ async fn stopped(mut stop: StopSignal) {
 
 /// What the controllers share, built once per process.
 struct Runtime {
-    /// The controllers' client (rate-limited, metered).
+    /// The controllers' client (rate-limited, metered, fenced under leader
+    /// election).
     client: kube::Client,
-    /// What the controllers that have a client of their own build it from.
+    /// What the controllers that have a client of their own build it from
+    /// (fenced under leader election).
     client_config: ClientConfig,
     /// Where the controllers register their metrics.
     registry: Registry,

@@ -1,13 +1,14 @@
 //! The real `kcm-rs` binary against kube-sim: leader election between two
-//! processes (hand-over on SIGKILL and on SIGTERM), serving, and the
-//! Prometheus exposition checked by the real `promtool`.
+//! processes (hand-over on SIGKILL and on SIGTERM, a leader frozen past its
+//! lease), serving, and the Prometheus exposition checked by the real
+//! `promtool`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use kube_sim::testing::wait_for;
+use kube_sim::testing::{provision_namespace, wait_for};
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
@@ -40,6 +41,11 @@ impl Daemon {
 /// Starts `kcm-rs` against the kubeconfig with short leader-election
 /// periods (`lease`, renew, retry).
 fn spawn(kubeconfig: &Path, lease: &str, renew: &str, retry: &str) -> Daemon {
+    spawn_with(kubeconfig, lease, renew, retry, &[])
+}
+
+/// [`spawn`] with more flags.
+fn spawn_with(kubeconfig: &Path, lease: &str, renew: &str, retry: &str, flags: &[&str]) -> Daemon {
     let port = free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
         .arg(format!("--kubeconfig={}", kubeconfig.display()))
@@ -48,6 +54,7 @@ fn spawn(kubeconfig: &Path, lease: &str, renew: &str, retry: &str) -> Daemon {
         .arg(format!("--leader-elect-lease-duration={lease}"))
         .arg(format!("--leader-elect-renew-deadline={renew}"))
         .arg(format!("--leader-elect-retry-period={retry}"))
+        .args(flags)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -69,14 +76,65 @@ fn transitions(lease: &Option<Lease>) -> i32 {
     lease.as_ref().and_then(|l| l.spec.as_ref()).and_then(|s| s.lease_transitions).unwrap_or(0)
 }
 
+/// The series a leader reports.
+const LEADING: &str = "leader_election_master_status{name=\"kube-controller-manager\"} 1";
+
 /// Which of the two daemons leads, from their metrics.
 async fn leading(daemons: &[&Daemon]) -> Vec<bool> {
     let mut out = Vec::new();
     for d in daemons {
         let (_, body) = d.get("/metrics").await;
-        out.push(body.contains("leader_election_master_status{name=\"kube-controller-manager\"} 1"));
+        out.push(body.contains(LEADING));
     }
     out
+}
+
+/// A kubeconfig for `sim` in `dir` that acts as `user` (a kubeconfig's
+/// `as:`): kube-sim counts requests by that user, so two replicas are told
+/// apart.
+fn kubeconfig_as(sim: &Sim, dir: &Path, user: &str) -> PathBuf {
+    let path = dir.join(format!("kubeconfig-{user}"));
+    let plain = kube_sim::kubeconfig_yaml(&sim.url());
+    let yaml = plain.replace("  user: {}\n", &format!("  user: {{as: {user}}}\n"));
+    assert_ne!(yaml, plain, "the kubeconfig names a user to act as");
+    std::fs::write(&path, yaml).expect("kubeconfig written");
+    path
+}
+
+/// Writes that reached kube-sim from `user`, split by client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Writes {
+    /// From the controllers' clients (every client but leader election's).
+    controllers: u64,
+    /// Of the Lease, by the leader-election client.
+    lease: u64,
+}
+
+fn writes(sim: &Sim, user: &str) -> Writes {
+    const WRITES: [&str; 5] = ["create", "update", "patch", "delete", "deletecollection"];
+    let election = kcm_runtime::client::user_agent(Some("leader-election"));
+    let mut writes = Writes { controllers: 0, lease: 0 };
+    for line in sim.controls().stats() {
+        if line.user != user || !WRITES.contains(&line.verb.as_str()) {
+            continue;
+        }
+        if line.user_agent != election {
+            writes.controllers += line.count;
+        } else if line.resource == "leases" {
+            writes.lease += line.count;
+        }
+    }
+    writes
+}
+
+/// Pods `user` created.
+fn pods_created(sim: &Sim, user: &str) -> u64 {
+    let stats = sim.controls().stats();
+    stats
+        .iter()
+        .filter(|l| l.user == user && l.verb == "create" && l.resource == "pods" && l.code == 201)
+        .map(|l| l.count)
+        .sum()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -240,4 +298,75 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A leader frozen (SIGSTOP) past its lease, resumed (SIGCONT) once the
+/// standby leads. No clock is read: a was frozen before b took the lease,
+/// so every write counted before the resume reached the server before b
+/// led, and every write counted after it reached the server after. There
+/// must be none (its controllers are fenced and it writes no Lease); a
+/// never reports `master_status` 1 after b did; and it exits 1, as upstream
+/// does on a lost lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_frozen_past_its_lease_writes_nothing_once_the_other_leads() {
+    let (sim, dir, _) = sim_with_kubeconfig(SimConfig::default()).await;
+    provision_namespace(&sim, "default").await;
+    // A slow client (5 requests/s) and much to create: the leader's
+    // ReplicaSet controller always has writes waiting for a token.
+    let flags = ["--controllers=replicaset-controller", "--kube-api-qps=5", "--kube-api-burst=5"];
+    let a = spawn_with(&kubeconfig_as(&sim, dir.path(), "replica-a"), "3s", "2s", "500ms", &flags);
+    wait_for(&sim, PATIENCE, "a leads", || async {
+        if leading(&[&a]).await[0] { Ok(()) } else { Err(holder(&lease(&sim).await)) }
+    })
+    .await;
+    let b = spawn_with(&kubeconfig_as(&sim, dir.path(), "replica-b"), "3s", "2s", "500ms", &flags);
+    wait_for(&sim, PATIENCE, "b to serve as a standby", || async {
+        let (code, _) = b.get("/healthz").await;
+        if code == 200 && !leading(&[&b]).await[0] { Ok(()) } else { Err(format!("code {code}")) }
+    })
+    .await;
+    let first = holder(&lease(&sim).await);
+    let replica_sets: kube::Api<k8s_openapi::api::apps::v1::ReplicaSet> =
+        kube::Api::namespaced(sim.client().expect("client"), "default");
+    let rs = serde_json::from_value(serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "busy"},
+        "spec": {"replicas": 300, "selector": {"matchLabels": {"app": "busy"}},
+            "template": {"metadata": {"labels": {"app": "busy"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}},
+    }))
+    .expect("valid");
+    replica_sets.create(&Default::default(), &rs).await.expect("created");
+    wait_for(&sim, PATIENCE, "a to create pods", || async {
+        let created = pods_created(&sim, "replica-a");
+        if created >= 10 { Ok(()) } else { Err(format!("{created} pods")) }
+    })
+    .await;
+
+    // Frozen past its lease, while its controllers have writes queued.
+    a.signal("-STOP");
+    wait_for(&sim, PATIENCE, "b to take the lease over and report it", || async {
+        let now = holder(&lease(&sim).await);
+        if now != first && !now.is_empty() && leading(&[&b]).await[0] { Ok(()) } else { Err(now) }
+    })
+    .await;
+    // a has been frozen since before b took over: everything a wrote so
+    // far reached the server before b led.
+    let before = writes(&sim, "replica-a");
+    assert!(before.controllers > 0, "a's controllers wrote while it led: {before:?}");
+
+    a.signal("-CONT");
+    // From here on b has reported itself leader: a must never do so again.
+    // Scrape a until it exits, as upstream does on a lost lease.
+    let mut a = a;
+    let deadline = tokio::time::Instant::now() + EXIT_DEADLINE;
+    let status = loop {
+        if let Some(status) = a.child.try_wait().expect("a's status") {
+            break status;
+        }
+        let (code, body) = a.get("/metrics").await;
+        assert!(code != 200 || !body.contains(LEADING), "a reports itself leader beside b:\n{body}");
+        assert!(tokio::time::Instant::now() < deadline, "a exits once resumed");
+    };
+    assert_eq!(status.code(), Some(1), "a lost lease ends kcm-rs with status 1, got {status}");
+    assert_eq!(writes(&sim, "replica-a"), before, "no write from a reached the API server once b led");
+    assert!(leading(&[&b]).await[0], "b leads on");
 }

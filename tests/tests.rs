@@ -14,7 +14,7 @@ mod clusterroleaggregation;
 mod common;
 /// The CronJob controller, driven by kubectl: concurrency policies, suspend, history, missed runs, zones.
 mod cronjob;
-/// The `kcm-rs` binary: leader hand-over between two processes, serving, promtool.
+/// The `kcm-rs` binary: leader hand-over between two processes, a frozen leader fenced, serving, promtool.
 mod daemon;
 /// The DaemonSet controller, driven by kubectl and node controls, under a placement checker.
 mod daemonset;

@@ -183,6 +183,12 @@ impl WatchHolds {
 pub struct RequestKind {
     /// The client's `User-Agent` header ("" when absent).
     pub user_agent: String,
+    /// The user the request acts as: its `Impersonate-User` header ("" when
+    /// absent). kube-sim authenticates no one, so this is the only user
+    /// identity a request carries: a kubeconfig's `as:` sets it, which is
+    /// how two clients with one user agent (two replicas of one program)
+    /// are told apart.
+    pub user: String,
     /// Request verb (`get`, `list`, `watch`, `create`, ...; the lower-case
     /// HTTP method for paths that name no resource).
     pub verb: String,
@@ -210,6 +216,9 @@ pub struct StatLine {
     /// The client's `User-Agent`.
     #[serde(default)]
     pub user_agent: String,
+    /// The user the request acts as (`Impersonate-User`; "" when none).
+    #[serde(default)]
+    pub user: String,
     /// Request verb.
     pub verb: String,
     /// API group ("" for core).
@@ -245,6 +254,7 @@ impl Stats {
             .iter()
             .map(|((kind, code), count)| StatLine {
                 user_agent: kind.user_agent.clone(),
+                user: kind.user.clone(),
                 verb: kind.verb.clone(),
                 group: kind.group.clone(),
                 resource: kind.resource.clone(),

@@ -14,8 +14,17 @@
 //! RequestMetrics   rest_client_requests_total, rest_client_request_duration_seconds,
 //!                  rest_client_rate_limiter_duration_seconds
 //! ClientRateLimit  token bucket (--kube-api-qps, --kube-api-burst): requests wait for a token
-//! kube's stack     base URI, retries on 429/503/504, auth, headers (User-Agent), tracing, hyper
+//! Retry            kube's own retries on 429/503/504 (moved out of kube's stack, see below)
+//! Buffer           makes what follows cloneable, as Retry needs
+//! Fenced           the leader's write fence (`fence.rs`): a write is refused as it is sent
+//! kube's stack     base URI, auth, headers (User-Agent), tracing, hyper
 //! ```
+//!
+//! The fence sits below every wait a request can make inside the client
+//! (a token, a retry's backoff), so that a write which waited past the end
+//! of the lease is refused rather than sent. That is why kube's retry layer
+//! is taken out of kube's stack (`default_retry` off) and put back above the
+//! fence with kube's own policy: a retried write is checked again.
 //!
 //! Metric names, labels and buckets are client-go's
 //! (component-base/metrics/prometheus/restclient). Two differences: a request
@@ -23,21 +32,28 @@
 //! until the response head arrives (client-go counts every attempt and, for
 //! non-streaming calls, includes reading the body).
 //!
-//! This module owns [`ClientConfig`] and [`build`]; the two layers are
-//! `metrics.rs` ([`RequestMetrics`]) and `limiter.rs` ([`ClientRateLimit`]
-//! over a [`RequestLimiter`]).
+//! This module owns [`ClientConfig`] and [`build`]; our layers are
+//! `metrics.rs` ([`RequestMetrics`]), `limiter.rs` ([`ClientRateLimit`]
+//! over a [`RequestLimiter`]) and `fence.rs` ([`Fenced`] over a
+//! [`WriteFence`]).
 
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use http::{HeaderName, HeaderValue};
+use kube::client::retry::RetryPolicy;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use prometheus::Registry;
+use tower::buffer::BufferLayer;
+use tower::retry::RetryLayer;
+use tower::util::option_layer;
 
+mod fence;
 mod limiter;
 mod metrics;
 
+pub use fence::{FenceLayer, Fenced, Refused, WriteFence};
 pub use limiter::{ClientRateLimit, ClientRateLimitLayer, RequestLimiter};
 pub use metrics::{LATENCY_BUCKETS, RequestMetrics, RequestMetricsLayer, RestClientMetrics};
 
@@ -63,6 +79,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The user agent every client sends (before any per-use suffix).
 pub const USER_AGENT: &str = concat!("kcm-rs/", env!("CARGO_PKG_VERSION"));
+
+/// Requests the buffer above the fence holds while its worker is busy, as
+/// many as kube's `Client` buffers in front of the whole stack.
+const FENCE_BUFFER: usize = 1024;
 
 /// Why a client could not be configured or built.
 #[derive(Debug, thiserror::Error)]
@@ -111,13 +131,16 @@ pub enum Error {
 
 // === config ===
 
-/// A resolved API server connection plus the limiter settings; cheap to clone.
+/// A resolved API server connection plus the limiter settings and, for
+/// the controllers' clients of a leader, its write fence; cheap to clone.
 /// Every client built from one `ClientConfig` shares its request metrics.
 #[derive(Clone)]
 pub struct ClientConfig {
     kube: kube::Config,
     qps: f32,
     burst: u32,
+    /// Checked by every client built from this config; `None`: no fence.
+    fence: Option<WriteFence>,
     /// Registered on the first [`build`]'s registry and reused by later
     /// builds: prometheus refuses a second registration of the same names,
     /// and client-go's rest_client metrics are process-wide anyway.
@@ -130,6 +153,7 @@ impl fmt::Debug for ClientConfig {
             .field("cluster_url", &self.kube.cluster_url)
             .field("qps", &self.qps)
             .field("burst", &self.burst)
+            .field("fence", &self.fence)
             .finish_non_exhaustive()
     }
 }
@@ -181,7 +205,14 @@ impl ClientConfig {
 
     /// Wraps an already resolved kube configuration.
     pub fn from_kube(kube: kube::Config, qps: f32, burst: u32) -> ClientConfig {
-        ClientConfig { kube, qps, burst, metrics: Arc::new(Mutex::new(None)) }
+        ClientConfig { kube, qps, burst, fence: None, metrics: Arc::new(Mutex::new(None)) }
+    }
+
+    /// The same connection, its clients' writes checked against `fence`
+    /// (the controllers' clients of a process under leader election);
+    /// request metrics stay shared.
+    pub fn fenced(&self, fence: WriteFence) -> ClientConfig {
+        ClientConfig { fence: Some(fence), ..self.clone() }
     }
 
     /// The same connection with its QPS and burst multiplied (upstream's
@@ -228,8 +259,9 @@ pub fn user_agent(suffix: Option<&str>) -> String {
 // === build ===
 
 /// Builds a client: kube's stack for `config`, our user agent (with
-/// `user_agent_suffix`), a QPS/burst limiter and request metrics registered on
-/// `registry` (once per `config`). Must run inside a tokio runtime.
+/// `user_agent_suffix`), the config's write fence, kube's retries above it,
+/// a QPS/burst limiter and request metrics registered on `registry` (once
+/// per `config`). Must run inside a tokio runtime.
 ///
 /// # Errors
 ///
@@ -240,11 +272,16 @@ pub fn build(config: &ClientConfig, registry: &Registry, user_agent_suffix: Opti
     let mut kube = config.kube.clone();
     kube.headers.retain(|(name, _)| name != http::header::USER_AGENT);
     kube.headers.push((HeaderName::from_static("user-agent"), ua_value));
+    // Put back above the fence, so that each retry is checked again.
+    let retry = std::mem::replace(&mut kube.default_retry, false);
 
     let metrics = config.metrics(registry)?;
     let limiter = RequestLimiter::new(config.qps, config.burst).map(Arc::new);
     let builder = kube::client::ClientBuilder::try_from(kube).map_err(Error::Build)?;
     Ok(builder
+        .with_layer(&FenceLayer::new(config.fence.clone()))
+        .with_layer(&BufferLayer::new(FENCE_BUFFER))
+        .with_layer(&option_layer(retry.then(|| RetryLayer::new(RetryPolicy::server_retry()))))
         .with_layer(&ClientRateLimitLayer::new(limiter))
         .with_layer(&RequestMetricsLayer::new(metrics, config.host()))
         .build())

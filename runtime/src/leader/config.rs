@@ -92,6 +92,29 @@ impl LeaderElectionConfig {
         i32::try_from(self.lease_duration.as_secs()).unwrap_or(i32::MAX)
     }
 
+    /// How long after a successful Lease write was *sent* this process may
+    /// go on writing (its [`WriteFence`](crate::client::WriteFence) stays
+    /// open): the lease duration as written to the Lease (whole seconds)
+    /// scaled by `renew_deadline / lease_duration`. With upstream's
+    /// defaults (15 s, 10 s) that is 10 s.
+    ///
+    /// Why not the whole lease: a standby takes over once the record has
+    /// stayed the same for `leaseDurationSeconds` on *its* clock, counted
+    /// from when it read the record, so never before our send plus a lease
+    /// duration on its clock. The margin covers two things. Clock *rate*:
+    /// client-go states its tolerance as the ratio lease duration : renew
+    /// deadline (a standby's clock may run up to 1.5 times as fast as the
+    /// leader's with the defaults); the fence assumes no more than that.
+    /// And a write that passed the fence but is still on its way to the
+    /// API server. A 0 s lease (less than a second configured) gives a
+    /// window of zero: standbys may take such a lease at any time, so the
+    /// fence never opens.
+    pub(super) fn write_window(&self) -> Duration {
+        let written = Duration::from_secs(u64::try_from(self.lease_duration_seconds()).unwrap_or(0)).as_nanos();
+        let nanos = self.renew_deadline.as_nanos().saturating_mul(written) / self.lease_duration.as_nanos().max(1);
+        Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+    }
+
     /// Upper bound of one API request: the lock client's HTTP timeout in
     /// kube-controller-manager, max(1 s, renew deadline / 2).
     pub(super) fn request_timeout(&self) -> Duration {

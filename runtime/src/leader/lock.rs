@@ -80,8 +80,9 @@ impl LeaseLock {
         }
     }
 
-    /// Creates the Lease holding `record`.
-    pub(super) async fn create(&mut self, record: &Record, deadline: Option<Instant>) -> Result<(), CallError> {
+    /// Creates the Lease holding `record`; answers when the request was
+    /// sent (what the write fence counts from).
+    pub(super) async fn create(&mut self, record: &Record, deadline: Option<Instant>) -> Result<Instant, CallError> {
         let lease = Lease {
             metadata: ObjectMeta {
                 name: Some(self.name.clone()),
@@ -90,21 +91,24 @@ impl LeaseLock {
             },
             spec: Some(record.to_spec()),
         };
+        let sent = Instant::now();
         let created = self.bounded(deadline, self.api.create(&PostParams::default(), &lease)).await?;
         self.lease = Some(created);
-        Ok(())
+        Ok(sent)
     }
 
     /// Replaces the cached Lease's spec with `record`, guarded by its
     /// `resourceVersion`; on success the answer becomes the cached Lease.
-    pub(super) async fn update(&mut self, record: &Record, deadline: Option<Instant>) -> Result<(), CallError> {
+    /// Answers when the request was sent.
+    pub(super) async fn update(&mut self, record: &Record, deadline: Option<Instant>) -> Result<Instant, CallError> {
         let Some(mut lease) = self.lease.clone() else {
             return Err(CallError::NothingRead);
         };
         lease.spec = Some(record.to_spec());
+        let sent = Instant::now();
         let updated = self.bounded(deadline, self.api.replace(&self.name, &PostParams::default(), &lease)).await?;
         self.lease = Some(updated);
-        Ok(())
+        Ok(sent)
     }
 
     /// Runs one request within the request timeout and `deadline`.

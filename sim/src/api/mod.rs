@@ -62,15 +62,20 @@ pub async fn handle(api: Arc<Api>, req: Request) -> Response {
     response
 }
 
+/// The header naming the user a request acts as (kubectl's `--as`, a
+/// kubeconfig's `as:`).
+const IMPERSONATE_USER: &str = "impersonate-user";
+
 /// Who asked for what, as stats and fault rules see a request.
 fn request_kind(req: &Request, route: &Route) -> RequestKind {
-    let user_agent = req.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let text = |name: &str| req.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let (user_agent, user) = (text(header::USER_AGENT.as_str()), text(IMPERSONATE_USER));
     let (verb, resource) = verb_and_resource(req, route);
     let (group, namespace) = match route {
         Route::Resource(t) => (t.rt.group.clone(), t.namespace.clone().unwrap_or_default()),
         _ => (String::new(), String::new()),
     };
-    RequestKind { user_agent, verb, group, resource, namespace }
+    RequestKind { user_agent, user, verb, group, resource, namespace }
 }
 
 fn verb_and_resource(req: &Request, route: &Route) -> (String, String) {

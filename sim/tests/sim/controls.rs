@@ -374,10 +374,40 @@ async fn stats_tell_clients_apart_by_user_agent_and_name_the_group_and_namespace
         ("controller/v1", "coordination.k8s.io", "kube-system", 404)
     );
     let pod_list = stats.iter().find(|l| l.verb == "list" && l.resource == "pods").expect("the pod list counted");
-    assert_eq!((pod_list.user_agent.as_str(), pod_list.group.as_str()), ("other/v2", ""));
+    assert_eq!((pod_list.user_agent.as_str(), pod_list.group.as_str(), pod_list.user.as_str()), ("other/v2", "", ""));
     let served = util::get(&sim.client().expect("client"), "/sim/v1/stats").await.json();
     let lines = served["requests"].as_array().expect("a list of counts");
     assert!(lines.iter().any(|l| l["userAgent"] == "controller/v1" && l["group"] == "coordination.k8s.io"), "{served}");
+}
+
+#[tokio::test]
+async fn stats_tell_impersonated_users_apart() {
+    let sim = util::start().await;
+    let url: http::Uri = sim.url().parse().expect("a URL");
+    // A kubeconfig's `as:` (kubectl's --as): the Impersonate-User header.
+    let client_as = |user: &str| {
+        let mut config = kube::Config::new(url.clone());
+        config.auth_info.impersonate = Some(user.to_owned());
+        kube::Client::try_from(config).expect("client")
+    };
+    for (user, times) in [("replica-a", 2), ("replica-b", 1)] {
+        let pods: kube::Api<Pod> = kube::Api::namespaced(client_as(user), "default");
+        for _ in 0..times {
+            pods.list(&ListParams::default()).await.expect("listed");
+        }
+    }
+    let stats = sim.controls().stats();
+    let lists = |user: &str| {
+        stats
+            .iter()
+            .filter(|l| l.verb == "list" && l.resource == "pods" && l.user == user)
+            .map(|l| l.count)
+            .sum::<u64>()
+    };
+    assert_eq!((lists("replica-a"), lists("replica-b")), (2, 1), "{stats:?}");
+    let served = util::get(&sim.client().expect("client"), "/sim/v1/stats").await.json();
+    let lines = served["requests"].as_array().expect("a list of counts");
+    assert!(lines.iter().any(|l| l["user"] == "replica-a" && l["count"] == 2), "{served}");
 }
 
 // === custom resources ===

@@ -1,24 +1,27 @@
 //! [`LeaderElector`]: the election loop, as an explicit state machine over
-//! client-go's `tryAcquireOrRenew`. The Lease requests it makes are
-//! `lock.rs`'s, the waits between steps `term.rs`'s.
+//! client-go's `tryAcquireOrRenew` (`attempt.rs`), and the [`WriteFence`]
+//! it keeps open while the lease is provably held. The Lease requests it
+//! makes are `lock.rs`'s, the waits between steps `term.rs`'s.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use jiff::Timestamp;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use kcm_gotime::Jitter;
 
-use super::lock::{LeaseLock, Read};
+use super::lock::LeaseLock;
 use super::record::Record;
 use super::state::{Observed, Shared};
 use super::term::{Term, Wake};
 use super::{
     Error, JITTER_FACTOR, LeaderElectionConfig, LeaderHealth, LeaderMetrics, Result, Status, StopReason, StopSignal,
 };
+use crate::client::WriteFence;
+use attempt::Attempt;
+
+mod attempt;
 
 /// How [`LeaderElector::run`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,10 +36,11 @@ pub enum Outcome {
         /// Whether the release write succeeded.
         released: bool,
     },
-    /// No renewal succeeded within `renew_deadline`: the `leading` task was
-    /// aborted and [`StopReason::Lost`] signalled. The daemon must exit
-    /// non-zero at once (kube-controller-manager: "leaderelection lost",
-    /// exit 1); a restart is the safe way back.
+    /// No renewal succeeded within `renew_deadline`, or a renewal read
+    /// another holder's valid lease: the `leading` task was aborted and
+    /// [`StopReason::Lost`] signalled. The daemon must exit non-zero at once
+    /// (kube-controller-manager: "leaderelection lost", exit 1); a restart
+    /// is the safe way back.
     Lost,
 }
 
@@ -55,6 +59,10 @@ pub struct LeaderElector {
     observed_raw: Option<Record>,
     /// Spreads the standby's retries.
     jitter: Jitter,
+    /// Open while the lease is provably ours: until the last successful
+    /// Lease write's send time plus the config's `write_window`. Closed the
+    /// moment leading ends. The controllers' clients check it.
+    fence: WriteFence,
 }
 
 /// What the election loop does next. Each `step` takes a state by value and
@@ -74,18 +82,21 @@ enum State {
     /// → `Release`.
     Leading { round_at: Instant },
     /// In a renew round, about to attempt a renewal (bounded by the
-    /// round's deadline). Success → `Leading`; failure → `RenewBackoff`.
+    /// round's deadline). Success → `Leading`; another holder's valid lease
+    /// read → `Lost` at once (client-go would retry until the deadline);
+    /// failure → `RenewBackoff`.
     Renew { deadline: Instant },
     /// In a renew round after a failed attempt, waiting `retry_period`
     /// (`PollImmediateUntil`). Reaching the deadline first → `Lost`;
     /// elapsed → `Renew`; shutdown → signal the task, keep waiting; task
     /// ended → `Release`.
     RenewBackoff { retry_at: Instant, deadline: Instant },
-    /// The round's deadline passed: leadership is over. Next: metric off,
-    /// signal and abort the task → `Done(Lost)`.
-    Lost,
-    /// The `leading` task returned. Next: metric off, write the released
-    /// record → `Done(SteppedDown)`.
+    /// The round's deadline passed, or the Lease names another holder
+    /// (`taken_by`): leadership is over. Next: fence closed, signal and
+    /// abort the task → `Done(Lost)`.
+    Lost { taken_by: Option<String> },
+    /// The `leading` task returned. Next: fence closed, then the released
+    /// record written → `Done(SteppedDown)`.
     Release,
     /// Finished.
     Done(Outcome),
@@ -99,7 +110,8 @@ enum Output {
 }
 
 impl LeaderElector {
-    /// A contender for `config`'s Lease. Sets `master_status` to 0.
+    /// A contender for `config`'s Lease, its fence closed. Reports
+    /// `master_status` from that fence from now on.
     ///
     /// # Errors
     /// The config's [`validate`](LeaderElectionConfig::validate) error.
@@ -113,7 +125,8 @@ impl LeaderElector {
             observed: Mutex::new(Observed { record: Record::default(), time: Instant::now() }),
             status,
         });
-        metrics.leader_off(&config.lease_name);
+        let fence = WriteFence::new(config.describe());
+        metrics.track(&config.lease_name, fence.clone());
         Ok(LeaderElector {
             config,
             metrics: metrics.clone(),
@@ -121,7 +134,15 @@ impl LeaderElector {
             lock,
             observed_raw: None,
             jitter: Jitter::from_entropy(),
+            fence,
         })
+    }
+
+    /// The fence the controllers' clients must check
+    /// ([`ClientConfig::fenced`](crate::client::ClientConfig::fenced)):
+    /// open only while this process provably holds the lease.
+    pub fn fence(&self) -> WriteFence {
+        self.fence.clone()
     }
 
     /// The `leaderElection` health check for this contender, with the
@@ -144,16 +165,20 @@ impl LeaderElector {
     ///
     /// - Standing by, retries every `retry_period` (jittered ×1.2); if
     ///   `shutdown` completes first, returns [`Outcome::NeverLed`].
-    /// - On acquiring, sets `master_status` to 1 and spawns
-    ///   `leading(stop)` as a task. The controllers run inside it.
-    /// - While leading, renews. When `shutdown` completes, `stop` resolves
+    /// - On acquiring, opens the [fence](Self::fence) (`master_status` 1)
+    ///   and spawns `leading(stop)` as a task. The controllers run inside it.
+    /// - While leading, renews; each renewal keeps the fence open until its
+    ///   send time plus the write window, so the fence closes by itself if
+    ///   renewals stop succeeding, or the process stops running. When `shutdown` completes, `stop` resolves
     ///   to [`StopReason::Shutdown`] and renewals go on until `leading`
     ///   returns (draining is the daemon's job; bound it there); then the
-    ///   lease is released (`holderIdentity` "", `leaseDurationSeconds` 1,
-    ///   times now, transitions kept) and [`Outcome::SteppedDown`] returned.
-    ///   `leading` returning on its own ends the term the same way.
-    /// - If a renew round fails for `renew_deadline`, `stop` resolves to
-    ///   [`StopReason::Lost`], the `leading` task is aborted, and
+    ///   fence is closed, the lease released (`holderIdentity` "",
+    ///   `leaseDurationSeconds` 1, times now, transitions kept) and
+    ///   [`Outcome::SteppedDown`] returned. `leading` returning on its own
+    ///   ends the term the same way.
+    /// - If a renew round fails for `renew_deadline`, or a renewal reads
+    ///   another holder's valid lease, the fence is closed, `stop` resolves
+    ///   to [`StopReason::Lost`], the `leading` task is aborted, and
     ///   [`Outcome::Lost`] is returned: exit non-zero.
     ///
     /// Dropping the returned future aborts the `leading` task and signals
@@ -198,7 +223,7 @@ impl LeaderElector {
         let retry = self.config.retry_period;
         match state {
             State::Acquire => {
-                let acquired = self.try_acquire_or_renew(None).await;
+                let acquired = self.try_acquire_or_renew(None).await == Attempt::Held;
                 self.report_leader();
                 if !acquired {
                     tracing::debug!(lease = %self.config.describe(), "failed to acquire lease");
@@ -206,7 +231,6 @@ impl LeaderElector {
                     return (None, State::Standby { retry_at: Instant::now() + wait });
                 }
                 tracing::info!(lease = %self.config.describe(), "successfully acquired lease");
-                self.metrics.leader_on(&self.config.lease_name);
                 self.shared.status.send_if_modified(|s| !std::mem::replace(&mut s.leading, true));
                 (Some(Output::StartLeading), State::Leading { round_at: Instant::now() + retry })
             }
@@ -220,24 +244,28 @@ impl LeaderElector {
                 Wake::TaskEnded => (None, State::Release),
             },
             State::Renew { deadline } => {
-                let renewed = self.try_acquire_or_renew(Some(deadline)).await;
+                let attempt = self.try_acquire_or_renew(Some(deadline)).await;
                 self.report_leader();
-                if renewed {
-                    tracing::trace!(lease = %self.config.describe(), "successfully renewed lease");
-                    (None, State::Leading { round_at: Instant::now() + retry })
-                } else {
-                    (None, State::RenewBackoff { retry_at: Instant::now() + retry, deadline })
+                match attempt {
+                    Attempt::Held => {
+                        tracing::trace!(lease = %self.config.describe(), "successfully renewed lease");
+                        (None, State::Leading { round_at: Instant::now() + retry })
+                    }
+                    Attempt::HeldBy(holder) => (None, State::Lost { taken_by: Some(holder) }),
+                    Attempt::Failed => (None, State::RenewBackoff { retry_at: Instant::now() + retry, deadline }),
                 }
             }
             State::RenewBackoff { retry_at, deadline } => match term.wait(retry_at.min(deadline)).await {
                 Wake::Elapsed if retry_at < deadline => (None, State::Renew { deadline }),
-                Wake::Elapsed => (None, State::Lost),
+                Wake::Elapsed => (None, State::Lost { taken_by: None }),
                 Wake::Shutdown => (None, State::RenewBackoff { retry_at, deadline }),
                 Wake::TaskEnded => (None, State::Release),
             },
-            State::Lost => {
-                tracing::error!(lease = %self.config.describe(), "failed to renew lease: leader election lost");
+            State::Lost { taken_by } => {
                 self.stopped_leading();
+                let cause =
+                    taken_by.map_or_else(|| "failed to renew lease".to_owned(), |h| format!("lease held by {h}"));
+                tracing::error!(lease = %self.config.describe(), "{cause}: leader election lost");
                 term.request_stop(StopReason::Lost);
                 if let Some(task) = term.task.take() {
                     task.abort();
@@ -254,8 +282,9 @@ impl LeaderElector {
         }
     }
 
+    /// Closes the fence first: from here on no controller write goes out.
     fn stopped_leading(&self) {
-        self.metrics.leader_off(&self.config.lease_name);
+        self.fence.close();
         self.shared.status.send_if_modified(|s| std::mem::replace(&mut s.leading, false));
     }
 
@@ -272,128 +301,5 @@ impl LeaderElector {
             s.leader = holder;
             true
         });
-    }
-
-    /// client-go's `isLeaseValid`: the observed record has not stayed the
-    /// same for its own `leaseDurationSeconds` yet.
-    fn is_lease_valid(&self, now: Instant) -> bool {
-        let observed = self.shared.observed();
-        let duration = Duration::from_secs(u64::try_from(observed.record.lease_duration_seconds).unwrap_or(0));
-        observed.time + duration > now
-    }
-
-    /// client-go's `tryAcquireOrRenew`: one attempt to take or keep the
-    /// lease. Each request is bounded by the request timeout and, within a
-    /// renew round, by the round's deadline.
-    async fn try_acquire_or_renew(&mut self, deadline: Option<Instant>) -> bool {
-        let now = Instant::now();
-        let wall = Timestamp::now();
-        let mut desired = Record {
-            holder: self.config.identity.clone(),
-            lease_duration_seconds: self.config.lease_duration_seconds(),
-            acquire_time: Some(wall),
-            renew_time: Some(wall),
-            transitions: 0,
-        };
-
-        // 1. Fast path: the holder renews from its cached Lease, whose
-        // resourceVersion proves nobody wrote in between.
-        if self.shared.is_holder() && self.is_lease_valid(now) && self.lock.has_cached() {
-            let observed = self.shared.observed().record;
-            desired.acquire_time = observed.acquire_time;
-            desired.transitions = observed.transitions;
-            match self.lock.update(&desired, deadline).await {
-                Ok(()) => {
-                    self.shared.set_observed(desired);
-                    return true;
-                }
-                Err(err) => tracing::warn!(
-                    lease = %self.config.describe(), error = %err,
-                    "failed to update lock optimistically, falling back to slow path"
-                ),
-            }
-        }
-
-        // 2. Read the Lease, or create it.
-        let old = match self.lock.get(deadline).await {
-            Read::Found(record) => record,
-            Read::Missing => {
-                return match self.lock.create(&desired, deadline).await {
-                    Ok(()) => {
-                        self.shared.set_observed(desired);
-                        true
-                    }
-                    Err(err) => {
-                        tracing::error!(lease = %self.config.describe(), error = %err, "error initially creating leader election record");
-                        false
-                    }
-                };
-            }
-            Read::Failed(err) => {
-                tracing::error!(lease = %self.config.describe(), error = %err, "error retrieving resource lock");
-                return false;
-            }
-        };
-
-        // 3. A changed record restarts the local expiry timer.
-        if self.observed_raw.as_ref() != Some(&old) {
-            self.shared.set_observed(old.clone());
-            self.observed_raw = Some(old.clone());
-        }
-        if !old.holder.is_empty() && self.is_lease_valid(now) && !self.shared.is_holder() {
-            tracing::debug!(lease = %self.config.describe(), holder = %old.holder, "lock is held and has not yet expired");
-            return false;
-        }
-
-        // 4. Renewing keeps acquireTime and transitions; taking over counts one.
-        if self.shared.is_holder() {
-            desired.acquire_time = old.acquire_time;
-            desired.transitions = old.transitions;
-            self.metrics.slowpath_exercised(&self.config.lease_name);
-        } else {
-            desired.transitions = old.transitions.saturating_add(1);
-        }
-
-        // 5. Replace, guarded by the resourceVersion just read.
-        match self.lock.update(&desired, deadline).await {
-            Ok(()) => {
-                self.shared.set_observed(desired);
-                true
-            }
-            Err(err) => {
-                tracing::error!(lease = %self.config.describe(), error = %err, "failed to update lock");
-                false
-            }
-        }
-    }
-
-    /// client-go's `release`: if we hold the lease, write an empty holder
-    /// with a 1 s duration so standbys take over at once.
-    async fn release(&mut self) -> bool {
-        if !self.shared.is_holder() {
-            return true;
-        }
-        if !self.lock.has_cached() {
-            return false;
-        }
-        let now = Timestamp::now();
-        let record = Record {
-            holder: String::new(),
-            lease_duration_seconds: 1,
-            acquire_time: Some(now),
-            renew_time: Some(now),
-            transitions: self.shared.observed().record.transitions,
-        };
-        match self.lock.update(&record, None).await {
-            Ok(()) => {
-                tracing::info!(lease = %self.config.describe(), "released leader lease");
-                self.shared.set_observed(record);
-                true
-            }
-            Err(err) => {
-                tracing::error!(lease = %self.config.describe(), error = %err, "failed to release lock");
-                false
-            }
-        }
     }
 }
