@@ -247,7 +247,10 @@ static NAMESPACES: AtomicUsize = AtomicUsize::new(0);
 /// Takes a turn on the testbed, makes the test's namespace, and starts
 /// `kcm-rs` there as the `kube-system/kcm-rs` ServiceAccount with these
 /// extra flags; returns once the namespace has its `default`
-/// ServiceAccount (made by kcm-rs), as upstream's e2e framework waits.
+/// ServiceAccount (made by kcm-rs), as upstream's e2e framework waits. A
+/// kcm-rs whose `--controllers` leave out the serviceaccount-controller
+/// makes none: then the admin provisions the namespace, as
+/// [`kube_sim::testing::provision_namespace`] does on kube-sim.
 pub async fn start_on_testbed(args: &[&str]) -> Env {
     let bed = testbed::shared().await;
     let turn = bed.turn().await;
@@ -261,6 +264,7 @@ pub async fn start_on_testbed(args: &[&str]) -> Env {
     namespaces.create(&kube::api::PostParams::default(), &namespace).await.expect("test namespace created");
     let dir = tempfile::tempdir().expect("temp dir");
     let log = Some(dir.path().join("kcm-rs.log"));
+    let ca = std::fs::read_to_string(bed.pki.join("ca.crt")).expect("the testbed's ca.crt");
     let daemon_config = DaemonConfig { kubeconfig: bed.kcm_rs.clone(), args: bed.daemon_args(), log };
     let port = free_port();
     let mut all: Vec<&str> = daemon_config.args.iter().map(String::as_str).collect();
@@ -276,8 +280,49 @@ pub async fn start_on_testbed(args: &[&str]) -> Env {
         client,
         ns,
     };
-    default_service_account(&env.cluster, &env.client, &env.ns).await;
+    if runs_controller(args, "serviceaccount-controller", "serviceaccount") {
+        default_service_account(&env.cluster, &env.client, &env.ns).await;
+    } else {
+        provision_on_testbed(&env.client, &env.ns, &ca).await;
+    }
     env
+}
+
+/// Whether a `kcm-rs` started with these flags runs the controller `name`
+/// (or `alias`), as `--controllers` selects: every controller on by
+/// default when the flag is not given, and `*` too.
+fn runs_controller(args: &[&str], name: &str, alias: &str) -> bool {
+    let Some(list) = args.iter().rev().find_map(|a| a.strip_prefix("--controllers=")) else { return true };
+    let items: Vec<&str> = list.split(',').map(str::trim).collect();
+    let named = |item: &str| item == name || item == alias;
+    if items.iter().any(|i| i.strip_prefix('-').is_some_and(named)) {
+        return false;
+    }
+    items.iter().any(|i| named(i) || *i == "*")
+}
+
+/// Creates in `namespace`, as the admin, what kube-controller-manager's
+/// serviceaccount-controller and root-ca-certificate-publisher make in
+/// every namespace: the `default` ServiceAccount (without which
+/// kube-apiserver's ServiceAccount admission refuses pods) and the
+/// `kube-root-ca.crt` ConfigMap with the cluster's CA; either already
+/// there is fine.
+async fn provision_on_testbed(client: &kube::Client, namespace: &str, ca: &str) {
+    use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+    let meta = |name: &str| kube::api::ObjectMeta { name: Some(name.to_owned()), ..Default::default() };
+    let account = ServiceAccount { metadata: meta("default"), ..Default::default() };
+    let data = [("ca.crt".to_owned(), ca.to_owned())].into_iter().collect();
+    let config_map = ConfigMap { metadata: meta("kube-root-ca.crt"), data: Some(data), ..Default::default() };
+    let created = |what: &str, result: Result<(), kube::Error>| match result {
+        Ok(()) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(e) => panic!("creating {what} in {namespace}: {e}"),
+    };
+    let post = kube::api::PostParams::default();
+    let accounts: kube::Api<ServiceAccount> = kube::Api::namespaced(client.clone(), namespace);
+    created("the default ServiceAccount", accounts.create(&post, &account).await.map(drop));
+    let config_maps: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), namespace);
+    created("kube-root-ca.crt", config_maps.create(&post, &config_map).await.map(drop));
 }
 
 /// Starts kube-sim with `config` and writes a kubeconfig for it into a
