@@ -62,6 +62,14 @@ async fn create(env: &Env, name: &str, schedule: &str, policy: &str, spec: Value
     kubectl_ok_with_stdin(&env.kubeconfig, &["create", "-n", &env.ns, "-f", "-"], &manifest).await;
 }
 
+/// upstream's `deleteCronJob`, at the end of a test: the CronJob goes, its
+/// Jobs and their pods after it (in the background). On the shared
+/// testbed the kcm-rs of the tests after it would otherwise go on running
+/// it every minute.
+async fn remove(env: &Env, name: &str) {
+    kubectl_ok(&env.kubeconfig, &["delete", "cronjob", name, "-n", &env.ns, "--cascade=background"]).await;
+}
+
 fn rfc3339(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
@@ -212,6 +220,7 @@ async fn allow_schedules_multiple_jobs_concurrently() {
     assert!(status.last_schedule_time.is_some());
     assert!(events(&env, &env.ns, "concurrent", "UnexpectedJob").await.is_empty());
     assert!(events(&env, &env.ns, "concurrent", "MissingJob").await.is_empty());
+    remove(&env, "concurrent").await;
 }
 
 /// upstream "should not schedule new jobs when ForbidConcurrent": the
@@ -228,6 +237,7 @@ async fn forbid_never_runs_two_jobs() {
     assert_eq!(active_names(&cron_job(&env, "forbid").await).len(), 1);
     assert_eq!(jobs_of(&env, "forbid").await.len(), 1);
     assert_eq!(checker.most(), 1, "two Forbid Jobs were unfinished at once");
+    remove(&env, "forbid").await;
 }
 
 /// upstream "should replace jobs when ReplaceConcurrent": the next
@@ -254,6 +264,7 @@ async fn replace_replaces_the_running_job() {
     assert_ne!(replaced, first);
     let deleted = wait_for_event(&env, "replace", "SuccessfulDelete", PATIENCE).await;
     assert_eq!(deleted, format!("Deleted job {first}"));
+    remove(&env, "replace").await;
 }
 
 /// upstream "should not schedule jobs when suspended": missed runs start
@@ -283,6 +294,7 @@ async fn suspended_schedules_nothing() {
     )
     .await;
     assert_eq!(wait_for_active(&env, "suspended", 1, PATIENCE).await.len(), 1);
+    remove(&env, "suspended").await;
 }
 
 /// upstream "should be able to schedule after more than 100 missed
@@ -298,6 +310,7 @@ async fn more_than_100_missed_schedules() {
         "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew"
     );
     assert_eq!(jobs_of(&env, "missed").await.len(), 1);
+    remove(&env, "missed").await;
 }
 
 /// upstream "should remove from active list jobs that have been deleted":
@@ -317,6 +330,7 @@ async fn deleted_active_jobs_leave_the_active_list() {
     .await;
     let message = wait_for_event(&env, "forbid", "MissingJob", PATIENCE).await;
     assert_eq!(message, format!("Active job went missing: {job}"));
+    remove(&env, "forbid").await;
 }
 
 /// upstream "should delete successful finished jobs with limit of one
@@ -375,6 +389,7 @@ async fn history_limit(name: &str, succeed: bool) {
     })
     .await;
     assert_eq!(wait_for_event(&env, name, "SuccessfulDelete", PATIENCE).await, format!("Deleted job {first}"));
+    remove(&env, name).await;
 }
 
 /// upstream "should support timezone": a time zone the API server does
@@ -402,4 +417,5 @@ async fn time_zone() {
     // Read in UTC, the same fields name a time five and a half hours away:
     // nothing would have been due.
     assert_ne!((Timestamp::now() - SignedDuration::from_mins(2)).to_zoned(TimeZone::UTC).hour(), due.hour());
+    remove(&env, "zoned").await;
 }
