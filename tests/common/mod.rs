@@ -113,10 +113,10 @@ impl Changes for Cluster {
 }
 
 /// A cluster, a kubeconfig for it, and a `kcm-rs` (leader election off)
-/// running against it; the process is killed on drop.
+/// running against it; the process is killed on drop, before the cluster
+/// (the fields drop in order): on the testbed, before the next test's
+/// turn begins.
 pub struct Env {
-    /// The cluster.
-    pub cluster: Cluster,
     /// Holds the kubeconfig.
     _dir: Option<tempfile::TempDir>,
     /// The admin's kubeconfig (kubectl's).
@@ -132,6 +132,8 @@ pub struct Env {
     /// The namespace this test works in: `default` on kube-sim, one of its
     /// own on the shared testbed.
     pub ns: String,
+    /// The cluster (last: see above).
+    pub cluster: Cluster,
 }
 
 /// How a `kcm-rs` is started on a cluster.
