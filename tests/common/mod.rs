@@ -285,7 +285,9 @@ pub async fn start_on_testbed(args: &[&str]) -> Env {
     if runs_controller(args, "serviceaccount-controller", "serviceaccount") {
         default_service_account(&env.cluster, &env.client, &env.ns).await;
     } else {
-        provision_on_testbed(&env.client, &env.ns, &ca).await;
+        // What the controller manager that ran before would have made,
+        // with the testbed's CA.
+        kube_sim::testing::provision_namespace_with(&env.client, &env.ns, &ca).await;
     }
     env
 }
@@ -301,30 +303,6 @@ fn runs_controller(args: &[&str], name: &str, alias: &str) -> bool {
         return false;
     }
     items.iter().any(|i| named(i) || *i == "*")
-}
-
-/// Creates in `namespace`, as the admin, what kube-controller-manager's
-/// serviceaccount-controller and root-ca-certificate-publisher make in
-/// every namespace: the `default` ServiceAccount (without which
-/// kube-apiserver's ServiceAccount admission refuses pods) and the
-/// `kube-root-ca.crt` ConfigMap with the cluster's CA; either already
-/// there is fine.
-async fn provision_on_testbed(client: &kube::Client, namespace: &str, ca: &str) {
-    use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
-    let meta = |name: &str| kube::api::ObjectMeta { name: Some(name.to_owned()), ..Default::default() };
-    let account = ServiceAccount { metadata: meta("default"), ..Default::default() };
-    let data = [("ca.crt".to_owned(), ca.to_owned())].into_iter().collect();
-    let config_map = ConfigMap { metadata: meta("kube-root-ca.crt"), data: Some(data), ..Default::default() };
-    let created = |what: &str, result: Result<(), kube::Error>| match result {
-        Ok(()) => {}
-        Err(kube::Error::Api(status)) if status.code == 409 => {}
-        Err(e) => panic!("creating {what} in {namespace}: {e}"),
-    };
-    let post = kube::api::PostParams::default();
-    let accounts: kube::Api<ServiceAccount> = kube::Api::namespaced(client.clone(), namespace);
-    created("the default ServiceAccount", accounts.create(&post, &account).await.map(drop));
-    let config_maps: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), namespace);
-    created("kube-root-ca.crt", config_maps.create(&post, &config_map).await.map(drop));
 }
 
 /// Starts kube-sim with `config` and writes a kubeconfig for it into a
