@@ -1,6 +1,6 @@
 //! The CronJob controller end to end, ported from upstream's
-//! `test/e2e/apps/cronjob.go`: the real `kcm-rs` binary against kube-sim,
-//! driven with kubectl.
+//! `test/e2e/apps/cronjob.go`: the real `kcm-rs` binary against kube-sim
+//! and against the testbed, driven with kubectl.
 //!
 //! Every-minute schedules would make these tests wait minutes, so they
 //! use upstream's own levers: `status.lastScheduleTime` set back through
@@ -10,7 +10,8 @@
 //!
 //! The job-controller runs the Jobs: their pods run until the test is
 //! done, except where a test needs Jobs that finish, whose pods exit a
-//! second after they start (kube-sim's `kube-sim.io/exit-after`), with
+//! second after they start (`kube-sim.io/exit-after`, which kube-sim's
+//! kubelet and the testbed's kwok stages honour), with
 //! code 0 or 1 (`kube-sim.io/exit-code`), as upstream's tests give them
 //! `/bin/true` or `/bin/false`.
 
@@ -26,9 +27,7 @@ use kube::runtime::watcher;
 use kube_sim::testing::{Patience, kubectl, kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, default_service_account, events, start};
-
-const NS: &str = "default";
+use crate::common::{Env, PATIENCE, default_service_account, events, on_both, start};
 
 /// A wait that spans the next minute's run.
 const NEXT_MINUTE: Patience = Patience { deadline: Duration::from_secs(150), recheck: Duration::from_secs(1) };
@@ -40,7 +39,7 @@ const NEXT_MINUTE: Patience = Patience { deadline: Duration::from_secs(150), rec
 fn manifest(name: &str, schedule: &str, policy: &str, spec: Value) -> String {
     let mut cron_job = json!({
         "apiVersion": "batch/v1", "kind": "CronJob",
-        "metadata": {"name": name, "namespace": NS},
+        "metadata": {"name": name},
         "spec": {
             "schedule": schedule, "concurrencyPolicy": policy,
             "jobTemplate": {
@@ -58,8 +57,17 @@ fn manifest(name: &str, schedule: &str, policy: &str, spec: Value) -> String {
 }
 
 async fn create(env: &Env, name: &str, schedule: &str, policy: &str, spec: Value) {
-    default_service_account(&env.cluster, &env.client, NS).await;
-    kubectl_ok_with_stdin(&env.kubeconfig, &["create", "-f", "-"], &manifest(name, schedule, policy, spec)).await;
+    default_service_account(&env.cluster, &env.client, &env.ns).await;
+    let manifest = manifest(name, schedule, policy, spec);
+    kubectl_ok_with_stdin(&env.kubeconfig, &["create", "-n", &env.ns, "-f", "-"], &manifest).await;
+}
+
+/// upstream's `deleteCronJob`, at the end of a test: the CronJob goes, its
+/// Jobs and their pods after it (in the background). On the shared
+/// testbed the kcm-rs of the tests after it would otherwise go on running
+/// it every minute.
+async fn remove(env: &Env, name: &str) {
+    kubectl_ok(&env.kubeconfig, &["delete", "cronjob", name, "-n", &env.ns, "--cascade=background"]).await;
 }
 
 fn rfc3339(t: Timestamp) -> String {
@@ -70,12 +78,12 @@ fn rfc3339(t: Timestamp) -> String {
 /// ran then: its runs since are missed, the latest due at once.
 async fn last_scheduled(env: &Env, name: &str, back: SignedDuration) {
     let patch = json!({"status": {"lastScheduleTime": rfc3339(Timestamp::now() - back)}}).to_string();
-    let args = ["patch", "cronjob", name, "--subresource=status", "--type=merge", "-p", &patch];
+    let args = ["patch", "cronjob", name, "-n", &env.ns, "--subresource=status", "--type=merge", "-p", &patch];
     kubectl_ok(&env.kubeconfig, &args).await;
 }
 
 async fn cron_job(env: &Env, name: &str) -> CronJob {
-    let out = kubectl_ok(&env.kubeconfig, &["get", "cronjob", name, "-o", "json"]).await;
+    let out = kubectl_ok(&env.kubeconfig, &["get", "cronjob", name, "-n", &env.ns, "-o", "json"]).await;
     serde_json::from_str(&out).expect("a CronJob")
 }
 
@@ -86,7 +94,7 @@ fn active_names(cron_job: &CronJob) -> Vec<String> {
 
 /// The Jobs `name` controls, by name.
 async fn jobs_of(env: &Env, name: &str) -> Vec<Job> {
-    let out = kubectl_ok(&env.kubeconfig, &["get", "jobs", "-o", "json"]).await;
+    let out = kubectl_ok(&env.kubeconfig, &["get", "jobs", "-n", &env.ns, "-o", "json"]).await;
     let list: Value = serde_json::from_str(&out).expect("a list");
     let mut jobs: Vec<Job> = serde_json::from_value(list["items"].clone()).expect("Jobs");
     jobs.retain(|j| j.metadata.owner_references.iter().flatten().any(|r| r.kind == "CronJob" && r.name == name));
@@ -111,7 +119,7 @@ async fn wait_for_active(env: &Env, name: &str, count: usize, patience: Patience
 /// Waits for an Event `reason` about the CronJob.
 async fn wait_for_event(env: &Env, name: &str, reason: &str, patience: Patience) -> String {
     wait_for(&env.cluster, patience, &format!("{reason} for {name}"), || async {
-        let found = events(env, NS, name, reason).await;
+        let found = events(env, &env.ns, name, reason).await;
         found.first().and_then(|e| e.message.clone()).ok_or_else(|| "none yet".to_owned())
     })
     .await
@@ -127,7 +135,7 @@ struct MostActive {
 impl MostActive {
     fn watch(env: &Env, name: &str) -> Self {
         let most = Arc::new(Mutex::new(0));
-        let api: Api<Job> = Api::namespaced(env.client.clone(), NS);
+        let api: Api<Job> = Api::namespaced(env.client.clone(), &env.ns);
         let stream = watcher(api, watcher::Config::default());
         let (seen, owner) = (most.clone(), name.to_owned());
         let task = tokio::spawn(async move {
@@ -168,11 +176,22 @@ impl Drop for MostActive {
 
 // === the tests ===
 
+on_both!(
+    allow_schedules_multiple_jobs_concurrently,
+    forbid_never_runs_two_jobs,
+    replace_replaces_the_running_job,
+    suspended_schedules_nothing,
+    more_than_100_missed_schedules,
+    deleted_active_jobs_leave_the_active_list,
+    successful_jobs_history_limit,
+    failed_jobs_history_limit,
+    time_zone,
+);
+
 /// upstream "should schedule multiple jobs concurrently": Allow runs a
 /// new Job while the last one is still running. The created Job carries
 /// the template's labels and annotations, the scheduled-timestamp
 /// annotation and the CronJob as controller.
-#[tokio::test]
 async fn allow_schedules_multiple_jobs_concurrently() {
     let env = start().await;
     create(&env, "concurrent", "*/1 * * * ?", "Allow", json!({})).await;
@@ -199,14 +218,14 @@ async fn allow_schedules_multiple_jobs_concurrently() {
     assert!(jobs.iter().filter(|j| !finished(j)).count() >= 2, "{both:?}");
     let status = cron_job(&env, "concurrent").await.status.expect("status");
     assert!(status.last_schedule_time.is_some());
-    assert!(events(&env, NS, "concurrent", "UnexpectedJob").await.is_empty());
-    assert!(events(&env, NS, "concurrent", "MissingJob").await.is_empty());
+    assert!(events(&env, &env.ns, "concurrent", "UnexpectedJob").await.is_empty());
+    assert!(events(&env, &env.ns, "concurrent", "MissingJob").await.is_empty());
+    remove(&env, "concurrent").await;
 }
 
 /// upstream "should not schedule new jobs when ForbidConcurrent": the
 /// next minute's run is skipped while one is active (`JobAlreadyActive`),
 /// and no two Jobs are ever unfinished at once.
-#[tokio::test]
 async fn forbid_never_runs_two_jobs() {
     let env = start().await;
     let checker = MostActive::watch(&env, "forbid");
@@ -218,11 +237,11 @@ async fn forbid_never_runs_two_jobs() {
     assert_eq!(active_names(&cron_job(&env, "forbid").await).len(), 1);
     assert_eq!(jobs_of(&env, "forbid").await.len(), 1);
     assert_eq!(checker.most(), 1, "two Forbid Jobs were unfinished at once");
+    remove(&env, "forbid").await;
 }
 
 /// upstream "should replace jobs when ReplaceConcurrent": the next
 /// minute's run deletes the running Job and takes its place.
-#[tokio::test]
 async fn replace_replaces_the_running_job() {
     let env = start().await;
     create(&env, "replace", "*/1 * * * ?", "Replace", json!({})).await;
@@ -245,11 +264,11 @@ async fn replace_replaces_the_running_job() {
     assert_ne!(replaced, first);
     let deleted = wait_for_event(&env, "replace", "SuccessfulDelete", PATIENCE).await;
     assert_eq!(deleted, format!("Deleted job {first}"));
+    remove(&env, "replace").await;
 }
 
 /// upstream "should not schedule jobs when suspended": missed runs start
 /// nothing while suspended, and the latest starts once resumed.
-#[tokio::test]
 async fn suspended_schedules_nothing() {
     let env = start().await;
     create(&env, "suspended", "*/1 * * * ?", "Allow", json!({"suspend": true})).await;
@@ -271,15 +290,15 @@ async fn suspended_schedules_nothing() {
 
     kubectl_ok(
         &env.kubeconfig,
-        &["patch", "cronjob", "suspended", "--type=merge", "-p", r#"{"spec":{"suspend":false}}"#],
+        &["patch", "cronjob", "suspended", "-n", &env.ns, "--type=merge", "-p", r#"{"spec":{"suspend":false}}"#],
     )
     .await;
     assert_eq!(wait_for_active(&env, "suspended", 1, PATIENCE).await.len(), 1);
+    remove(&env, "suspended").await;
 }
 
 /// upstream "should be able to schedule after more than 100 missed
 /// schedule": `TooManyMissedTimes`, and the most recent run starts.
-#[tokio::test]
 async fn more_than_100_missed_schedules() {
     let env = start().await;
     create(&env, "missed", "*/1 * * * ?", "Forbid", json!({})).await;
@@ -291,18 +310,18 @@ async fn more_than_100_missed_schedules() {
         "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew"
     );
     assert_eq!(jobs_of(&env, "missed").await.len(), 1);
+    remove(&env, "missed").await;
 }
 
 /// upstream "should remove from active list jobs that have been deleted":
 /// `MissingJob`, and the active list empties.
-#[tokio::test]
 async fn deleted_active_jobs_leave_the_active_list() {
     let env = start().await;
     create(&env, "forbid", "*/1 * * * ?", "Forbid", json!({})).await;
     last_scheduled(&env, "forbid", SignedDuration::from_mins(5)).await;
     let job = wait_for_active(&env, "forbid", 1, PATIENCE).await.remove(0);
-    kubectl_ok(&env.kubeconfig, &["delete", "job", &job]).await;
-    let not_found = kubectl(&env.kubeconfig, &["get", "job", &job]).await;
+    kubectl_ok(&env.kubeconfig, &["delete", "job", &job, "-n", &env.ns]).await;
+    let not_found = kubectl(&env.kubeconfig, &["get", "job", &job, "-n", &env.ns]).await;
     assert!(!not_found.ok, "the Job is gone");
     wait_for(&env.cluster, PATIENCE, "the Job off the active list", || async {
         let active = active_names(&cron_job(&env, "forbid").await);
@@ -311,17 +330,16 @@ async fn deleted_active_jobs_leave_the_active_list() {
     .await;
     let message = wait_for_event(&env, "forbid", "MissingJob", PATIENCE).await;
     assert_eq!(message, format!("Active job went missing: {job}"));
+    remove(&env, "forbid").await;
 }
 
 /// upstream "should delete successful finished jobs with limit of one
 /// successful job": of two succeeded Jobs the older goes.
-#[tokio::test]
 async fn successful_jobs_history_limit() {
     history_limit("successful-limit", true).await;
 }
 
 /// upstream "should delete failed finished jobs with limit of one job".
-#[tokio::test]
 async fn failed_jobs_history_limit() {
     history_limit("failed-limit", false).await;
 }
@@ -371,6 +389,7 @@ async fn history_limit(name: &str, succeed: bool) {
     })
     .await;
     assert_eq!(wait_for_event(&env, name, "SuccessfulDelete", PATIENCE).await, format!("Deleted job {first}"));
+    remove(&env, name).await;
 }
 
 /// upstream "should support timezone": a time zone the API server does
@@ -378,11 +397,11 @@ async fn history_limit(name: &str, succeed: bool) {
 /// read in: a daily schedule at what is, in Asia/Kolkata (+05:30), the
 /// minute two minutes ago runs now, and its Job's scheduled timestamp is
 /// written in that zone.
-#[tokio::test]
 async fn time_zone() {
     let env = start().await;
     let bad = manifest("bad-zone", "*/1 * * * ?", "Allow", json!({"timeZone": "bad-time-zone"}));
-    let refused = kube_sim::testing::kubectl_with_stdin(&env.kubeconfig, &["create", "-f", "-"], Some(&bad)).await;
+    let refused =
+        kube_sim::testing::kubectl_with_stdin(&env.kubeconfig, &["create", "-n", &env.ns, "-f", "-"], Some(&bad)).await;
     assert!(!refused.ok, "an unknown time zone is refused");
 
     let kolkata = jiff::tz::db().get("Asia/Kolkata").expect("Asia/Kolkata");
@@ -398,4 +417,5 @@ async fn time_zone() {
     // Read in UTC, the same fields name a time five and a half hours away:
     // nothing would have been due.
     assert_ne!((Timestamp::now() - SignedDuration::from_mins(2)).to_zoned(TimeZone::UTC).hour(), due.hour());
+    remove(&env, "zoned").await;
 }

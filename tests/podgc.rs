@@ -1,6 +1,7 @@
 //! The pod garbage collector end to end: the real `kcm-rs` binary (only
-//! `pod-garbage-collector-controller` selected) against kube-sim, set up
-//! with kubectl and kube-sim's node controls before the daemon starts, so
+//! `pod-garbage-collector-controller` selected) against kube-sim (and,
+//! where no node control is needed, against the testbed), set up with
+//! kubectl and kube-sim's node controls before the daemon starts, so
 //! that its first pass (at once, once its caches sync) finds the work:
 //! terminated pods beyond a small `--terminated-pod-gc-threshold` (the
 //! oldest go, the newest stay), the pods of a node removed from the
@@ -12,48 +13,58 @@
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
+use kube_sim::SimConfig;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, provision_namespace, wait_for};
-use kube_sim::{Sim, SimConfig};
 
-use crate::common::{Env, PATIENCE, sim_with_kubeconfig, start_on};
+use crate::common::{Backend, Env, PATIENCE, backend, on_both, start_on_testbed, start_with};
 
 // === utils ===
 
 /// The controller alone, as upstream names it.
 const CONTROLLERS: &str = "--controllers=pod-garbage-collector-controller";
 
-/// The namespace every test works in.
-const NS: &str = "batch";
-
-/// kube-sim with `NS` provisioned (its `default` ServiceAccount and
-/// `kube-root-ca.crt`, as the controller manager that ran before would
-/// have made them) and its kubeconfig, for the set-up before kcm-rs starts.
-async fn sim_and_namespace(config: SimConfig) -> (Sim, tempfile::TempDir, std::path::PathBuf) {
-    let (sim, dir, kubeconfig) = sim_with_kubeconfig(config).await;
-    kubectl_ok(&kubeconfig, &["create", "namespace", NS]).await;
-    provision_namespace(&sim, NS).await;
-    (sim, dir, kubeconfig)
+/// The cluster with the test's namespace provisioned (its `default`
+/// ServiceAccount and `kube-root-ca.crt`, as the controller manager that
+/// ran before would have made them), and no kcm-rs running: the set-up
+/// comes first, then [`run`] starts it.
+async fn stopped() -> Env {
+    let mut env = match backend() {
+        Backend::Sim => {
+            let env = start_with(SimConfig::default(), &[CONTROLLERS], |_| {}).await;
+            provision_namespace(env.cluster.sim(), &env.ns).await;
+            env
+        }
+        Backend::Testbed => start_on_testbed(&[CONTROLLERS]).await,
+    };
+    env.daemon.kill().await.expect("kcm-rs stopped");
+    env
 }
 
-/// A pod in `NS` with this extra YAML under `metadata` and `spec`.
+/// Starts kcm-rs, set up done, with these flags, serving on the test's port.
+fn run(env: &mut Env, args: &[&str]) {
+    env.daemon = env.spawn_on(env.port, args);
+}
+
+/// A pod with this extra YAML under `metadata` and `spec`.
 fn pod_yaml(name: &str, metadata: &str, spec: &str) -> String {
     format!(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {NS}\n{metadata}spec:\n{spec}  containers:\n  \
-         - name: app\n    image: busybox\n"
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n{metadata}spec:\n{spec}  containers:\n  - name: app\n    \
+         image: busybox\n"
     )
 }
 
-async fn apply(kubeconfig: &std::path::Path, yaml: &str) {
-    kubectl_ok_with_stdin(kubeconfig, &["apply", "-f", "-"], yaml).await;
+/// `kubectl apply`s `yaml` in the test's namespace.
+async fn apply(env: &Env, yaml: &str) {
+    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-n", &env.ns, "-f", "-"], yaml).await;
 }
 
-fn pods(sim: &Sim) -> Api<Pod> {
-    Api::namespaced(sim.client().expect("client"), NS)
+fn pods(env: &Env) -> Api<Pod> {
+    Api::namespaced(env.client.clone(), &env.ns)
 }
 
-/// The pods of `NS` by name, sorted.
-async fn pod_names(sim: &Sim) -> Result<Vec<String>, String> {
-    let list = pods(sim).list(&Default::default()).await.map_err(|e| e.to_string())?;
+/// The pods of the test's namespace by name, sorted.
+async fn pod_names(env: &Env) -> Result<Vec<String>, String> {
+    let list = pods(env).list(&Default::default()).await.map_err(|e| e.to_string())?;
     let mut names: Vec<String> = list.items.into_iter().filter_map(|p| p.metadata.name).collect();
     names.sort();
     Ok(names)
@@ -64,10 +75,10 @@ fn phase(pod: &Pod) -> Option<&str> {
 }
 
 /// Waits until every pod named has this phase.
-async fn phases(sim: &Sim, names: &[&str], want: &str) {
-    wait_for(sim, PATIENCE, &format!("{names:?} {want}"), || async {
+async fn phases(env: &Env, names: &[&str], want: &str) {
+    wait_for(&env.cluster, PATIENCE, &format!("{names:?} {want}"), || async {
         for name in names {
-            let pod = pods(sim).get(name).await.map_err(|e| e.to_string())?;
+            let pod = pods(env).get(name).await.map_err(|e| e.to_string())?;
             if phase(&pod) != Some(want) {
                 return Err(format!("{name} is {:?}", phase(&pod)));
             }
@@ -78,9 +89,9 @@ async fn phases(sim: &Sim, names: &[&str], want: &str) {
 }
 
 /// Waits until `/metrics` shows `value` for the force deletions of `reason`
-/// in `NS`, with no error.
+/// in the test's namespace, with no error.
 async fn counted(env: &Env, reason: &str, value: u64) {
-    let labels = format!("namespace=\"{NS}\",reason=\"{reason}\"");
+    let labels = format!("namespace=\"{}\",reason=\"{reason}\"", env.ns);
     wait_for(&env.cluster, PATIENCE, &format!("{value} force deletions counted as {reason}"), || async {
         let (_, body) = env.scrape("/metrics").await;
         let series = |metric: &str| {
@@ -101,10 +112,19 @@ async fn counted(env: &Env, reason: &str, value: u64) {
 }
 
 /// Removes the test's finalizer, letting a deleted pod go.
-async fn release(kubeconfig: &std::path::Path, name: &str) {
+async fn release(env: &Env, name: &str) {
     kubectl_ok(
-        kubeconfig,
-        &["patch", "pod", name, "-n", NS, "--type=json", "-p", r#"[{"op":"remove","path":"/metadata/finalizers"}]"#],
+        &env.kubeconfig,
+        &[
+            "patch",
+            "pod",
+            name,
+            "-n",
+            &env.ns,
+            "--type=json",
+            "-p",
+            r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+        ],
     )
     .await;
 }
@@ -113,23 +133,26 @@ const HOLD: &str = "  finalizers:\n  - example.com/hold\n";
 
 // === tests ===
 
+on_both!(terminated_pods_beyond_the_threshold_go_oldest_first, an_unscheduled_terminating_pod_is_marked_failed);
+
 /// Five pods fail, one runs; with a threshold of 2 the three oldest
 /// terminated pods are deleted, the two newest and the running one stay.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// (On the shared testbed the threshold counts the other tests' terminated
+/// pods too: older, they go first.)
 async fn terminated_pods_beyond_the_threshold_go_oldest_first() {
-    let (sim, dir, kubeconfig) = sim_and_namespace(SimConfig::default()).await;
+    let mut env = stopped().await;
     let fails = "  annotations:\n    kube-sim.io/fail-after: 0s\n";
     let done = ["done-1", "done-2", "done-3", "done-4", "done-5"];
     // Created in name order: equal creation seconds fall back on the name.
     for name in done {
-        apply(&kubeconfig, &pod_yaml(name, fails, "")).await;
+        apply(&env, &pod_yaml(name, fails, "")).await;
     }
-    apply(&kubeconfig, &pod_yaml("runner", "", "")).await;
-    phases(&sim, &done, "Failed").await;
-    phases(&sim, &["runner"], "Running").await;
-    let env = start_on(sim, dir, kubeconfig, &[CONTROLLERS, "--terminated-pod-gc-threshold=2"]);
+    apply(&env, &pod_yaml("runner", "", "")).await;
+    phases(&env, &done, "Failed").await;
+    phases(&env, &["runner"], "Running").await;
+    run(&mut env, &[CONTROLLERS, "--terminated-pod-gc-threshold=2"]);
     wait_for(&env.cluster, PATIENCE, "the three oldest terminated pods deleted", || async {
-        let names = pod_names(env.cluster.sim()).await?;
+        let names = pod_names(&env).await?;
         if names == ["done-4", "done-5", "runner"] { Ok(()) } else { Err(format!("pods {names:?}")) }
     })
     .await;
@@ -139,18 +162,19 @@ async fn terminated_pods_beyond_the_threshold_go_oldest_first() {
 /// A node leaves the cluster with its pods bound to it: after the
 /// quarantine they are marked `Failed` with `DisruptionTarget` (seen on the
 /// one a finalizer keeps) and deleted; a pod of another node stays.
+/// kube-sim only: it removes a node of its own with kube-sim's controls.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pods_of_a_removed_node_are_marked_failed_and_deleted() {
-    let (sim, dir, kubeconfig) = sim_and_namespace(SimConfig::default()).await;
+    let mut env = stopped().await;
     let on = |node: &str| format!("  nodeName: {node}\n");
-    apply(&kubeconfig, &pod_yaml("lost", "", &on("node-3"))).await;
-    apply(&kubeconfig, &pod_yaml("held", HOLD, &on("node-3"))).await;
-    apply(&kubeconfig, &pod_yaml("safe", "", &on("node-1"))).await;
-    phases(&sim, &["lost", "held", "safe"], "Running").await;
-    sim.controls().remove_node("node-3").expect("node-3 leaves");
-    let env = start_on(sim, dir, kubeconfig, &[CONTROLLERS]);
+    apply(&env, &pod_yaml("lost", "", &on("node-3"))).await;
+    apply(&env, &pod_yaml("held", HOLD, &on("node-3"))).await;
+    apply(&env, &pod_yaml("safe", "", &on("node-1"))).await;
+    phases(&env, &["lost", "held", "safe"], "Running").await;
+    env.cluster.controls().remove_node("node-3").expect("node-3 leaves");
+    run(&mut env, &[CONTROLLERS]);
     let held = wait_for(&env.cluster, PATIENCE, "the held orphan marked Failed and deleted", || async {
-        let pod = pods(env.cluster.sim()).get("held").await.map_err(|e| e.to_string())?;
+        let pod = pods(&env).get("held").await.map_err(|e| e.to_string())?;
         if phase(&pod) == Some("Failed") && pod.metadata.deletion_timestamp.is_some() {
             Ok(pod)
         } else {
@@ -165,9 +189,9 @@ async fn pods_of_a_removed_node_are_marked_failed_and_deleted() {
         ("True", Some("DeletionByPodGC"), Some("PodGC: node no longer exists"))
     );
     assert_eq!(held.metadata.deletion_grace_period_seconds, Some(0), "force-deleted");
-    release(&env.kubeconfig, "held").await;
+    release(&env, "held").await;
     wait_for(&env.cluster, PATIENCE, "both orphans gone, the other pod kept", || async {
-        let names = pod_names(env.cluster.sim()).await?;
+        let names = pod_names(&env).await?;
         if names == ["safe"] { Ok(()) } else { Err(format!("pods {names:?}")) }
     })
     .await;
@@ -176,19 +200,18 @@ async fn pods_of_a_removed_node_are_marked_failed_and_deleted() {
 
 /// A pod that fits no node, kept by a finalizer and deleted: the collector
 /// marks it `Failed` and force-deletes it; without the finalizer it goes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unscheduled_terminating_pod_is_marked_failed() {
-    let (sim, dir, kubeconfig) = sim_and_namespace(SimConfig::default()).await;
+    let mut env = stopped().await;
     let nowhere = "  nodeSelector:\n    example.com/pool: none\n";
-    apply(&kubeconfig, &pod_yaml("stuck", HOLD, nowhere)).await;
-    phases(&sim, &["stuck"], "Pending").await;
-    kubectl_ok(&kubeconfig, &["delete", "pod", "stuck", "-n", NS, "--wait=false"]).await;
-    let env = start_on(sim, dir, kubeconfig, &[CONTROLLERS]);
-    phases(env.cluster.sim(), &["stuck"], "Failed").await;
+    apply(&env, &pod_yaml("stuck", HOLD, nowhere)).await;
+    phases(&env, &["stuck"], "Pending").await;
+    kubectl_ok(&env.kubeconfig, &["delete", "pod", "stuck", "-n", &env.ns, "--wait=false"]).await;
+    run(&mut env, &[CONTROLLERS]);
+    phases(&env, &["stuck"], "Failed").await;
     counted(&env, "unscheduled", 1).await;
-    release(&env.kubeconfig, "stuck").await;
+    release(&env, "stuck").await;
     wait_for(&env.cluster, PATIENCE, "the pod gone", || async {
-        let names = pod_names(env.cluster.sim()).await?;
+        let names = pod_names(&env).await?;
         if names.is_empty() { Ok(()) } else { Err(format!("pods {names:?}")) }
     })
     .await;
@@ -197,28 +220,29 @@ async fn an_unscheduled_terminating_pod_is_marked_failed() {
 /// A node shut down (its kubelet stopped, Ready False) and tainted
 /// `node.kubernetes.io/out-of-service`: its terminating pod, which no
 /// kubelet will finish, is marked `Failed` and force-deleted; a
-/// terminating pod of a stopped node without the taint stays.
+/// terminating pod of a stopped node without the taint stays. kube-sim
+/// only: it stops the nodes' kubelets with kube-sim's controls.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminating_pod_of_an_out_of_service_node_is_force_deleted() {
-    let (sim, dir, kubeconfig) = sim_and_namespace(SimConfig::default()).await;
+    let mut env = stopped().await;
     let on = |node: &str| format!("  nodeName: {node}\n");
-    apply(&kubeconfig, &pod_yaml("down", "", &on("node-2"))).await;
-    apply(&kubeconfig, &pod_yaml("waiting", "", &on("node-1"))).await;
-    phases(&sim, &["down", "waiting"], "Running").await;
+    apply(&env, &pod_yaml("down", "", &on("node-2"))).await;
+    apply(&env, &pod_yaml("waiting", "", &on("node-1"))).await;
+    phases(&env, &["down", "waiting"], "Running").await;
     let not_ready = r#"{"status":{"conditions":[{"type":"Ready","status":"False","reason":"KubeletNotReady"}]}}"#;
     for node in ["node-1", "node-2"] {
-        sim.controls().stop_node(node).expect("stopped");
-        kubectl_ok(&kubeconfig, &["patch", "node", node, "--subresource=status", "-p", not_ready]).await;
+        env.cluster.controls().stop_node(node).expect("stopped");
+        kubectl_ok(&env.kubeconfig, &["patch", "node", node, "--subresource=status", "-p", not_ready]).await;
     }
-    kubectl_ok(&kubeconfig, &["taint", "node", "node-2", "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"])
-        .await;
+    let taint = "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute";
+    kubectl_ok(&env.kubeconfig, &["taint", "node", "node-2", taint]).await;
     for name in ["down", "waiting"] {
-        kubectl_ok(&kubeconfig, &["delete", "pod", name, "-n", NS, "--wait=false"]).await;
+        kubectl_ok(&env.kubeconfig, &["delete", "pod", name, "-n", &env.ns, "--wait=false"]).await;
     }
-    let env = start_on(sim, dir, kubeconfig, &[CONTROLLERS]);
+    run(&mut env, &[CONTROLLERS]);
     counted(&env, "out-of-service", 1).await;
-    let names = pod_names(env.cluster.sim()).await.expect("pods");
+    let names = pod_names(&env).await.expect("pods");
     assert_eq!(names, ["waiting"], "only the out-of-service node's pod is force-deleted");
-    let waiting = pods(env.cluster.sim()).get("waiting").await.expect("waiting");
+    let waiting = pods(&env).get("waiting").await.expect("waiting");
     assert!(waiting.metadata.deletion_timestamp.is_some(), "still terminating");
 }

@@ -1,5 +1,5 @@
 //! The TTL-after-finished controller end to end: the real `kcm-rs` binary
-//! against kube-sim, Jobs created with kubectl (upstream's
+//! against kube-sim and against the testbed, Jobs created with kubectl (upstream's
 //! `test/e2e/apps/ttl_after_finished.go`, and the cases around it: a
 //! Job's TTL changed after it finished, a Job not finished, a finished Job
 //! without a TTL, a TTL of 0, a failed Job).
@@ -25,9 +25,7 @@ use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, provision_namespace, 
 use serde_json::json;
 
 use crate::common::recorder::{Recorder, assert_foreground};
-use crate::common::{Env, PATIENCE, start_with};
-
-const NS: &str = "default";
+use crate::common::{Backend, Env, PATIENCE, backend, on_both, start_on_testbed, start_with};
 
 /// Upstream's `dummyFinalizer`: holds a Job the controller deleted, so the
 /// test can read its deletionTimestamp.
@@ -35,17 +33,24 @@ const DUMMY_FINALIZER: &str = "k8s.io/dummy-finalizer";
 
 // === utils ===
 
-/// kube-sim and a kcm-rs running the TTL-after-finished controller and
-/// the garbage collector only.
+/// The cluster and a kcm-rs running the TTL-after-finished controller and
+/// the garbage collector only, the test namespace provisioned (its
+/// `default` ServiceAccount, for the Jobs' pods) as the controller manager
+/// that ran before would have.
 async fn env() -> Env {
     let controllers = "--controllers=ttl-after-finished-controller,garbage-collector-controller";
-    let env = start_with(SimConfig::default(), &[controllers], |_| {}).await;
-    provision_namespace(env.cluster.sim(), NS).await;
-    env
+    match backend() {
+        Backend::Sim => {
+            let env = start_with(SimConfig::default(), &[controllers], |_| {}).await;
+            provision_namespace(env.cluster.sim(), &env.ns).await;
+            env
+        }
+        Backend::Testbed => start_on_testbed(&[controllers]).await,
+    }
 }
 
 fn jobs(env: &Env) -> Api<Job> {
-    Api::namespaced(env.client.clone(), NS)
+    Api::namespaced(env.client.clone(), &env.ns)
 }
 
 /// `kubectl apply`s Job `name` (one pod that would run to completion),
@@ -54,7 +59,7 @@ fn jobs(env: &Env) -> Api<Job> {
 async fn create_job(env: &Env, name: &str, ttl: Option<i32>, finalizer: bool) -> String {
     let mut job = json!({
         "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": {"name": name, "namespace": NS},
+        "metadata": {"name": name},
         "spec": {"parallelism": 1, "completions": 1, "backoffLimit": 0,
             "template": {"spec": {"restartPolicy": "Never",
                 "containers": [{"name": "c", "image": "busybox", "command": ["true"]}]}}},
@@ -65,7 +70,7 @@ async fn create_job(env: &Env, name: &str, ttl: Option<i32>, finalizer: bool) ->
     if finalizer {
         job["metadata"]["finalizers"] = json!([DUMMY_FINALIZER]);
     }
-    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &job.to_string()).await;
+    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-n", &env.ns, "-f", "-"], &job.to_string()).await;
     jobs(env).get(name).await.expect("the Job").metadata.uid.expect("a uid")
 }
 
@@ -98,7 +103,7 @@ async fn finish(env: &Env, name: &str, complete: bool) -> jiff::Timestamp {
     let patch = json!({"status": status}).to_string();
     kubectl_ok(
         &env.kubeconfig,
-        &["patch", "job", name, "-n", NS, "--subresource=status", "--type=merge", "-p", &patch],
+        &["patch", "job", name, "-n", &env.ns, "--subresource=status", "--type=merge", "-p", &patch],
     )
     .await;
     at
@@ -126,21 +131,21 @@ async fn kept(env: &Env, name: &str) {
 /// `kubectl patch`es Job `name`'s `ttlSecondsAfterFinished`.
 async fn set_ttl(env: &Env, name: &str, ttl: i32) {
     let patch = json!({"spec": {"ttlSecondsAfterFinished": ttl}}).to_string();
-    kubectl_ok(&env.kubeconfig, &["patch", "job", name, "-n", NS, "--type=merge", "-p", &patch]).await;
+    kubectl_ok(&env.kubeconfig, &["patch", "job", name, "-n", &env.ns, "--type=merge", "-p", &patch]).await;
 }
 
 /// A pod of Job `name` as the job controller creates it (controlled by
 /// the Job, blocking its deletion); returns its uid.
 async fn job_pod(env: &Env, name: &str, job_uid: &str) -> String {
     let pod: Pod = serde_json::from_value(json!({
-        "metadata": {"name": format!("{name}-pod"), "namespace": NS,
+        "metadata": {"name": format!("{name}-pod"),
             "labels": {"batch.kubernetes.io/job-name": name, "job-name": name},
             "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": job_uid,
                 "controller": true, "blockOwnerDeletion": true}]},
         "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox", "command": ["true"]}]},
     }))
     .expect("a valid pod");
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     api.create(&PostParams::default(), &pod).await.expect("the pod").metadata.uid.expect("a uid")
 }
 
@@ -163,15 +168,22 @@ fn sample(body: &str, series: &str) -> Option<f64> {
 
 // === upstream's ttl_after_finished.go ===
 
+on_both!(
+    a_finished_job_is_deleted_once_its_ttl_has_run_out,
+    a_zero_ttl_deletes_at_once_and_unfinished_or_ttl_less_jobs_are_kept,
+    a_ttl_changed_after_the_job_finished_is_the_one_that_counts,
+);
+
 /// Upstream "job should be deleted once it finishes after TTL seconds":
 /// the Job, held by a finalizer of its own, is marked for deletion no
 /// earlier than its finish time plus its TTL; the deletion is in the
 /// foreground (held by `foregroundDeletion` until its pod is gone); with
 /// the finalizer removed, the Job and its pod are gone.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_job_is_deleted_once_its_ttl_has_run_out() {
     let env = env().await;
-    let recorder = Recorder::start(&env, &[ApiResource::erase::<Job>(&()), ApiResource::erase::<Pod>(&())]).await;
+    let watched = [ApiResource::erase::<Job>(&()), ApiResource::erase::<Pod>(&())];
+    let recorder =
+        Recorder::watch(watched.iter().map(|r| Api::namespaced_with(env.client.clone(), &env.ns, r)).collect()).await;
     let ttl = 2;
     let uid = create_job(&env, "rand-non-local", Some(ttl), true).await;
     let pod = job_pod(&env, "rand-non-local", &uid).await;
@@ -197,7 +209,6 @@ async fn a_finished_job_is_deleted_once_its_ttl_has_run_out() {
 /// as a complete one does; a Job that has not finished, and a finished
 /// one without a TTL, are kept: when the TTL-0 Job is gone, the
 /// controller has seen the others finish (or not) before it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_zero_ttl_deletes_at_once_and_unfinished_or_ttl_less_jobs_are_kept() {
     let env = env().await;
     create_job(&env, "running", Some(0), false).await;
@@ -235,7 +246,6 @@ async fn a_zero_ttl_deletes_at_once_and_unfinished_or_ttl_less_jobs_are_kept() {
 /// shortened to a second deletes it; five seconds lengthened to an hour
 /// keep it past its first expiry (a sentinel with a longer TTL, finished
 /// after it, is deleted first).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ttl_changed_after_the_job_finished_is_the_one_that_counts() {
     let env = env().await;
     create_job(&env, "shortened", Some(3600), false).await;

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+#[allow(unused_imports)] // Not every benchmark starts a kube-sim.
 pub use kube_sim::testing::kubeconfig;
 use tokio::process::{Child, Command};
 

@@ -40,8 +40,8 @@ struct Flags {
     #[arg(long, default_value_t = ServiceCidr::DEFAULT)]
     service_cluster_ip_range: ServiceCidr,
     /// Admission plugins to turn off (comma-separated, as kube-apiserver's
-    /// flag: NamespaceLifecycle, ServiceAccount, StorageObjectInUseProtection); all
-    /// are on by default.
+    /// flag: NamespaceLifecycle, ServiceAccount, StorageObjectInUseProtection,
+    /// TaintNodesByCondition); all are on by default.
     #[arg(long, value_delimiter = ',')]
     disable_admission_plugins: Vec<Plugin>,
 }

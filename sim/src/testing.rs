@@ -95,12 +95,18 @@ const TEST_ROOT_CA: &str = "-----BEGIN CERTIFICATE-----\nkube-sim test CA\n-----
 /// volume). For tests that run kube-sim on its own, as a test of an API
 /// server without a controller manager would; either already there is fine.
 pub async fn provision_namespace(sim: &Sim, namespace: &str) {
+    let client = sim.client().expect("a client for kube-sim");
+    provision_namespace_with(&client, namespace, TEST_ROOT_CA).await;
+}
+
+/// As [`provision_namespace`], on any cluster (`client` allowed to create
+/// both), `kube-root-ca.crt` publishing `ca`.
+pub async fn provision_namespace_with(client: &kube::Client, namespace: &str, ca: &str) {
     use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
     use kube::api::{Api, ObjectMeta, PostParams};
-    let client = sim.client().expect("a client for kube-sim");
     let meta = |name: &str| ObjectMeta { name: Some(name.to_owned()), ..ObjectMeta::default() };
     let sa = ServiceAccount { metadata: meta("default"), ..ServiceAccount::default() };
-    let data = [("ca.crt".to_owned(), TEST_ROOT_CA.to_owned())].into_iter().collect();
+    let data = [("ca.crt".to_owned(), ca.to_owned())].into_iter().collect();
     let cm = ConfigMap { metadata: meta("kube-root-ca.crt"), data: Some(data), ..ConfigMap::default() };
     let created = |what: &str, result: Result<(), kube::Error>| match result {
         Ok(()) => {}
@@ -110,7 +116,7 @@ pub async fn provision_namespace(sim: &Sim, namespace: &str) {
     let pp = PostParams::default();
     let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
     created("the default ServiceAccount", sas.create(&pp, &sa).await.map(drop));
-    let cms: Api<ConfigMap> = Api::namespaced(client, namespace);
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     created("kube-root-ca.crt", cms.create(&pp, &cm).await.map(drop));
 }
 

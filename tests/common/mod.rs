@@ -113,10 +113,10 @@ impl Changes for Cluster {
 }
 
 /// A cluster, a kubeconfig for it, and a `kcm-rs` (leader election off)
-/// running against it; the process is killed on drop.
+/// running against it; the process is killed on drop, before the cluster
+/// (the fields drop in order): on the testbed, before the next test's
+/// turn begins.
 pub struct Env {
-    /// The cluster.
-    pub cluster: Cluster,
     /// Holds the kubeconfig.
     _dir: Option<tempfile::TempDir>,
     /// The admin's kubeconfig (kubectl's); on the testbed its context is
@@ -133,6 +133,8 @@ pub struct Env {
     /// The namespace this test works in: `default` on kube-sim, one of its
     /// own on the shared testbed.
     pub ns: String,
+    /// The cluster (last: see above).
+    pub cluster: Cluster,
 }
 
 /// How a `kcm-rs` is started on a cluster.
@@ -143,6 +145,8 @@ struct DaemonConfig {
     /// Where its standard error goes (appended), on the testbed: read for
     /// 403s when the test ends.
     log: Option<PathBuf>,
+    /// It runs the namespace-controller.
+    deletes_namespaces: bool,
 }
 
 impl Env {
@@ -176,12 +180,26 @@ impl Drop for Env {
     /// their grace periods.
     fn drop(&mut self) {
         let Some(log) = &self.daemon_config.log else { return };
+        // A create refused in a namespace being deleted (NamespaceLifecycle)
+        // is a 403 too, and no missing grant: a finished test's namespace
+        // may still be going while the next test's kcm-rs starts.
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let refused: Vec<&str> = text
+            .lines()
+            .filter(|l| (l.contains("forbidden") || l.contains("Forbidden")) && !l.contains("being terminated"))
+            .collect();
         let ns = self.ns.as_str();
-        let steps: [&[&str]; 3] = [
-            &["delete", "namespace", ns, "--wait=false"],
-            &["delete", "pods", "--all", "-n", ns, "--force", "--grace-period=0", "--wait=false"],
-            &["wait", "--for=delete", &format!("namespace/{ns}"), "--timeout=120s"],
-        ];
+        let wait = format!("namespace/{ns}");
+        let delete_namespace = ["delete", "namespace", ns, "--wait=false"];
+        let delete_pods = ["delete", "pods", "--all", "-n", ns, "--force", "--grace-period=0", "--wait=false"];
+        let wait_args = ["wait", "--for=delete", wait.as_str(), "--timeout=120s"];
+        let mut steps: Vec<&[&str]> = vec![&delete_namespace, &delete_pods];
+        // Its own kcm-rs empties it, when it runs the namespace controller;
+        // else the next test's does.
+        let emptied_here = self.daemon_config.deletes_namespaces && matches!(self.daemon.try_wait(), Ok(None));
+        if emptied_here {
+            steps.push(&wait_args);
+        }
         let deleted = steps.iter().all(|args| {
             let status = std::process::Command::new("kubectl")
                 .args(*args)
@@ -194,10 +212,8 @@ impl Drop for Env {
         if std::thread::panicking() {
             return;
         }
-        assert!(deleted, "the test namespace {ns} was not deleted within 120 s");
-        let text = std::fs::read_to_string(log).unwrap_or_default();
-        let refused: Vec<&str> = text.lines().filter(|l| l.contains("forbidden") || l.contains("Forbidden")).collect();
         assert!(refused.is_empty(), "kcm-rs was refused (403) on the testbed:\n{}", refused.join("\n"));
+        assert!(deleted, "the test namespace {ns} was not deleted within 120 s");
     }
 }
 
@@ -251,7 +267,8 @@ pub fn start_on(sim: Sim, dir: tempfile::TempDir, kubeconfig: PathBuf, args: &[&
     let port = free_port();
     let daemon = spawn_on(&kubeconfig, port, args);
     let client = sim.client().expect("client");
-    let daemon_config = DaemonConfig { kubeconfig: kubeconfig.clone(), args: Vec::new(), log: None };
+    let daemon_config =
+        DaemonConfig { kubeconfig: kubeconfig.clone(), args: Vec::new(), log: None, deletes_namespaces: true };
     Env {
         cluster: Cluster::Sim(sim),
         _dir: Some(dir),
@@ -270,7 +287,10 @@ static NAMESPACES: AtomicUsize = AtomicUsize::new(0);
 /// Takes a turn on the testbed, makes the test's namespace, and starts
 /// `kcm-rs` there as the `kube-system/kcm-rs` ServiceAccount with these
 /// extra flags; returns once the namespace has its `default`
-/// ServiceAccount (made by kcm-rs), as upstream's e2e framework waits.
+/// ServiceAccount (made by kcm-rs), as upstream's e2e framework waits. A
+/// kcm-rs whose `--controllers` leave out the serviceaccount-controller
+/// makes none: then the admin provisions the namespace, as
+/// [`kube_sim::testing::provision_namespace`] does on kube-sim.
 pub async fn start_on_testbed(args: &[&str]) -> Env {
     let bed = testbed::shared().await;
     let turn = bed.turn().await;
@@ -284,7 +304,10 @@ pub async fn start_on_testbed(args: &[&str]) -> Env {
     namespaces.create(&kube::api::PostParams::default(), &namespace).await.expect("test namespace created");
     let dir = tempfile::tempdir().expect("temp dir");
     let log = Some(dir.path().join("kcm-rs.log"));
-    let daemon_config = DaemonConfig { kubeconfig: bed.kcm_rs.clone(), args: bed.daemon_args(), log };
+    let ca = std::fs::read_to_string(bed.pki.join("ca.crt")).expect("the testbed's ca.crt");
+    let deletes_namespaces = runs_controller(args, "namespace-controller", "namespace");
+    let daemon_config =
+        DaemonConfig { kubeconfig: bed.kcm_rs.clone(), args: bed.daemon_args(), log, deletes_namespaces };
     let port = free_port();
     let mut all: Vec<&str> = daemon_config.args.iter().map(String::as_str).collect();
     all.extend_from_slice(args);
@@ -301,7 +324,13 @@ pub async fn start_on_testbed(args: &[&str]) -> Env {
         client,
         ns,
     };
-    default_service_account(&env.cluster, &env.client, &env.ns).await;
+    if runs_controller(args, "serviceaccount-controller", "serviceaccount") {
+        default_service_account(&env.cluster, &env.client, &env.ns).await;
+    } else {
+        // What the controller manager that ran before would have made,
+        // with the testbed's CA.
+        kube_sim::testing::provision_namespace_with(&env.client, &env.ns, &ca).await;
+    }
     env
 }
 
@@ -318,6 +347,19 @@ fn write_with_namespace(from: &Path, to: &Path, namespace: &str) {
         }
     }
     std::fs::write(to, serde_yaml::to_string(&config).expect("kubeconfig serializes")).expect("kubeconfig written");
+}
+
+/// Whether a `kcm-rs` started with these flags runs the controller `name`
+/// (or `alias`), as `--controllers` selects: every controller on by
+/// default when the flag is not given, and `*` too.
+fn runs_controller(args: &[&str], name: &str, alias: &str) -> bool {
+    let Some(list) = args.iter().rev().find_map(|a| a.strip_prefix("--controllers=")) else { return true };
+    let items: Vec<&str> = list.split(',').map(str::trim).collect();
+    let named = |item: &str| item == name || item == alias;
+    if items.iter().any(|i| i.strip_prefix('-').is_some_and(named)) {
+        return false;
+    }
+    items.iter().any(|i| named(i) || *i == "*")
 }
 
 /// Starts kube-sim with `config` and writes a kubeconfig for it into a

@@ -65,11 +65,23 @@ pub struct Testbed {
 
 static TESTBED: OnceCell<Arc<Testbed>> = OnceCell::const_new();
 
-/// The testbed, started on first use; fails (never skips) with the reason
+/// The testbed, started on first use, its nodes initialized
+/// ([`Testbed::initialize_nodes`]); fails (never skips) with the reason
 /// when it cannot start.
 pub async fn shared() -> Arc<Testbed> {
-    TESTBED.get_or_init(|| async { Arc::new(Testbed::start(3, false).await) }).await.clone()
+    TESTBED
+        .get_or_init(|| async {
+            let bed = Testbed::start(3, false).await;
+            bed.initialize_nodes().await;
+            Arc::new(bed)
+        })
+        .await
+        .clone()
 }
+
+/// The taint kube-apiserver's TaintNodesByCondition admission puts on
+/// every Node created, until the node-lifecycle-controller sees it Ready.
+const NOT_READY: &str = "node.kubernetes.io/not-ready";
 
 impl Testbed {
     /// Brings a testbed up with `nodes` nodes (and kube-apiserver's audit
@@ -117,6 +129,35 @@ impl Testbed {
             _process: std::sync::Mutex::new(child),
             _dir: dir,
             turns: Arc::default(),
+        }
+    }
+
+    /// Leaves the nodes as a cluster's whose controller manager has run,
+    /// as kube-sim seeds its own: Ready (as `testbed up` waits for) and
+    /// without the `node.kubernetes.io/not-ready:NoSchedule` taint the
+    /// API server gave them at registration, which the node-lifecycle-controller
+    /// takes off a Ready node. Without this, the scheduler would place no
+    /// pod until a test's kcm-rs ran that controller, so a test running a
+    /// few controllers only would pass or not by the tests before it.
+    pub async fn initialize_nodes(&self) {
+        use k8s_openapi::api::core::v1::Node;
+        use kube::api::{ListParams, Patch, PatchParams};
+        let nodes: Api<Node> = Api::all(self.client().await);
+        for node in nodes.list(&ListParams::default()).await.expect("nodes listed").items {
+            let name = node.metadata.name.clone().unwrap_or_default();
+            let taints = node.spec.and_then(|s| s.taints).unwrap_or_default();
+            if !taints.iter().any(|t| t.key == NOT_READY && t.effect == "NoSchedule") {
+                continue;
+            }
+            let ready = node.status.and_then(|s| s.conditions).unwrap_or_default();
+            let ready = ready.iter().any(|c| c.type_ == "Ready" && c.status == "True");
+            assert!(ready, "testbed node {name} is not Ready");
+            let kept: Vec<_> =
+                taints.into_iter().filter(|t| !(t.key == NOT_READY && t.effect == "NoSchedule")).collect();
+            let taints = if kept.is_empty() { serde_json::Value::Null } else { serde_json::json!(kept) };
+            let patch = serde_json::json!({"metadata": {"resourceVersion": node.metadata.resource_version},
+                "spec": {"taints": taints}});
+            nodes.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.expect("node untainted");
         }
     }
 

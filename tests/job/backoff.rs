@@ -10,7 +10,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube_sim::testing::wait_for;
 use serde_json::json;
 
-use super::{NS, apply, job, manifest, pods};
+use super::{apply, job, manifest, pods};
 use crate::common::{Env, PATIENCE, default_service_account, start};
 
 /// The Job status writes kube-sim refused as invalid.
@@ -24,7 +24,7 @@ fn refused_status_writes(env: &Env) -> u64 {
 #[tokio::test]
 async fn no_status_write_is_refused_while_a_replacement_waits_for_its_backoff() {
     let env = start().await;
-    default_service_account(&env.cluster, &env.client, NS).await;
+    default_service_account(&env.cluster, &env.client, &env.ns).await;
     apply(&env, &manifest("backoff-ready", "1h", 0, json!({"completions": 3, "parallelism": 2}))).await;
     let env = &env;
     wait_for(&env.cluster, PATIENCE, "two Ready pods", || async move {
@@ -35,7 +35,7 @@ async fn no_status_write_is_refused_while_a_replacement_waits_for_its_backoff() 
 
     let first = pods(env, "backoff-ready").await;
     let victim = first[0].metadata.name.clone().unwrap_or_default();
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let failed = json!({"status": {"phase": "Failed"}});
     api.patch_status(&victim, &PatchParams::default(), &Patch::Merge(failed)).await.expect("pod failed");
 

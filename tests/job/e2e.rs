@@ -1,5 +1,5 @@
 //! More of upstream's `test/e2e/apps/job.go`, against the real `kcm-rs`
-//! binary and kube-sim, Jobs driven with kubectl: completion when tasks
+//! binary on kube-sim and on the testbed, Jobs driven with kubectl: completion when tasks
 //! fail and are restarted in place (OnFailure), the pod failure policy on
 //! exit codes (FailJob, Ignore, Count) and on the `DisruptionTarget`
 //! condition, suspend and resume, `backoffLimitPerIndex` with and without
@@ -9,9 +9,9 @@
 //! Every test runs under an [`Invariants`] checker fed by a watch of the
 //! pods: at every pod event no more than `parallelism` pods are
 //! active, and once the Job is done its `succeeded` and `failed` equal the
-//! pods that really ended so (each counted once). kube-sim's kubelet runs
-//! a pod's containers to completion after `kube-sim.io/exit-after` with
-//! `kube-sim.io/exit-code`; a container that must fail once and then
+//! pods that really ended so (each counted once). kube-sim's kubelet (and
+//! the testbed's kwok stages) run a pod's containers to completion after
+//! `kube-sim.io/exit-after` with `kube-sim.io/exit-code`; a container that must fail once and then
 //! succeed gets its pod's exit code annotated to 0 after its first restart.
 
 use std::collections::BTreeMap;
@@ -19,22 +19,21 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, ListParams};
-use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
+use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, kubectl_with_stdin, wait_for};
 use serde_json::{Value, json};
 
 use crate::common::recorder::Recorder;
-use crate::common::{Env, PATIENCE, default_service_account, start};
+use crate::common::{Env, PATIENCE, default_service_account, on_both, start};
 
-const NS: &str = "default";
 const JOB_NAME_LABEL: &str = "batch.kubernetes.io/job-name";
 
 // === utils ===
 
-/// kube-sim and a kcm-rs running every controller, with `default`'s
-/// ServiceAccount in place for the Jobs' pods.
+/// The cluster and a kcm-rs running every controller, with the test
+/// namespace's `default` ServiceAccount in place for the Jobs' pods.
 async fn env() -> Env {
     let env = start().await;
-    default_service_account(&env.cluster, &env.client, NS).await;
+    default_service_account(&env.cluster, &env.client, &env.ns).await;
     env
 }
 
@@ -43,7 +42,7 @@ async fn env() -> Env {
 async fn create(env: &Env, name: &str, restart_policy: &str, exit_after: &str, exit_code: i32, spec: Value) {
     let mut job = json!({
         "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": {"name": name, "namespace": NS},
+        "metadata": {"name": name},
         "spec": {"template": {
             "metadata": {"annotations": {"kube-sim.io/exit-after": exit_after,
                 "kube-sim.io/exit-code": exit_code.to_string()}},
@@ -52,15 +51,15 @@ async fn create(env: &Env, name: &str, restart_policy: &str, exit_after: &str, e
     if let (Some(base), Some(extra)) = (job["spec"].as_object_mut(), spec.as_object()) {
         base.extend(extra.clone());
     }
-    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &job.to_string()).await;
+    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-n", &env.ns, "-f", "-"], &job.to_string()).await;
 }
 
 fn jobs(env: &Env) -> Api<Job> {
-    Api::namespaced(env.client.clone(), NS)
+    Api::namespaced(env.client.clone(), &env.ns)
 }
 
 fn pod_api(env: &Env) -> Api<Pod> {
-    Api::namespaced(env.client.clone(), NS)
+    Api::namespaced(env.client.clone(), &env.ns)
 }
 
 /// The Job's pods, by the label the API server gives them.
@@ -113,7 +112,7 @@ fn reason(job: &Job, type_: &str) -> Option<String> {
 
 /// `kubectl patch job <name> --type=merge -p <patch>`.
 async fn patch_job(env: &Env, name: &str, patch: Value) {
-    kubectl_ok(&env.kubeconfig, &["patch", "job", name, "-n", NS, "--type=merge", "-p", &patch.to_string()]).await;
+    kubectl_ok(&env.kubeconfig, &["patch", "job", name, "-n", &env.ns, "--type=merge", "-p", &patch.to_string()]).await;
 }
 
 // === invariants ===
@@ -126,7 +125,8 @@ struct Invariants {
 
 impl Invariants {
     async fn start(env: &Env) -> Self {
-        Self { recorder: Recorder::start(env, &[ApiResource::erase::<Pod>(&())]).await }
+        let pods = Api::namespaced_with(env.client.clone(), &env.ns, &ApiResource::erase::<Pod>(&()));
+        Self { recorder: Recorder::watch(vec![pods]).await }
     }
 
     /// The states of the pods Job `name` controlled when seen (an orphan
@@ -179,13 +179,27 @@ impl Invariants {
     }
 }
 
+on_both!(
+    a_job_completes_when_tasks_fail_once_and_are_restarted_in_place,
+    pod_failure_policy_fail_job_on_an_exit_code,
+    pod_failure_policy_ignore_on_an_exit_code,
+    pod_failure_policy_count_on_an_exit_code,
+    pod_failure_policy_ignores_a_disruption,
+    a_job_created_suspended_runs_once_resumed,
+    suspending_a_job_deletes_its_pods,
+    backoff_limit_per_index_fails_every_index,
+    max_failed_indexes_fails_the_job_early,
+    pod_replacement_policy_failed_waits_for_the_old_pod,
+    orphans_are_adopted_and_non_matching_pods_released,
+    the_status_endpoints_read_patch_and_replace,
+);
+
 // === completion when tasks fail and are restarted ===
 
 /// Upstream "should run a job to completion when tasks sometimes fail and
 /// are locally restarted": under OnFailure each pod's container fails
 /// once, is restarted in place, then succeeds; the Job completes with no
 /// failed pod.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_completes_when_tasks_fail_once_and_are_restarted_in_place() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
@@ -203,7 +217,7 @@ async fn a_job_completes_when_tasks_fail_once_and_are_restarted_in_place() {
                 let name = pod.metadata.name.unwrap_or_default();
                 kubectl_ok(
                     &env.kubeconfig,
-                    &["annotate", "pod", &name, "-n", NS, "--overwrite", "kube-sim.io/exit-code=0"],
+                    &["annotate", "pod", &name, "-n", &env.ns, "--overwrite", "kube-sim.io/exit-code=0"],
                 )
                 .await;
             }
@@ -228,7 +242,6 @@ async fn a_job_completes_when_tasks_fail_once_and_are_restarted_in_place() {
 /// Upstream "should allow to use the pod failure policy on exit code to
 /// fail the job early": a pod exiting 42 matches a FailJob rule, so the
 /// Job fails at once (reason PodFailurePolicy) despite its backoffLimit.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pod_failure_policy_fail_job_on_an_exit_code() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
@@ -246,7 +259,6 @@ async fn pod_failure_policy_fail_job_on_an_exit_code() {
 /// Upstream's pod failure policy Ignore on an exit code: with
 /// backoffLimit 0, failures exiting 3 are not counted and the failed pods
 /// are replaced; the Job neither fails nor counts them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pod_failure_policy_ignore_on_an_exit_code() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
@@ -265,7 +277,6 @@ async fn pod_failure_policy_ignore_on_an_exit_code() {
 
 /// The Count action, as without a policy: failures exiting 1 count toward
 /// backoffLimit 0, so the first fails the Job (BackoffLimitExceeded).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pod_failure_policy_count_on_an_exit_code() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
@@ -288,7 +299,6 @@ async fn pod_failure_policy_count_on_an_exit_code() {
 /// is stopped) and then fails; its failure is ignored despite
 /// backoffLimit 0, while its replacement's undisrupted failure is counted
 /// and fails the Job.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pod_failure_policy_ignores_a_disruption() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
@@ -303,7 +313,7 @@ async fn pod_failure_policy_ignores_a_disruption() {
         "lastTransitionTime": jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).expect("now").to_string()}}]);
     kubectl_ok(
         &env.kubeconfig,
-        &["patch", "pod", &first, "-n", NS, "--subresource=status", "--type=json", "-p", &disruption.to_string()],
+        &["patch", "pod", &first, "-n", &env.ns, "--subresource=status", "--type=json", "-p", &disruption.to_string()],
     )
     .await;
     let job = wait_condition(&env, "disrupted", "Failed").await;
@@ -320,7 +330,6 @@ async fn pod_failure_policy_ignores_a_disruption() {
 /// Upstream "should not create pods when created in suspend state": the
 /// suspended Job gets the Suspended condition and no pod; resumed, it
 /// completes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_created_suspended_runs_once_resumed() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
@@ -347,7 +356,6 @@ async fn a_job_created_suspended_runs_once_resumed() {
 
 /// Upstream "should delete pods when suspended": the running Job's pods
 /// are deleted once it is suspended, and it says so.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn suspending_a_job_deletes_its_pods() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
@@ -368,7 +376,6 @@ async fn suspending_a_job_deletes_its_pods() {
 /// Upstream "should fail to exceed backoffLimit per index": every index
 /// fails twice (backoffLimitPerIndex 1), each failure counted once; the
 /// Job fails with FailedIndexes once every index has failed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backoff_limit_per_index_fails_every_index() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
@@ -385,7 +392,6 @@ async fn backoff_limit_per_index_fails_every_index() {
 
 /// With maxFailedIndexes 0, the first index past its per-index limit
 /// fails the Job (MaxFailedIndexesExceeded).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_failed_indexes_fails_the_job_early() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
@@ -406,7 +412,6 @@ async fn max_failed_indexes_fails_the_job_early() {
 /// replacement policy is set to Failed": a deleted running pod is
 /// replaced only once it is gone, so the Job never has a terminating pod
 /// beside a new one (the checker counts terminating pods as active here).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pod_replacement_policy_failed_waits_for_the_old_pod() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
@@ -415,7 +420,7 @@ async fn pod_replacement_policy_failed_waits_for_the_old_pod() {
     let first =
         wait_pods(&env, "replace-failed", "a running pod", |pods| pods.iter().any(|p| phase(p) == "Running")).await;
     let name = first[0].metadata.name.clone().unwrap_or_default();
-    kubectl_ok(&env.kubeconfig, &["delete", "pod", &name, "-n", NS, "--wait=false"]).await;
+    kubectl_ok(&env.kubeconfig, &["delete", "pod", &name, "-n", &env.ns, "--wait=false"]).await;
     wait_pods(&env, "replace-failed", "a replacement", |pods| {
         pods.iter().any(|p| p.metadata.name.as_deref() != Some(&name) && is_active(p))
     })
@@ -437,7 +442,6 @@ async fn pod_replacement_policy_failed_waits_for_the_old_pod() {
 /// Upstream "should adopt matching orphans and release non-matching
 /// pods": a pod stripped of its owner reference is adopted back; a pod
 /// whose labels no longer match the selector is released.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orphans_are_adopted_and_non_matching_pods_released() {
     let env = env().await;
     let invariants = Invariants::start(&env).await;
@@ -452,7 +456,7 @@ async fn orphans_are_adopted_and_non_matching_pods_released() {
 
     let orphan = running[0].metadata.name.clone().unwrap_or_default();
     let patch = json!([{"op": "remove", "path": "/metadata/ownerReferences"}]).to_string();
-    kubectl_ok(&env.kubeconfig, &["patch", "pod", &orphan, "-n", NS, "--type=json", "-p", &patch]).await;
+    kubectl_ok(&env.kubeconfig, &["patch", "pod", &orphan, "-n", &env.ns, "--type=json", "-p", &patch]).await;
     wait_for(&env.cluster, PATIENCE, "the orphan adopted", || async {
         let pod = pod_api(&env).get(&orphan).await.map_err(|e| e.to_string())?;
         if owned_by_job(&pod) { Ok(()) } else { Err(format!("{:?}", pod.metadata.owner_references)) }
@@ -467,7 +471,7 @@ async fn orphans_are_adopted_and_non_matching_pods_released() {
             "pod",
             &released,
             "-n",
-            NS,
+            &env.ns,
             "--overwrite",
             "batch.kubernetes.io/controller-uid=other",
             "controller-uid=other",
@@ -487,29 +491,41 @@ async fn orphans_are_adopted_and_non_matching_pods_released() {
 /// Upstream "should apply changes to a job status": the status
 /// subresource read, patched and replaced with kubectl, leaving the spec
 /// alone.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_endpoints_read_patch_and_replace() {
     let env = env().await;
     create(&env, "status", "Never", "1h", 0, json!({"parallelism": 1, "completions": 1})).await;
     wait_pods(&env, "status", "a running pod", |pods| pods.iter().any(|p| phase(p) == "Running")).await;
     let read =
-        kubectl_ok(&env.kubeconfig, &["get", "job", "status", "-n", NS, "--subresource=status", "-o", "json"]).await;
+        kubectl_ok(&env.kubeconfig, &["get", "job", "status", "-n", &env.ns, "--subresource=status", "-o", "json"])
+            .await;
     let read: Job = serde_json::from_str(&read).expect("a Job");
     assert!(read.status.as_ref().and_then(|s| s.start_time.as_ref()).is_some(), "{:?}", read.status);
 
     let patch = json!({"metadata": {"annotations": {"patchedstatus": "true"}}});
     kubectl_ok(
         &env.kubeconfig,
-        &["patch", "job", "status", "-n", NS, "--subresource=status", "--type=merge", "-p", &patch.to_string()],
+        &["patch", "job", "status", "-n", &env.ns, "--subresource=status", "--type=merge", "-p", &patch.to_string()],
     )
     .await;
     let job = jobs(&env).get("status").await.expect("the Job");
     assert_eq!(job.metadata.annotations.unwrap_or_default().get("patchedstatus").map(String::as_str), Some("true"));
 
-    let mut replaced = jobs(&env).get_status("status").await.expect("status read");
-    replaced.metadata.annotations.get_or_insert_default().insert("updatedstatus".into(), "true".into());
-    let body = serde_json::to_string(&replaced).expect("json");
-    kubectl_ok_with_stdin(&env.kubeconfig, &["replace", "--subresource=status", "-f", "-"], &body).await;
+    // Upstream's RetryOnConflict: the job-controller may write the status
+    // (its pod's readiness, a moment after the pod runs) between the read
+    // and the replace, which is then refused as stale.
+    wait_for(&env.cluster, PATIENCE, "the status replaced", || async {
+        let mut replaced = jobs(&env).get_status("status").await.map_err(|e| e.to_string())?;
+        replaced.metadata.annotations.get_or_insert_default().insert("updatedstatus".into(), "true".into());
+        let body = serde_json::to_string(&replaced).expect("json");
+        let out =
+            kubectl_with_stdin(&env.kubeconfig, &["replace", "--subresource=status", "-f", "-"], Some(&body)).await;
+        match out {
+            out if out.ok => Ok(()),
+            out if out.stderr.contains("(Conflict)") => Err(out.stderr),
+            out => panic!("kubectl replace --subresource=status failed: {}", out.stderr),
+        }
+    })
+    .await;
     let job = jobs(&env).get("status").await.expect("the Job");
     assert_eq!(job.metadata.annotations.unwrap_or_default().get("updatedstatus").map(String::as_str), Some("true"));
     assert_eq!(job.spec.and_then(|s| s.completions), Some(1), "the spec is left alone");

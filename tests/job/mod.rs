@@ -1,7 +1,9 @@
 //! The Job controller end to end, ported from upstream's
 //! `test/e2e/apps/job.go`: the real `kcm-rs` binary against kube-sim,
 //! whose kubelet runs a pod's containers to completion after
-//! `kube-sim.io/exit-after` with `kube-sim.io/exit-code`. Jobs are created
+//! `kube-sim.io/exit-after` with `kube-sim.io/exit-code`, and (but for the
+//! tests that disturb kcm-rs with kube-sim's controls) against the
+//! testbed, whose kwok stages do the same. Jobs are created
 //! with `kubectl apply`; every test watches the Job's pods and checks, at
 //! every event, that no more than `parallelism` of them are active at once.
 
@@ -26,9 +28,8 @@ use kube::runtime::watcher;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, disturb, events, start};
+use crate::common::{Env, PATIENCE, disturb, events, on_both, start};
 
-const NS: &str = "default";
 const TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
 
 // === utils ===
@@ -38,7 +39,7 @@ const TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
 fn manifest(name: &str, exit_after: &str, exit_code: i32, spec: Value) -> String {
     let mut job = json!({
         "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": {"name": name, "namespace": NS},
+        "metadata": {"name": name},
         "spec": {
             "template": {
                 "metadata": {"annotations": {
@@ -56,11 +57,11 @@ fn manifest(name: &str, exit_after: &str, exit_code: i32, spec: Value) -> String
 }
 
 async fn apply(env: &Env, manifest: &str) {
-    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], manifest).await;
+    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-n", &env.ns, "-f", "-"], manifest).await;
 }
 
 async fn job(env: &Env, name: &str) -> Job {
-    Api::<Job>::namespaced(env.client.clone(), NS).get(name).await.expect("Job read")
+    Api::<Job>::namespaced(env.client.clone(), &env.ns).get(name).await.expect("Job read")
 }
 
 /// Waits until the Job has condition `type_` True, and gives the Job.
@@ -76,7 +77,7 @@ async fn wait_condition(env: &Env, name: &str, type_: &str) -> Job {
 
 /// The Job's pods (by the `job-name` label the API server sets).
 async fn pods(env: &Env, name: &str) -> Vec<Pod> {
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     api.list(&ListParams::default().labels(&format!("batch.kubernetes.io/job-name={name}"))).await.expect("pods").items
 }
 
@@ -95,7 +96,7 @@ struct Checker {
 impl Checker {
     fn start(env: &Env, name: &str, parallelism: usize) -> Self {
         let violations = Arc::new(Mutex::new(Vec::new()));
-        let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+        let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
         let stream = watcher(api, watcher::Config::default().labels(&format!("batch.kubernetes.io/job-name={name}")));
         let seen = violations.clone();
         let task = tokio::spawn(async move {
@@ -144,7 +145,7 @@ async fn wait_finalizers_removed(env: &Env, name: &str) {
 /// Waits until `count` events of `reason` were recorded on the Job.
 async fn wait_events(env: &Env, name: &str, reason: &str, count: usize) {
     wait_for(&env.cluster, PATIENCE, &format!("{count} {reason} events on {name}"), || async move {
-        let seen = events(env, NS, name, reason).await.len();
+        let seen = events(env, &env.ns, name, reason).await.len();
         if seen == count { Ok(()) } else { Err(format!("{seen}")) }
     })
     .await;
@@ -152,8 +153,13 @@ async fn wait_events(env: &Env, name: &str, reason: &str, count: usize) {
 
 // === tests ===
 
+on_both!(
+    a_job_runs_to_completion_when_tasks_succeed,
+    an_indexed_job_completes_every_index,
+    a_job_fails_once_it_exceeds_its_backoff_limit,
+);
+
 /// Upstream "should run a job to completion when tasks succeed".
-#[tokio::test]
 async fn a_job_runs_to_completion_when_tasks_succeed() {
     let env = start().await;
     let checker = Checker::start(&env, "all-succeed", 2);
@@ -176,14 +182,13 @@ async fn a_job_runs_to_completion_when_tasks_succeed() {
     assert_eq!(pods(&env, "all-succeed").await.len(), 4, "one pod per completion");
     wait_events(&env, "all-succeed", "Completed", 1).await;
     wait_events(&env, "all-succeed", "SuccessfulCreate", 4).await;
-    let out = kubectl_ok(&env.kubeconfig, &["get", "job", "all-succeed"]).await;
+    let out = kubectl_ok(&env.kubeconfig, &["get", "job", "all-succeed", "-n", &env.ns]).await;
     assert!(out.contains("Complete") && out.contains("4/4"), "{out}");
     checker.finish();
 }
 
 /// Upstream "should create pods for an Indexed job with completion
 /// indexes and specified hostname".
-#[tokio::test]
 async fn an_indexed_job_completes_every_index() {
     let env = start().await;
     let checker = Checker::start(&env, "indexed", 3);
@@ -216,7 +221,6 @@ async fn an_indexed_job_completes_every_index() {
 
 /// Upstream "should fail to exceed backoffLimit": every pod fails; the
 /// Job is recreated once after the 10 s backoff, then fails.
-#[tokio::test]
 async fn a_job_fails_once_it_exceeds_its_backoff_limit() {
     let env = start().await;
     let checker = Checker::start(&env, "backoff", 1);

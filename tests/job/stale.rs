@@ -11,7 +11,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube_sim::testing::wait_for;
 use serde_json::{Value, json};
 
-use super::{NS, apply, job, manifest, pods, wait_condition};
+use super::{apply, job, manifest, pods, wait_condition};
 use crate::common::{Env, PATIENCE, default_service_account, start};
 
 // === utils ===
@@ -48,7 +48,7 @@ async fn wait_running(env: &Env, name: &str, active: i32) {
 /// Ends every pod of the Job in `phase`; the pods' watch is held
 /// meanwhile, so that kcm-rs sees them all end at once.
 async fn end_pods(env: &Env, name: &str, phase: &str) {
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     env.cluster.controls().hold_watches("pods");
     for pod in pods(env, name).await {
         let status = json!({"status": {"phase": phase}});
@@ -65,7 +65,7 @@ async fn end_pods(env: &Env, name: &str, phase: &str) {
 /// watch is released, the Job has its first pods only.
 async fn ends_with_its_first_pods(name: &str, spec: Value, running: i32, phase: &str, terminal: &str) {
     let env = start().await;
-    default_service_account(&env.cluster, &env.client, NS).await;
+    default_service_account(&env.cluster, &env.client, &env.ns).await;
     apply(&env, &manifest(name, "1h", 0, spec)).await;
     wait_running(&env, name, running).await;
     let first = pods(&env, name).await.len();

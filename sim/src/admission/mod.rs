@@ -1,7 +1,7 @@
 //! The API server's admission chain, for the kinds kube-sim serves: what
 //! runs on a create between decoding and the registry's strategy.
 //!
-//! Three plugins are implemented, each switchable as kube-apiserver's
+//! Four plugins are implemented, each switchable as kube-apiserver's
 //! `--enable-admission-plugins` / `--disable-admission-plugins` switch
 //! them, and all on by default as they are in kube-apiserver:
 //! - NamespaceLifecycle (`namespace.rs`): no create in a namespace that
@@ -13,7 +13,10 @@
 //!   (`secret_refs.rs`);
 //! - StorageObjectInUseProtection (`storage_protection.rs`): new
 //!   PersistentVolumeClaims get the `kubernetes.io/pvc-protection`
-//!   finalizer.
+//!   finalizer;
+//! - TaintNodesByCondition (`node_taint.rs`): new Nodes get the
+//!   `node.kubernetes.io/not-ready:NoSchedule` taint, which the
+//!   node-lifecycle-controller takes off once the node is Ready.
 //!
 //! The visible results of the Priority and DefaultTolerationSeconds
 //! plugins are applied with the pod defaults (`crate::defaults`); the
@@ -30,6 +33,7 @@ use crate::error::ApiResult;
 use crate::resources::{Builtin, ResourceType};
 
 mod namespace;
+mod node_taint;
 mod secret_refs;
 mod serviceaccount;
 mod storage_protection;
@@ -46,12 +50,18 @@ pub enum Plugin {
     ServiceAccount,
     /// `StorageObjectInUseProtection`.
     StorageObjectInUseProtection,
+    /// `TaintNodesByCondition`.
+    TaintNodesByCondition,
 }
 
 impl Plugin {
     /// Every plugin kube-sim implements.
-    pub const ALL: [Plugin; 3] =
-        [Plugin::NamespaceLifecycle, Plugin::ServiceAccount, Plugin::StorageObjectInUseProtection];
+    pub const ALL: [Plugin; 4] = [
+        Plugin::NamespaceLifecycle,
+        Plugin::ServiceAccount,
+        Plugin::StorageObjectInUseProtection,
+        Plugin::TaintNodesByCondition,
+    ];
 
     /// The name kube-apiserver's flags use.
     pub fn name(self) -> &'static str {
@@ -59,6 +69,7 @@ impl Plugin {
             Plugin::NamespaceLifecycle => "NamespaceLifecycle",
             Plugin::ServiceAccount => "ServiceAccount",
             Plugin::StorageObjectInUseProtection => "StorageObjectInUseProtection",
+            Plugin::TaintNodesByCondition => "TaintNodesByCondition",
         }
     }
 }
@@ -117,6 +128,9 @@ pub async fn admit_create(
     }
     if rt.builtin == Some(Builtin::PersistentVolumeClaim) && config.enabled(Plugin::StorageObjectInUseProtection) {
         storage_protection::admit_claim(object);
+    }
+    if rt.builtin == Some(Builtin::Node) && config.enabled(Plugin::TaintNodesByCondition) {
+        node_taint::admit_node(object);
     }
     Ok(())
 }

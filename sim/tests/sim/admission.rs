@@ -1,7 +1,8 @@
 //! The admission plugins as a client sees them: the ServiceAccount plugin
 //! refusing pods whose ServiceAccount is missing and adding the token
 //! volume as the API server does, and switched off as
-//! `--disable-admission-plugins=ServiceAccount` switches it off.
+//! `--disable-admission-plugins=ServiceAccount` switches it off;
+//! TaintNodesByCondition tainting new Nodes not-ready.
 
 use kube_sim::admission::{AdmissionConfig, Plugin};
 use kube_sim::api::ApiConfig;
@@ -198,4 +199,36 @@ async fn with_the_plugin_disabled_pods_need_no_service_account_and_get_none() {
     for field in ["serviceAccountName", "serviceAccount", "volumes"] {
         assert!(created["spec"].get(field).is_none(), "{field}: {}", created["spec"]);
     }
+}
+
+/// kube-apiserver's TaintNodesByCondition: a Node created through the API
+/// gets `node.kubernetes.io/not-ready:NoSchedule` beside its own taints
+/// (the node-lifecycle-controller takes it off once the node is Ready); an
+/// update does not put it back, and with the plugin off there is none.
+#[tokio::test]
+async fn a_new_node_is_tainted_not_ready_until_a_controller_untaints_it() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let node = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "spec": {"taints": [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]}})
+    };
+    let created = create(&client, "/api/v1/nodes", &node("joined")).await;
+    let not_ready = json!({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"});
+    assert_eq!(
+        created["spec"]["taints"],
+        json!([{"key": "dedicated", "value": "db", "effect": "NoSchedule"}, not_ready])
+    );
+    let untaint = json!({"spec": {"taints": [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]}});
+    let headers = [("content-type", "application/merge-patch+json")];
+    let patched = call(&client, "PATCH", "/api/v1/nodes/joined", &headers, Some(&untaint)).await;
+    assert_eq!(patched.code(), 200, "{}", patched.body);
+    assert_eq!(patched.json()["spec"]["taints"], untaint["spec"]["taints"], "an update is not admitted again");
+
+    let admission = AdmissionConfig::default().disable(Plugin::TaintNodesByCondition);
+    let sim = Sim::start(SimConfig { api: ApiConfig { admission, ..ApiConfig::default() }, ..SimConfig::default() })
+        .await
+        .expect("kube-sim starts");
+    let created = create(&sim.client().expect("client"), "/api/v1/nodes", &node("plain")).await;
+    assert_eq!(created["spec"]["taints"], json!([{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]));
 }

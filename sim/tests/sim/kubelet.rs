@@ -267,7 +267,14 @@ async fn a_pod_whose_node_selector_matches_no_node_waits_until_one_appears() {
         "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]},
     }))
     .expect("a valid node");
-    nodes(&sim).create(&PostParams::default(), &node).await.expect("node created");
+    let created = nodes(&sim).create(&PostParams::default(), &node).await.expect("node created");
+    // TaintNodesByCondition admission taints the new node until the
+    // node-lifecycle-controller sees it Ready; kube-sim runs none, so the
+    // test takes the taint off as that controller would.
+    let taints = created.spec.and_then(|s| s.taints).unwrap_or_default();
+    assert!(taints.iter().any(|t| t.key == "node.kubernetes.io/not-ready" && t.effect == "NoSchedule"), "{taints:?}");
+    let untaint = json!({"spec": {"taints": null}});
+    nodes(&sim).patch("gpu-1", &PatchParams::default(), &Patch::Merge(&untaint)).await.expect("node untainted");
     let bound = wait_ready(&sim, &api, "gpu-job").await;
     assert_eq!(node_name(&bound), "gpu-1");
     // The new node heartbeats like the others.
