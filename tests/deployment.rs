@@ -1,5 +1,5 @@
 //! The Deployment controller end to end: the real `kcm-rs` binary against
-//! kube-sim, driven by kubectl as a user would (`create deployment`,
+//! kube-sim and the testbed's kube-apiserver, driven by kubectl as a user would (`create deployment`,
 //! `set image`, `rollout status|history|undo|pause|resume`, `scale`).
 //!
 //! Every rollout runs under a [`RolloutChecker`]: a watch on the
@@ -11,7 +11,8 @@
 //! together). Each scenario asserts at its end that none was recorded.
 //!
 //! Each scenario has its own kube-sim and `kcm-rs`, so they run in
-//! parallel; every wait is on a condition (`wait_for`, or `kubectl
+//! parallel (on the testbed, its own namespace, in turn); every wait is on
+//! a condition (`wait_for`, or `kubectl
 //! rollout status`, which watches), never on a timing.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,7 +28,7 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use crate::common::mirror::{Holds, follow};
-use crate::common::{Env, PATIENCE, events, on_both, start};
+use crate::common::{Env, PATIENCE, default_service_account, events, on_both, start};
 
 const REVISION: &str = "deployment.kubernetes.io/revision";
 const HASH: &str = "pod-template-hash";
@@ -506,6 +507,9 @@ on_both!(
 /// both bounds, and each break is reported with the event and counts.
 async fn the_checker_reports_a_surge_and_an_availability_drop() {
     let env = start().await;
+    // Pods made by hand need the namespace's ServiceAccount, which kcm-rs
+    // makes moments after it starts (the testbed's start waits for it).
+    default_service_account(&env.cluster, &env.client, &env.ns).await;
     let strategy = Strategy::Rolling { max_surge: Bound::Count(1), max_unavailable: Bound::Count(0) };
     let checker = RolloutChecker::start(&env, "probe", 2, strategy, 0).await;
     let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
