@@ -164,7 +164,7 @@ async fn complete(api: &Api<Deployment>, image: &str) -> usize {
     let list = api.list(&ListParams::default()).await.expect("Deployments listed");
     let done = |d: &Deployment| {
         let status = d.status.clone().unwrap_or_default();
-        let spec_image = d.spec.as_ref().and_then(|s| s.template.spec.as_ref()).map(|s| s.containers[0].image.clone());
+        let spec_image = d.spec.template.spec.as_ref().map(|s| s.containers[0].image.clone());
         spec_image == Some(Some(image.to_owned()))
             && status.observed_generation == d.metadata.generation
             && status.updated_replicas == Some(REPLICAS)

@@ -2,7 +2,7 @@
 //! kube-sim, the release `kcm-rs` started against it, and its memory.
 
 // Each benchmark uses part of these.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::path::Path;
 use std::process::Stdio;
