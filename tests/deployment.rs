@@ -1,5 +1,5 @@
 //! The Deployment controller end to end: the real `kcm-rs` binary against
-//! kube-sim, driven by kubectl as a user would (`create deployment`,
+//! kube-sim and the testbed's kube-apiserver, driven by kubectl as a user would (`create deployment`,
 //! `set image`, `rollout status|history|undo|pause|resume`, `scale`).
 //!
 //! Every rollout runs under a [`RolloutChecker`]: a watch on the
@@ -11,7 +11,8 @@
 //! together). Each scenario asserts at its end that none was recorded.
 //!
 //! Each scenario has its own kube-sim and `kcm-rs`, so they run in
-//! parallel; every wait is on a condition (`wait_for`, or `kubectl
+//! parallel (on the testbed, its own namespace, in turn); every wait is on
+//! a condition (`wait_for`, or `kubectl
 //! rollout status`, which watches), never on a timing.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,9 +28,8 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use crate::common::mirror::{Holds, follow};
-use crate::common::{Env, PATIENCE, events, spawn, start};
+use crate::common::{Env, PATIENCE, default_service_account, events, on_both, start};
 
-const NS: &str = "default";
 const REVISION: &str = "deployment.kubernetes.io/revision";
 const HASH: &str = "pod-template-hash";
 
@@ -250,8 +250,8 @@ impl RolloutChecker {
         let config = watcher::Config::default().labels(&format!("app={name}"));
         let (pods_listed, pods_ready) = oneshot::channel();
         let (sets_listed, sets_ready) = oneshot::channel();
-        let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
-        let sets: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+        let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
+        let sets: Api<ReplicaSet> = Api::namespaced(env.client.clone(), &env.ns);
         let tasks = vec![
             tokio::spawn(follow(pods, config.clone(), state.clone(), pods_listed)),
             tokio::spawn(follow(sets, config, state.clone(), sets_listed)),
@@ -326,7 +326,15 @@ fn image(name: &str, v: &str) -> String {
 async fn create_and_roll_out(env: &Env, name: &str, replicas: i32) {
     let out = kubectl_ok(
         &env.kubeconfig,
-        &["create", "deployment", name, &format!("--image={}", image(name, "1")), &format!("--replicas={replicas}")],
+        &[
+            "-n",
+            &env.ns,
+            "create",
+            "deployment",
+            name,
+            &format!("--image={}", image(name, "1")),
+            &format!("--replicas={replicas}"),
+        ],
     )
     .await;
     assert_eq!(out.trim(), format!("deployment.apps/{name} created"));
@@ -347,7 +355,7 @@ async fn rolled_out_under_checker(
     create_and_roll_out(&env, name, replicas).await;
     if min_ready_seconds > 0 {
         let patch = json!({"spec": {"minReadySeconds": min_ready_seconds}}).to_string();
-        kubectl_ok(&env.kubeconfig, &["patch", "deployment", name, "-p", &patch]).await;
+        kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "patch", "deployment", name, "-p", &patch]).await;
         rolled_out(&env, name).await;
     }
     (env, checker)
@@ -361,17 +369,18 @@ async fn rolled_out(env: &Env, name: &str) {
 }
 
 async fn rollout_status(env: &Env, name: &str) -> Kubectl {
-    kubectl(&env.kubeconfig, &["rollout", "status", &format!("deployment/{name}"), "--timeout=120s"]).await
+    kubectl(&env.kubeconfig, &["-n", &env.ns, "rollout", "status", &format!("deployment/{name}"), "--timeout=120s"])
+        .await
 }
 
 async fn deployment(env: &Env, name: &str) -> Deployment {
-    let api: Api<Deployment> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Deployment> = Api::namespaced(env.client.clone(), &env.ns);
     api.get(name).await.expect("Deployment read")
 }
 
 /// The ReplicaSets of Deployment `name`, by revision.
 async fn replica_sets(env: &Env, name: &str) -> Vec<ReplicaSet> {
-    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<ReplicaSet> = Api::namespaced(env.client.clone(), &env.ns);
     let mut list = api.list(&ListParams::default().labels(&format!("app={name}"))).await.expect("listed").items;
     list.sort_by_key(|rs| revision(rs).parse::<i64>().unwrap_or(0));
     list
@@ -406,7 +415,7 @@ fn summary(sets: &[ReplicaSet]) -> Vec<(String, String, i32, String)> {
 
 /// The active pods of Deployment `name`.
 async fn active_pods(env: &Env, name: &str) -> Vec<Pod> {
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let list = api.list(&ListParams::default().labels(&format!("app={name}"))).await.expect("pods listed");
     list.items.into_iter().filter(is_active).collect()
 }
@@ -429,7 +438,7 @@ fn condition(d: &Deployment, type_: &str) -> Option<(String, String, String)> {
 
 /// Rows of `kubectl rollout history` as (revision, change-cause).
 async fn history(env: &Env, name: &str) -> Vec<(String, String)> {
-    let out = kubectl_ok(&env.kubeconfig, &["rollout", "history", &format!("deployment/{name}")]).await;
+    let out = kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "history", &format!("deployment/{name}")]).await;
     out.lines()
         .skip_while(|l| !l.starts_with("REVISION"))
         .skip(1)
@@ -478,19 +487,32 @@ async fn break_template(env: &Env, name: &str, v: &str) {
         "metadata": {"annotations": {"kube-sim.io/ready": "never"}},
         "spec": {"containers": [{"name": name, "image": image(name, v)}]},
     }}});
-    kubectl_ok(&env.kubeconfig, &["patch", "deployment", name, "-p", &patch.to_string()]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "patch", "deployment", name, "-p", &patch.to_string()]).await;
 }
 
 // === scenarios ===
 
+on_both!(
+    the_checker_reports_a_surge_and_an_availability_drop,
+    set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replica_set,
+    a_paused_deployment_does_not_roll_out_until_resumed,
+    kubectl_scale_mid_rollout_scales_every_replica_set_proportionally,
+    recreate_stops_every_old_pod_before_starting_new_ones,
+    a_rollout_whose_pods_never_become_ready_exceeds_its_progress_deadline,
+    a_deployment_reports_the_sum_of_its_replica_sets_terminating_replicas,
+    a_deployment_adopts_the_orphan_replica_sets_its_selector_matches_and_only_those,
+);
+
 /// The checker itself: pods made by hand (no controller involved) break
 /// both bounds, and each break is reported with the event and counts.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_checker_reports_a_surge_and_an_availability_drop() {
     let env = start().await;
+    // Pods made by hand need the namespace's ServiceAccount, which kcm-rs
+    // makes moments after it starts (the testbed's start waits for it).
+    default_service_account(&env.cluster, &env.client, &env.ns).await;
     let strategy = Strategy::Rolling { max_surge: Bound::Count(1), max_unavailable: Bound::Count(0) };
     let checker = RolloutChecker::start(&env, "probe", 2, strategy, 0).await;
-    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let pod = |name: &str| -> Pod {
         serde_json::from_value(json!({"metadata": {"name": name, "labels": {"app": "probe"}},
             "spec": {"containers": [{"name": "app", "image": image("probe", "1")}]}}))
@@ -527,7 +549,6 @@ async fn the_checker_reports_a_surge_and_an_availability_drop() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replica_set() {
     let name = "web";
     // Pods count as available 1 s after they are Ready.
@@ -543,7 +564,7 @@ async fn set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replic
     // A rolling update.
     let out = kubectl_ok(
         &env.kubeconfig,
-        &["set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))],
+        &["-n", &env.ns, "set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))],
     )
     .await;
     assert_eq!(out.trim(), format!("deployment.apps/{name} image updated"));
@@ -575,7 +596,7 @@ async fn set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replic
             format!("ReplicaSet \"{second_name}\" has successfully progressed.")
         ))
     );
-    let scaled = events(&env, NS, name, "ScalingReplicaSet").await;
+    let scaled = events(&env, &env.ns, name, "ScalingReplicaSet").await;
     let messages: Vec<String> = scaled.iter().filter_map(|e| e.message.clone()).collect();
     assert!(
         messages.iter().any(|m| m.starts_with(&format!("Scaled up replica set {second_name} from 0 to "))),
@@ -590,7 +611,7 @@ async fn set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replic
     assert_eq!(history(&env, name).await, [("1".into(), "<none>".into()), ("2".into(), "<none>".into())]);
 
     // Undo: the first ReplicaSet comes back as revision 3; none is created.
-    let out = kubectl_ok(&env.kubeconfig, &["rollout", "undo", &format!("deployment/{name}")]).await;
+    let out = kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "undo", &format!("deployment/{name}")]).await;
     assert_eq!(out.trim(), format!("deployment.apps/{name} rolled back"));
     rolled_out(&env, name).await;
     all_pods_run(&env, name, &image(name, "1"), 4).await;
@@ -605,15 +626,14 @@ async fn set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replic
     checker.assert_clean();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_deployment_does_not_roll_out_until_resumed() {
     let name = "paused";
     let (env, checker) = rolled_out_under_checker(name, 3, Strategy::DEFAULT, 0).await;
 
-    kubectl_ok(&env.kubeconfig, &["rollout", "pause", &format!("deployment/{name}")]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "pause", &format!("deployment/{name}")]).await;
     kubectl_ok(
         &env.kubeconfig,
-        &["set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))],
+        &["-n", &env.ns, "set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))],
     )
     .await;
     wait_for(&env.cluster, PATIENCE, "the paused Deployment to be observed", || async {
@@ -628,7 +648,7 @@ async fn a_paused_deployment_does_not_roll_out_until_resumed() {
     assert_eq!(sets.len(), 1, "no new ReplicaSet while paused: {:?}", summary(&sets));
     all_pods_run(&env, name, &image(name, "1"), 3).await;
 
-    kubectl_ok(&env.kubeconfig, &["rollout", "resume", &format!("deployment/{name}")]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "resume", &format!("deployment/{name}")]).await;
     rolled_out(&env, name).await;
     all_pods_run(&env, name, &image(name, "2"), 3).await;
     let sets = replica_sets(&env, name).await;
@@ -637,14 +657,13 @@ async fn a_paused_deployment_does_not_roll_out_until_resumed() {
 }
 
 /// Upstream's e2e `testProportionalScalingDeployment`, with its numbers.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_scale_mid_rollout_scales_every_replica_set_proportionally() {
     let name = "prop";
     let strategy = Strategy::Rolling { max_surge: Bound::Count(3), max_unavailable: Bound::Count(2) };
     let (env, checker) = rolled_out_under_checker(name, 10, strategy, 0).await;
     // The same as the default 25% for 10 replicas, but not for 30.
     let patch = r#"{"spec":{"strategy":{"rollingUpdate":{"maxSurge":3,"maxUnavailable":2}}}}"#;
-    kubectl_ok(&env.kubeconfig, &["patch", "deployment", name, "-p", patch]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "patch", "deployment", name, "-p", patch]).await;
     rolled_out(&env, name).await;
 
     // A rollout that cannot progress: 10 + 3 - 8 = 5 new pods that never
@@ -653,7 +672,8 @@ async fn kubectl_scale_mid_rollout_scales_every_replica_set_proportionally() {
     sizes_are(&env, name, &[("1", 8), ("2", 5)]).await;
 
     checker.scale(30);
-    let out = kubectl_ok(&env.kubeconfig, &["scale", &format!("deployment/{name}"), "--replicas=30"]).await;
+    let out =
+        kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "scale", &format!("deployment/{name}"), "--replicas=30"]).await;
     assert_eq!(out.trim(), format!("deployment.apps/{name} scaled"));
     // 8 + round(20 * 8/13) = 20 and 5 + round(20 * 5/13) = 13.
     sizes_are(&env, name, &[("1", 20), ("2", 13)]).await;
@@ -666,14 +686,13 @@ async fn kubectl_scale_mid_rollout_scales_every_replica_set_proportionally() {
     }
 
     // Back to the template that works: the first ReplicaSet takes over.
-    kubectl_ok(&env.kubeconfig, &["rollout", "undo", &format!("deployment/{name}")]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "undo", &format!("deployment/{name}")]).await;
     rolled_out(&env, name).await;
     all_pods_run(&env, name, &image(name, "1"), 30).await;
     sizes_are(&env, name, &[("2", 0), ("3", 30)]).await;
     checker.assert_clean();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recreate_stops_every_old_pod_before_starting_new_ones() {
     let env = start().await;
     let name = "recreate";
@@ -681,7 +700,7 @@ async fn recreate_stops_every_old_pod_before_starting_new_ones() {
     // The strategy is set before the controller can see the Deployment.
     let manifest = json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "namespace": NS, "labels": {"app": name}},
+        "metadata": {"name": name, "labels": {"app": name}},
         "spec": {
             "replicas": 3,
             "strategy": {"type": "Recreate"},
@@ -690,7 +709,7 @@ async fn recreate_stops_every_old_pod_before_starting_new_ones() {
                 "spec": {"containers": [{"name": name, "image": image(name, "1")}]}},
         },
     });
-    let api: Api<Deployment> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Deployment> = Api::namespaced(env.client.clone(), &env.ns);
     let d: Deployment = serde_json::from_value(manifest).expect("a Deployment");
     api.create(&PostParams::default(), &d).await.expect("created");
     rolled_out(&env, name).await;
@@ -698,7 +717,7 @@ async fn recreate_stops_every_old_pod_before_starting_new_ones() {
 
     kubectl_ok(
         &env.kubeconfig,
-        &["set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))],
+        &["-n", &env.ns, "set", "image", &format!("deployment/{name}"), &format!("{name}={}", image(name, "2"))],
     )
     .await;
     rolled_out(&env, name).await;
@@ -713,13 +732,15 @@ async fn recreate_stops_every_old_pod_before_starting_new_ones() {
     checker.assert_clean();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rollout_whose_pods_never_become_ready_exceeds_its_progress_deadline() {
     let name = "stuck";
     // 25% of 4: maxSurge 1, maxUnavailable 1.
     let (env, checker) = rolled_out_under_checker(name, 4, Strategy::DEFAULT, 0).await;
-    kubectl_ok(&env.kubeconfig, &["patch", "deployment", name, "-p", r#"{"spec":{"progressDeadlineSeconds":3}}"#])
-        .await;
+    kubectl_ok(
+        &env.kubeconfig,
+        &["-n", &env.ns, "patch", "deployment", name, "-p", r#"{"spec":{"progressDeadlineSeconds":3}}"#],
+    )
+    .await;
     rolled_out(&env, name).await;
 
     break_template(&env, name, "404").await;
@@ -755,14 +776,14 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
     env.daemon.kill().await.expect("kcm-rs stopped");
     // The namespace's ServiceAccount and CA bundle, as upstream's
     // controller manager left them too (the pods below need both).
-    kube_sim::testing::provision_namespace(env.cluster.sim(), NS).await;
+    kube_sim::testing::provision_namespace(env.cluster.sim(), &env.ns).await;
     let name = "nginx-deployment";
     let rs_name = format!("{name}-{UPSTREAM_HASH}");
     let labels = json!({"app": "nginx"});
     let hashed = json!({"app": "nginx", HASH: UPSTREAM_HASH});
     let container = json!([{"name": "nginx", "image": "nginx:1.14.2", "ports": [{"containerPort": 80}]}]);
 
-    let deployments: Api<Deployment> = Api::namespaced(env.client.clone(), NS);
+    let deployments: Api<Deployment> = Api::namespaced(env.client.clone(), &env.ns);
     let d: Deployment = serde_json::from_value(json!({
         "metadata": {"name": name, "labels": labels, "annotations": {REVISION: "2"}},
         "spec": {"replicas": 3, "selector": {"matchLabels": labels},
@@ -778,7 +799,7 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
         "uid": d.metadata.uid, "controller": true, "blockOwnerDeletion": true}]);
     // Revision 1 (an older template, scaled to 0; its hash is only a label
     // here) and revision 2, current.
-    let sets: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    let sets: Api<ReplicaSet> = Api::namespaced(env.client.clone(), &env.ns);
     let old_hash = "5d59d67564";
     let old_container = json!([{"name": "nginx", "image": "nginx:1.14.1", "ports": [{"containerPort": 80}]}]);
     for (rs, hash, revision, replicas, containers) in [
@@ -800,7 +821,7 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
     let current = sets.get(&rs_name).await.expect("read");
     let rs_owner = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs_name,
         "uid": current.metadata.uid, "controller": true, "blockOwnerDeletion": true}]);
-    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     for suffix in ["7ci7o", "kzszj", "qqcnn"] {
         let pod: Pod = serde_json::from_value(json!({
             "metadata": {"name": format!("{rs_name}-{suffix}"), "labels": hashed, "ownerReferences": rs_owner},
@@ -834,7 +855,7 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
     let (rs_created, pods_created, pods_deleted) =
         (writes("replicasets", "create"), writes("pods", "create"), writes("pods", "delete"));
 
-    env.daemon = spawn(&env.kubeconfig);
+    env.daemon = env.spawn();
     let checker = RolloutChecker::start(&env, "nginx", 3, Strategy::DEFAULT, 0).await;
     wait_for(&env.cluster, PATIENCE, "kcm-rs to fill the Deployment's status", || async {
         let d = deployment(&env, name).await;
@@ -874,12 +895,11 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
     checker.assert_clean();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deployment_reports_the_sum_of_its_replica_sets_terminating_replicas() {
     use kube::api::{DeleteParams, Patch, PatchParams};
     let env = start().await;
     create_and_roll_out(&env, "draining", 2).await;
-    let pods: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let held: Vec<String> = active_pods(&env, "draining").await.into_iter().filter_map(|p| p.metadata.name).collect();
     for pod in &held {
         let finalizer = json!({"metadata": {"finalizers": ["kcm-rs.test/hold"]}});
@@ -909,10 +929,9 @@ async fn a_deployment_reports_the_sum_of_its_replica_sets_terminating_replicas()
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deployment_adopts_the_orphan_replica_sets_its_selector_matches_and_only_those() {
     let env = start().await;
-    let sets: Api<ReplicaSet> = Api::namespaced(env.client.clone(), NS);
+    let sets: Api<ReplicaSet> = Api::namespaced(env.client.clone(), &env.ns);
     for (name, app) in [("adoptee", "adopter"), ("bystander", "someone-else")] {
         let labels = json!({"app": app, "set": name});
         let body: ReplicaSet = serde_json::from_value(json!({

@@ -1,6 +1,6 @@
 //! The StatefulSet controller end to end, ported from upstream's
 //! `test/e2e/apps/statefulset.go`: the real `kcm-rs` binary against
-//! kube-sim, driven with kubectl. Every test watches the set's pods and
+//! kube-sim and the testbed's kube-apiserver, driven with kubectl. Every test watches the set's pods and
 //! checks, at every event, that no two live pods carry one identity and
 //! (`OrderedReady`) that no ordinal is created before every lower one is
 //! Running and Ready. A pod is made unhealthy as a failing readiness probe
@@ -18,9 +18,8 @@ use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, disturb, start};
-
-const NS: &str = "default";
+use crate::common::provisioner::Provisioner;
+use crate::common::{Env, PATIENCE, disturb, on_both, start};
 
 // === utils ===
 
@@ -29,7 +28,7 @@ const NS: &str = "default";
 fn manifest(name: &str, spec: Value) -> String {
     let mut set = json!({
         "apiVersion": "apps/v1", "kind": "StatefulSet",
-        "metadata": {"name": name, "namespace": NS},
+        "metadata": {"name": name},
         "spec": {
             "replicas": 2, "serviceName": name,
             "selector": {"matchLabels": {"app": name}},
@@ -44,7 +43,7 @@ fn manifest(name: &str, spec: Value) -> String {
 }
 
 async fn apply(env: &Env, name: &str, spec: Value) {
-    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &manifest(name, spec)).await;
+    kubectl_ok_with_stdin(&env.kubeconfig, &["-n", &env.ns, "apply", "-f", "-"], &manifest(name, spec)).await;
 }
 
 fn running_and_ready(pod: &Pod) -> bool {
@@ -64,7 +63,7 @@ struct Checker {
 impl Checker {
     fn start(env: &Env, app: &str, ordered: bool) -> Self {
         let violations = Arc::new(Mutex::new(Vec::new()));
-        let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+        let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
         let stream = watcher(api, watcher::Config::default().labels(&format!("app={app}")));
         let deletions = Arc::new(Mutex::new(Vec::new()));
         let (seen, deleted, prefix) = (violations.clone(), deletions.clone(), format!("{app}-"));
@@ -130,7 +129,7 @@ impl Checker {
 
 /// The live pods of set `app`, by name.
 async fn pods(env: &Env, app: &str) -> BTreeMap<String, Pod> {
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let list = api.list(&ListParams::default().labels(&format!("app={app}"))).await.expect("pods listed");
     let live = list.items.into_iter().filter(|p| p.metadata.deletion_timestamp.is_none());
     live.map(|p| (p.metadata.name.clone().unwrap_or_default(), p)).collect()
@@ -151,7 +150,7 @@ async fn wait_ready(env: &Env, app: &str, names: &[&str]) {
 /// containers' `ready` and its Ready and ContainersReady conditions (kube-sim's
 /// kubelet, as a real one, derives the conditions from the containers).
 async fn set_ready(env: &Env, name: &str, ready: bool) {
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let status = api.get_status(name).await.expect("pod read").status.unwrap_or_default();
     let mut conditions = status.conditions.unwrap_or_default();
     for c in conditions.iter_mut().filter(|c| c.type_ == "Ready" || c.type_ == "ContainersReady") {
@@ -166,7 +165,7 @@ async fn set_ready(env: &Env, name: &str, ready: bool) {
 }
 
 async fn set(env: &Env, name: &str) -> StatefulSet {
-    Api::<StatefulSet>::namespaced(env.client.clone(), NS).get(name).await.expect("StatefulSet read")
+    Api::<StatefulSet>::namespaced(env.client.clone(), &env.ns).get(name).await.expect("StatefulSet read")
 }
 
 /// Waits until the set's status shows `ready` Ready replicas of `replicas`
@@ -200,9 +199,21 @@ async fn wait_images(env: &Env, app: &str, images: &[&str]) {
 
 // === tests ===
 
+on_both!(
+    ordered_scaling_halts_on_an_unhealthy_pod,
+    burst_scaling_runs_to_completion_with_unhealthy_pods,
+    rolling_update_and_rollback_through_kubectl_rollout,
+    canary_and_phased_updates_follow_the_partition,
+    a_deleted_or_failed_pod_is_recreated_with_its_identity,
+    the_scale_and_status_subresources_show_the_set,
+    claims_follow_the_retention_policy,
+    on_delete_replaces_only_deleted_pods,
+    a_pod_is_available_after_min_ready_seconds,
+    ordered_creation_waits_for_a_pods_storage,
+);
+
 /// Upstream "Scaling should happen in predictable order and halt if any
 /// stateful pod is unhealthy".
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ordered_scaling_halts_on_an_unhealthy_pod() {
     let env = start().await;
     let checker = Checker::start(&env, "ss", true);
@@ -212,7 +223,7 @@ async fn ordered_scaling_halts_on_an_unhealthy_pod() {
     // The controller has seen it unhealthy before the set is scaled.
     set_ready(&env, "ss-0", false).await;
     wait_status(&env, "ss", 1, 0).await;
-    kubectl_ok(&env.kubeconfig, &["scale", "statefulset", "ss", "--replicas=3"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "scale", "statefulset", "ss", "--replicas=3"]).await;
     wait_for(&env.cluster, PATIENCE, "the scale-up observed", || async {
         let g = set(&env, "ss").await.status.and_then(|s| s.observed_generation);
         if g == Some(2) { Ok(()) } else { Err(format!("observedGeneration {g:?}")) }
@@ -230,7 +241,7 @@ async fn ordered_scaling_halts_on_an_unhealthy_pod() {
         set_ready(&env, pod, false).await;
     }
     wait_status(&env, "ss", 3, 0).await;
-    kubectl_ok(&env.kubeconfig, &["scale", "sts", "ss", "--replicas=0"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "scale", "sts", "ss", "--replicas=0"]).await;
     wait_for(&env.cluster, PATIENCE, "the scale-down observed", || async {
         let g = set(&env, "ss").await.status.and_then(|s| s.observed_generation);
         if g == Some(3) { Ok(()) } else { Err(format!("observedGeneration {g:?}")) }
@@ -248,7 +259,6 @@ async fn ordered_scaling_halts_on_an_unhealthy_pod() {
 
 /// Upstream "Burst scaling should run to completion even with unhealthy
 /// pods": `Parallel` creates and deletes every pod at once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn burst_scaling_runs_to_completion_with_unhealthy_pods() {
     let env = start().await;
     let checker = Checker::start(&env, "burst", false);
@@ -256,9 +266,9 @@ async fn burst_scaling_runs_to_completion_with_unhealthy_pods() {
     wait_ready(&env, "burst", &["burst-0"]).await;
     set_ready(&env, "burst-0", false).await;
 
-    kubectl_ok(&env.kubeconfig, &["scale", "sts", "burst", "--replicas=3"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "scale", "sts", "burst", "--replicas=3"]).await;
     wait_status(&env, "burst", 3, 2).await;
-    kubectl_ok(&env.kubeconfig, &["scale", "sts", "burst", "--replicas=0"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "scale", "sts", "burst", "--replicas=0"]).await;
     wait_ready(&env, "burst", &[]).await;
     wait_status(&env, "burst", 0, 0).await;
     checker.finish();
@@ -266,17 +276,16 @@ async fn burst_scaling_runs_to_completion_with_unhealthy_pods() {
 
 /// Upstream "should perform rolling updates and roll backs of template
 /// modifications", with `kubectl rollout status|history|undo`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rolling_update_and_rollback_through_kubectl_rollout() {
     let env = start().await;
     let checker = Checker::start(&env, "roll", true);
     apply(&env, "roll", json!({"replicas": 3})).await;
-    kubectl_ok(&env.kubeconfig, &["rollout", "status", "sts/roll", "--timeout=90s"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "status", "sts/roll", "--timeout=90s"]).await;
     let first = wait_status(&env, "roll", 3, 3).await.status.unwrap_or_default();
     assert_eq!(first.current_revision, first.update_revision);
 
-    kubectl_ok(&env.kubeconfig, &["set", "image", "sts/roll", "web=nginx:1.28"]).await;
-    let out = kubectl_ok(&env.kubeconfig, &["rollout", "status", "sts/roll", "--timeout=90s"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "set", "image", "sts/roll", "web=nginx:1.28"]).await;
+    let out = kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "status", "sts/roll", "--timeout=90s"]).await;
     assert!(out.contains("partitioned roll out complete") || out.contains("rolling update complete"), "{out}");
     wait_images(&env, "roll", &["nginx:1.28"; 3]).await;
     let second = wait_status(&env, "roll", 3, 3).await.status.unwrap_or_default();
@@ -284,16 +293,16 @@ async fn rolling_update_and_rollback_through_kubectl_rollout() {
     assert_eq!(second.current_revision, second.update_revision, "rolled over");
     assert_eq!(second.updated_replicas, Some(3));
 
-    let history = kubectl_ok(&env.kubeconfig, &["rollout", "history", "sts/roll"]).await;
+    let history = kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "history", "sts/roll"]).await;
     let revisions: Vec<&str> = history.lines().filter_map(|l| l.split_whitespace().next()).collect();
     assert!(revisions.contains(&"1") && revisions.contains(&"2"), "{history}");
 
-    kubectl_ok(&env.kubeconfig, &["rollout", "undo", "sts/roll"]).await;
-    kubectl_ok(&env.kubeconfig, &["rollout", "status", "sts/roll", "--timeout=90s"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "undo", "sts/roll"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "status", "sts/roll", "--timeout=90s"]).await;
     wait_images(&env, "roll", &["nginx:1.27"; 3]).await;
     let third = wait_status(&env, "roll", 3, 3).await.status.unwrap_or_default();
     assert_eq!(third.update_revision, first.update_revision, "the first revision is reused");
-    let history = kubectl_ok(&env.kubeconfig, &["rollout", "history", "sts/roll"]).await;
+    let history = kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "history", "sts/roll"]).await;
     let numbers: Vec<&str> = history.lines().skip(2).filter_map(|l| l.split_whitespace().next()).collect();
     assert_eq!(numbers, ["2", "3"], "the reused revision is renumbered: {history}");
     checker.finish();
@@ -301,7 +310,6 @@ async fn rolling_update_and_rollback_through_kubectl_rollout() {
 
 /// Upstream "should perform canary updates and phased rolling updates of
 /// template modifications": a partition keeps the ordinals below it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn canary_and_phased_updates_follow_the_partition() {
     let env = start().await;
     let checker = Checker::start(&env, "canary", true);
@@ -335,7 +343,6 @@ async fn canary_and_phased_updates_follow_the_partition() {
 /// Upstream "should recreate a pod that is deleted" and "should recreate
 /// evicted statefulset" (a Failed pod): the same identity comes back as a
 /// new pod.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_or_failed_pod_is_recreated_with_its_identity() {
     let env = start().await;
     let checker = Checker::start(&env, "rec", true);
@@ -343,8 +350,8 @@ async fn a_deleted_or_failed_pod_is_recreated_with_its_identity() {
     wait_ready(&env, "rec", &["rec-0", "rec-1"]).await;
     let before = pods(&env, "rec").await;
 
-    kubectl_ok(&env.kubeconfig, &["delete", "pod", "rec-1", "--wait=false"]).await;
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "delete", "pod", "rec-1", "--wait=false"]).await;
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let failed = json!({"status": {"phase": "Failed", "reason": "Evicted"}});
     api.patch_status("rec-0", &PatchParams::default(), &Patch::Merge(failed)).await.expect("rec-0 Failed");
     wait_for(&env.cluster, PATIENCE, "both pods replaced and Ready", || async {
@@ -361,42 +368,45 @@ async fn a_deleted_or_failed_pod_is_recreated_with_its_identity() {
         assert_eq!(pod.spec.as_ref().and_then(|s| s.hostname.clone()), Some(name.clone()));
         assert_eq!(pod.spec.and_then(|s| s.subdomain), Some("rec".to_owned()));
     }
-    let events = crate::common::events(&env, NS, "rec", "SuccessfulCreate").await;
+    let events = crate::common::events(&env, &env.ns, "rec", "SuccessfulCreate").await;
     assert!(events.iter().any(|e| e.message.as_deref() == Some("create Pod rec-0 in StatefulSet rec successful")));
     checker.finish();
 }
 
 /// Upstream "should have a working scale subresource" and the status
 /// endpoints: `kubectl scale` and `get --subresource`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_scale_and_status_subresources_show_the_set() {
     let env = start().await;
     apply(&env, "sub", json!({"replicas": 1})).await;
     wait_status(&env, "sub", 1, 1).await;
-    kubectl_ok(&env.kubeconfig, &["scale", "sts", "sub", "--replicas=2"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "scale", "sts", "sub", "--replicas=2"]).await;
     wait_ready(&env, "sub", &["sub-0", "sub-1"]).await;
-    let scale = kubectl_ok(&env.kubeconfig, &["get", "sts", "sub", "--subresource=scale", "-o", "json"]).await;
+    let scale =
+        kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "get", "sts", "sub", "--subresource=scale", "-o", "json"]).await;
     let scale: Value = serde_json::from_str(&scale).expect("scale JSON");
     assert_eq!((scale["spec"]["replicas"].as_i64(), scale["status"]["replicas"].as_i64()), (Some(2), Some(2)));
     assert_eq!(scale["status"]["selector"], "app=sub");
-    let status = kubectl_ok(&env.kubeconfig, &["get", "sts", "sub", "--subresource=status", "-o", "json"]).await;
+    let status =
+        kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "get", "sts", "sub", "--subresource=status", "-o", "json"]).await;
     let status: Value = serde_json::from_str(&status).expect("status JSON");
     for field in ["replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"] {
         assert_eq!(status["status"][field], 2, "{field}: {status}");
     }
-    let table = kubectl_ok(&env.kubeconfig, &["get", "sts", "sub"]).await;
+    let table = kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "get", "sts", "sub"]).await;
     assert!(table.lines().nth(1).is_some_and(|l| l.split_whitespace().nth(1) == Some("2/2")), "{table}");
 }
 
 /// Upstream "PersistentVolumeClaim retention policy" cases: with
 /// `whenScaled: Delete` a scaled-away pod's claim is deleted, with
-/// `whenDeleted: Delete` every claim goes with the set. kube-sim's
-/// StorageObjectInUseProtection admission keeps a deleted claim
-/// Terminating (no pvc-protection controller runs), so what is checked is
-/// that deletion has begun.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// `whenDeleted: Delete` every claim goes with the set. The
+/// StorageObjectInUseProtection admission (kube-apiserver's and
+/// kube-sim's) keeps a deleted claim Terminating (no pvc-protection
+/// controller runs on either cluster), so what is checked is that deletion
+/// has begun. On the testbed the test binds the claims itself
+/// ([`Provisioner`]), as kube-sim does.
 async fn claims_follow_the_retention_policy() {
     let env = start().await;
+    let provisioner = Provisioner::start(&env);
     let claim_template = json!([{"metadata": {"name": "data"},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]);
     let policy = json!({"whenScaled": "Delete", "whenDeleted": "Retain"});
@@ -417,7 +427,7 @@ async fn claims_follow_the_retention_policy() {
     .await;
     wait_ready(&env, "keep", &["keep-0", "keep-1"]).await;
     wait_ready(&env, "drop", &["drop-0"]).await;
-    let claims: Api<PersistentVolumeClaim> = Api::namespaced(env.client.clone(), NS);
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(env.client.clone(), &env.ns);
     let deleting = |name: &'static str| {
         let claims = claims.clone();
         async move {
@@ -428,32 +438,34 @@ async fn claims_follow_the_retention_policy() {
     let volume = pods(&env, "keep").await["keep-1"].spec.clone().unwrap_or_default().volumes.unwrap_or_default();
     assert_eq!(volume[0].persistent_volume_claim.as_ref().map(|c| c.claim_name.as_str()), Some("data-keep-1"));
 
-    kubectl_ok(&env.kubeconfig, &["scale", "sts", "keep", "--replicas=1"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "scale", "sts", "keep", "--replicas=1"]).await;
     wait_for(&env.cluster, PATIENCE, "data-keep-1 deleted with its pod", || deleting("data-keep-1")).await;
-    kubectl_ok(&env.kubeconfig, &["delete", "sts", "drop", "--wait=false"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "delete", "sts", "drop", "--wait=false"]).await;
     wait_for(&env.cluster, PATIENCE, "data-drop-0 deleted with its set", || deleting("data-drop-0")).await;
     let kept = claims.get("data-keep-0").await.expect("data-keep-0");
     assert!(kept.metadata.deletion_timestamp.is_none(), "a claim in use stays");
+    if let Some(p) = provisioner {
+        p.finish().await;
+    }
 }
 
 /// Upstream "should implement legacy replacement when the update strategy
 /// is OnDelete": a new template reaches only the pods a user deletes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_delete_replaces_only_deleted_pods() {
     let env = start().await;
     let checker = Checker::start(&env, "ond", true);
     let on_delete = json!({"type": "OnDelete"});
     apply(&env, "ond", json!({"replicas": 2, "updateStrategy": on_delete})).await;
     wait_status(&env, "ond", 2, 2).await;
-    kubectl_ok(&env.kubeconfig, &["set", "image", "sts/ond", "web=nginx:1.28"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "set", "image", "sts/ond", "web=nginx:1.28"]).await;
     let status = wait_status(&env, "ond", 2, 2).await.status.unwrap_or_default();
     assert_ne!(status.current_revision, status.update_revision);
     assert_eq!(status.updated_replicas.unwrap_or(0), 0, "{status:?}");
     wait_images(&env, "ond", &["nginx:1.27", "nginx:1.27"]).await;
 
-    kubectl_ok(&env.kubeconfig, &["delete", "pod", "ond-1", "--wait=false"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "delete", "pod", "ond-1", "--wait=false"]).await;
     wait_images(&env, "ond", &["nginx:1.27", "nginx:1.28"]).await;
-    kubectl_ok(&env.kubeconfig, &["delete", "pod", "ond-0", "--wait=false"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "delete", "pod", "ond-0", "--wait=false"]).await;
     wait_images(&env, "ond", &["nginx:1.28", "nginx:1.28"]).await;
     checker.finish();
 }
@@ -461,7 +473,6 @@ async fn on_delete_replaces_only_deleted_pods() {
 /// Upstream "MinReadySeconds should be honored when enabled": a Ready pod
 /// counts as available only once `minReadySeconds` have passed, which the
 /// controller notices by itself (nothing else changes meanwhile).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pod_is_available_after_min_ready_seconds() {
     let env = start().await;
     apply(&env, "slow", json!({"replicas": 1, "minReadySeconds": 3})).await;
@@ -505,34 +516,49 @@ async fn faults_and_a_restart_mid_scale_keep_order_and_identity() {
     let all: Vec<String> = (0..6).map(|o| format!("chaos-{o}")).collect();
     wait_ready(&env, "chaos", &all.iter().map(String::as_str).collect::<Vec<_>>()).await;
     wait_status(&env, "chaos", 6, 6).await;
-    kubectl_ok(&env.kubeconfig, &["scale", "sts", "chaos", "--replicas=2"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "scale", "sts", "chaos", "--replicas=2"]).await;
     wait_ready(&env, "chaos", &["chaos-0", "chaos-1"]).await;
     wait_status(&env, "chaos", 2, 2).await;
     checker.finish();
 }
 
 /// A pod whose claim is not yet bound waits unscheduled, and an
-/// `OrderedReady` set waits with it (kube-sim's provisioner holds a claim
-/// annotated `kube-sim.io/provision: pending`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// `OrderedReady` set waits with it (kube-sim's provisioner, and the
+/// test's [`Provisioner`] on the testbed, hold a claim annotated
+/// `kube-sim.io/provision: pending`).
 async fn ordered_creation_waits_for_a_pods_storage() {
     let env = start().await;
+    let provisioner = Provisioner::start(&env);
     let checker = Checker::start(&env, "vol", true);
     let held = json!([{"metadata": {"name": "data", "annotations": {"kube-sim.io/provision": "pending"}},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]);
     apply(&env, "vol", json!({"replicas": 2, "volumeClaimTemplates": held})).await;
     wait_status(&env, "vol", 1, 0).await;
-    let claims: Api<PersistentVolumeClaim> = Api::namespaced(env.client.clone(), NS);
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(env.client.clone(), &env.ns);
     let release = json!({"metadata": {"annotations": {"kube-sim.io/provision": null}}});
-    for (claim, ready) in [("data-vol-0", 1), ("data-vol-1", 2)] {
-        wait_for(&env.cluster, PATIENCE, &format!("{claim} created"), || async {
-            claims.get(claim).await.map(drop).map_err(|e| e.to_string())
+    for (claim, pod, ready) in [("data-vol-0", "vol-0", 1), ("data-vol-1", "vol-1", 2)] {
+        // The controller creates a pod's claims, then the pod.
+        wait_for(&env.cluster, PATIENCE, &format!("{claim} and {pod} created"), || async {
+            claims.get(claim).await.map_err(|e| e.to_string())?;
+            if pods(&env, "vol").await.contains_key(pod) { Ok(()) } else { Err(format!("no {pod}")) }
         })
         .await;
         assert_eq!(pods(&env, "vol").await.len(), ready, "the next pod waits for this one's storage");
         claims.patch(claim, &PatchParams::default(), &Patch::Merge(&release)).await.expect("claim released");
-        wait_status(&env, "vol", ready.try_into().expect("small"), ready.try_into().expect("small")).await;
+        // Once this pod is Ready the next one may be created at once: the
+        // status counts it then, so only the Ready pods are waited for.
+        let ready = i32::try_from(ready).expect("small");
+        wait_for(&env.cluster, PATIENCE, &format!("vol's status: {ready} Ready"), || async {
+            let set = set(&env, "vol").await;
+            let s = set.status.clone().unwrap_or_default();
+            let ok = s.ready_replicas.unwrap_or(0) == ready && s.observed_generation == set.metadata.generation;
+            if ok { Ok(()) } else { Err(format!("{s:?}")) }
+        })
+        .await;
     }
     wait_ready(&env, "vol", &["vol-0", "vol-1"]).await;
     checker.finish();
+    if let Some(p) = provisioner {
+        p.finish().await;
+    }
 }

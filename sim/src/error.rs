@@ -62,6 +62,23 @@ impl ApiError {
             .with_details(rt, name)
     }
 
+    /// 409: the name is taken, and the object asked for a generated one
+    /// (`metadata.generateName` set, whether or not it also named itself,
+    /// as a StatefulSet's pods do): upstream's `NewGenerateNameConflict`,
+    /// which asks the client to retry after a second.
+    pub fn generate_name_conflict(rt: &ResourceType, name: &str) -> Self {
+        let message = format!(
+            "{} \"{name}\" already exists, the server was not able to generate a unique name for the object",
+            rt.qualified_name()
+        );
+        let mut err = Self::new(409, "AlreadyExists", message).with_details(rt, name);
+        if let Some(details) = err.details.as_mut() {
+            details["retryAfterSeconds"] = json!(1);
+        }
+        err.retry_after = Some(1);
+        err
+    }
+
     /// 409: optimistic concurrency failure.
     pub fn conflict(rt: &ResourceType, name: &str, why: &str) -> Self {
         Self::new(

@@ -20,6 +20,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::{OwnedMutexGuard, broadcast};
 
 pub mod mirror;
+pub mod provisioner;
 pub mod recorder;
 pub mod testbed;
 

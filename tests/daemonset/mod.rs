@@ -1,9 +1,11 @@
 //! The DaemonSet controller end to end, ported from upstream's
 //! `test/e2e/apps/daemon_set.go`: the real `kcm-rs` binary against
-//! kube-sim (three nodes, `node-1` .. `node-3`), driven by kubectl
-//! (`create -f`, `label node`, `taint node`, `set image`, `rollout
-//! status|history|undo`, `get --raw`, `patch --subresource=status`,
-//! `delete -l`) and kube-sim's node controls.
+//! kube-sim and the testbed's kube-apiserver (three nodes each, `node-1` ..
+//! `node-3`), driven by kubectl (`create -f`, `label node`, `taint node`,
+//! `set image`, `rollout status|history|undo`, `get --raw`, `patch
+//! --subresource=status`, `delete -l`) and, on kube-sim only, its node
+//! controls. The testbed's nodes are every test's: a scenario that labels
+//! or taints one undoes it ([`NodeChange`]).
 //!
 //! Every scenario that runs daemon pods runs under a [`DaemonChecker`]
 //! (`checker`): after every watch event on the pods, no node holds two
@@ -14,6 +16,7 @@
 mod checker;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -23,10 +26,9 @@ use kube_sim::kubelet::NodeSpec;
 use kube_sim::testing::{kubectl, kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, disturb, events, failing_pod_creates, spawn, start, start_with};
+use crate::common::{Cluster, Env, PATIENCE, disturb, events, failing_pod_creates, on_both, start, start_with};
 use checker::{Bounds, DaemonChecker, is_available, is_terminal, target_node};
 
-const NS: &str = "default";
 const NODES: [&str; 3] = ["node-1", "node-2", "node-3"];
 const HASH: &str = "controller-revision-hash";
 
@@ -59,13 +61,13 @@ fn merge(into: &mut Value, from: &Value) {
 }
 
 async fn create(env: &Env, ds: &Value) {
-    let out = kubectl_ok_with_stdin(&env.kubeconfig, &["create", "-f", "-"], &ds.to_string()).await;
+    let out = kubectl_ok_with_stdin(&env.kubeconfig, &["-n", &env.ns, "create", "-f", "-"], &ds.to_string()).await;
     assert_eq!(out.trim(), format!("daemonset.apps/{} created", ds["metadata"]["name"].as_str().expect("name")));
 }
 
 /// The pods of DaemonSet `name` that are not terminal, by node.
 async fn pods_by_node(env: &Env, name: &str) -> BTreeMap<String, Vec<Pod>> {
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let list = api.list(&ListParams::default().labels(&format!("app={name}"))).await.expect("pods listed");
     let mut by_node: BTreeMap<String, Vec<Pod>> = BTreeMap::new();
     for pod in list.items.into_iter().filter(|p| !is_terminal(p)) {
@@ -105,7 +107,7 @@ fn pod_hash(pod: &Pod) -> &str {
 }
 
 async fn get_ds(env: &Env, name: &str) -> DaemonSet {
-    Api::<DaemonSet>::namespaced(env.client.clone(), NS).get(name).await.expect("DaemonSet read")
+    Api::<DaemonSet>::namespaced(env.client.clone(), &env.ns).get(name).await.expect("DaemonSet read")
 }
 
 /// Waits until a pod of DaemonSet `name` carries the new template's `hash`.
@@ -120,14 +122,15 @@ async fn rollout_started(env: &Env, name: &str, hash: &str) {
 
 /// `kubectl rollout status ds/<name>`, which must report success.
 async fn rolled_out(env: &Env, name: &str) {
-    let out = kubectl(&env.kubeconfig, &["rollout", "status", &format!("ds/{name}"), "--timeout=120s"]).await;
+    let out =
+        kubectl(&env.kubeconfig, &["-n", &env.ns, "rollout", "status", &format!("ds/{name}"), "--timeout=120s"]).await;
     assert!(out.ok, "kubectl rollout status failed:\n{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains(&format!("daemon set \"{name}\" successfully rolled out")), "{}", out.stdout);
 }
 
 /// The revisions `kubectl rollout history` lists.
 async fn history(env: &Env, name: &str) -> Vec<String> {
-    let out = kubectl_ok(&env.kubeconfig, &["rollout", "history", &format!("ds/{name}")]).await;
+    let out = kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "history", &format!("ds/{name}")]).await;
     out.lines()
         .skip_while(|l| !l.starts_with("REVISION"))
         .skip(1)
@@ -142,16 +145,22 @@ async fn current_hash(env: &Env, name: &str) -> String {
     wait_for(&env.cluster, PATIENCE, "the DaemonSet's status caught up", || async {
         let status = get_ds(env, name).await.status.unwrap_or_default();
         let generation = ds.metadata.generation;
-        if status.observed_generation == generation && status.updated_number_scheduled.is_some() {
-            Ok(())
-        } else {
-            Err(format!("{status:?}"))
-        }
+        if status.observed_generation == generation { Ok(()) } else { Err(format!("{status:?}")) }
     })
     .await;
     let out = kubectl_ok(
         &env.kubeconfig,
-        &["get", "controllerrevisions", "-l", &format!("app={name}"), "--sort-by=.revision", "-o", "json"],
+        &[
+            "-n",
+            &env.ns,
+            "get",
+            "controllerrevisions",
+            "-l",
+            &format!("app={name}"),
+            "--sort-by=.revision",
+            "-o",
+            "json",
+        ],
     )
     .await;
     let list: Value = serde_json::from_str(&out).expect("JSON");
@@ -159,28 +168,71 @@ async fn current_hash(env: &Env, name: &str) -> String {
     last["metadata"]["labels"][HASH].as_str().expect("hash label").to_owned()
 }
 
+/// A change to a node, undone when this drops (at the test's end, or when
+/// it fails): on the testbed the nodes are every test's. kube-sim's go
+/// with the test.
+struct NodeChange {
+    kubeconfig: Option<PathBuf>,
+    /// The kubectl arguments that undo it.
+    undo: Vec<String>,
+}
+
+impl NodeChange {
+    /// `kubectl <args>`, undone on drop by `kubectl <undo>`.
+    async fn make(env: &Env, args: &[&str], undo: &[&str]) -> NodeChange {
+        let kubeconfig = matches!(env.cluster, Cluster::Testbed { .. }).then(|| env.kubeconfig.clone());
+        let change = NodeChange { kubeconfig, undo: undo.iter().map(|a| (*a).to_owned()).collect() };
+        kubectl_ok(&env.kubeconfig, args).await;
+        change
+    }
+}
+
+impl Drop for NodeChange {
+    fn drop(&mut self) {
+        let Some(kubeconfig) = &self.kubeconfig else { return };
+        let out = std::process::Command::new("kubectl").args(&self.undo).env("KUBECONFIG", kubeconfig).output();
+        let undone = out.as_ref().is_ok_and(|o| o.status.success());
+        if !undone && !std::thread::panicking() {
+            panic!("kubectl {:?} did not undo the test's change to a shared node: {out:?}", self.undo);
+        }
+    }
+}
+
 // === scenarios ===
+
+on_both!(
+    simple_daemon_runs_on_every_node_and_revives_a_deleted_pod,
+    complex_daemon_follows_its_node_selector,
+    tainted_node_runs_a_daemon_pod_only_with_a_toleration,
+    failed_daemon_pod_is_replaced,
+    rolling_update_replaces_every_pod_one_node_at_a_time,
+    on_delete_replaces_only_the_pods_a_user_deletes,
+    rolling_update_with_max_surge_never_leaves_a_node_without_a_pod,
+    rollback_restarts_only_the_updated_pods,
+    status_subresource_is_read_and_patched,
+    daemon_sets_listed_and_deleted_as_a_collection,
+    restart_mid_rollout_resumes_without_extra_pods,
+);
 
 /// Upstream "should run and stop simple daemon": a pod on every node; a
 /// deleted pod revived; the DaemonSet deleted takes its pods along.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn simple_daemon_runs_on_every_node_and_revives_a_deleted_pod() {
     let env = start().await;
-    let checker = DaemonChecker::start(&env, NS, "simple", &NODES, Bounds::DEFAULT).await;
+    let checker = DaemonChecker::start(&env, &env.ns, "simple", &NODES, Bounds::DEFAULT).await;
     create(&env, &daemon_set("simple", &json!({}))).await;
     let pods = runs_on(&env, "simple", &NODES, None).await;
     let victim = pods["node-2"].metadata.name.clone().expect("name");
-    kubectl_ok(&env.kubeconfig, &["delete", "pod", &victim]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "delete", "pod", &victim]).await;
     let revived = runs_on(&env, "simple", &NODES, None).await;
     assert_ne!(revived["node-2"].metadata.name.as_deref(), Some(victim.as_str()), "a new pod on node-2");
-    assert!(!events(&env, NS, "simple", "SuccessfulCreate").await.is_empty(), "SuccessfulCreate recorded");
+    assert!(!events(&env, &env.ns, "simple", "SuccessfulCreate").await.is_empty(), "SuccessfulCreate recorded");
     wait_for(&env.cluster, PATIENCE, "the status counts three ready pods", || async {
         let status = get_ds(&env, "simple").await.status.unwrap_or_default();
         let seen = (status.desired_number_scheduled, status.current_number_scheduled, status.number_ready);
         if seen == (3, 3, 3) && status.number_available == Some(3) { Ok(()) } else { Err(format!("{status:?}")) }
     })
     .await;
-    let out = kubectl_ok(&env.kubeconfig, &["get", "ds", "simple", "--no-headers"]).await;
+    let out = kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "get", "ds", "simple", "--no-headers"]).await;
     let columns: Vec<&str> = out.split_whitespace().collect();
     assert_eq!(columns[..6], ["simple", "3", "3", "3", "3", "3"], "{out}");
     checker.assert_clean();
@@ -189,18 +241,19 @@ async fn simple_daemon_runs_on_every_node_and_revives_a_deleted_pod() {
 /// Upstream "should run and stop complex daemon": a node selector; a node
 /// labelled gets a pod, relabelled loses it; the selector changed to the
 /// new label brings it back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn complex_daemon_follows_its_node_selector() {
     let env = start().await;
     let ds = daemon_set("complex", &json!({"template": {"spec": {"nodeSelector": {"color": "blue"}}}}));
     create(&env, &ds).await;
-    let checker = DaemonChecker::start(&env, NS, "complex", &[], Bounds::DEFAULT).await;
-    kubectl_ok(&env.kubeconfig, &["label", "node", "node-1", "color=blue"]).await;
+    let checker = DaemonChecker::start(&env, &env.ns, "complex", &[], Bounds::DEFAULT).await;
+    let _label =
+        NodeChange::make(&env, &["label", "node", "node-1", "color=blue"], &["label", "node", "node-1", "color-"])
+            .await;
     runs_on(&env, "complex", &["node-1"], None).await;
     kubectl_ok(&env.kubeconfig, &["label", "node", "node-1", "color=green", "--overwrite"]).await;
     runs_on(&env, "complex", &[], None).await;
     let patch = json!({"spec": {"template": {"spec": {"nodeSelector": {"color": "green"}}}}}).to_string();
-    kubectl_ok(&env.kubeconfig, &["patch", "ds", "complex", "-p", &patch]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "patch", "ds", "complex", "-p", &patch]).await;
     runs_on(&env, "complex", &["node-1"], None).await;
     checker.assert_clean();
 }
@@ -208,17 +261,19 @@ async fn complex_daemon_follows_its_node_selector() {
 /// A NoSchedule taint keeps a daemon pod off a node unless the DaemonSet
 /// tolerates it (upstream "should run daemon on tainted nodes" in spirit:
 /// the daemon's own tolerations are added, user taints are honoured).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tainted_node_runs_a_daemon_pod_only_with_a_toleration() {
     let env = start().await;
-    kubectl_ok(&env.kubeconfig, &["taint", "node", "node-3", "dedicated=infra:NoSchedule"]).await;
-    let checker = DaemonChecker::start(&env, NS, "tainted", &["node-1", "node-2"], Bounds::DEFAULT).await;
+    let taint = "dedicated=infra:NoSchedule";
+    let _taint =
+        NodeChange::make(&env, &["taint", "node", "node-3", taint], &["taint", "node", "node-3", &format!("{taint}-")])
+            .await;
+    let checker = DaemonChecker::start(&env, &env.ns, "tainted", &["node-1", "node-2"], Bounds::DEFAULT).await;
     create(&env, &daemon_set("tainted", &json!({}))).await;
     runs_on(&env, "tainted", &["node-1", "node-2"], None).await;
     checker.set_nodes(&NODES);
     let toleration = json!({"spec": {"template": {"spec": {"tolerations": [
         {"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}]}}}});
-    kubectl_ok(&env.kubeconfig, &["patch", "ds", "tainted", "-p", &toleration.to_string()]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "patch", "ds", "tainted", "-p", &toleration.to_string()]).await;
     runs_on(&env, "tainted", &NODES, Some(&current_hash(&env, "tainted").await)).await;
     let pods = pods_by_node(&env, "tainted").await;
     let tolerations = pods["node-1"][0].spec.as_ref().and_then(|s| s.tolerations.clone()).unwrap_or_default();
@@ -231,35 +286,36 @@ async fn tainted_node_runs_a_daemon_pod_only_with_a_toleration() {
 
 /// Upstream "should retry creating failed daemon pods": a daemon pod that
 /// fails is killed (a `FailedDaemonPod` Warning) and replaced.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_daemon_pod_is_replaced() {
     let env = start().await;
-    let checker = DaemonChecker::start(&env, NS, "fails", &NODES, Bounds::DEFAULT).await;
+    let checker = DaemonChecker::start(&env, &env.ns, "fails", &NODES, Bounds::DEFAULT).await;
     create(&env, &daemon_set("fails", &json!({}))).await;
     let pods = runs_on(&env, "fails", &NODES, None).await;
     let failed = pods["node-1"].metadata.name.clone().expect("name");
     let status = json!({"status": {"phase": "Failed"}}).to_string();
-    kubectl_ok(&env.kubeconfig, &["patch", "pod", &failed, "--subresource=status", "--type=merge", "-p", &status])
-        .await;
+    kubectl_ok(
+        &env.kubeconfig,
+        &["-n", &env.ns, "patch", "pod", &failed, "--subresource=status", "--type=merge", "-p", &status],
+    )
+    .await;
     let replaced = runs_on(&env, "fails", &NODES, None).await;
     assert_ne!(replaced["node-1"].metadata.name.as_deref(), Some(failed.as_str()));
-    let warnings = events(&env, NS, "fails", "FailedDaemonPod").await;
+    let warnings = events(&env, &env.ns, "fails", "FailedDaemonPod").await;
     let message = warnings.first().and_then(|e| e.message.clone()).expect("a FailedDaemonPod event");
-    assert_eq!(message, format!("Found failed daemon pod {NS}/{failed} on node node-1, will try to kill it"));
+    assert_eq!(message, format!("Found failed daemon pod {}/{failed} on node node-1, will try to kill it", env.ns));
     checker.assert_clean();
 }
 
 /// Upstream "should update pod when spec was updated and update strategy is
 /// RollingUpdate", through kubectl: `set image`, `rollout status`,
 /// `rollout history`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rolling_update_replaces_every_pod_one_node_at_a_time() {
     let env = start().await;
-    let checker = DaemonChecker::start(&env, NS, "rolling", &NODES, Bounds::DEFAULT).await;
+    let checker = DaemonChecker::start(&env, &env.ns, "rolling", &NODES, Bounds::DEFAULT).await;
     create(&env, &daemon_set("rolling", &json!({}))).await;
     rolled_out(&env, "rolling").await;
     let first = runs_on(&env, "rolling", &NODES, Some(&current_hash(&env, "rolling").await)).await;
-    kubectl_ok(&env.kubeconfig, &["set", "image", "ds/rolling", &format!("app={}", image("2"))]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "set", "image", "ds/rolling", &format!("app={}", image("2"))]).await;
     rolled_out(&env, "rolling").await;
     let second = runs_on(&env, "rolling", &NODES, Some(&current_hash(&env, "rolling").await)).await;
     for node in NODES {
@@ -274,18 +330,18 @@ async fn rolling_update_replaces_every_pod_one_node_at_a_time() {
 /// Upstream "should not update pod when spec was updated and update
 /// strategy is OnDelete": the pods keep the old template until a user
 /// deletes one, whose replacement has the new one.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_delete_replaces_only_the_pods_a_user_deletes() {
     let env = start().await;
-    let checker = DaemonChecker::start(&env, NS, "ondelete", &NODES, Bounds::DEFAULT).await;
+    let checker = DaemonChecker::start(&env, &env.ns, "ondelete", &NODES, Bounds::DEFAULT).await;
     create(&env, &daemon_set("ondelete", &json!({"updateStrategy": {"type": "OnDelete"}}))).await;
     let before = runs_on(&env, "ondelete", &NODES, None).await;
-    kubectl_ok(&env.kubeconfig, &["set", "image", "ds/ondelete", &format!("app={}", image("2"))]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "set", "image", "ds/ondelete", &format!("app={}", image("2"))]).await;
     let new_hash = current_hash(&env, "ondelete").await;
     let status = get_ds(&env, "ondelete").await.status.unwrap_or_default();
-    assert_eq!(status.updated_number_scheduled, Some(0), "{status:?}");
+    // 0 is not written (a plain omitempty int32).
+    assert_eq!(status.updated_number_scheduled.unwrap_or(0), 0, "{status:?}");
     let victim = before["node-3"].metadata.name.clone().expect("name");
-    kubectl_ok(&env.kubeconfig, &["delete", "pod", &victim]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "delete", "pod", &victim]).await;
     let after = wait_for(&env.cluster, PATIENCE, "node-3's pod replaced with the new template", || async {
         let by_node = pods_by_node(&env, "ondelete").await;
         let replaced = by_node.get("node-3").is_some_and(|p| p.len() == 1 && pod_hash(&p[0]) == new_hash);
@@ -302,16 +358,15 @@ async fn on_delete_replaces_only_the_pods_a_user_deletes() {
 /// Upstream "should surge pods onto nodes when spec was updated and update
 /// strategy is RollingUpdate": maxSurge 1, maxUnavailable 0: a new pod
 /// starts beside the old one, which goes once the new one is ready.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rolling_update_with_max_surge_never_leaves_a_node_without_a_pod() {
     let env = start().await;
     let surge = Bounds { max_surge: 1, max_unavailable: 0 };
-    let checker = DaemonChecker::start(&env, NS, "surge", &NODES, surge).await;
+    let checker = DaemonChecker::start(&env, &env.ns, "surge", &NODES, surge).await;
     let strategy = json!({"updateStrategy": {"type": "RollingUpdate",
         "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}});
     create(&env, &daemon_set("surge", &strategy)).await;
     runs_on(&env, "surge", &NODES, None).await;
-    kubectl_ok(&env.kubeconfig, &["set", "image", "ds/surge", &format!("app={}", image("2"))]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "set", "image", "ds/surge", &format!("app={}", image("2"))]).await;
     rolled_out(&env, "surge").await;
     runs_on(&env, "surge", &NODES, Some(&current_hash(&env, "surge").await)).await;
     checker.assert_clean();
@@ -320,15 +375,14 @@ async fn rolling_update_with_max_surge_never_leaves_a_node_without_a_pod() {
 /// Upstream "should rollback without unnecessary restarts": an update to
 /// pods that never become ready stalls after the first node; `kubectl
 /// rollout undo` replaces that one pod and leaves the others alone.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollback_restarts_only_the_updated_pods() {
     let env = start().await;
-    let checker = DaemonChecker::start(&env, NS, "undo", &NODES, Bounds::DEFAULT).await;
+    let checker = DaemonChecker::start(&env, &env.ns, "undo", &NODES, Bounds::DEFAULT).await;
     create(&env, &daemon_set("undo", &json!({}))).await;
     let before = runs_on(&env, "undo", &NODES, None).await;
     let stuck = json!({"spec": {"template": {"metadata": {"annotations": {"kube-sim.io/ready": "never"}},
         "spec": {"containers": [{"name": "app", "image": image("bad")}]}}}});
-    kubectl_ok(&env.kubeconfig, &["patch", "ds", "undo", "-p", &stuck.to_string()]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "patch", "ds", "undo", "-p", &stuck.to_string()]).await;
     let new_hash = current_hash(&env, "undo").await;
     let updated = wait_for(&env.cluster, PATIENCE, "one node updated, the rollout stalled", || async {
         let by_node = pods_by_node(&env, "undo").await;
@@ -341,7 +395,7 @@ async fn rollback_restarts_only_the_updated_pods() {
         }
     })
     .await;
-    kubectl_ok(&env.kubeconfig, &["rollout", "undo", "ds/undo"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "undo", "ds/undo"]).await;
     rolled_out(&env, "undo").await;
     let after = runs_on(&env, "undo", &NODES, Some(&current_hash(&env, "undo").await)).await;
     for node in NODES {
@@ -355,25 +409,28 @@ async fn rollback_restarts_only_the_updated_pods() {
 /// Upstream "should verify changes to a daemon set status": the status
 /// subresource read (`get --raw`) and patched by a user, a condition kept
 /// by the controller's next writes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_subresource_is_read_and_patched() {
     let env = start().await;
     create(&env, &daemon_set("stat", &json!({}))).await;
     runs_on(&env, "stat", &NODES, None).await;
-    let path = format!("/apis/apps/v1/namespaces/{NS}/daemonsets/stat/status");
+    let path = format!("/apis/apps/v1/namespaces/{}/daemonsets/stat/status", env.ns);
     let raw: Value = serde_json::from_str(&kubectl_ok(&env.kubeconfig, &["get", "--raw", &path]).await).expect("JSON");
     assert_eq!(raw["status"]["desiredNumberScheduled"], 3, "{raw}");
     let condition = json!({"status": {"conditions": [{"type": "StatusPatched", "status": "True",
         "reason": "E2E", "message": "Set from e2e test"}]}});
     kubectl_ok(
         &env.kubeconfig,
-        &["patch", "ds", "stat", "--subresource=status", "--type=merge", "-p", &condition.to_string()],
+        &["-n", &env.ns, "patch", "ds", "stat", "--subresource=status", "--type=merge", "-p", &condition.to_string()],
     )
     .await;
     // The controller's next status writes (a pod deleted and revived) keep
     // the user's condition.
     let pods = runs_on(&env, "stat", &NODES, None).await;
-    kubectl_ok(&env.kubeconfig, &["delete", "pod", pods["node-1"].metadata.name.as_deref().expect("name")]).await;
+    kubectl_ok(
+        &env.kubeconfig,
+        &["-n", &env.ns, "delete", "pod", pods["node-1"].metadata.name.as_deref().expect("name")],
+    )
+    .await;
     wait_for(&env.cluster, PATIENCE, "a pod revived", || async {
         let seen: Vec<String> =
             pods_by_node(&env, "stat").await.values().flatten().filter_map(|p| p.metadata.uid.clone()).collect();
@@ -395,7 +452,6 @@ async fn status_subresource_is_read_and_patched() {
 
 /// Upstream "should list and delete a collection of DaemonSets": listed by
 /// label, deleted together, their pods collected.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn daemon_sets_listed_and_deleted_as_a_collection() {
     let env = start().await;
     for name in ["one", "two"] {
@@ -404,13 +460,13 @@ async fn daemon_sets_listed_and_deleted_as_a_collection() {
         create(&env, &ds).await;
     }
     runs_on(&env, "one", &NODES, None).await;
-    let listed = kubectl_ok(&env.kubeconfig, &["get", "ds", "-l", "e2e=collection", "-o", "name"]).await;
+    let listed = kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "get", "ds", "-l", "e2e=collection", "-o", "name"]).await;
     assert_eq!(listed.lines().collect::<Vec<_>>(), ["daemonset.apps/one", "daemonset.apps/two"]);
-    kubectl_ok(&env.kubeconfig, &["delete", "ds", "-l", "e2e=collection"]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "delete", "ds", "-l", "e2e=collection"]).await;
     for name in ["one", "two"] {
         runs_on(&env, name, &[], None).await;
     }
-    let left = kubectl_ok(&env.kubeconfig, &["get", "ds", "-o", "name"]).await;
+    let left = kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "get", "ds", "-o", "name"]).await;
     assert_eq!(left.trim(), "");
 }
 
@@ -421,7 +477,7 @@ async fn daemon_sets_listed_and_deleted_as_a_collection() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn joining_node_gets_a_pod_and_a_leaving_node_none() {
     let env = start().await;
-    let checker = DaemonChecker::start(&env, NS, "joins", &NODES, Bounds::DEFAULT).await;
+    let checker = DaemonChecker::start(&env, &env.ns, "joins", &NODES, Bounds::DEFAULT).await;
     create(&env, &daemon_set("joins", &json!({}))).await;
     runs_on(&env, "joins", &NODES, None).await;
     let node = NodeSpec { name: "node-4".into(), labels: Default::default(), taints: Vec::new() };
@@ -442,18 +498,17 @@ async fn joining_node_gets_a_pod_and_a_leaving_node_none() {
 
 /// kcm-rs killed mid-rollout and started again: the new process resumes
 /// the rollout from what the cluster shows, with no extra pod on any node.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_mid_rollout_resumes_without_extra_pods() {
     let mut env = start().await;
-    let checker = DaemonChecker::start(&env, NS, "resume", &NODES, Bounds::DEFAULT).await;
+    let checker = DaemonChecker::start(&env, &env.ns, "resume", &NODES, Bounds::DEFAULT).await;
     let slow = json!({"template": {"metadata": {"annotations": {"kube-sim.io/start-delay": "2s"}}}});
     create(&env, &daemon_set("resume", &slow)).await;
     runs_on(&env, "resume", &NODES, None).await;
-    kubectl_ok(&env.kubeconfig, &["set", "image", "ds/resume", &format!("app={}", image("2"))]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "set", "image", "ds/resume", &format!("app={}", image("2"))]).await;
     let new_hash = current_hash(&env, "resume").await;
     rollout_started(&env, "resume", &new_hash).await;
     env.daemon.kill().await.expect("kcm-rs killed");
-    env.daemon = spawn(&env.kubeconfig);
+    env.daemon = env.spawn();
     rolled_out(&env, "resume").await;
     runs_on(&env, "resume", &NODES, Some(&new_hash)).await;
     checker.assert_clean();
@@ -475,17 +530,17 @@ async fn failing_creates_and_a_disturbed_kcm_rs_mid_rollout_on_ten_nodes() {
     nodes.sort();
     let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
     let bounds = Bounds { max_surge: 0, max_unavailable: 2 };
-    let checker = DaemonChecker::start(&env, NS, "chaos", &nodes, bounds).await;
+    let checker = DaemonChecker::start(&env, &env.ns, "chaos", &nodes, bounds).await;
     let strategy = json!({"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}}});
     create(&env, &daemon_set("chaos", &strategy)).await;
     runs_on(&env, "chaos", &nodes, None).await;
-    kubectl_ok(&env.kubeconfig, &["set", "image", "ds/chaos", &format!("app={}", image("2"))]).await;
+    kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "set", "image", "ds/chaos", &format!("app={}", image("2"))]).await;
     let new_hash = current_hash(&env, "chaos").await;
     rollout_started(&env, "chaos", &new_hash).await;
     disturb(&mut env).await;
     rolled_out(&env, "chaos").await;
     runs_on(&env, "chaos", &nodes, Some(&new_hash)).await;
-    let refused = events(&env, NS, "chaos", "FailedCreate").await;
+    let refused = events(&env, &env.ns, "chaos", "FailedCreate").await;
     assert!(!refused.is_empty(), "the refused creates are FailedCreate events");
     checker.assert_clean();
 }

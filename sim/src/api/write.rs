@@ -55,7 +55,11 @@ pub async fn create(api: &Arc<Api>, req: &Request, target: &Target) -> ApiResult
     if dry_run {
         return Ok(with_warnings(json_response(StatusCode::CREATED, &object), &warnings));
     }
+    // Upstream's CheckGeneratedNameError: any generateName makes a taken
+    // name the server's failure to generate one.
+    let generated = object.pointer("/metadata/generateName").and_then(Value::as_str).is_some_and(|g| !g.is_empty());
     let stored = api.store.create(&target.key(), target.ns(), &name, object).map_err(|e| match e {
+        StoreError::AlreadyExists if generated => ApiError::generate_name_conflict(rt, &name),
         StoreError::AlreadyExists => ApiError::already_exists(rt, &name),
         other => ApiError::internal(other.to_string()),
     })?;

@@ -236,6 +236,40 @@ async fn optional_lists_and_maps_left_empty_are_not_stored() {
     assert_eq!((&created["metadata"]["labels"], &created["spec"]["items"]), (&json!({}), &json!([])));
 }
 
+/// The API server encodes from Go types: a plain (non-pointer) scalar
+/// tagged `omitempty` is never written at its zero value, a pointer's zero
+/// is. kcm-rs's daemonset-controller writes `updatedNumberScheduled: 0`
+/// while no pod has the new template; kube-apiserver returns no such field.
+#[tokio::test]
+async fn zero_values_of_plain_omitempty_scalars_are_not_stored() {
+    let sim = util::start().await;
+    let client = sim.client().expect("client");
+    let mut ds = workload("DaemonSet", "agent", 0);
+    ds["spec"].as_object_mut().expect("spec").remove("replicas");
+    ds["spec"]["template"]["spec"]["hostNetwork"] = json!(false);
+    let created = create(&client, "/apis/apps/v1/namespaces/default/daemonsets", &ds).await;
+    assert_eq!(created["spec"]["template"]["spec"].get("hostNetwork"), None, "{created}");
+    let status = json!({"status": {"currentNumberScheduled": 0, "numberMisscheduled": 0,
+        "desiredNumberScheduled": 3, "numberReady": 0, "observedGeneration": 1, "updatedNumberScheduled": 0,
+        "numberAvailable": 0, "numberUnavailable": 3}});
+    let answer = util::merge(&client, "/apis/apps/v1/namespaces/default/daemonsets/agent/status", status).await;
+    assert_eq!(answer.code(), 200, "{}", answer.body);
+    let written = &answer.json()["status"];
+    assert_eq!(
+        *written,
+        json!({"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 3,
+            "numberReady": 0, "observedGeneration": 1, "numberUnavailable": 3}),
+        "updatedNumberScheduled and numberAvailable are plain int32 omitempty"
+    );
+
+    // A ReplicaSet's terminatingReplicas is a pointer: its 0 stays.
+    create(&client, REPLICA_SETS, &workload("ReplicaSet", "web-1", 0)).await;
+    let status = json!({"status": {"replicas": 0, "readyReplicas": 0, "terminatingReplicas": 0}});
+    let answer = util::merge(&client, &format!("{REPLICA_SETS}/web-1/status"), status).await;
+    assert_eq!(answer.code(), 200, "{}", answer.body);
+    assert_eq!(answer.json()["status"], json!({"replicas": 0, "terminatingReplicas": 0}));
+}
+
 // === pods ===
 
 #[tokio::test]

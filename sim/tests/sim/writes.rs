@@ -108,6 +108,21 @@ async fn create_of_an_existing_name_is_already_exists() {
     assert_eq!(status["reason"], "AlreadyExists");
     assert_eq!(status["message"], "configmaps \"twice\" already exists");
     assert_eq!(status["details"], json!({"name": "twice", "kind": "configmaps"}));
+
+    // With a generateName too (as a StatefulSet's pods have, beside their
+    // name), the taken name is the server's failure to generate one
+    // (upstream's CheckGeneratedNameError), retried after a second.
+    let named = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "twice", "generateName": "tw-"}});
+    let answer = call(&client, "POST", CONFIGMAPS, &[], Some(&named)).await;
+    let retry = answer.headers.get("retry-after").and_then(|v| v.to_str().ok());
+    assert_eq!((answer.code(), retry), (409, Some("1")));
+    let status = answer.json();
+    assert_eq!(status["reason"], "AlreadyExists");
+    assert_eq!(
+        status["message"],
+        "configmaps \"twice\" already exists, the server was not able to generate a unique name for the object"
+    );
+    assert_eq!(status["details"], json!({"name": "twice", "kind": "configmaps", "retryAfterSeconds": 1}));
 }
 
 #[tokio::test]

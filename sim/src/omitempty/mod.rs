@@ -8,16 +8,21 @@
 //! tree `crate::patch` walks for strategic merge patch): a field in its
 //! type's `required` list is written always (`PodSpec.containers`), any
 //! other is `omitempty`, except the few upstream tags differently
-//! ([`ALWAYS_WRITTEN`]). Only lists and maps are dropped: an empty struct
-//! is still written by Go (`status: {}`), and for scalars the schema does
-//! not say whether the Go field is a pointer (a pointer's `0` or `""` is
-//! kept, a plain field's is not). Custom resources are stored as written,
+//! ([`ALWAYS_WRITTEN`]). An empty struct is still written by Go (`status:
+//! {}`). For scalars the schema does not say whether the Go field is a
+//! pointer (a pointer's `0` or `""` is kept, a plain field's is not): the
+//! plain `omitempty` ones are listed in [`zeros`], taken from the Go types,
+//! and their zero values dropped (a DaemonSet status's
+//! `updatedNumberScheduled: 0` is not stored, a ReplicaSet status's
+//! `terminatingReplicas: 0` is). Custom resources are stored as written,
 //! as the API server keeps unstructured JSON.
 
 use serde_json::Value;
 
 use crate::patch::Ty;
 use crate::resources::Builtin;
+
+mod zeros;
 
 /// Optional in the schema, but tagged without `omitempty` in the Go type:
 /// (definition, field). An empty list of these stays.
@@ -54,7 +59,10 @@ fn walk(value: &mut Value, ty: Ty) {
             let is_struct = schema.get("properties").is_some();
             fields.retain(|key, child| {
                 if !(child.is_array() || child.is_object()) {
-                    return true;
+                    // Most scalars are not zero: the table is looked up last.
+                    let omitted =
+                        is_struct && is_zero(child) && ty.name.is_some_and(|name| zeros::is_zero_omitted(name, key));
+                    return !omitted;
                 }
                 let field_ty = ty.field_type(key);
                 walk(child, field_ty);
@@ -65,6 +73,16 @@ fn walk(value: &mut Value, ty: Ty) {
             }
         }
         _ => {}
+    }
+}
+
+/// Whether the scalar `value` is Go's zero value: `0`, `""` or `false`.
+fn is_zero(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Bool(b) => !b,
+        _ => false,
     }
 }
 
@@ -127,6 +145,38 @@ mod tests {
         let mut role = json!({"metadata": {"name": "r"}, "rules": []});
         drop_empty(Builtin::ClusterRole, &mut role);
         assert_eq!(role["rules"], json!([]));
+    }
+
+    #[test]
+    fn zero_values_of_plain_omitempty_scalars_go_and_those_of_pointers_stay() {
+        // DaemonSetStatus: updatedNumberScheduled, numberAvailable,
+        // numberUnavailable and observedGeneration are plain int32/int64
+        // omitempty; currentNumberScheduled is always written.
+        let mut ds = json!({"metadata": {"name": "d", "namespace": "default", "generation": 1},
+            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "", "imagePullPolicy": ""}],
+                "hostNetwork": false}}},
+            "status": {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
+                "numberReady": 0, "observedGeneration": 0, "updatedNumberScheduled": 0, "numberAvailable": 0,
+                "numberUnavailable": 0, "collisionCount": 0}});
+        drop_empty(Builtin::DaemonSet, &mut ds);
+        assert_eq!(
+            ds,
+            json!({"metadata": {"name": "d", "namespace": "default", "generation": 1},
+                "spec": {"template": {"spec": {"containers": [{"name": "c"}]}}},
+                "status": {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
+                    "numberReady": 0, "collisionCount": 0}})
+        );
+        // ReplicaSetStatus: terminatingReplicas is a pointer, replicas is
+        // always written; readyReplicas and availableReplicas are not.
+        let mut rs = json!({"status": {"replicas": 0, "readyReplicas": 0, "availableReplicas": 0,
+            "fullyLabeledReplicas": 0, "terminatingReplicas": 0}});
+        drop_empty(Builtin::ReplicaSet, &mut rs);
+        assert_eq!(rs, json!({"status": {"replicas": 0, "terminatingReplicas": 0}}));
+    }
+
+    #[test]
+    fn the_zero_omitted_table_is_sorted() {
+        assert!(zeros::ZERO_OMITTED.is_sorted(), "binary search needs it sorted");
     }
 
     #[test]
