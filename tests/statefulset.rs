@@ -1,10 +1,11 @@
 //! The StatefulSet controller end to end, ported from upstream's
 //! `test/e2e/apps/statefulset.go`: the real `kcm-rs` binary against
-//! kube-sim and the testbed's kube-apiserver, driven with kubectl. Every test watches the set's pods and
-//! checks, at every event, that no two live pods carry one identity and
-//! (`OrderedReady`) that no ordinal is created before every lower one is
-//! Running and Ready. A pod is made unhealthy as a failing readiness probe
-//! would make it: its Ready condition set False through `pods/status`.
+//! kube-sim and the testbed's kube-apiserver, driven with kubectl. Every
+//! test watches the set's pods and checks, at every event, that no two live
+//! pods carry one identity and (`OrderedReady`) that no ordinal is created
+//! before every lower one is Running and Ready. A pod is made unhealthy as
+//! a failing readiness probe would make it: its Ready condition set False
+//! through `pods/status`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
