@@ -206,16 +206,6 @@ fn cpu_seconds(pid: u32) -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
-/// Peak resident memory of process `pid` in MiB (`VmHWM`).
-fn peak_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kib| kib / 1024.0)
-}
-
 /// Reads the audit log: the program's requests, by the phase they fell in.
 fn count_requests(audit: &Path, program: Program, run: &mut Run) {
     let text = std::fs::read_to_string(audit).expect("audit log");
@@ -292,7 +282,7 @@ async fn measure(program: Program, nodes: usize, deployments: usize, out: &Path)
     mark(&mut run, "steady");
     tokio::time::sleep(Duration::from_secs(30)).await;
     run.cached_mib = common::resident_mib(pid);
-    run.peak_mib = run.peak_mib.max(peak_mib(pid));
+    run.peak_mib = run.peak_mib.max(common::peak_resident_mib(pid));
     run.cpu_seconds = cpu_seconds(pid);
     mark(&mut run, "end");
     child.kill().await.expect("stopped");

@@ -35,10 +35,20 @@ pub fn scaled(n: usize) -> usize {
 
 /// Resident memory of process `pid` in MiB (`VmRSS`; 0 once it is gone).
 pub fn resident_mib(pid: u32) -> f64 {
+    status_mib(pid, "VmRSS:")
+}
+
+/// Peak resident memory of process `pid` in MiB (`VmHWM`; 0 once it is gone).
+pub fn peak_resident_mib(pid: u32) -> f64 {
+    status_mib(pid, "VmHWM:")
+}
+
+/// A kB field of `/proc/<pid>/status`, in MiB.
+fn status_mib(pid: u32, field: &str) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kib| kib / 1024.0)
 }
