@@ -57,9 +57,10 @@ pub struct Testbed {
     pub kcm_rs: PathBuf,
     /// kubeadm's `pki/` directory: `ca.crt`, `sa.key`, ...
     pub pki: PathBuf,
-    /// `testbed up`: its end is the testbed's.
+    /// `testbed up`: its end is the testbed's. It stops when its standard
+    /// input closes, with this process, and then removes its directory (a
+    /// static's is never dropped), or keeps it when something failed.
     _process: std::sync::Mutex<Child>,
-    _dir: tempfile::TempDir,
     turns: Arc<Mutex<()>>,
 }
 
@@ -93,11 +94,17 @@ impl Testbed {
             "the testbed binary {} is missing: scripts/test builds it (go build in testbed/), or set KCM_TESTBED",
             bin.display()
         );
-        let dir = tempfile::tempdir().expect("temp dir");
-        let stderr = std::fs::File::create(dir.path().join("testbed.err")).expect("stderr file");
+        let dir = tempfile::tempdir().expect("temp dir").keep();
+        let stderr = std::fs::File::create(dir.join("testbed.err")).expect("stderr file");
         let mut child = Command::new(&bin)
-            .args(["up", "--stop-on-stdin-eof", &format!("--nodes={nodes}"), &format!("--audit={audit}")])
-            .arg(format!("--dir={}", dir.path().display()))
+            .args([
+                "up",
+                "--stop-on-stdin-eof",
+                "--remove-dir",
+                &format!("--nodes={nodes}"),
+                &format!("--audit={audit}"),
+            ])
+            .arg(format!("--dir={}", dir.display()))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -113,12 +120,12 @@ impl Testbed {
         .await
         .expect("reader ran");
         let Some(state_path) = ready else {
-            let err = std::fs::read_to_string(dir.path().join("testbed.err")).unwrap_or_default();
+            let err = std::fs::read_to_string(dir.join("testbed.err")).unwrap_or_default();
             panic!("the testbed did not start:\n{err}");
         };
         let state: State =
             serde_json::from_slice(&std::fs::read(&state_path).expect("testbed.json")).expect("testbed.json parses");
-        let kcm_rs = dir.path().join("kcm-rs.conf");
+        let kcm_rs = dir.join("kcm-rs.conf");
         grant_kcm_rs(&state, &kcm_rs).await;
         Testbed {
             admin: state.admin_kubeconfig,
@@ -127,7 +134,6 @@ impl Testbed {
             kcm_rs,
             pki: state.pki,
             _process: std::sync::Mutex::new(child),
-            _dir: dir,
             turns: Arc::default(),
         }
     }

@@ -1,14 +1,16 @@
 // Command testbed is a real Kubernetes control plane for kcm-rs's tests
 // and benchmarks, built from upstream's Go modules:
 //
-//	testbed up --dir DIR [--nodes N] [--audit] [--stop-on-stdin-eof]
+//	testbed up --dir DIR [--nodes N] [--audit] [--stop-on-stdin-eof] [--remove-dir]
 //
 // brings up etcd, kube-apiserver 1.37, kube-scheduler and kwok (playing
 // the nodes' kubelets) on loopback, writes DIR/testbed.json (the server,
 // the admin and controller-manager kubeconfigs, the pki directory),
 // prints "testbed: ready DIR/testbed.json", and runs until SIGTERM or
 // SIGINT (or, with --stop-on-stdin-eof, the end of its standard input: a
-// parent that dies closes it), then stops them all. A
+// parent that dies closes it), then stops them all and, with --remove-dir,
+// removes DIR unless something failed (for a parent that may not outlive
+// it to clean up). A
 // component that fails to start, or exits, ends it with that component's
 // log tail. Each component also runs on its own, as upstream's command
 // does:
@@ -48,7 +50,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage: testbed up --dir DIR [--nodes N] [--audit] [--stop-on-stdin-eof]\n       testbed %s [ARGS]\n",
+	fmt.Fprintf(os.Stderr, "usage: testbed up --dir DIR [--nodes N] [--audit] [--stop-on-stdin-eof] [--remove-dir]\n       testbed %s [ARGS]\n",
 		strings.Join(components.Names, "|"))
 }
 
@@ -59,6 +61,7 @@ func up(args []string) int {
 	flags.IntVar(&opts.Nodes, "nodes", 3, "how many nodes to seed (node-1 ..)")
 	flags.BoolVar(&opts.Audit, "audit", false, "write kube-apiserver's audit log to DIR/audit.log")
 	stdinEOF := flags.Bool("stop-on-stdin-eof", false, "stop when standard input ends")
+	removeDir := flags.Bool("remove-dir", false, "remove DIR once everything has stopped")
 	flags.DurationVar(&opts.StartTimeout, "start-timeout", 3*time.Minute, "how long each component may take to start")
 	if err := flags.Parse(args); err != nil {
 		return 2
@@ -75,6 +78,19 @@ func up(args []string) int {
 			stop()
 		}()
 	}
+	code := serve(ctx, opts)
+	// A failed run keeps DIR: its logs say why.
+	if code == 0 && *removeDir {
+		if err := os.RemoveAll(opts.Dir); err != nil {
+			fmt.Fprintf(os.Stderr, "testbed: %v\n", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// serve brings the control plane up and runs it until ctx ends.
+func serve(ctx context.Context, opts cluster.Options) int {
 	c, err := cluster.Up(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testbed: %v\n", err)
