@@ -209,6 +209,8 @@ on_both!(
     the_scale_and_status_subresources_show_the_set,
     on_delete_replaces_only_deleted_pods,
     a_pod_is_available_after_min_ready_seconds,
+    claims_follow_the_retention_policy,
+    ordered_creation_waits_for_a_pods_storage,
 );
 
 /// Upstream "Scaling should happen in predictable order and halt if any
@@ -403,11 +405,6 @@ async fn the_scale_and_status_subresources_show_the_set() {
 /// controller runs on either cluster), so what is checked is that deletion
 /// has begun. On the testbed the test binds the claims itself
 /// ([`Provisioner`]), as kube-sim does.
-// kube-sim only for now: on the testbed its claims keep kube-apiserver's
-// kubernetes.io/pvc-protection finalizer, which nothing removes until
-// kcm-rs has the PVC protection controller, so its namespace is never
-// deleted.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claims_follow_the_retention_policy() {
     let env = start().await;
     let provisioner = Provisioner::start(&env);
@@ -530,8 +527,6 @@ async fn faults_and_a_restart_mid_scale_keep_order_and_identity() {
 /// `OrderedReady` set waits with it (kube-sim's provisioner, and the
 /// test's [`Provisioner`] on the testbed, hold a claim annotated
 /// `kube-sim.io/provision: pending`).
-// kube-sim only for now, as `claims_follow_the_retention_policy`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ordered_creation_waits_for_a_pods_storage() {
     let env = start().await;
     let provisioner = Provisioner::start(&env);

@@ -10,8 +10,12 @@
 //! `spec.volumeName`, the PV controller's `pv.kubernetes.io/bind-completed`
 //! and `pv.kubernetes.io/bound-by-controller` annotations, and status
 //! `Bound` with the requested storage and access modes — unless
-//! `kube-sim.io/provision: "pending"` holds it. On kube-sim it does
-//! nothing: kube-sim binds the claims itself.
+//! `kube-sim.io/provision: "pending"` holds it. When the test is done, it
+//! also plays the PVC protection controller, which kcm-rs does not have
+//! yet: kube-apiserver's StorageObjectInUseProtection admission gave every
+//! claim the `kubernetes.io/pvc-protection` finalizer, and nothing else
+//! would remove it, so the test's namespace could never be deleted. On
+//! kube-sim it does nothing: kube-sim binds the claims itself.
 
 use std::sync::{Arc, Mutex};
 
@@ -29,6 +33,7 @@ const PENDING: &str = "kube-sim.io/provision";
 /// Binds the claims of a test's namespace on the testbed.
 pub struct Provisioner {
     client: kube::Client,
+    claims: Api<PersistentVolumeClaim>,
     /// The PersistentVolumes made (cluster-scoped: removed by [`finish`]).
     ///
     /// [`finish`]: Provisioner::finish
@@ -44,6 +49,7 @@ impl Provisioner {
             return None;
         }
         let claims: Api<PersistentVolumeClaim> = Api::namespaced(env.client.clone(), &env.ns);
+        let claims_of_test = claims.clone();
         let client = env.client.clone();
         let volumes = Arc::new(Mutex::new(Vec::new()));
         let made = volumes.clone();
@@ -58,14 +64,25 @@ impl Provisioner {
                 }
             }
         });
-        Some(Provisioner { client: env.client.clone(), volumes, task })
+        Some(Provisioner { client: env.client.clone(), claims: claims_of_test, volumes, task })
     }
 
-    /// Stops binding and removes the PersistentVolumes made (with their
-    /// `kubernetes.io/pv-protection` finalizer, which no controller of the
-    /// testbed removes).
+    /// Stops binding, takes the `kubernetes.io/pvc-protection` finalizer
+    /// off the namespace's claims (their pods are done with, or go with the
+    /// namespace), and removes the PersistentVolumes made (with their
+    /// `kubernetes.io/pv-protection` finalizer): no controller of the
+    /// testbed removes either finalizer.
     pub async fn finish(self) {
         self.task.abort();
+        for claim in self.claims.list(&Default::default()).await.expect("claims listed") {
+            let name = claim.metadata.name.unwrap_or_default();
+            let unprotected = json!({"metadata": {"finalizers": null}});
+            match self.claims.patch(&name, &PatchParams::default(), &Patch::Merge(unprotected)).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(e)) if e.code == 404 => {}
+                Err(e) => panic!("claim {name} not unprotected: {e}"),
+            }
+        }
         let volumes: Api<PersistentVolume> = Api::all(self.client.clone());
         let made = self.volumes.lock().expect("lock").clone();
         for name in made {
