@@ -66,9 +66,6 @@ pub struct Context<'a> {
     /// The process's shared informers (handlers are registered before
     /// they start).
     pub factory: &'a SharedInformerFactory,
-    /// The client shared by the controllers that have no client of their
-    /// own.
-    pub client: &'a kube::Client,
     /// What a controller's own client is built from.
     pub client_config: &'a ClientConfig,
     /// Where controller metrics are registered.
@@ -110,23 +107,25 @@ pub const TABLE: &[Row] = &[
         name: deployment::CONTROLLER_NAME,
         workers: |config| config.concurrent_deployment_syncs,
         start: |cx| {
-            let recorder = EventRecorder::new(cx.client.clone(), deployment::EVENT_COMPONENT);
+            let client = cx.own_client(deployment::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), deployment::EVENT_COMPONENT);
             let options = kcm_controllers::deployment::Options {
                 terminating_replicas: cx.config.feature_gates.enabled(TERMINATING_REPLICAS),
             };
             let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(DeploymentController::new(cx.factory, cx.client.clone(), recorder, options, queues)?)))
+            Ok(Some(Box::new(DeploymentController::new(cx.factory, client, recorder, options, queues)?)))
         },
     },
     Row {
         name: replicaset::CONTROLLER_NAME,
         workers: |config| config.concurrent_replicaset_syncs,
         start: |cx| {
-            let recorder = EventRecorder::new(cx.client.clone(), replicaset::EVENT_COMPONENT);
+            let client = cx.own_client(replicaset::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), replicaset::EVENT_COMPONENT);
             let terminating_replicas = cx.config.feature_gates.enabled(TERMINATING_REPLICAS);
             let options = kcm_controllers::replicaset::Options { terminating_replicas, ..Default::default() };
             let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(ReplicaSetController::new(cx.factory, cx.client.clone(), recorder, options, queues)?)))
+            Ok(Some(Box::new(ReplicaSetController::new(cx.factory, client, recorder, options, queues)?)))
         },
     },
     Row {
@@ -345,7 +344,7 @@ pub const TABLE: &[Row] = &[
         workers: |config| config.concurrent_gc_syncs,
         start: |cx| {
             let client = cx.own_client(garbagecollector::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(cx.client.clone(), garbagecollector::EVENT_COMPONENT);
+            let recorder = EventRecorder::new(client.clone(), garbagecollector::EVENT_COMPONENT);
             let metrics = GcMetrics::register(cx.registry)?;
             Ok(Some(Box::new(GarbageCollector::new(client, recorder, Some(cx.queue_metrics), metrics))))
         },

@@ -48,6 +48,11 @@ use crate::config::{Config, LeaderElectionSettings, SimSettings};
 use crate::controllers::{Context, TABLE};
 use crate::sim;
 
+/// The user-agent suffix of the shared informers' client: upstream's
+/// informer factory's `ClientOrDie("shared-informers")`. Every controller
+/// has a client of its own, with its own QPS/burst budget.
+const INFORMERS_CLIENT: &str = "shared-informers";
+
 /// Why the daemon could not run. Each module's error, wrapped once here.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -105,7 +110,7 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         Some(election) => client_config.fenced(election.elector.fence()),
         None => client_config,
     };
-    let client = client::build(&client_config, &registry, None)?;
+    let client = client::build(&client_config, &registry, Some(INFORMERS_CLIENT))?;
     let healthz = Checks::with_ping();
     let readyz = Checks::with_ping();
     // Ready while standing by; while leading, once the caches have synced.
@@ -216,11 +221,11 @@ async fn stopped(mut stop: StopSignal) {
 
 /// What the controllers share, built once per process.
 struct Runtime {
-    /// The controllers' client (rate-limited, metered, fenced under leader
-    /// election).
+    /// The shared informers' client (rate-limited, metered, fenced under
+    /// leader election; user agent `shared-informers`, as upstream's).
     client: kube::Client,
-    /// What the controllers that have a client of their own build it from
-    /// (fenced under leader election).
+    /// What each controller builds its own client from (fenced under
+    /// leader election).
     client_config: ClientConfig,
     /// Where the controllers register their metrics.
     registry: Registry,
@@ -252,7 +257,6 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
     let cx = Context {
         config,
         factory: &factory,
-        client: &runtime.client,
         client_config: &runtime.client_config,
         registry: &runtime.registry,
         queue_metrics: &runtime.queue_metrics,

@@ -47,6 +47,10 @@ pub const QUEUE_NAME: &str = "replicaset";
 /// The `source.component` of the controller's Events.
 pub const EVENT_COMPONENT: &str = "replicaset-controller";
 
+/// The user-agent suffix of the controller's own client, with its own
+/// QPS/burst budget (upstream's `ClientOrDie("replicaset-controller")`).
+pub const CLIENT_NAME: &str = "replicaset-controller";
+
 /// Failed syncs of one key before it is dropped, 15 (upstream `maxRetries`:
 /// 5 ms · 2^15 ≈ 82 s of backoff in total), drained on stop.
 pub const RETRIES: Retries = Retries::at_most(15);
