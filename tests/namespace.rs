@@ -1,12 +1,15 @@
 //! The Namespace controller end to end: the real `kcm-rs` binary against
-//! kube-sim. A namespace full of built-in objects and of a custom type
-//! registered at run time is deleted with `kubectl delete ns`, passes
+//! kube-sim and, but for the faults scenario, the testbed's
+//! kube-apiserver. A namespace full of built-in objects and of a custom
+//! type served at run time (a CustomResourceDefinition on the testbed) is
+//! deleted with `kubectl delete ns`, passes
 //! through Terminating with upstream's conditions and goes, leaving
 //! nothing; a foreign finalizer holds it (and is named) until removed;
 //! failing deletes and a dropped watch delay but never stop it, and it is
 //! never finalized while content remains; its pods go first, and a pod
 //! held by a finalizer keeps every other object (upstream's conformance
-//! test of ordered namespace deletion). Every test waits on conditions,
+//! test of ordered namespace deletion). The namespaces deleted are the
+//! test's own, named after its namespace. Every test waits on conditions,
 //! never on timings.
 
 use std::sync::{Arc, Mutex};
@@ -19,7 +22,7 @@ use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, start, widgets};
+use crate::common::{Env, PATIENCE, on_both, start, widgets};
 
 // === utils ===
 
@@ -56,12 +59,16 @@ async fn create(env: &Env, ns: &str, api_version: &str, plural: &str, kind: &str
     api_for(env, ns, api_version, plural, kind).create(&PostParams::default(), &obj).await.expect("created");
 }
 
-async fn create_namespace(env: &Env, ns: &str) {
+/// Creates the namespace `<the test's namespace>-<name>`, a name no other
+/// test uses (on the shared testbed too), and returns its name.
+async fn create_namespace(env: &Env, name: &str) -> String {
+    let ns = format!("{}-{name}", env.ns);
     let api: Api<Namespace> = Api::all(env.client.clone());
     let obj: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).expect("namespace");
     api.create(&PostParams::default(), &obj).await.expect("namespace created");
     // The tests create pods in it next.
-    crate::common::default_service_account(&env.cluster, &env.client, ns).await;
+    crate::common::default_service_account(&env.cluster, &env.client, &ns).await;
+    ns
 }
 
 fn pod_spec(grace: i64) -> Value {
@@ -144,17 +151,22 @@ async fn nothing_left(env: &Env, ns: &str) {
 
 // === tests ===
 
-#[tokio::test(flavor = "multi_thread")]
+on_both!(
+    kubectl_delete_ns_empties_it_with_upstream_conditions_then_it_goes,
+    a_foreign_finalizer_holds_the_namespace_and_is_named_until_removed,
+    a_finalizer_held_pod_keeps_every_other_object_until_it_goes,
+);
+
 async fn kubectl_delete_ns_empties_it_with_upstream_conditions_then_it_goes() {
     let env = start().await;
-    env.cluster.controls().register(&widgets()).expect("custom type served");
-    create_namespace(&env, "doomed").await;
-    populate(&env, "doomed").await;
-    let (seen, watch) = record(&env, "doomed");
+    env.serve(&widgets()).await;
+    let doomed = create_namespace(&env, "doomed").await;
+    populate(&env, &doomed).await;
+    let (seen, watch) = record(&env, &doomed);
 
-    kubectl_delete_ns(&env, "doomed").await;
-    gone(&env, "doomed").await;
-    nothing_left(&env, "doomed").await;
+    kubectl_delete_ns(&env, &doomed).await;
+    gone(&env, &doomed).await;
+    nothing_left(&env, &doomed).await;
     watch.abort();
 
     let seen = seen.lock().expect("lock").clone();
@@ -182,27 +194,26 @@ async fn kubectl_delete_ns_empties_it_with_upstream_conditions_then_it_goes() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
 async fn a_foreign_finalizer_holds_the_namespace_and_is_named_until_removed() {
     let env = start().await;
-    env.cluster.controls().register(&widgets()).expect("custom type served");
-    create_namespace(&env, "held").await;
+    env.serve(&widgets()).await;
+    let held = create_namespace(&env, "held").await;
     create(
         &env,
-        "held",
+        &held,
         "v1",
         "configmaps",
         "ConfigMap",
         json!({"metadata": {"name": "kept", "finalizers": ["example.com/x"]}}),
     )
     .await;
-    create(&env, "held", "v1", "secrets", "Secret", json!({"metadata": {"name": "s"}})).await;
-    kubectl_delete_ns(&env, "held").await;
+    create(&env, &held, "v1", "secrets", "Secret", json!({"metadata": {"name": "s"}})).await;
+    kubectl_delete_ns(&env, &held).await;
 
     let api: Api<Namespace> = Api::all(env.client.clone());
     let want = "Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances";
     wait_for(&env.cluster, PATIENCE, "the finalizer to be named", || async {
-        let ns = api.get("held").await.expect("still there while the finalizer is");
+        let ns = api.get(&held).await.expect("still there while the finalizer is");
         let named = condition(&ns, "NamespaceFinalizersRemaining").is_some_and(|c| {
             c.status == "True"
                 && c.reason.as_deref() == Some("SomeFinalizersRemain")
@@ -211,30 +222,32 @@ async fn a_foreign_finalizer_holds_the_namespace_and_is_named_until_removed() {
         if named { Ok(()) } else { Err(format!("{:?}", ns.status)) }
     })
     .await;
-    let ns = api.get("held").await.expect("still there while the finalizer is");
+    let ns = api.get(&held).await.expect("still there while the finalizer is");
     assert_eq!(ns.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Terminating"));
-    let secrets = api_for(&env, "held", "v1", "secrets", "Secret").list(&ListParams::default()).await.expect("listed");
+    let secrets = api_for(&env, &held, "v1", "secrets", "Secret").list(&ListParams::default()).await.expect("listed");
     assert!(secrets.items.is_empty(), "other content deleted meanwhile");
-    assert!(api.get_opt("held").await.expect("get").is_some(), "held by the finalizer");
+    assert!(api.get_opt(&held).await.expect("get").is_some(), "held by the finalizer");
 
-    let cms: Api<ConfigMap> = Api::namespaced(env.client.clone(), "held");
+    let cms: Api<ConfigMap> = Api::namespaced(env.client.clone(), &held);
     cms.patch("kept", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
         .await
         .expect("finalizer removed");
-    gone(&env, "held").await;
-    nothing_left(&env, "held").await;
+    gone(&env, &held).await;
+    nothing_left(&env, &held).await;
 }
 
+/// kube-sim only: the deletes fail and the watch drops by kube-sim's faults
+/// and controls.
 #[tokio::test(flavor = "multi_thread")]
 async fn failing_deletes_and_a_dropped_watch_delay_but_never_stop_deletion() {
     let env = start().await;
-    env.cluster.controls().register(&widgets()).expect("custom type served");
-    create_namespace(&env, "faulty").await;
-    populate(&env, "faulty").await;
+    env.serve(&widgets()).await;
+    let faulty = create_namespace(&env, "faulty").await;
+    populate(&env, &faulty).await;
     for i in 0..20 {
-        create(&env, "faulty", "v1", "configmaps", "ConfigMap", json!({"metadata": {"name": format!("cm-{i}")}})).await;
+        create(&env, &faulty, "v1", "configmaps", "ConfigMap", json!({"metadata": {"name": format!("cm-{i}")}})).await;
     }
-    kubectl_delete_ns(&env, "faulty").await;
+    kubectl_delete_ns(&env, &faulty).await;
     let rule = |verb: &str| FaultRule { verb: Some(verb.into()), error_rate: 0.2, ..Default::default() };
     env.cluster
         .controls()
@@ -242,8 +255,8 @@ async fn failing_deletes_and_a_dropped_watch_delay_but_never_stop_deletion() {
         .expect("faults set");
     env.cluster.controls().drop_watches();
 
-    gone(&env, "faulty").await;
-    nothing_left(&env, "faulty").await;
+    gone(&env, &faulty).await;
+    nothing_left(&env, &faulty).await;
     env.cluster.controls().clear_faults();
 }
 
@@ -251,14 +264,13 @@ async fn failing_deletes_and_a_dropped_watch_delay_but_never_stop_deletion() {
 /// should delete pod first", with Secrets and Services beside the
 /// ConfigMap: while a finalizer holds the deleted namespace's pod, nothing
 /// else is deleted; once it is removed, the pod, then everything, goes.
-#[tokio::test(flavor = "multi_thread")]
 async fn a_finalizer_held_pod_keeps_every_other_object_until_it_goes() {
     let env = start().await;
-    create_namespace(&env, "ordered").await;
+    let ordered = create_namespace(&env, "ordered").await;
     let pod =
         json!({"metadata": {"name": "test-pod", "finalizers": ["e2e.example.com/finalizer"]}, "spec": pod_spec(30)});
-    create(&env, "ordered", "v1", "pods", "Pod", pod).await;
-    let pods: Api<Pod> = Api::namespaced(env.client.clone(), "ordered");
+    create(&env, &ordered, "v1", "pods", "Pod", pod).await;
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), &ordered);
     wait_for(&env.cluster, PATIENCE, "the pod to run", || async {
         let phase = pods.get("test-pod").await.expect("pod").status.and_then(|s| s.phase);
         if phase.as_deref() == Some("Running") { Ok(()) } else { Err(format!("{phase:?}")) }
@@ -273,13 +285,13 @@ async fn a_finalizer_held_pod_keeps_every_other_object_until_it_goes() {
     for (plural, kind, name, body) in &others {
         let mut body = body.clone();
         body["metadata"] = json!({"name": name});
-        create(&env, "ordered", "v1", plural, kind, body).await;
+        create(&env, &ordered, "v1", plural, kind, body).await;
     }
 
-    kubectl_delete_ns(&env, "ordered").await;
+    kubectl_delete_ns(&env, &ordered).await;
     let namespaces: Api<Namespace> = Api::all(env.client.clone());
     wait_for(&env.cluster, PATIENCE, "the namespace controller to report the held pod", || async {
-        let ns = namespaces.get("ordered").await.expect("held by its pod");
+        let ns = namespaces.get(&ordered).await.expect("held by its pod");
         let terminating = ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating");
         let reported = condition(&ns, "NamespaceDeletionContentFailure").is_some()
             && condition(&ns, "NamespaceContentRemaining")
@@ -289,7 +301,7 @@ async fn a_finalizer_held_pod_keeps_every_other_object_until_it_goes() {
         if terminating && reported && deleting.is_some() { Ok(()) } else { Err(format!("{:?}", ns.status)) }
     })
     .await;
-    let ns = namespaces.get("ordered").await.expect("held by its pod");
+    let ns = namespaces.get(&ordered).await.expect("held by its pod");
     let finalizers = condition(&ns, "NamespaceFinalizersRemaining").and_then(|c| c.message.clone());
     assert_eq!(
         finalizers.as_deref(),
@@ -298,13 +310,22 @@ async fn a_finalizer_held_pod_keeps_every_other_object_until_it_goes() {
         )
     );
     for (plural, kind, name, _) in &others {
-        let obj = api_for(&env, "ordered", "v1", plural, kind).get(name).await.expect("outlives the pod");
+        let obj = api_for(&env, &ordered, "v1", plural, kind).get(name).await.expect("outlives the pod");
         assert_eq!(obj.metadata.deletion_timestamp, None, "{kind} {name} deleted while a pod remains");
     }
 
-    let mut held = pods.get("test-pod").await.expect("pod");
-    held.metadata.finalizers = Some(Vec::new());
-    pods.replace("test-pod", &PostParams::default(), &held).await.expect("finalizer removed");
+    // Read, changed and replaced again on a conflict, as upstream's pod
+    // client updates: the kubelet writes the deleted pod's status meanwhile.
+    wait_for(&env.cluster, PATIENCE, "the pod's finalizer to be removed", || async {
+        let mut held = pods.get("test-pod").await.expect("pod");
+        held.metadata.finalizers = Some(Vec::new());
+        match pods.replace("test-pod", &PostParams::default(), &held).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(e)) if e.code == 409 => Err(e.message.clone()),
+            Err(e) => panic!("finalizer not removed: {e}"),
+        }
+    })
+    .await;
     wait_for(&env.cluster, PATIENCE, "the pod to go", || async {
         match pods.get_opt("test-pod").await.expect("get pod") {
             None => Ok(()),
@@ -312,9 +333,9 @@ async fn a_finalizer_held_pod_keeps_every_other_object_until_it_goes() {
         }
     })
     .await;
-    gone(&env, "ordered").await;
+    gone(&env, &ordered).await;
     for (plural, kind, _, _) in &others {
-        let left = api_for(&env, "ordered", "v1", plural, kind).list(&ListParams::default()).await.expect("listed");
+        let left = api_for(&env, &ordered, "v1", plural, kind).list(&ListParams::default()).await.expect("listed");
         assert!(left.items.is_empty(), "{plural} left behind");
     }
 }

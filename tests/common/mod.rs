@@ -19,11 +19,13 @@ use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 use tokio::sync::{OwnedMutexGuard, broadcast};
 
+pub mod crd;
 pub mod mirror;
 pub mod provisioner;
 pub mod recorder;
 pub mod testbed;
 
+pub use crd::widgets;
 use testbed::Testbed;
 
 /// How [`kube_sim::testing::wait_for`] waits in these tests: a generous
@@ -134,6 +136,9 @@ pub struct Env {
     /// The namespace this test works in: `default` on kube-sim, one of its
     /// own on the shared testbed.
     pub ns: String,
+    /// The CustomResourceDefinitions [`Env::serve`] applied on the testbed,
+    /// deleted when the test ends.
+    served: std::sync::Mutex<Vec<String>>,
     /// The cluster (last: see above).
     pub cluster: Cluster,
 }
@@ -178,7 +183,8 @@ impl Drop for Env {
     /// turn: each test finds the shared testbed as the one before found it.
     /// Its pods go at once (no new pod is admitted once the namespace is
     /// terminating), as the namespace controller would otherwise wait for
-    /// their grace periods.
+    /// their grace periods. Then the CustomResourceDefinitions it served
+    /// go, with their objects (cluster-scoped ones too).
     fn drop(&mut self) {
         let Some(log) = &self.daemon_config.log else { return };
         // A create refused in a namespace being deleted (NamespaceLifecycle)
@@ -210,11 +216,13 @@ impl Drop for Env {
                 .status();
             status.is_ok_and(|s| s.success())
         });
+        let removed = crd::remove_served(self);
         if std::thread::panicking() {
             return;
         }
         assert!(refused.is_empty(), "kcm-rs was refused (403) on the testbed:\n{}", refused.join("\n"));
         assert!(deleted, "the test namespace {ns} was not deleted within 120 s");
+        assert!(removed, "the CustomResourceDefinitions the test served were not deleted within 120 s");
     }
 }
 
@@ -229,20 +237,6 @@ pub async fn https_get(port: u16, path: &str) -> (u16, String) {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
     (code.trim().parse().unwrap_or(0), body.to_owned())
-}
-
-/// A namespaced custom resource type `widgets.example.com/v1` to register
-/// at run time.
-pub fn widgets() -> kube_sim::controls::CustomResource {
-    kube_sim::controls::CustomResource {
-        group: "example.com".into(),
-        version: "v1".into(),
-        plural: "widgets".into(),
-        kind: "Widget".into(),
-        namespaced: true,
-        short_names: Vec::new(),
-        verbs: None,
-    }
 }
 
 /// Starts `kcm-rs` on the test's cluster: kube-sim, or its turn on the
@@ -279,6 +273,7 @@ pub fn start_on(sim: Sim, dir: tempfile::TempDir, kubeconfig: PathBuf, args: &[&
         port,
         client,
         ns: "default".to_owned(),
+        served: std::sync::Mutex::default(),
     }
 }
 
@@ -324,6 +319,7 @@ pub async fn start_on_testbed(args: &[&str]) -> Env {
         port,
         client,
         ns,
+        served: std::sync::Mutex::default(),
     };
     if runs_controller(args, "serviceaccount-controller", "serviceaccount") {
         default_service_account(&env.cluster, &env.client, &env.ns).await;
