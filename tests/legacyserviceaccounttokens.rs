@@ -1,67 +1,137 @@
 //! Unused legacy service account tokens, end to end: the real `kcm-rs`
-//! binary with a short `--legacy-service-account-token-clean-up-period`
-//! against kube-sim, set up with kubectl. The API server's tracking
-//! ConfigMap is dated long ago; a token Secret its ServiceAccount lists,
-//! last used long ago, is labelled `kubernetes.io/legacy-token-invalid-since`
-//! with today's date; one invalid since long ago is deleted; one a pod
-//! mounts, and one its ServiceAccount does not list, are left alone
-//! (legacy-serviceaccount-token-cleaner-controller). The cleaner evaluates
+//! binary (only `legacy-serviceaccount-token-cleaner-controller` selected)
+//! with a short `--legacy-service-account-token-clean-up-period` against
+//! kube-sim and against the testbed, set up with kubectl. The API server's
+//! tracking ConfigMap is dated long ago; a token Secret its ServiceAccount
+//! lists, last used long ago, is labelled
+//! `kubernetes.io/legacy-token-invalid-since` with today's date; one
+//! invalid since long ago is deleted; one a pod mounts, and one its
+//! ServiceAccount does not list, are left alone. The cleaner evaluates
 //! once its caches sync (then daily), so everything is in place before the
-//! daemon starts; the test waits on conditions, never on timings.
+//! daemon starts (set up with kcm-rs stopped, then started with the
+//! flags); the test waits on conditions, never on timings.
+//!
+//! The cleaner runs alone: on the testbed kcm-rs's flags give the signing
+//! key, so the serviceaccount-token-controller would fill these Secrets
+//! while the cleaner evaluates, and a Secret updated after the cleaner's
+//! cache saw it makes its delete (conditioned on that resourceVersion) a
+//! conflict, left (as upstream leaves it) to the next evaluation, a day
+//! later.
+
+use std::path::PathBuf;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
-use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
+use kube_sim::SimConfig;
+use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, provision_namespace, wait_for};
 
-use crate::common::{PATIENCE, free_port, sim_with_kubeconfig, spawn_on};
+use crate::common::{Backend, Cluster, Env, PATIENCE, backend, on_both, start_on_testbed, start_with};
 
-/// A legacy token Secret of `robot` with these labels.
-fn token_secret(name: &str, labels: &str) -> String {
+/// The controller alone, as upstream names it.
+const CONTROLLERS: &str = "--controllers=legacy-serviceaccount-token-cleaner-controller";
+
+/// The API server's legacy token tracking ConfigMap, in `kube-system`.
+const TRACKING: &str = "kube-apiserver-legacy-service-account-token-tracking";
+
+const LONG_AGO: &str = "2020-01-01";
+
+/// A legacy token Secret of `robot` in `ns` with these labels.
+fn token_secret(ns: &str, name: &str, labels: &str) -> String {
     format!(
-        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: team-l\n  labels:\n{labels}  annotations:\n    \
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: {ns}\n  labels:\n{labels}  annotations:\n    \
          kubernetes.io/service-account.name: robot\ntype: kubernetes.io/service-account-token\n"
     )
 }
 
-const LONG_AGO: &str = "2020-01-01";
+/// The cluster with the test's namespace provisioned (its `default`
+/// ServiceAccount and `kube-root-ca.crt`, as the controller manager that
+/// ran before would have made them; the pod below needs both), and no
+/// kcm-rs running: the set-up comes first.
+async fn stopped() -> Env {
+    let mut env = match backend() {
+        Backend::Sim => {
+            let env = start_with(SimConfig::default(), &[CONTROLLERS], |_| {}).await;
+            provision_namespace(env.cluster.sim(), &env.ns).await;
+            env
+        }
+        Backend::Testbed => start_on_testbed(&[CONTROLLERS]).await,
+    };
+    env.daemon.kill().await.expect("kcm-rs stopped");
+    env
+}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// The tracking ConfigMap's `since` set to [`LONG_AGO`], and on the
+/// testbed, whose API server every test shares, set back to its date when
+/// this drops (at the test's end, or when it fails).
+struct TrackedSinceLongAgo {
+    /// The kubeconfig and date to set back, on the testbed.
+    restore: Option<(PathBuf, String)>,
+}
+
+impl TrackedSinceLongAgo {
+    async fn set(env: &Env) -> TrackedSinceLongAgo {
+        let get = ["get", "configmap", TRACKING, "-n", "kube-system", "-o", "jsonpath={.data.since}"];
+        let since = kubectl_ok(&env.kubeconfig, &get).await;
+        let restore =
+            matches!(env.cluster, Cluster::Testbed { .. }).then(|| (env.kubeconfig.clone(), since.trim().to_owned()));
+        let guard = TrackedSinceLongAgo { restore };
+        kubectl_ok(
+            &env.kubeconfig,
+            &["patch", "configmap", TRACKING, "-n", "kube-system", "-p", &since_patch(LONG_AGO)],
+        )
+        .await;
+        guard
+    }
+}
+
+/// A merge patch setting the tracking ConfigMap's `since`.
+fn since_patch(date: &str) -> String {
+    format!(r#"{{"data":{{"since":"{date}"}}}}"#)
+}
+
+impl Drop for TrackedSinceLongAgo {
+    fn drop(&mut self) {
+        let Some((kubeconfig, since)) = &self.restore else { return };
+        let out = std::process::Command::new("kubectl")
+            .args(["patch", "configmap", TRACKING, "-n", "kube-system", "-p", &since_patch(since)])
+            .env("KUBECONFIG", kubeconfig)
+            .output();
+        if !out.as_ref().is_ok_and(|o| o.status.success()) && !std::thread::panicking() {
+            panic!("kubectl did not set the shared tracking ConfigMap's since back to {since}: {out:?}");
+        }
+    }
+}
+
+on_both!(unused_legacy_tokens_are_labelled_invalid_then_deleted);
+
+/// With the API server tracking legacy token use since long ago, the
+/// unused token is labelled invalid since today and the one invalid since
+/// long ago is deleted; the mounted one and the unlisted one keep their
+/// label.
 async fn unused_legacy_tokens_are_labelled_invalid_then_deleted() {
-    let (sim, _dir, kubeconfig) = sim_with_kubeconfig(Default::default()).await;
-    let patch = format!(r#"{{"data":{{"since":"{LONG_AGO}"}}}}"#);
-    kubectl_ok(
-        &kubeconfig,
-        &[
-            "patch",
-            "configmap",
-            "kube-apiserver-legacy-service-account-token-tracking",
-            "-n",
-            "kube-system",
-            "-p",
-            &patch,
-        ],
-    )
-    .await;
-    kubectl_ok(&kubeconfig, &["create", "namespace", "team-l"]).await;
-    // Its ServiceAccount and CA bundle, as the controller manager that ran
-    // before kcm-rs gave them (the pod below needs both).
-    kube_sim::testing::provision_namespace(&sim, "team-l").await;
-    let account = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: robot\n  namespace: team-l\nsecrets:\n\
-                   - name: unused\n- name: invalid\n- name: mounted\n";
-    kubectl_ok_with_stdin(&kubeconfig, &["apply", "-f", "-"], account).await;
+    let mut env = stopped().await;
+    let _since = TrackedSinceLongAgo::set(&env).await;
+    let ns = env.ns.clone();
+    let account = format!(
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: robot\n  namespace: {ns}\nsecrets:\n\
+         - name: unused\n- name: invalid\n- name: mounted\n"
+    );
+    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &account).await;
     let last_used = format!("    kubernetes.io/legacy-token-last-used: \"{LONG_AGO}\"\n");
     let invalid = format!("{last_used}    kubernetes.io/legacy-token-invalid-since: \"{LONG_AGO}\"\n");
     for (name, labels) in [("unused", &last_used), ("invalid", &invalid), ("mounted", &invalid), ("unlisted", &invalid)]
     {
-        kubectl_ok_with_stdin(&kubeconfig, &["apply", "-f", "-"], &token_secret(name, labels)).await;
+        kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &token_secret(&ns, name, labels)).await;
     }
-    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\n  namespace: team-l\nspec:\n  containers:\n  \
-               - name: app\n    image: nginx\n  volumes:\n  - name: token\n    secret:\n      secretName: mounted\n";
-    kubectl_ok_with_stdin(&kubeconfig, &["apply", "-f", "-"], pod).await;
+    let pod = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\n  namespace: {ns}\nspec:\n  containers:\n  \
+         - name: app\n    image: nginx\n  volumes:\n  - name: token\n    secret:\n      secretName: mounted\n"
+    );
+    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &pod).await;
 
-    let _daemon = spawn_on(&kubeconfig, free_port(), &["--legacy-service-account-token-clean-up-period=1ms"]);
-    let secrets: Api<Secret> = Api::namespaced(sim.client().expect("client"), "team-l");
-    wait_for(&sim, PATIENCE, "the unused token labelled invalid and the invalid one deleted", || async {
+    env.daemon = env.spawn_on(env.port, &[CONTROLLERS, "--legacy-service-account-token-clean-up-period=1ms"]);
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), &ns);
+    wait_for(&env.cluster, PATIENCE, "the unused token labelled invalid and the invalid one deleted", || async {
         let unused = secrets.get_opt("unused").await.map_err(|e| e.to_string())?.ok_or("no unused Secret")?;
         let labels = unused.metadata.labels.unwrap_or_default();
         let since = labels.get("kubernetes.io/legacy-token-invalid-since").ok_or("unused not labelled")?.clone();

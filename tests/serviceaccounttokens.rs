@@ -1,22 +1,25 @@
 //! Legacy service account token Secrets, end to end: the real `kcm-rs`
-//! binary with `--service-account-private-key-file` against kube-sim,
-//! driven with kubectl as upstream's e2e (`test/e2e/auth/service_accounts.go`)
-//! drives a cluster. A Secret of type `kubernetes.io/service-account-token`
-//! naming `default` is filled with `token`, `ca.crt` and `namespace`; the
-//! token verifies with the public key and carries upstream's legacy
-//! claims; deleting the ServiceAccount deletes the Secret, and a token
-//! Secret naming no ServiceAccount is deleted
+//! binary with `--service-account-private-key-file` against kube-sim (a
+//! committed key) and against the testbed (the key kube-apiserver verifies
+//! tokens with), driven with kubectl as upstream's e2e
+//! (`test/e2e/auth/service_accounts.go`) drives a cluster. A Secret of type
+//! `kubernetes.io/service-account-token` naming `default` is filled with
+//! `token`, `ca.crt` and `namespace`; the token verifies with the public
+//! key, carries upstream's legacy claims, and on the testbed authenticates
+//! as the ServiceAccount; deleting the ServiceAccount deletes the Secret,
+//! and a token Secret naming no ServiceAccount is deleted
 //! (serviceaccount-token-controller). Every test waits on conditions,
 //! never on timings.
 
 use std::path::{Path, PathBuf};
 
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use kube::Api;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 
-use crate::common::{Env, PATIENCE, start_with};
+use crate::common::{Backend, Env, PATIENCE, backend, on_both, start, start_with, testbed};
 
 // === utils ===
 
@@ -33,17 +36,46 @@ fn token_secret(name: &str, namespace: &str, account: &str) -> String {
     )
 }
 
-/// kube-sim and kcm-rs signing with the fixture key and publishing a
-/// generated CA; the bundle, and the directory holding it.
-async fn start_signing() -> (Env, String, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let ca = rcgen::generate_simple_self_signed(vec!["kube-ca".to_owned()]).expect("certificate");
-    let pem = ca.cert.pem();
-    let ca_path = dir.path().join("ca.crt");
-    std::fs::write(&ca_path, &pem).expect("written");
-    let key = format!("--service-account-private-key-file={}", key_fixture("rsa-pkcs1.key").display());
-    let root_ca = format!("--root-ca-file={}", ca_path.display());
-    (start_with(Default::default(), &[&key, &root_ca], |_| {}).await, pem, dir)
+/// kcm-rs signing tokens and publishing a CA: on kube-sim with the fixture
+/// key and a generated CA, on the testbed with the testbed's `sa.key` and
+/// CA (its flags'). The CA bundle, the public key to verify tokens with,
+/// and the directory holding a generated CA.
+async fn start_signing() -> (Env, String, Vec<u8>, Option<tempfile::TempDir>) {
+    match backend() {
+        Backend::Sim => {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let ca = rcgen::generate_simple_self_signed(vec!["kube-ca".to_owned()]).expect("certificate");
+            let pem = ca.cert.pem();
+            let ca_path = dir.path().join("ca.crt");
+            std::fs::write(&ca_path, &pem).expect("written");
+            let key = format!("--service-account-private-key-file={}", key_fixture("rsa-pkcs1.key").display());
+            let root_ca = format!("--root-ca-file={}", ca_path.display());
+            let env = start_with(Default::default(), &[&key, &root_ca], |_| {}).await;
+            (env, pem, std::fs::read(key_fixture("rsa.pub")).expect("public key"), Some(dir))
+        }
+        Backend::Testbed => {
+            let env = start().await;
+            let pki = testbed::shared().await.pki.clone();
+            let pem = std::fs::read_to_string(pki.join("ca.crt")).expect("the testbed's CA");
+            (env, pem, std::fs::read(pki.join("sa.pub")).expect("the testbed's sa.pub"), None)
+        }
+    }
+}
+
+/// Asks the API server who `token` authenticates as (a TokenReview): its
+/// user name, or why not.
+async fn review(env: &Env, token: &str) -> Result<String, String> {
+    let request =
+        TokenReview { spec: TokenReviewSpec { token: token.to_owned(), ..Default::default() }, ..Default::default() };
+    let reviewed = Api::<TokenReview>::all(env.client.clone())
+        .create(&Default::default(), &request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = reviewed.status.unwrap_or_default();
+    match (status.authenticated, status.user.and_then(|u| u.username)) {
+        (Some(true), Some(user)) => Ok(user),
+        _ => Err(format!("not authenticated: {:?}", status.error)),
+    }
 }
 
 /// The Secret's data, once it holds `token`, `ca.crt` and `namespace`.
@@ -72,28 +104,36 @@ async fn wait_for_deleted(env: &Env, ns: &str, name: &str, what: &str) {
 
 // === tests ===
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+on_both!(
+    a_legacy_token_secret_is_filled_and_deleted_with_its_service_account,
+    a_token_secret_naming_no_service_account_is_deleted
+);
+
+/// A token Secret applied for a new namespace's `default` is filled: the
+/// CA bundle, the namespace, the ServiceAccount's uid annotation, and a
+/// token signed with the key (upstream's legacy claims, no expiry), which
+/// on the testbed kube-apiserver takes as the ServiceAccount's. Deleting
+/// the ServiceAccount deletes the Secret.
 async fn a_legacy_token_secret_is_filled_and_deleted_with_its_service_account() {
-    let (env, ca, _dir) = start_signing().await;
-    kubectl_ok(&env.kubeconfig, &["create", "namespace", "team-t"]).await;
-    let accounts: Api<ServiceAccount> = Api::namespaced(env.client.clone(), "team-t");
-    let uid = wait_for(&env.cluster, PATIENCE, "team-t's default ServiceAccount", || async {
+    let (env, ca, public, _dir) = start_signing().await;
+    let ns = env.extra_namespace("team-t");
+    kubectl_ok(&env.kubeconfig, &["create", "namespace", &ns]).await;
+    let accounts: Api<ServiceAccount> = Api::namespaced(env.client.clone(), &ns);
+    let uid = wait_for(&env.cluster, PATIENCE, &format!("{ns}'s default ServiceAccount"), || async {
         let sa = accounts.get_opt("default").await.map_err(|e| e.to_string())?;
         sa.and_then(|sa| sa.metadata.uid).ok_or_else(|| "no default ServiceAccount".to_owned())
     })
     .await;
 
-    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &token_secret("default-token", "team-t", "default"))
-        .await;
-    let secret = wait_for_filled(&env, "team-t", "default-token").await;
+    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &token_secret("default-token", &ns, "default")).await;
+    let secret = wait_for_filled(&env, &ns, "default-token").await;
     let data = secret.data.unwrap_or_default();
     assert_eq!(data["ca.crt"].0, ca.as_bytes(), "the --root-ca-file bundle");
-    assert_eq!(data["namespace"].0, b"team-t");
+    assert_eq!(data["namespace"].0, ns.as_bytes());
     let annotations = secret.metadata.annotations.unwrap_or_default();
     assert_eq!(annotations.get("kubernetes.io/service-account.uid"), Some(&uid), "the uid annotation set");
 
     let token = String::from_utf8(data["token"].0.clone()).expect("UTF-8");
-    let public = std::fs::read(key_fixture("rsa.pub")).expect("public key");
     let mut validation = Validation::new(Algorithm::RS256);
     validation.required_spec_claims.clear();
     validation.validate_exp = false;
@@ -103,23 +143,26 @@ async fn a_legacy_token_secret_is_filled_and_deleted_with_its_service_account() 
         claims,
         serde_json::json!({
             "iss": "kubernetes/serviceaccount",
-            "sub": "system:serviceaccount:team-t:default",
-            "kubernetes.io/serviceaccount/namespace": "team-t",
+            "sub": format!("system:serviceaccount:{ns}:default"),
+            "kubernetes.io/serviceaccount/namespace": ns,
             "kubernetes.io/serviceaccount/secret.name": "default-token",
             "kubernetes.io/serviceaccount/service-account.name": "default",
             "kubernetes.io/serviceaccount/service-account.uid": uid,
         })
     );
+    if backend() == Backend::Testbed {
+        assert_eq!(review(&env, &token).await, Ok(format!("system:serviceaccount:{ns}:default")));
+    }
 
-    kubectl_ok(&env.kubeconfig, &["delete", "serviceaccount", "default", "-n", "team-t"]).await;
-    wait_for_deleted(&env, "team-t", "default-token", "the token Secret deleted with its ServiceAccount").await;
+    kubectl_ok(&env.kubeconfig, &["delete", "serviceaccount", "default", "-n", &ns]).await;
+    wait_for_deleted(&env, &ns, "default-token", "the token Secret deleted with its ServiceAccount").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// A token Secret naming a ServiceAccount that does not exist is deleted.
 async fn a_token_secret_naming_no_service_account_is_deleted() {
-    let (env, _, _dir) = start_signing().await;
-    kubectl_ok(&env.kubeconfig, &["create", "namespace", "team-u"]).await;
-    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &token_secret("ghost-token", "team-u", "ghost"))
-        .await;
-    wait_for_deleted(&env, "team-u", "ghost-token", "the token Secret of no ServiceAccount deleted").await;
+    let (env, _, _, _dir) = start_signing().await;
+    let ns = env.extra_namespace("team-u");
+    kubectl_ok(&env.kubeconfig, &["create", "namespace", &ns]).await;
+    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &token_secret("ghost-token", &ns, "ghost")).await;
+    wait_for_deleted(&env, &ns, "ghost-token", "the token Secret of no ServiceAccount deleted").await;
 }

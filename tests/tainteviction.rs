@@ -1,12 +1,15 @@
 //! The taint-eviction-controller end to end: the real `kcm-rs` binary
-//! against kube-sim, driven with kubectl as a user would (`kubectl create`,
-//! `kubectl taint nodes`). Pods on a node tainted `NoExecute` are deleted at
-//! once, when their `tolerationSeconds` end, or never; the `DisruptionTarget`
-//! condition is on the pod before it is deleted; removing the taint cancels
-//! a pending deletion; a ReplicaSet's evicted pods are replaced on other
-//! nodes. Every test waits on conditions and asserts on order, never on
-//! timings.
+//! against kube-sim and against the testbed, driven with kubectl as a user
+//! would (`kubectl create`, `kubectl taint nodes`). Pods on a node tainted
+//! `NoExecute` are deleted at once, when their `tolerationSeconds` end, or
+//! never; the `DisruptionTarget` condition is on the pod before it is
+//! deleted; removing the taint cancels a pending deletion; a ReplicaSet's
+//! evicted pods are replaced on other nodes. The testbed's nodes are every
+//! test's: a taint a test puts on one is taken off when it ends
+//! ([`Taint`]). Every test waits on conditions and asserts on order, never
+//! on timings.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use futures::TryStreamExt;
@@ -16,9 +19,7 @@ use kube::runtime::watcher;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use tokio::process::Command;
 
-use crate::common::{Env, PATIENCE, start};
-
-const NS: &str = "default";
+use crate::common::{Cluster, Env, PATIENCE, on_both, start};
 
 // === utils ===
 
@@ -34,15 +35,16 @@ async fn create_pod(env: &Env, name: &str, node: &str, toleration: Option<Option
         }
     };
     let manifest = format!(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {NS}\nspec:\n  nodeName: {node}\n  \
-         containers:\n  - name: app\n    image: nginx{tolerations}\n"
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {}\nspec:\n  nodeName: {node}\n  \
+         containers:\n  - name: app\n    image: nginx{tolerations}\n",
+        env.ns
     );
     kubectl_ok_with_stdin(&env.kubeconfig, &["create", "-f", "-"], &manifest).await;
 }
 
 /// Waits until every pod named is Running.
 async fn running(env: &Env, names: &[&str]) {
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     wait_for(&env.cluster, PATIENCE, &format!("pods {names:?} Running"), || async {
         for name in names {
             let pod = api.get_opt(name).await.expect("get pod");
@@ -56,7 +58,7 @@ async fn running(env: &Env, names: &[&str]) {
     .await;
 }
 
-/// Every state of every pod of [`NS`] a watch sees, in order.
+/// Every state of every pod of the test's namespace a watch sees, in order.
 struct Recorder {
     seen: Arc<Mutex<Vec<Pod>>>,
     task: tokio::task::JoinHandle<()>,
@@ -65,7 +67,7 @@ struct Recorder {
 impl Recorder {
     fn start(env: &Env) -> Self {
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+        let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
         let stream = watcher(api, watcher::Config::default());
         let out = seen.clone();
         let task = tokio::spawn(async move {
@@ -109,6 +111,44 @@ impl Drop for Recorder {
     }
 }
 
+/// A `NoExecute` taint put on a node with `kubectl taint`, taken off when
+/// this drops (at the test's end, or when it fails) unless the test took it
+/// off already: on the testbed the nodes are every test's. kube-sim's go
+/// with the test.
+struct Taint {
+    kubeconfig: Option<PathBuf>,
+    node: String,
+    key: String,
+}
+
+impl Taint {
+    /// `kubectl taint nodes <node> <key>[=<value>]:NoExecute`.
+    async fn put(env: &Env, node: &str, key: &str, value: Option<&str>) -> Taint {
+        let kubeconfig = matches!(env.cluster, Cluster::Testbed { .. }).then(|| env.kubeconfig.clone());
+        let taint = Taint { kubeconfig, node: node.to_owned(), key: key.to_owned() };
+        let spec = value.map_or_else(|| format!("{key}:NoExecute"), |v| format!("{key}={v}:NoExecute"));
+        kubectl_ok(&env.kubeconfig, &["taint", "nodes", node, &spec]).await;
+        taint
+    }
+}
+
+impl Drop for Taint {
+    fn drop(&mut self) {
+        let Some(kubeconfig) = &self.kubeconfig else { return };
+        let removal = format!("{}:NoExecute-", self.key);
+        let out = std::process::Command::new("kubectl")
+            .args(["taint", "nodes", &self.node, &removal])
+            .env("KUBECONFIG", kubeconfig)
+            .output();
+        // kubectl fails a removal of a taint not there: already taken off.
+        let taken_off =
+            out.as_ref().is_ok_and(|o| o.status.success() || String::from_utf8_lossy(&o.stderr).contains("not found"));
+        if !taken_off && !std::thread::panicking() {
+            panic!("kubectl did not take the test's taint {removal} off the shared node {}: {out:?}", self.node);
+        }
+    }
+}
+
 /// Whether the pod carries `DisruptionTarget=True` with the taint manager's
 /// reason and message.
 fn disrupted(pod: &Pod) -> bool {
@@ -123,7 +163,7 @@ fn disrupted(pod: &Pod) -> bool {
 
 /// Waits until pod `name` is being deleted (or gone).
 async fn deleting(env: &Env, name: &str) {
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     wait_for(&env.cluster, PATIENCE, &format!("pod {name} deleted"), || async {
         match api.get_opt(name).await.expect("get pod") {
             None => Ok(()),
@@ -151,7 +191,7 @@ fn condition_before_deletion(recorder: &Recorder, name: &str) {
 /// The messages of the `TaintManagerEviction` events about pod `name`,
 /// checking they come from the taint-eviction-controller.
 async fn eviction_events(env: &Env, name: &str) -> Vec<String> {
-    let api: Api<Event> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Event> = Api::namespaced(env.client.clone(), &env.ns);
     let list = api.list(&ListParams::default()).await.expect("events listed");
     let ours: Vec<Event> = list
         .items
@@ -179,7 +219,17 @@ async fn event(env: &Env, name: &str, message: &str) {
 
 // === tests ===
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+on_both!(
+    noexecute_taint_deletes_at_once_after_toleration_seconds_or_never,
+    removing_the_taint_before_expiry_cancels_the_eviction,
+    a_replica_sets_evicted_pods_are_replaced_on_other_nodes,
+);
+
+/// node-1 tainted `dedicated=db:NoExecute`: its pod without a toleration is
+/// deleted at once, the one tolerating it for 5 s once they end (after the
+/// first), each marked `DisruptionTarget` before and announced by a
+/// `TaintManagerEviction` event; the pod tolerating it for good, and the
+/// one on node-2, are untouched. `/metrics` counts the two deletions.
 async fn noexecute_taint_deletes_at_once_after_toleration_seconds_or_never() {
     let env = start().await;
     create_pod(&env, "untolerating", "node-1", None).await;
@@ -190,7 +240,7 @@ async fn noexecute_taint_deletes_at_once_after_toleration_seconds_or_never() {
     // The API server's DefaultTolerationSeconds admission gave each pod the
     // 300 s not-ready and unreachable tolerations, which do not cover
     // `dedicated`.
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let untolerating = api.get("untolerating").await.expect("pod");
     let tolerations = untolerating.spec.and_then(|s| s.tolerations).unwrap_or_default();
     for key in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
@@ -204,18 +254,21 @@ async fn noexecute_taint_deletes_at_once_after_toleration_seconds_or_never() {
     }
     let recorder = Recorder::start(&env);
 
-    kubectl_ok(&env.kubeconfig, &["taint", "nodes", "node-1", "dedicated=db:NoExecute"]).await;
+    let _taint = Taint::put(&env, "node-1", "dedicated", Some("db")).await;
 
     recorder.deleting(&env, "untolerating").await;
     recorder.deleting(&env, "five-seconds").await;
-    event(&env, "five-seconds", "Marking for deletion Pod default/five-seconds").await;
+    event(&env, "five-seconds", &format!("Marking for deletion Pod {}/five-seconds", env.ns)).await;
 
     // The untolerating pod went first; each carried the condition before.
     let (first, second) = (recorder.first_deleting("untolerating"), recorder.first_deleting("five-seconds"));
     assert!(first.is_some() && first < second, "untolerating deleted at {first:?}, five-seconds at {second:?}");
     condition_before_deletion(&recorder, "untolerating");
     condition_before_deletion(&recorder, "five-seconds");
-    assert_eq!(eviction_events(&env, "untolerating").await, ["Marking for deletion Pod default/untolerating"]);
+    assert_eq!(
+        eviction_events(&env, "untolerating").await,
+        [format!("Marking for deletion Pod {}/untolerating", env.ns)]
+    );
 
     // Upstream's metrics: two deletions, two latencies observed, the
     // upstream queue names.
@@ -248,7 +301,9 @@ async fn noexecute_taint_deletes_at_once_after_toleration_seconds_or_never() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// A pod tolerating node-1's taint for 10 s stays when the taint is taken
+/// off before then: a `Cancelling deletion` event, no `DisruptionTarget`,
+/// while its twin on node-2, tainted later, is deleted once its 10 s end.
 async fn removing_the_taint_before_expiry_cancels_the_eviction() {
     let env = start().await;
     // `canary` shows when the controller has seen node-1's taint; `clock`,
@@ -259,31 +314,35 @@ async fn removing_the_taint_before_expiry_cancels_the_eviction() {
     create_pod(&env, "clock", "node-2", Some(Some(10))).await;
     running(&env, &["canary", "patient", "clock"]).await;
 
-    kubectl_ok(&env.kubeconfig, &["taint", "nodes", "node-1", "dedicated:NoExecute"]).await;
+    let _first = Taint::put(&env, "node-1", "dedicated", None).await;
     deleting(&env, "canary").await;
-    kubectl_ok(&env.kubeconfig, &["taint", "nodes", "node-2", "dedicated:NoExecute"]).await;
+    let _second = Taint::put(&env, "node-2", "dedicated", None).await;
     kubectl_ok(&env.kubeconfig, &["taint", "nodes", "node-1", "dedicated:NoExecute-"]).await;
 
-    event(&env, "patient", "Cancelling deletion of Pod default/patient").await;
+    let cancelled = format!("Cancelling deletion of Pod {}/patient", env.ns);
+    event(&env, "patient", &cancelled).await;
     deleting(&env, "clock").await;
 
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let patient = api.get("patient").await.expect("patient stays");
     assert!(patient.metadata.deletion_timestamp.is_none(), "patient is being deleted");
     assert!(!disrupted(&patient), "patient got DisruptionTarget");
-    assert_eq!(eviction_events(&env, "patient").await, ["Cancelling deletion of Pod default/patient"]);
+    assert_eq!(eviction_events(&env, "patient").await, [cancelled]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// The node of a four-pod ReplicaSet's first pod tainted
+/// `maintenance=now:NoExecute`: its pods there are evicted (an event each)
+/// and replaced, four pods Running on the other nodes.
 async fn a_replica_sets_evicted_pods_are_replaced_on_other_nodes() {
     let env = start().await;
     let manifest = format!(
-        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web\n  namespace: {NS}\nspec:\n  replicas: 4\n  \
+        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web\n  namespace: {}\nspec:\n  replicas: 4\n  \
          selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    \
-         spec:\n      containers:\n      - name: web\n        image: nginx\n"
+         spec:\n      containers:\n      - name: web\n        image: nginx\n",
+        env.ns
     );
     kubectl_ok_with_stdin(&env.kubeconfig, &["create", "-f", "-"], &manifest).await;
-    let api: Api<Pod> = Api::namespaced(env.client.clone(), NS);
+    let api: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
     let web = ListParams::default().labels("app=web");
     let node_of = |p: &Pod| p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
     let is_running = |p: &Pod| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
@@ -298,7 +357,7 @@ async fn a_replica_sets_evicted_pods_are_replaced_on_other_nodes() {
     let evicted: Vec<String> =
         before.iter().filter(|p| node_of(p) == victim).filter_map(|p| p.metadata.name.clone()).collect();
 
-    kubectl_ok(&env.kubeconfig, &["taint", "nodes", &victim, "maintenance=now:NoExecute"]).await;
+    let _taint = Taint::put(&env, &victim, "maintenance", Some("now")).await;
 
     wait_for(&env.cluster, PATIENCE, "4 active web pods Running, none on the tainted node", || async {
         let pods = api.list(&web).await.expect("pods listed").items;
@@ -314,6 +373,6 @@ async fn a_replica_sets_evicted_pods_are_replaced_on_other_nodes() {
     })
     .await;
     for name in &evicted {
-        assert_eq!(eviction_events(&env, name).await, [format!("Marking for deletion Pod default/{name}")]);
+        assert_eq!(eviction_events(&env, name).await, [format!("Marking for deletion Pod {}/{name}", env.ns)]);
     }
 }

@@ -139,6 +139,9 @@ pub struct Env {
     /// The CustomResourceDefinitions [`Env::serve`] applied on the testbed,
     /// deleted when the test ends.
     served: std::sync::Mutex<Vec<String>>,
+    /// The namespaces the test makes beside [`Env::ns`]
+    /// ([`Env::extra_namespace`]), deleted with it on the testbed.
+    extra_namespaces: std::sync::Mutex<Vec<String>>,
     /// The cluster (last: see above).
     pub cluster: Cluster,
 }
@@ -161,6 +164,16 @@ impl Env {
         https_get(self.port, path).await
     }
 
+    /// The name of a namespace the test makes (as it likes: kubectl
+    /// create, a manifest) beside [`Env::ns`]: `<ns>-<suffix>`, unique on
+    /// the shared testbed, where it is deleted when the test ends, as
+    /// [`Env::ns`] is.
+    pub fn extra_namespace(&self, suffix: &str) -> String {
+        let name = format!("{}-{suffix}", self.ns);
+        self.extra_namespaces.lock().expect("lock").push(name.clone());
+        name
+    }
+
     /// Starts another `kcm-rs` on this cluster, as [`spawn`] does on kube-sim.
     pub fn spawn(&self) -> Child {
         self.spawn_on(free_port(), &[])
@@ -179,8 +192,9 @@ impl Drop for Env {
     /// On the testbed, kcm-rs runs under `deploy/rbac.yaml`'s grants only:
     /// a test whose kcm-rs was refused anything fails, with the refusals.
     ///
-    /// Its namespace is deleted, by its own kcm-rs, before the next test's
-    /// turn: each test finds the shared testbed as the one before found it.
+    /// Its namespaces ([`Env::ns`] and its extra ones) are deleted, by its
+    /// own kcm-rs, before the next test's turn: each test finds the shared
+    /// testbed as the one before found it.
     /// Its pods go at once (no new pod is admitted once the namespace is
     /// terminating), as the namespace controller would otherwise wait for
     /// their grace periods. Then the CustomResourceDefinitions it served
@@ -195,33 +209,45 @@ impl Drop for Env {
             .lines()
             .filter(|l| (l.contains("forbidden") || l.contains("Forbidden")) && !l.contains("being terminated"))
             .collect();
-        let ns = self.ns.as_str();
-        let wait = format!("namespace/{ns}");
-        let delete_namespace = ["delete", "namespace", ns, "--wait=false"];
-        let delete_pods = ["delete", "pods", "--all", "-n", ns, "--force", "--grace-period=0", "--wait=false"];
-        let wait_args = ["wait", "--for=delete", wait.as_str(), "--timeout=120s"];
-        let mut steps: Vec<&[&str]> = vec![&delete_namespace, &delete_pods];
-        // Its own kcm-rs empties it, when it runs the namespace controller;
-        // else the next test's does.
-        let emptied_here = self.daemon_config.deletes_namespaces && matches!(self.daemon.try_wait(), Ok(None));
-        if emptied_here {
-            steps.push(&wait_args);
-        }
-        let deleted = steps.iter().all(|args| {
+        let mut namespaces = vec![self.ns.clone()];
+        namespaces.extend(self.extra_namespaces.lock().map(|extra| extra.clone()).unwrap_or_default());
+        let kubectl = |args: &[&str]| {
             let status = std::process::Command::new("kubectl")
-                .args(*args)
+                .args(args)
                 .env("KUBECONFIG", &self.kubeconfig)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status();
             status.is_ok_and(|s| s.success())
-        });
+        };
+        // An extra namespace may never have been made (the test failed
+        // before): not found is deleted.
+        let mut left: Vec<&str> = namespaces
+            .iter()
+            .map(String::as_str)
+            .filter(|ns| {
+                let deleting = kubectl(&["delete", "namespace", ns, "--wait=false", "--ignore-not-found"]);
+                !(deleting
+                    && kubectl(&["delete", "pods", "--all", "-n", ns, "--force", "--grace-period=0", "--wait=false"]))
+            })
+            .collect();
+        // Its own kcm-rs empties them, when it runs the namespace
+        // controller; else the next test's does.
+        let emptied_here = self.daemon_config.deletes_namespaces && matches!(self.daemon.try_wait(), Ok(None));
+        if emptied_here {
+            let deleting: Vec<&str> = namespaces.iter().map(String::as_str).filter(|ns| !left.contains(ns)).collect();
+            left.extend(
+                deleting
+                    .into_iter()
+                    .filter(|ns| !kubectl(&["wait", "--for=delete", &format!("namespace/{ns}"), "--timeout=120s"])),
+            );
+        }
         let removed = crd::remove_served(self);
         if std::thread::panicking() {
             return;
         }
         assert!(refused.is_empty(), "kcm-rs was refused (403) on the testbed:\n{}", refused.join("\n"));
-        assert!(deleted, "the test namespace {ns} was not deleted within 120 s");
+        assert!(left.is_empty(), "the test namespaces {left:?} were not deleted within 120 s");
         assert!(removed, "the CustomResourceDefinitions the test served were not deleted within 120 s");
     }
 }
@@ -274,6 +300,7 @@ pub fn start_on(sim: Sim, dir: tempfile::TempDir, kubeconfig: PathBuf, args: &[&
         client,
         ns: "default".to_owned(),
         served: std::sync::Mutex::default(),
+        extra_namespaces: std::sync::Mutex::default(),
     }
 }
 
@@ -320,6 +347,7 @@ pub async fn start_on_testbed(args: &[&str]) -> Env {
         client,
         ns,
         served: std::sync::Mutex::default(),
+        extra_namespaces: std::sync::Mutex::default(),
     };
     if runs_controller(args, "serviceaccount-controller", "serviceaccount") {
         default_service_account(&env.cluster, &env.client, &env.ns).await;
