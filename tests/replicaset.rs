@@ -18,7 +18,7 @@ use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::json;
 
-use crate::common::{Cluster, Env, PATIENCE, disturb, failing_pod_creates, on_both, start};
+use crate::common::{Cluster, Env, PATIENCE, disturb, failing_pod_creates, on_both, start, start_with_flags};
 
 // === utils ===
 
@@ -175,6 +175,7 @@ on_both!(
     ten_bound_ready_pods_then_fifty_then_zero_then_five,
     a_matching_orphan_present_first_is_adopted_and_one_fewer_pod_is_created,
     a_terminating_pod_is_reported_in_status_terminating_replicas,
+    with_the_gate_off_status_terminating_replicas_is_not_written,
 );
 
 async fn a_replica_set_gets_exactly_its_pods_and_status() {
@@ -480,10 +481,10 @@ async fn a_terminating_pod_is_reported_in_status_terminating_replicas() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// With the `DeploymentReplicaSetTerminatingReplicas` gate off, a pod held
+/// in deletion is replaced and the status says nothing of it.
 async fn with_the_gate_off_status_terminating_replicas_is_not_written() {
-    let gate_off = ["--feature-gates=DeploymentReplicaSetTerminatingReplicas=false"];
-    let env = crate::common::start_with(kube_sim::SimConfig::default(), &gate_off, |_| {}).await;
+    let env = start_with_flags(&["--feature-gates=DeploymentReplicaSetTerminatingReplicas=false"]).await;
     create_rs(&env, "kept", 2).await;
     converged(&env, "kept", 2).await;
     let held = hold_one_pod_in_deletion(&env, "kept").await;

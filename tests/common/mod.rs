@@ -268,9 +268,14 @@ pub async fn https_get(port: u16, path: &str) -> (u16, String) {
 /// Starts `kcm-rs` on the test's cluster: kube-sim, or its turn on the
 /// testbed in a namespace of its own.
 pub async fn start() -> Env {
+    start_with_flags(&[]).await
+}
+
+/// [`start`], with these extra flags for `kcm-rs`.
+pub async fn start_with_flags(args: &[&str]) -> Env {
     match backend() {
-        Backend::Sim => start_with(SimConfig::default(), &[], |_| {}).await,
-        Backend::Testbed => start_on_testbed(&[]).await,
+        Backend::Sim => start_with(SimConfig::default(), args, |_| {}).await,
+        Backend::Testbed => start_on_testbed(args).await,
     }
 }
 
