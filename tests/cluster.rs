@@ -34,6 +34,7 @@ use kube_sim::testing::{kubectl_ok, wait_for};
 use serde::de::DeserializeOwned;
 use tokio::process::Command;
 
+use crate::common::collector::{self, Feed};
 use crate::common::recorder::{Recorder, assert_foreground};
 use crate::common::{Env, PATIENCE, run_ok, start, start_with};
 
@@ -208,6 +209,8 @@ async fn cascade_foreground_removes_pods_then_replica_sets_then_the_deployment()
     let uid = fully_available(&env, "web", 2).await;
     let (replica_sets, pods) = chain(&env, &uid).await;
     assert_eq!((replica_sets.len(), pods.len()), (1, 2));
+    collector::observed(&env, Feed::ReplicaSets).await;
+    collector::observed(&env, Feed::Pods).await;
     let types =
         [ApiResource::erase::<Deployment>(&()), ApiResource::erase::<ReplicaSet>(&()), ApiResource::erase::<Pod>(&())];
     let recorder = Recorder::start(&env, &types).await;

@@ -24,6 +24,7 @@ use kube_sim::SimConfig;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, provision_namespace, wait_for};
 use serde_json::json;
 
+use crate::common::collector::{self, Feed};
 use crate::common::recorder::{Recorder, assert_foreground};
 use crate::common::{Backend, Env, PATIENCE, backend, on_both, start_on_testbed, start_with};
 
@@ -187,6 +188,7 @@ async fn a_finished_job_is_deleted_once_its_ttl_has_run_out() {
     let ttl = 2;
     let uid = create_job(&env, "rand-non-local", Some(ttl), true).await;
     let pod = job_pod(&env, "rand-non-local", &uid).await;
+    collector::observed(&env, Feed::Pods).await;
     let finished = finish(&env, "rand-non-local", true).await;
 
     let deleting = wait_for(&env.cluster, PATIENCE, "the Job marked for deletion", || async {

@@ -20,6 +20,7 @@ use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::wait_for;
 use serde_json::json;
 
+use crate::common::collector::{self, Feed};
 use crate::common::recorder::{Recorder, assert_foreground};
 use crate::common::{Backend, PATIENCE, backend, on_both, start, widgets};
 use helpers::{
@@ -54,6 +55,7 @@ async fn cascade_foreground_removes_the_pods_before_the_rs() {
     let uid = replica_set_with_pods(&env, "web", 3).await;
     let pod_uids: Vec<String> =
         dependents(&env, &pods(), &uid).await.into_iter().filter_map(|p| p.metadata.uid).collect();
+    collector::observed(&env, Feed::Pods).await;
     let recorder = Recorder::watch(in_namespace(&env, &[replica_sets(), pods()])).await;
     kubectl_delete(&env, "rs", "web", "foreground").await;
     gone(&env, &replica_sets(), "web").await;
@@ -112,6 +114,7 @@ async fn a_custom_resource_owner_held_by_foreground_waits_for_its_config_maps() 
         "name": "w", "uid": uid, "blockOwnerDeletion": true}]}});
     api.patch("cm", &Default::default(), &kube::api::Patch::Merge(patch)).await.expect("patched");
     let cm_uid = config_map(&env, "cm").await.and_then(|c| c.metadata.uid).expect("uid");
+    collector::observed(&env, Feed::ConfigMaps).await;
     let recorder = Recorder::watch(in_namespace(&env, &[widget_resource(), config_maps()])).await;
     kubectl_delete(&env, "widgets", "w", "foreground").await;
     gone(&env, &widget_resource(), "w").await;
@@ -240,6 +243,7 @@ async fn a_dependent_with_two_owners_goes_only_with_the_last() {
 async fn failing_deletes_and_dropped_watches_hold_a_foreground_cascade_until_they_recover() {
     let env = start().await;
     let uid = replica_set_with_pods(&env, "web", 3).await;
+    collector::observed(&env, Feed::Pods).await;
     let failing = FaultRule {
         verb: Some("delete".into()),
         resource: Some("pods".into()),
