@@ -1,6 +1,7 @@
-//! The real `kcm-rs` binary against kube-sim: leader election between two
-//! processes (hand-over on SIGKILL and on SIGTERM, a leader frozen past its
-//! lease), serving, and the Prometheus exposition checked by the real
+//! The real `kcm-rs` binary: leader election between two processes
+//! (hand-over on SIGKILL and on SIGTERM, on both clusters; a leader frozen
+//! past its lease, on kube-sim, whose request counts show what reached the
+//! API server), serving, and the Prometheus exposition checked by the real
 //! `promtool`.
 
 use std::path::{Path, PathBuf};
@@ -12,20 +13,33 @@ use kube_sim::testing::{provision_namespace, wait_for};
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
-use crate::common::{PATIENCE, free_port, https_get, sim_with_kubeconfig};
+use crate::common::{Env, PATIENCE, free_port, https_get, on_both, sim_with_kubeconfig, start_with_flags};
 
 /// How long a stopped daemon may take to exit.
 const EXIT_DEADLINE: Duration = Duration::from_secs(30);
 
-/// A running `kcm-rs` process; killed on drop.
+/// A running `kcm-rs` process: the test's [`Env`]'s own, or one more it
+/// started (killed on drop).
 struct Daemon {
-    child: Child,
+    child: Option<Child>,
+    pid: i32,
     port: u16,
 }
 
 impl Daemon {
-    fn pid(&self) -> i32 {
-        i32::try_from(self.child.id().expect("running")).expect("pid fits")
+    /// The Env's own process.
+    fn of(env: &Env) -> Self {
+        let pid = i32::try_from(env.daemon.id().expect("running")).expect("pid fits");
+        Daemon { child: None, pid, port: env.port }
+    }
+
+    /// One more process on the Env's cluster, with these flags.
+    fn another(env: &Env, flags: &[String]) -> Self {
+        let port = free_port();
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let child = env.spawn_on(port, &flags);
+        let pid = i32::try_from(child.id().expect("running")).expect("pid fits");
+        Daemon { child: Some(child), pid, port }
     }
 
     async fn get(&self, path: &str) -> (u16, String) {
@@ -33,38 +47,49 @@ impl Daemon {
     }
 
     fn signal(&self, signal: &str) {
-        let status = std::process::Command::new("kill").args([signal, &self.pid().to_string()]).status();
+        let status = std::process::Command::new("kill").args([signal, &self.pid.to_string()]).status();
         assert!(status.is_ok_and(|s| s.success()), "kill {signal} failed");
     }
 }
 
-/// Starts `kcm-rs` against the kubeconfig with short leader-election
-/// periods (`lease`, renew, retry).
-fn spawn(kubeconfig: &Path, lease: &str, renew: &str, retry: &str) -> Daemon {
-    spawn_with(kubeconfig, lease, renew, retry, &[])
+/// The flags of leader election with these lease, renew and retry periods.
+fn election(lease: &str, renew: &str, retry: &str) -> Vec<String> {
+    vec![
+        "--leader-elect=true".to_owned(),
+        format!("--leader-elect-lease-duration={lease}"),
+        format!("--leader-elect-renew-deadline={renew}"),
+        format!("--leader-elect-retry-period={retry}"),
+    ]
 }
 
-/// [`spawn`] with more flags.
+/// Starts the test's cluster and a `kcm-rs` on it with these flags.
+async fn start_electing(flags: &[String]) -> Env {
+    start_with_flags(&flags.iter().map(String::as_str).collect::<Vec<_>>()).await
+}
+
+/// Starts `kcm-rs` against the kubeconfig with short leader-election
+/// periods (`lease`, renew, retry) and these flags: a process of a
+/// kube-sim-only test, told apart by the user its kubeconfig acts as.
 fn spawn_with(kubeconfig: &Path, lease: &str, renew: &str, retry: &str, flags: &[&str]) -> Daemon {
     let port = free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
         .arg(format!("--kubeconfig={}", kubeconfig.display()))
         .arg(format!("--secure-port={port}"))
         .arg("--bind-address=127.0.0.1")
-        .arg(format!("--leader-elect-lease-duration={lease}"))
-        .arg(format!("--leader-elect-renew-deadline={renew}"))
-        .arg(format!("--leader-elect-retry-period={retry}"))
+        .args(election(lease, renew, retry))
         .args(flags)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .expect("kcm-rs starts");
-    Daemon { child, port }
+    let pid = i32::try_from(child.id().expect("running")).expect("pid fits");
+    Daemon { child: Some(child), pid, port }
 }
 
-async fn lease(sim: &Sim) -> Option<Lease> {
-    let api: kube::Api<Lease> = kube::Api::namespaced(sim.client().expect("client"), "kube-system");
+/// The Lease kcm-rs elects its leader with.
+async fn lease(client: &kube::Client) -> Option<Lease> {
+    let api: kube::Api<Lease> = kube::Api::namespaced(client.clone(), "kube-system");
     api.get_opt("kube-controller-manager").await.ok().flatten()
 }
 
@@ -79,7 +104,7 @@ fn transitions(lease: &Option<Lease>) -> i32 {
 /// The series a leader reports.
 const LEADING: &str = "leader_election_master_status{name=\"kube-controller-manager\"} 1";
 
-/// Which of the two daemons leads, from their metrics.
+/// Which of the daemons lead, from their metrics.
 async fn leading(daemons: &[&Daemon]) -> Vec<bool> {
     let mut out = Vec::new();
     for d in daemons {
@@ -137,14 +162,20 @@ fn pods_created(sim: &Sim, user: &str) -> u64 {
         .sum()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+on_both!(
+    exactly_one_of_two_leads_and_a_killed_leader_is_replaced,
+    sigterm_releases_the_lease_so_the_standby_takes_over_at_once,
+    metrics_pass_promtool_and_carry_upstream_names,
+);
+
 async fn exactly_one_of_two_leads_and_a_killed_leader_is_replaced() {
-    let (sim, _dir, kubeconfig) = sim_with_kubeconfig(SimConfig::default()).await;
-    let a = spawn(&kubeconfig, "3s", "2s", "500ms");
-    let b = spawn(&kubeconfig, "3s", "2s", "500ms");
-    wait_for(&sim, PATIENCE, "one leader", || async {
+    let flags = election("3s", "2s", "500ms");
+    let env = start_electing(&flags).await;
+    let a = Daemon::of(&env);
+    let b = Daemon::another(&env, &flags);
+    wait_for(&env.cluster, PATIENCE, "one leader", || async {
         let l = leading(&[&a, &b]).await;
-        if l.iter().filter(|x| **x).count() == 1 && !holder(&lease(&sim).await).is_empty() {
+        if l.iter().filter(|x| **x).count() == 1 && !holder(&lease(&env.client).await).is_empty() {
             Ok(())
         } else {
             Err(format!("{l:?}"))
@@ -155,12 +186,12 @@ async fn exactly_one_of_two_leads_and_a_killed_leader_is_replaced() {
     assert_eq!(a.get("/healthz").await, (200, "ok".to_owned()));
     assert_eq!(b.get("/healthz").await, (200, "ok".to_owned()));
     let (leader, standby) = if leading(&[&a, &b]).await[0] { (a, b) } else { (b, a) };
-    let before = lease(&sim).await;
+    let before = lease(&env.client).await;
     let first = holder(&before);
 
     leader.signal("-KILL");
-    wait_for(&sim, PATIENCE, "the standby to take over after the lease expires", || async {
-        let now = lease(&sim).await;
+    wait_for(&env.cluster, PATIENCE, "the standby to take over after the lease expires", || async {
+        let now = lease(&env.client).await;
         let standby_leads = leading(&[&standby]).await[0];
         if standby_leads && holder(&now) != first && !holder(&now).is_empty() {
             Ok(())
@@ -169,44 +200,43 @@ async fn exactly_one_of_two_leads_and_a_killed_leader_is_replaced() {
         }
     })
     .await;
-    assert_eq!(transitions(&lease(&sim).await), transitions(&before) + 1);
+    assert_eq!(transitions(&lease(&env.client).await), transitions(&before) + 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once() {
-    let (sim, _dir, kubeconfig) = sim_with_kubeconfig(SimConfig::default()).await;
     // A lease far longer than the test's deadline: only a release explains
     // a take-over within it.
-    let a = spawn(&kubeconfig, "120s", "10s", "500ms");
-    wait_for(&sim, PATIENCE, "a leads", || async {
-        if leading(&[&a]).await[0] { Ok(()) } else { Err(holder(&lease(&sim).await)) }
+    let flags = election("120s", "10s", "500ms");
+    let mut env = start_electing(&flags).await;
+    let a = Daemon::of(&env);
+    wait_for(&env.cluster, PATIENCE, "a leads", || async {
+        if leading(&[&a]).await[0] { Ok(()) } else { Err(holder(&lease(&env.client).await)) }
     })
     .await;
-    let b = spawn(&kubeconfig, "120s", "10s", "500ms");
-    wait_for(&sim, PATIENCE, "b to serve as a standby", || async {
+    let b = Daemon::another(&env, &flags);
+    wait_for(&env.cluster, PATIENCE, "b to serve as a standby", || async {
         let (code, _) = b.get("/healthz").await;
         if code == 200 && !leading(&[&b]).await[0] { Ok(()) } else { Err(format!("code {code}")) }
     })
     .await;
-    let first = holder(&lease(&sim).await);
+    let first = holder(&lease(&env.client).await);
     a.signal("-TERM");
-    let mut a = a;
-    let status = tokio::time::timeout(EXIT_DEADLINE, a.child.wait()).await.expect("a exits").expect("status");
+    let status = tokio::time::timeout(EXIT_DEADLINE, env.daemon.wait()).await.expect("a exits").expect("status");
     assert!(status.success(), "SIGTERM ends kcm-rs with status 0, got {status}");
-    wait_for(&sim, PATIENCE, "b to take over the released lease", || async {
-        let now = holder(&lease(&sim).await);
+    wait_for(&env.cluster, PATIENCE, "b to take over the released lease", || async {
+        let now = holder(&lease(&env.client).await);
         if leading(&[&b]).await[0] && !now.is_empty() && now != first { Ok(()) } else { Err(now) }
     })
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_pass_promtool_and_carry_upstream_names() {
-    let (sim, _dir, kubeconfig) = sim_with_kubeconfig(SimConfig::default()).await;
+    let env = start_electing(&election("3s", "2s", "500ms")).await;
+    let d = Daemon::of(&env);
     // Something for the ReplicaSet controller to sync, so that every series
     // has a sample.
     let replica_sets: kube::Api<k8s_openapi::api::apps::v1::ReplicaSet> =
-        kube::Api::namespaced(sim.client().expect("client"), "default");
+        kube::Api::namespaced(env.client.clone(), &env.ns);
     let rs = serde_json::from_value(serde_json::json!({
         "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "m"},
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "m"}},
@@ -214,8 +244,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
     }))
     .expect("valid");
     replica_sets.create(&Default::default(), &rs).await.expect("created");
-    let d = spawn(&kubeconfig, "3s", "2s", "500ms");
-    wait_for(&sim, PATIENCE, "metrics with leader election and client requests", || async {
+    wait_for(&env.cluster, PATIENCE, "metrics with leader election and client requests", || async {
         let (code, body) = d.get("/metrics").await;
         let ready = code == 200
             && body.contains("leader_election_master_status")
@@ -274,7 +303,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
     ] {
         assert!(health.contains(&format!("[+]{check} ok\n")), "{check}: {health}");
     }
-    wait_for(&sim, PATIENCE, "ready", || async {
+    wait_for(&env.cluster, PATIENCE, "ready", || async {
         let (code, text) = d.get("/readyz?verbose").await;
         if code == 200 && text.contains("[+]informer-sync ok") { Ok(()) } else { Err(text) }
     })
@@ -292,13 +321,24 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         stdin.write_all(body.as_bytes()).await.expect("written");
     }
     let out = promtool.wait_with_output().await.expect("promtool ran");
-    assert!(
-        out.status.success(),
-        "promtool check metrics failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    // promtool's linter finds fault with some of upstream's own names;
+    // kcm-rs spells them as upstream does, dashboards select on them.
+    let problems: Vec<&str> = report
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !PROMTOOL_LINTED_UPSTREAM_NAMES.iter().any(|name| l.starts_with(&format!("{name} "))))
+        .collect();
+    let only_upstream_names = problems.is_empty() && !report.trim().is_empty();
+    assert!(out.status.success() || only_upstream_names, "promtool check metrics failed:\n{report}");
+    assert!(problems.is_empty(), "promtool check metrics found problems:\n{}", problems.join("\n"));
 }
+
+/// Upstream's metric names that promtool's linter rejects: the
+/// EndpointSlice controller's sync counter has no `_total` suffix
+/// upstream (served once a Service exists, as `kubernetes` does on the
+/// testbed).
+const PROMTOOL_LINTED_UPSTREAM_NAMES: [&str; 1] = ["endpoint_slice_controller_syncs"];
 
 /// A leader frozen (SIGSTOP) past its lease, resumed (SIGCONT) once the
 /// standby leads. No clock is read: a was frozen before b took the lease,
@@ -311,12 +351,13 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
 async fn a_leader_frozen_past_its_lease_writes_nothing_once_the_other_leads() {
     let (sim, dir, _) = sim_with_kubeconfig(SimConfig::default()).await;
     provision_namespace(&sim, "default").await;
+    let client = sim.client().expect("client");
     // A slow client (5 requests/s) and much to create: the leader's
     // ReplicaSet controller always has writes waiting for a token.
     let flags = ["--controllers=replicaset-controller", "--kube-api-qps=5", "--kube-api-burst=5"];
     let a = spawn_with(&kubeconfig_as(&sim, dir.path(), "replica-a"), "3s", "2s", "500ms", &flags);
     wait_for(&sim, PATIENCE, "a leads", || async {
-        if leading(&[&a]).await[0] { Ok(()) } else { Err(holder(&lease(&sim).await)) }
+        if leading(&[&a]).await[0] { Ok(()) } else { Err(holder(&lease(&client).await)) }
     })
     .await;
     let b = spawn_with(&kubeconfig_as(&sim, dir.path(), "replica-b"), "3s", "2s", "500ms", &flags);
@@ -325,9 +366,9 @@ async fn a_leader_frozen_past_its_lease_writes_nothing_once_the_other_leads() {
         if code == 200 && !leading(&[&b]).await[0] { Ok(()) } else { Err(format!("code {code}")) }
     })
     .await;
-    let first = holder(&lease(&sim).await);
+    let first = holder(&lease(&client).await);
     let replica_sets: kube::Api<k8s_openapi::api::apps::v1::ReplicaSet> =
-        kube::Api::namespaced(sim.client().expect("client"), "default");
+        kube::Api::namespaced(client.clone(), "default");
     let rs = serde_json::from_value(serde_json::json!({
         "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "busy"},
         "spec": {"replicas": 300, "selector": {"matchLabels": {"app": "busy"}},
@@ -344,7 +385,7 @@ async fn a_leader_frozen_past_its_lease_writes_nothing_once_the_other_leads() {
     // Frozen past its lease, while its controllers have writes queued.
     a.signal("-STOP");
     wait_for(&sim, PATIENCE, "b to take the lease over and report it", || async {
-        let now = holder(&lease(&sim).await);
+        let now = holder(&lease(&client).await);
         if now != first && !now.is_empty() && leading(&[&b]).await[0] { Ok(()) } else { Err(now) }
     })
     .await;
@@ -357,9 +398,10 @@ async fn a_leader_frozen_past_its_lease_writes_nothing_once_the_other_leads() {
     // From here on b has reported itself leader: a must never do so again.
     // Scrape a until it exits, as upstream does on a lost lease.
     let mut a = a;
+    let mut child = a.child.take().expect("a process of this test");
     let deadline = tokio::time::Instant::now() + EXIT_DEADLINE;
     let status = loop {
-        if let Some(status) = a.child.try_wait().expect("a's status") {
+        if let Some(status) = child.try_wait().expect("a's status") {
             break status;
         }
         let (code, body) = a.get("/metrics").await;

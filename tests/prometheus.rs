@@ -8,11 +8,10 @@ use std::process::Stdio;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kube_sim::testing::wait_for;
-use kube_sim::{Sim, SimConfig};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-use crate::common::{PATIENCE, free_port, sim_with_kubeconfig, spawn_with};
+use crate::common::{Cluster, PATIENCE, free_port, on_both, start};
 
 // === utils ===
 
@@ -82,27 +81,24 @@ async fn query(port: u16, promql: &str) -> Result<Vec<Value>, String> {
 
 /// Waits until `promql` gives a series for each `want` value of `label`;
 /// returns the series.
-async fn wait_for_series(sim: &Sim, port: u16, promql: &str, label: &str, want: &[&str]) -> Vec<Value> {
+async fn wait_for_series(cluster: &Cluster, port: u16, promql: &str, label: &str, want: &[&str]) -> Vec<Value> {
     let has_all = |series: &[Value]| {
         let seen: Vec<&str> = series.iter().filter_map(|s| s["metric"][label].as_str()).collect();
         if want.iter().all(|w| seen.contains(w)) { Ok(()) } else { Err(format!("{label}s so far: {seen:?}")) }
     };
-    wait_for(sim, PATIENCE, promql, || async { has_all(&query(port, promql).await?) }).await;
+    wait_for(cluster, PATIENCE, promql, || async { has_all(&query(port, promql).await?) }).await;
     query(port, promql).await.expect("the series just seen")
 }
 
 // === tests ===
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+on_both!(prometheus_scrapes_kcm_rs_over_https_with_the_deploy_scrape_job);
+
 async fn prometheus_scrapes_kcm_rs_over_https_with_the_deploy_scrape_job() {
-    let (sim, _dir, kubeconfig) = sim_with_kubeconfig(SimConfig::default()).await;
-    // The daemon listens where Prometheus is told to look.
-    let port = free_port();
-    let _daemon = spawn_with(
-        &kubeconfig,
-        &["--leader-elect=false".to_owned(), format!("--secure-port={port}"), "--bind-address=127.0.0.1".to_owned()],
-    );
-    let replica_sets: kube::Api<ReplicaSet> = kube::Api::namespaced(sim.client().expect("client"), "default");
+    let env = start().await;
+    // Prometheus is told to look where the daemon listens.
+    let port = env.port;
+    let replica_sets: kube::Api<ReplicaSet> = kube::Api::namespaced(env.client.clone(), &env.ns);
     let rs = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "scraped"},
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "scraped"}},
             "template": {"metadata": {"labels": {"app": "scraped"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
@@ -111,7 +107,7 @@ async fn prometheus_scrapes_kcm_rs_over_https_with_the_deploy_scrape_job() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (_prometheus, api) = start_prometheus(dir.path(), adapted_job(&format!("127.0.0.1:{port}")));
 
-    let up = wait_for_series(&sim, api, "up{job=\"kcm-rs\"} == 1", "job", &["kcm-rs"]).await;
+    let up = wait_for_series(&env.cluster, api, "up{job=\"kcm-rs\"} == 1", "job", &["kcm-rs"]).await;
     assert_eq!(up[0]["value"][1], "1", "{up:?}");
     // Every queue of every controller `*` starts, by upstream's names: what
     // dashboards and alerts select on, so written out here rather than taken
@@ -134,7 +130,7 @@ async fn prometheus_scrapes_kcm_rs_over_https_with_the_deploy_scrape_job() {
         "garbage_collector_attempt_to_delete",
         "garbage_collector_attempt_to_orphan",
     ];
-    let adds = wait_for_series(&sim, api, "workqueue_adds_total{job=\"kcm-rs\"}", "name", &queues).await;
+    let adds = wait_for_series(&env.cluster, api, "workqueue_adds_total{job=\"kcm-rs\"}", "name", &queues).await;
     let replicaset = adds.iter().find(|s| s["metric"]["name"] == "replicaset").expect("the replicaset queue");
     assert_eq!(replicaset["metric"]["instance"], format!("127.0.0.1:{port}"));
 }
