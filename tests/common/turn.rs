@@ -168,13 +168,10 @@ impl Drop for Env {
     }
 }
 
-/// Kills `daemon` and waits (up to 10 s) for it to be gone.
+/// Kills `daemon` and waits (up to 10 s) for it to be gone. Called from
+/// `Drop`, on the test's multi-threaded runtime.
 fn stop(daemon: &mut tokio::process::Child) {
     drop(daemon.start_kill());
-    for _ in 0..1000 {
-        if !matches!(daemon.try_wait(), Ok(None)) {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let exited = tokio::time::timeout(std::time::Duration::from_secs(10), daemon.wait());
+    drop(tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(exited)));
 }
