@@ -72,17 +72,10 @@ async fn start_electing(flags: &[String]) -> Env {
 /// kube-sim-only test, told apart by the user its kubeconfig acts as.
 fn spawn_with(kubeconfig: &Path, lease: &str, renew: &str, retry: &str, flags: &[&str]) -> Daemon {
     let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .arg(format!("--secure-port={port}"))
-        .arg("--bind-address=127.0.0.1")
-        .args(election(lease, renew, retry))
-        .args(flags)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kcm-rs starts");
+    let mut args = vec![format!("--secure-port={port}"), "--bind-address=127.0.0.1".to_owned()];
+    args.extend(election(lease, renew, retry));
+    args.extend(flags.iter().map(|f| (*f).to_owned()));
+    let child = crate::common::spawn_with(kubeconfig, &args);
     let pid = i32::try_from(child.id().expect("running")).expect("pid fits");
     Daemon { child: Some(child), pid, port }
 }
