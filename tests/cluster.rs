@@ -239,6 +239,8 @@ async fn cascade_orphan_keeps_the_replica_set_and_its_running_pods() {
     let uid = fully_available(&env, "web", 2).await;
     let (replica_sets, pods) = chain(&env, &uid).await;
     assert_eq!((replica_sets.len(), pods.len()), (1, 2));
+    // Orphaning touches only the dependents the collector has observed.
+    collector::observed(&env, Feed::ReplicaSets).await;
 
     kubectl_ok(&env.kubeconfig, &["delete", "deployment", "web", "-n", NS, "--cascade=orphan", "--timeout=90s"]).await;
     let api: Api<Deployment> = Api::namespaced(env.client.clone(), NS);

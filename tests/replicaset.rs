@@ -14,7 +14,6 @@ use k8s_openapi::api::core::v1::{Container, Event, Pod, PodSpec, PodTemplateSpec
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
-use kube_sim::faults::{FaultRule, FaultSpec};
 use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::json;
 
@@ -296,20 +295,10 @@ async fn a_pod_deleted_by_hand_is_replaced() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_creates_never_overshoot() {
-    // 30 creates with 20% failing: all succeed with probability 0.8^30 ≈ 0.1%.
+    // Every fifth create refused.
     const REPLICAS: usize = 30;
     let env = start().await;
-    env.cluster
-        .controls()
-        .set_faults(FaultSpec {
-            rules: vec![FaultRule {
-                verb: Some("create".into()),
-                resource: Some("pods".into()),
-                error_rate: 0.2,
-                ..Default::default()
-            }],
-        })
-        .expect("faults set");
+    env.cluster.controls().set_faults(failing_pod_creates(5)).expect("faults set");
 
     // Watch every pod event and count the ReplicaSet's active pods at each.
     let (max_seen, watch) = watch_highest(&env, "faulty");
@@ -370,7 +359,7 @@ async fn a_relabelled_pod_is_released_and_replaced() {
 async fn restarts_dropped_watches_and_compaction_mid_scale_never_overshoot() {
     const REPLICAS: usize = 30;
     let mut env = start().await;
-    env.cluster.controls().set_faults(failing_pod_creates(0.2)).expect("faults set");
+    env.cluster.controls().set_faults(failing_pod_creates(5)).expect("faults set");
     let (max_seen, watch) = watch_highest(&env, "chaos");
 
     create_rs(&env, "chaos", 3).await;

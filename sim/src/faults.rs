@@ -3,13 +3,15 @@
 //! [`Faults`] holds the fault specification set through `PUT /sim/v1/faults`
 //! (or from Rust): for requests matching a verb and resource (either may be
 //! left out to match all), add latency and fail a share of them with 500 or
-//! 429 + `Retry-After`. [`WatchHolds`] holds back one resource's watch
+//! 429 + `Retry-After`, or fail every Nth of them with 500 (a fault a test
+//! can count on). [`WatchHolds`] holds back one resource's watch
 //! events, as a client's watch lagging behind its others does. [`Stats`]
 //! counts every Kubernetes API request by client (user agent), verb, API
 //! group, resource, namespace and response code, for `GET /sim/v1/stats`
 //! (and, say, to derive the RBAC rules a client needs).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -33,6 +35,11 @@ pub struct FaultRule {
     /// Share of matching requests answered with 500 InternalError (0..=1).
     #[serde(default)]
     pub error_rate: f64,
+    /// Every Nth matching request (the Nth, the 2Nth, ...), counted from
+    /// when the specification was set, answered with 500 InternalError
+    /// whatever the dice say; 0 for none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub error_every: u64,
     /// Share of matching requests answered with 429 TooManyRequests (0..=1).
     #[serde(default)]
     pub throttle_rate: f64,
@@ -46,6 +53,10 @@ pub struct FaultRule {
 
 fn default_retry_after() -> u64 {
     1
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The whole fault specification.
@@ -76,44 +87,59 @@ impl FaultSpec {
 /// The faults in force. Cheap to clone; clones share the specification.
 #[derive(Debug, Clone, Default)]
 pub struct Faults {
-    spec: Arc<RwLock<FaultSpec>>,
+    active: Arc<RwLock<Active>>,
+}
+
+/// The specification in force and, per rule, the requests it has matched.
+#[derive(Debug, Default)]
+struct Active {
+    spec: FaultSpec,
+    matched: Vec<AtomicU64>,
+}
+
+impl Active {
+    fn new(spec: FaultSpec) -> Self {
+        let matched = spec.rules.iter().map(|_| AtomicU64::new(0)).collect();
+        Active { spec, matched }
+    }
 }
 
 impl Faults {
-    /// Replaces the specification.
+    /// Replaces the specification (and starts its rules' counts afresh).
     pub fn set(&self, spec: FaultSpec) -> Result<(), String> {
         spec.validate()?;
-        *self.spec.write().unwrap_or_else(|p| p.into_inner()) = spec;
+        *self.active.write().unwrap_or_else(|p| p.into_inner()) = Active::new(spec);
         Ok(())
     }
 
     /// Removes every fault.
     pub fn clear(&self) {
-        *self.spec.write().unwrap_or_else(|p| p.into_inner()) = FaultSpec::default();
+        *self.active.write().unwrap_or_else(|p| p.into_inner()) = Active::default();
     }
 
     /// The specification in force.
     pub fn get(&self) -> FaultSpec {
-        self.spec.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.active.read().unwrap_or_else(|p| p.into_inner()).spec.clone()
     }
 
     /// Applies the first matching rule to a request: waits its latency, then
-    /// returns the error to answer with, if the dice say so.
+    /// returns the error to answer with, if its count or the dice say so.
     pub async fn inject(&self, verb: &str, resource: &str) -> Option<ApiError> {
-        let rule = {
-            let spec = self.spec.read().unwrap_or_else(|p| p.into_inner());
-            spec.rules
-                .iter()
-                .find(|r| {
-                    r.verb.as_deref().is_none_or(|v| v == verb) && r.resource.as_deref().is_none_or(|x| x == resource)
-                })
-                .cloned()
-        }?;
+        let (rule, nth) = {
+            let active = self.active.read().unwrap_or_else(|p| p.into_inner());
+            let index = active.spec.rules.iter().position(|r| {
+                r.verb.as_deref().is_none_or(|v| v == verb) && r.resource.as_deref().is_none_or(|x| x == resource)
+            })?;
+            let nth = active.matched[index].fetch_add(1, Ordering::Relaxed) + 1;
+            (active.spec.rules[index].clone(), nth)
+        };
         if rule.latency_ms > 0 {
             tokio::time::sleep(Duration::from_millis(rule.latency_ms)).await;
         }
         let roll: f64 = rand::rng().random();
-        if roll < rule.error_rate {
+        if rule.error_every > 0 && nth.is_multiple_of(rule.error_every) {
+            Some(ApiError::internal("injected fault (kube-sim)"))
+        } else if roll < rule.error_rate {
             Some(ApiError::internal("injected fault (kube-sim)"))
         } else if roll < rule.error_rate + rule.throttle_rate {
             Some(ApiError::too_many_requests(rule.retry_after_seconds))
@@ -293,6 +319,21 @@ mod tests {
         assert!(faults.inject("get", "pods").await.is_none());
         faults.clear();
         assert!(faults.inject("create", "pods").await.is_none());
+    }
+
+    #[tokio::test]
+    async fn every_nth_matching_request_fails_counted_from_when_the_rule_was_set() {
+        let faults = Faults::default();
+        let rule = FaultRule { verb: Some("create".into()), error_every: 3, ..FaultRule::default() };
+        faults.set(FaultSpec { rules: vec![rule.clone()] }).unwrap();
+        let mut answers = Vec::new();
+        for _ in 0..7 {
+            answers.push(faults.inject("create", "pods").await.map(|e| e.code));
+            assert!(faults.inject("get", "pods").await.is_none());
+        }
+        assert_eq!(answers, [None, None, Some(500), None, None, Some(500), None]);
+        faults.set(FaultSpec { rules: vec![rule] }).unwrap();
+        assert!(faults.inject("create", "pods").await.is_none(), "a new specification counts afresh");
     }
 
     #[tokio::test]

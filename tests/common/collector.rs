@@ -4,9 +4,11 @@
 //! type, each at its own pace: upstream's too. An owner deleted in the
 //! foreground before the collector has observed its dependents loses its
 //! `foregroundDeletion` finalizer at once, and the dependents go after it
-//! (as dangling): the contract holds only for dependents the collector
-//! has seen, which is why upstream's integration tests wait for the
-//! graph to hold them. A test of that contract calls [`observed`] first.
+//! (as dangling); an owner deleted with the orphan policy before then
+//! keeps its reference on the unseen dependents, which then go as
+//! dangling. The contract holds only for dependents the collector has
+//! seen, which is why upstream's integration tests wait for the graph to
+//! hold them. A test of that contract calls [`observed`] first.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

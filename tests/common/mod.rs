@@ -325,13 +325,14 @@ pub async fn disturb(env: &mut Env) {
     env.cluster.controls().drop_watches();
 }
 
-/// Faults refusing this share of pod creates with a 500.
-pub fn failing_pod_creates(rate: f64) -> FaultSpec {
+/// Faults refusing every `nth` pod create with a 500: counted, so that a
+/// test's assertion that creates were refused cannot depend on the dice.
+pub fn failing_pod_creates(nth: u64) -> FaultSpec {
     FaultSpec {
         rules: vec![FaultRule {
             verb: Some("create".into()),
             resource: Some("pods".into()),
-            error_rate: rate,
+            error_every: nth,
             ..Default::default()
         }],
     }

@@ -514,7 +514,7 @@ async fn restart_mid_rollout_resumes_without_extra_pods() {
     checker.assert_clean();
 }
 
-/// Ten nodes, a third of the pod creates refused, and mid-rollout dropped
+/// Ten nodes, every third pod create refused, and mid-rollout dropped
 /// watches, a compacted history and a restarted kcm-rs: every node ends
 /// with one pod of the new template, the refusals are `FailedCreate`
 /// events, and no node ever holds two pods nor more than `maxUnavailable`
@@ -523,7 +523,7 @@ async fn restart_mid_rollout_resumes_without_extra_pods() {
 async fn failing_creates_and_a_disturbed_kcm_rs_mid_rollout_on_ten_nodes() {
     let config = SimConfig { nodes: 10, ..SimConfig::default() };
     let mut env = start_with(config, &[], |sim| {
-        sim.controls().set_faults(failing_pod_creates(0.3)).expect("faults set");
+        sim.controls().set_faults(failing_pod_creates(3)).expect("faults set");
     })
     .await;
     let mut nodes: Vec<String> = (1..=10).map(|i| format!("node-{i}")).collect();

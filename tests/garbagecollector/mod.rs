@@ -71,6 +71,8 @@ async fn cascade_orphan_keeps_the_pods_without_the_reference() {
     let uid = replica_set_with_pods(&env, "web", 3).await;
     let before: Vec<String> =
         dependents(&env, &pods(), &uid).await.into_iter().filter_map(|p| p.metadata.name).collect();
+    // Orphaning touches only the dependents the collector has observed.
+    collector::observed(&env, Feed::Pods).await;
     kubectl_delete(&env, "rs", "web", "orphan").await;
     gone(&env, &replica_sets(), "web").await;
     // The finalizer goes only after every reference is removed: the pods

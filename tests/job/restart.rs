@@ -257,7 +257,7 @@ async fn a_job_killed_mid_run_counts_every_pod_once() {
 async fn failing_creates_dropped_watches_and_a_kill_converge_counting_every_pod_once() {
     let mut env = start().await;
     let recorders = Recorders::start(&env).await;
-    env.cluster.controls().set_faults(failing_pod_creates(0.2)).expect("faults set");
+    env.cluster.controls().set_faults(failing_pod_creates(5)).expect("faults set");
     let chaos = fail_every_third_pod(&env, "faulty");
     create_job(&env, "faulty", "NonIndexed").await;
     wait_mid_run(&env, &recorders, "faulty", 3).await;
