@@ -137,9 +137,8 @@ impl Faults {
             tokio::time::sleep(Duration::from_millis(rule.latency_ms)).await;
         }
         let roll: f64 = rand::rng().random();
-        if rule.error_every > 0 && nth.is_multiple_of(rule.error_every) {
-            Some(ApiError::internal("injected fault (kube-sim)"))
-        } else if roll < rule.error_rate {
+        let counted = rule.error_every > 0 && nth.is_multiple_of(rule.error_every);
+        if counted || roll < rule.error_rate {
             Some(ApiError::internal("injected fault (kube-sim)"))
         } else if roll < rule.error_rate + rule.throttle_rate {
             Some(ApiError::too_many_requests(rule.retry_after_seconds))
