@@ -270,8 +270,6 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
             tracing::info!(controller = row.name, "Warning: skipping controller");
             continue;
         };
-        // A started controller answers: upstream's per-controller ping.
-        runtime.healthz.add(row.name, Arc::new(|| Ok(())));
         let controller = match result {
             Ok(controller) => controller,
             Err(error) => {
@@ -279,6 +277,10 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
                 continue;
             }
         };
+        // A started controller answers: upstream's per-controller ping. One
+        // that could not be built has no check, so /healthz does not vouch
+        // for it.
+        runtime.healthz.add(row.name, Arc::new(|| Ok(())));
         started.extend(controller.started());
         let run = RunContext {
             name: row.name,

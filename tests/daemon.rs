@@ -13,7 +13,7 @@ use kube_sim::testing::{provision_namespace, wait_for};
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
-use crate::common::{Env, PATIENCE, free_port, https_get, on_both, sim_with_kubeconfig, start_with_flags};
+use crate::common::{Env, PATIENCE, free_port, https_get, on_both, sim_with_kubeconfig, start_with, start_with_flags};
 
 /// How long a stopped daemon may take to exit.
 const EXIT_DEADLINE: Duration = Duration::from_secs(30);
@@ -332,6 +332,26 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
 /// upstream (served once a Service exists, as `kubernetes` does on the
 /// testbed).
 const PROMTOOL_LINTED_UPSTREAM_NAMES: [&str; 1] = ["endpoint_slice_controller_syncs"];
+
+/// A controller that cannot be built (the token controller, its key file
+/// missing) is logged and left out; the others run, and `/healthz` lists
+/// only them: it does not vouch for the one that never started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_that_cannot_start_has_no_health_check() {
+    let env =
+        start_with(SimConfig::default(), &["--service-account-private-key-file=/nonexistent/sa.key"], |_| {}).await;
+    let d = Daemon::of(&env);
+    // The garbage collector's row is the table's last: once it answers,
+    // every controller that started has its check.
+    wait_for(&env.cluster, PATIENCE, "the started controllers' checks", || async {
+        let (code, body) = d.get("/healthz?verbose").await;
+        if code == 200 && body.contains("[+]garbage-collector-controller ok\n") { Ok(()) } else { Err(body) }
+    })
+    .await;
+    let (_, health) = d.get("/healthz?verbose").await;
+    assert!(health.contains("[+]replicaset-controller ok\n"), "{health}");
+    assert!(!health.contains("serviceaccount-token"), "a controller that did not start is reported: {health}");
+}
 
 /// A leader frozen (SIGSTOP) past its lease, resumed (SIGCONT) once the
 /// standby leads. No clock is read: a was frozen before b took the lease,
