@@ -484,6 +484,18 @@ async fn orphans_are_adopted_and_non_matching_pods_released() {
     })
     .await;
     invariants.assert_parallelism("adopt-release", 2);
+    // Released as upstream releases: the reference and the tracking
+    // finalizer go in one patch, so no state of the pod shows it released
+    // yet still held back from deletion by the Job's finalizer.
+    let released_uid = running[1].metadata.uid.clone().unwrap_or_default();
+    let states = || invariants.all_pod_states("adopt-release").into_iter().filter(|(uid, ..)| *uid == released_uid);
+    wait_for(&env.cluster, PATIENCE, "the release seen by the watch", || async {
+        if states().any(|(_, _, controlled, _)| !controlled) { Ok(()) } else { Err("still controlled".to_owned()) }
+    })
+    .await;
+    let tracked = |p: &Pod| p.metadata.finalizers.iter().flatten().any(|f| f == "batch.kubernetes.io/job-tracking");
+    let held: Vec<Pod> = states().filter(|(_, _, controlled, pod)| !controlled && tracked(pod)).map(|s| s.3).collect();
+    assert!(held.is_empty(), "released with the tracking finalizer still on: {:?}", held[0].metadata);
 }
 
 // === status endpoints ===

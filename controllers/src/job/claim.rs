@@ -1,7 +1,8 @@
 //! The pods a Job controls (upstream `getPodsForJob`): every pod of its
 //! namespace is a candidate, so that owned pods that no longer match are
-//! released; matching orphans are adopted, with the tracking finalizer
-//! added in the same patch, after a live re-check of the Job.
+//! released, with the tracking finalizer removed in the same patch;
+//! matching orphans are adopted, with the tracking finalizer added in the
+//! same patch, after a live re-check of the Job.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use super::object_ref;
 use super::write::Write;
 use crate::common::controller_ref::{claim_all, new_controller_ref};
 use crate::common::selector::Selector;
-use crate::plan::{Action, OwnerRefPatch, Plan};
+use crate::plan::{Action, Plan};
 
 /// The pods a Job controls after the claim.
 pub(super) struct Claimed<'a> {
@@ -35,11 +36,13 @@ pub(super) fn claim_pods<'a>(job: &Job, candidates: &'a [Arc<Pod>], plan: &mut P
         claims
             .release
             .iter()
-            .map(|p| Action::PatchPodOwnerRefs {
-                namespace: p.metadata.namespace.to_string(),
-                name: p.metadata.name.to_string(),
-                uid: p.metadata.uid.to_string(),
-                patch: OwnerRefPatch::Release { owner_uid: owner.uid.clone() },
+            .map(|p| {
+                Action::Job(Write::ReleasePod {
+                    namespace: p.metadata.namespace.to_string(),
+                    name: p.metadata.name.to_string(),
+                    uid: p.metadata.uid.to_string(),
+                    owner_uid: owner.uid.clone(),
+                })
             })
             .collect(),
     );

@@ -195,7 +195,9 @@ impl Outcome {
                     o.deletions += 1;
                     o.pod_patches += usize::from(*has_finalizer);
                 }
-                Action::Job(Write::RemoveFinalizer { .. } | Write::AdoptPod { .. }) => o.pod_patches += 1,
+                Action::Job(Write::RemoveFinalizer { .. } | Write::AdoptPod { .. } | Write::ReleasePod { .. }) => {
+                    o.pod_patches += 1
+                }
                 Action::Job(Write::UpdateStatus { job }) => o.status = job.status.clone().unwrap_or_default(),
                 Action::Job(Write::Count(c)) => o.counts.push(c.clone()),
                 Action::Event(e) => o.events.push(format!("{} {}", e.reason, e.message)),
@@ -792,6 +794,38 @@ fn orphans_are_adopted_with_the_finalizer() {
     assert_eq!(body["metadata"]["finalizers"], serde_json::json!([TRACKING_FINALIZER]));
     assert_eq!(body["metadata"]["ownerReferences"][0]["kind"], "Job");
     assert!(matches!(synced.plan.steps[0].actions[0], Action::RecheckOwner { .. }));
+}
+
+/// Upstream's release of a ref manager with the tracking finalizer: a pod
+/// that no longer matches loses the Job's reference and the finalizer in
+/// one patch, so it is never seen released yet still held by the Job.
+#[test]
+fn a_pod_that_no_longer_matches_is_released_with_its_finalizer_in_one_patch() {
+    let mut relabelled = pod("r", "Running");
+    relabelled.metadata.labels = Some(labels(&[("app", "other")]));
+    let synced = World::new(job(1, Some(1), 6), vec![relabelled]).sync();
+    let releases: Vec<_> = synced
+        .plan
+        .actions()
+        .filter_map(|a| match a {
+            Action::Job(Write::ReleasePod { name, uid, owner_uid, .. }) => {
+                Some((name.clone(), super::write::release_patch(owner_uid, uid)))
+            }
+            Action::PatchPodOwnerRefs { name, .. } => panic!("{name} released without its finalizer"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        releases,
+        vec![(
+            "r".to_owned(),
+            serde_json::json!({"metadata": {
+                "ownerReferences": [{"$patch": "delete", "uid": JOB_UID}],
+                "$deleteFromPrimitiveList/finalizers": [TRACKING_FINALIZER],
+                "uid": "uid-r",
+            }})
+        )]
+    );
 }
 
 // === a Job written finished, read stale (kubernetes#130103) ===

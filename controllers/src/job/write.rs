@@ -34,6 +34,22 @@ pub enum Write {
         /// The Job's controller reference.
         controller_ref: OwnerReference,
     },
+    /// Release a pod that no longer matches: remove the Job's owner
+    /// reference and the tracking finalizer in one patch, with the pod's
+    /// uid as precondition (upstream `ReleasePod` of a ref manager holding
+    /// `batch.JobTrackingFinalizer`). Errors are those of
+    /// [`OwnerRefPatch::Release`](crate::plan::OwnerRefPatch::Release): a
+    /// pod gone, or no longer referencing the Job, needs nothing more.
+    ReleasePod {
+        /// Namespace of the pod.
+        namespace: String,
+        /// Name of the pod.
+        name: String,
+        /// Uid of the pod.
+        uid: String,
+        /// Uid of the Job whose reference is removed.
+        owner_uid: String,
+    },
     /// Bookkeeping, no API call: the controller expects to see the tracking
     /// finalizer removed from these pods (upstream `expectFinalizersRemoved`).
     ExpectFinalizerRemovals {
@@ -137,6 +153,15 @@ pub enum Count {
 pub fn adopt_patch(controller_ref: &OwnerReference, pod_uid: &str) -> serde_json::Value {
     let mut body = crate::plan::OwnerRefPatch::Adopt(controller_ref.clone()).body(pod_uid);
     body["metadata"]["finalizers"] = serde_json::json!([super::pods::TRACKING_FINALIZER]);
+    body
+}
+
+/// The body of [`Write::ReleasePod`]: the release patch, with the tracking
+/// finalizer removed from the pod's finalizers (its others stay).
+pub fn release_patch(owner_uid: &str, pod_uid: &str) -> serde_json::Value {
+    let release = crate::plan::OwnerRefPatch::Release { owner_uid: owner_uid.to_owned() };
+    let mut body = release.body(pod_uid);
+    body["metadata"]["$deleteFromPrimitiveList/finalizers"] = serde_json::json!([super::pods::TRACKING_FINALIZER]);
     body
 }
 

@@ -1,6 +1,7 @@
 //! The Job controller's own writes
 //! ([`Action::Job`](kcm_controllers::plan::Action::Job)): the adoption
-//! patch that adds the tracking finalizer, the status written on the whole
+//! patch that adds the tracking finalizer and the release patch that
+//! removes it, the status written on the whole
 //! Job at the latest version of the run, the tracking finalizer's removal
 //! (alone, or before a delete), and the bookkeeping the Job controller
 //! keeps (finalizer removals in flight, the recreation backoff, the Jobs
@@ -11,7 +12,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::common::pod_control;
 use kcm_controllers::job::Write;
 use kcm_controllers::job::pods::remove_tracking_finalizer_patch;
-use kcm_controllers::job::write::adopt_patch;
+use kcm_controllers::job::write::{adopt_patch, release_patch};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 
@@ -30,6 +31,17 @@ impl Executor {
                 match api.patch(name, &PatchParams::default(), &Patch::Strategic(body)).await {
                     Ok(_) => Outcome::Ok,
                     Err(error) if code(&error) == Some(404) => Outcome::Stale,
+                    Err(error) => Outcome::Failed(error_message(&error)),
+                }
+            }
+            Write::ReleasePod { namespace, name, uid, owner_uid } => {
+                let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+                let body = release_patch(owner_uid, uid);
+                match api.patch(name, &PatchParams::default(), &Patch::Strategic(body)).await {
+                    Ok(_) => Outcome::Ok,
+                    // Gone, or (422) recreated under the name or no longer
+                    // referencing the Job: nothing is left to release.
+                    Err(error) if matches!(code(&error), Some(404 | 422)) => Outcome::Ok,
                     Err(error) => Outcome::Failed(error_message(&error)),
                 }
             }

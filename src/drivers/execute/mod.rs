@@ -154,7 +154,7 @@ impl Executor {
                             | Action::PatchPodOwnerRefs { .. }
                             | Action::PatchReplicaSetOwnerRefs { .. }
                             | Action::ControllerRevision(history::Write::PatchOwnerRefs { .. })
-                            | Action::Job(job::Write::AdoptPod { .. })
+                            | Action::Job(job::Write::AdoptPod { .. } | job::Write::ReleasePod { .. })
                     )
                 });
                 let manage = step.actions.iter().any(|a| match a {
