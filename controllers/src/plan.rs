@@ -26,7 +26,8 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde_json::json;
 
-use crate::{daemonset, history};
+use crate::common::history;
+use crate::daemonset;
 
 /// The outcome of one sync: intended writes in order, and when to look again.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -12,11 +12,15 @@
 //! - `hash`: FNV-32 and upstream's `SafeEncodeString`, behind generated
 //!   names;
 //! - `semantic`: upstream's semantic equality on JSON (nil equals empty);
+//! - `history`: ControllerRevisions, the history DaemonSets and
+//!   StatefulSets keep (upstream's `pkg/controller/history`: names, hashes,
+//!   claims, the create's collision loop);
 //! - `object`: an object's queue key and [`ObjectRef`](crate::plan::ObjectRef).
 
 pub mod controller_ref;
 pub mod endpoint_pods;
 pub mod hash;
+pub mod history;
 pub(crate) mod object;
 pub mod pod;
 pub mod pod_control;

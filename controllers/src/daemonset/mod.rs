@@ -33,7 +33,7 @@
 //!   [`after_manage_error`] (the status upstream still writes) and requeues
 //!   with rate limiting. A failed claim ends the sync there.
 //! - The current revision's create
-//!   ([`OnAlreadyExists::Report`](crate::history::OnAlreadyExists)): when
+//!   ([`OnAlreadyExists::Report`](crate::common::history::OnAlreadyExists)): when
 //!   the name is taken, the driver reads the existing revision live and
 //!   plans [`after_already_exists`] (a stale cache, or a hash collision that
 //!   bumps `status.collisionCount`), then requeues with rate limiting.

@@ -52,7 +52,7 @@
 //!   status then.
 //! - [`Write`]s and their events are documented on each variant.
 //! - A revision create that is renamed after a name collision (see
-//!   [`history`](crate::history)) stops the plan after it; the driver then
+//!   [`history`](crate::common::history)) stops the plan after it; the driver then
 //!   runs [`after_failure`] with the new collision count and requeues.
 //!
 //! # Where kcm-rs differs

@@ -39,7 +39,7 @@ pub(super) enum Outcome {
     /// A ControllerRevision create ([`OnAlreadyExists::Report`]) found its
     /// name taken by this revision, read live: stop here.
     ///
-    /// [`OnAlreadyExists::Report`]: kcm_controllers::history::OnAlreadyExists::Report
+    /// [`OnAlreadyExists::Report`]: kcm_controllers::common::history::OnAlreadyExists::Report
     RevisionExists(Box<ControllerRevision>),
 }
 
