@@ -4,9 +4,8 @@
 //! Service port targets, whether its hostname is published, and which
 //! Services a pod event concerns.
 //!
-//! Shared by the endpoints controller (`crate::endpoint`) and the
-//! EndpointSlice controller (`crate::endpointslice`); nothing here knows
-//! either's output type.
+//! Shared by the endpoints controller and the EndpointSlice controller;
+//! nothing here knows either's output type.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -4,7 +4,7 @@
 //!
 //! A revision's data is a patch restoring the pod template:
 //! `{"spec":{"template":{...,"$patch":"replace"}}}`. It is named
-//! `<ds>-<hash>` with the template's hash (the Deployment's
+//! `<ds>-<hash>` with the template's hash (the Deployment's,
 //! [`compute_hash`], with `status.collisionCount`) and labelled
 //! `controller-revision-hash=<hash>`; pods made from it carry the same
 //! label. The current revision is the one whose data is the template's
@@ -27,7 +27,7 @@ use super::{CONTROLLER_REVISION_HASH_LABEL, Write as DaemonSetWrite};
 use crate::common::controller_ref::new_controller_ref;
 use crate::common::history::{self, OnAlreadyExists, Write, number, sort_controller_revisions};
 use crate::common::semantic::semantically_equal;
-use crate::deployment::compute_hash;
+use crate::common::template_hash::compute_hash;
 use crate::plan::{Action, Plan};
 
 /// Revisions kept besides the current one when `revisionHistoryLimit` is

@@ -20,7 +20,7 @@ use serde_json::json;
 
 use super::pod_state::pod_revision;
 use crate::common::history::{self, OnAlreadyExists, Write as HistoryWrite, number};
-use crate::deployment::equal_ignore_hash;
+use crate::common::template_hash::equal_ignore_hash;
 
 /// Why a revision cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
