@@ -35,7 +35,6 @@ use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_li
 use kube::Client;
 use prometheus::{Histogram, HistogramOpts, Registry};
 
-use super::execute::event_type;
 use sync::Syncer;
 
 pub use core::{CONTROLLER_NAME, QUEUE_NAME};
@@ -152,7 +151,7 @@ impl EventHandler<CronJob> for CronJobHandler {
             OnUpdate::Unparseable(event) => {
                 tracing::debug!(cronjob = %core::key(new), schedule = %new.spec.schedule, "Unparseable schedule for cronjob");
                 let regarding = sync::reference(&event.regarding);
-                self.recorder.event(&regarding, event_type(event.type_), &event.reason, event.message);
+                self.recorder.event(&regarding, event.type_, &event.reason, event.message);
             }
         }
     }

@@ -27,7 +27,6 @@ use kube::api::{Api, DeleteParams, PostParams};
 
 use super::CronJobMetrics;
 use crate::drivers::api_errors::{code, error_message, namespace_terminating, reason};
-use crate::drivers::execute::event_type;
 
 /// What a sync failed on: the key is retried with backoff.
 #[derive(Debug, thiserror::Error)]
@@ -97,7 +96,7 @@ impl Syncer {
         }
         let finished = sync.finish();
         for event in finished.events {
-            self.recorder.event(&reference(&event.regarding), event_type(event.type_), &event.reason, event.message);
+            self.recorder.event(&reference(&event.regarding), event.type_, &event.reason, event.message);
         }
         if let Some(updated) = finished.update_status {
             let cron_jobs: Api<CronJob> = Api::namespaced(self.client.clone(), &namespace);

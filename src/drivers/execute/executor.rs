@@ -16,7 +16,7 @@ use kube::api::{DeleteParams, Preconditions};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
-use kcm_runtime::events::{EventRecorder, EventType};
+use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::Store;
 
 use crate::drivers::api_errors::code;
@@ -110,12 +110,7 @@ impl Executor {
 
     /// Records `event` through the recorder.
     pub fn record(&self, event: &Event) {
-        self.recorder.event(
-            &object_reference(&event.regarding),
-            event_type(event.type_),
-            &event.reason,
-            event.message.clone(),
-        );
+        self.recorder.event(&object_reference(&event.regarding), event.type_, &event.reason, event.message.clone());
     }
 }
 
@@ -136,14 +131,6 @@ impl Executor {
             Err(error) if code(&error) == Some(404) => Ok(false),
             Err(error) => Err(error),
         }
-    }
-}
-
-/// The recorder's spelling of a plan's event type.
-pub fn event_type(type_: kcm_controllers::plan::EventType) -> EventType {
-    match type_ {
-        kcm_controllers::plan::EventType::Normal => EventType::Normal,
-        kcm_controllers::plan::EventType::Warning => EventType::Warning,
     }
 }
 
