@@ -202,11 +202,7 @@ impl Lookup {
     /// The cached Deployment `cref` names in `namespace`, if it is that
     /// very object (upstream `resolveControllerRef`).
     fn resolve(&self, namespace: Option<&str>, cref: &OwnerReference) -> Option<Arc<Deployment>> {
-        if cref.kind != "Deployment" {
-            return None;
-        }
-        let d = self.deployments.get_namespaced(namespace, &cref.name)?;
-        (d.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(d)
+        self.deployments.resolve_controller_ref("Deployment", namespace, cref)
     }
 
     fn enqueue_owner(&self, meta: &ObjectMeta, cref: &OwnerReference) {
@@ -312,11 +308,8 @@ impl PodHandler {
     /// The Deployment controlling the ReplicaSet controlling `pod`
     /// (upstream `getDeploymentForPod`).
     fn deployment_of(&self, pod: &Pod) -> Option<Arc<Deployment>> {
-        let cref = pod.metadata.controller().filter(|r| r.kind == "ReplicaSet")?;
-        let rs = self.lookup.replica_sets.get_namespaced(Some(&pod.metadata.namespace), &cref.name)?;
-        if rs.metadata.uid.as_deref() != Some(cref.uid.as_str()) {
-            return None;
-        }
+        let cref = pod.metadata.controller()?;
+        let rs = self.lookup.replica_sets.resolve_controller_ref("ReplicaSet", Some(&pod.metadata.namespace), cref)?;
         self.lookup.resolve(rs.metadata.namespace.as_deref(), controller_of(&rs.metadata)?)
     }
 }

@@ -279,11 +279,7 @@ impl PodHandler {
     /// The cached ReplicaSet `cref` names, if it is that very object
     /// (upstream `resolveControllerRef`).
     fn resolve(&self, pod: &Pod, cref: &OwnerRef) -> Option<Arc<ReplicaSet>> {
-        if cref.kind != "ReplicaSet" {
-            return None;
-        }
-        let rs = self.replica_sets.get_namespaced(Some(&pod.metadata.namespace), &cref.name)?;
-        (rs.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(rs)
+        self.replica_sets.resolve_controller_ref("ReplicaSet", Some(&pod.metadata.namespace), cref)
     }
 
     /// Enqueues every ReplicaSet of the pod's namespace whose selector

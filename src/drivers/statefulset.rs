@@ -239,11 +239,7 @@ impl PodHandler {
     /// The cached StatefulSet `cref` names, if it is that very object
     /// (upstream `resolveControllerRef`).
     fn resolve(&self, pod: &Pod, cref: &OwnerRef) -> Option<Arc<StatefulSet>> {
-        if cref.kind != "StatefulSet" {
-            return None;
-        }
-        let set = self.stateful_sets.get_namespaced(Some(&pod.metadata.namespace), &cref.name)?;
-        (set.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(set)
+        self.stateful_sets.resolve_controller_ref("StatefulSet", Some(&pod.metadata.namespace), cref)
     }
 
     fn enqueue_owner(&self, pod: &Pod, cref: &OwnerRef) {

@@ -199,13 +199,9 @@ impl JobHandler {
     /// it is that very object (upstream `resolveControllerRef`).
     fn enqueue_controller(&self, job: &Job) {
         let Some(cref) = controller(job) else { return };
-        if cref.kind != "CronJob" {
-            return;
-        }
-        let Some(cron_job) = self.cron_jobs.get_namespaced(job.metadata.namespace.as_deref(), &cref.name) else {
-            return;
-        };
-        if cron_job.metadata.uid.as_deref() == Some(cref.uid.as_str()) {
+        if let Some(cron_job) =
+            self.cron_jobs.resolve_controller_ref("CronJob", job.metadata.namespace.as_deref(), cref)
+        {
             self.queue.add(core::key(&cron_job));
         }
     }
