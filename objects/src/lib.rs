@@ -13,7 +13,8 @@
 //! an object read live, so fields kcm-rs does not keep cannot be lost.
 //!
 //! Being the leaf both the controller cores and the runtime depend on, it
-//! also holds the one name both layers share: an Event's [`EventType`].
+//! also holds the names both layers share: an Event's [`EventType`] and an
+//! object's key ([`object_key`]).
 //!
 //! # Layout
 //! - `atom`: [`Atom`], shared strings, and [`Pool`];
@@ -25,13 +26,15 @@
 //! - `container`: what is decoded of a container, [`NamedPort`];
 //! - `secrets`: the Secrets a pod references (`PodSpec::secret_names`);
 //! - `node`: [`Node`];
-//! - `event_type`: [`EventType`].
+//! - `event_type`: [`EventType`];
+//! - `key`: [`object_key`], the `namespace/name` key of every cache and queue.
 
 mod affinity;
 mod atom;
 mod cached;
 mod container;
 mod event_type;
+mod key;
 mod meta;
 mod node;
 mod pod;
@@ -41,6 +44,7 @@ pub use atom::{Atom, Pool};
 pub use cached::{Cached, Projection, Wire, project};
 pub use container::NamedPort;
 pub use event_type::EventType;
+pub use key::object_key;
 pub use meta::{KEPT_ANNOTATIONS, Labels, Meta, OwnerRef};
 pub use node::{Allocatable, Node, NodeSpec, NodeStatus};
 pub use pod::{

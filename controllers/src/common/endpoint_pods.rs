@@ -64,8 +64,7 @@ pub fn selects(service: &Service, labels: &(impl LabelSet + ?Sized)) -> bool {
 
 /// A Service's queue key, `namespace/name`.
 pub fn service_key(service: &Service) -> String {
-    let namespace = service.metadata.namespace.as_deref().unwrap_or("");
-    format!("{namespace}/{}", service.metadata.name.as_deref().unwrap_or(""))
+    super::object::key(&service.metadata)
 }
 
 /// The keys (`namespace/name`) of `services` (those of the pod's namespace)

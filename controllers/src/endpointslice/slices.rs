@@ -158,7 +158,7 @@ pub fn set_trigger_time(slice: &mut EndpointSlice, trigger_time: Option<Timestam
 /// without the label.
 pub fn service_key(slice: &EndpointSlice) -> Option<String> {
     let name = slice.metadata.labels.as_ref()?.get(LABEL_SERVICE_NAME).filter(|n| !n.is_empty())?;
-    Some(format!("{}/{name}", slice.metadata.namespace.as_deref().unwrap_or("")))
+    Some(kcm_objects::object_key(slice.metadata.namespace.as_deref(), name))
 }
 
 /// Whether `slice` is managed by this controller.
