@@ -219,7 +219,7 @@ impl EventHandler<Pod> for PodHandler {
         if let Some(cref) = pod.metadata.controller() {
             if let Some(rs) = self.resolve(pod, cref) {
                 let key = core::key(&rs);
-                self.expectations.lock().creation_observed(&key, &pod_key(pod));
+                self.expectations.lock().creation_observed(&key, &pod.metadata.key());
                 self.queue.add(key);
             }
             return;
@@ -269,7 +269,7 @@ impl EventHandler<Pod> for PodHandler {
         let Some(cref) = pod.metadata.controller() else { return };
         if let Some(rs) = self.resolve(pod, cref) {
             let key = core::key(&rs);
-            self.expectations.lock().deletion_observed(&key, &pod_key(pod));
+            self.expectations.lock().deletion_observed(&key, &pod.metadata.key());
             self.queue.add(key);
         }
     }
@@ -292,9 +292,4 @@ impl PodHandler {
             }
         }
     }
-}
-
-/// `namespace/name` of a pod, as the expectations name it.
-fn pod_key(pod: &Pod) -> String {
-    pod.metadata.key()
 }

@@ -37,6 +37,8 @@ use prometheus::{Histogram, HistogramOpts, Registry};
 
 use sync::Syncer;
 
+use super::execute::object_reference;
+
 pub use core::{CONTROLLER_NAME, QUEUE_NAME};
 
 /// The `source.component` of the controller's Events.
@@ -150,7 +152,7 @@ impl EventHandler<CronJob> for CronJobHandler {
             OnUpdate::After(delay) => self.queue.add_after(core::key(new), delay.try_into().unwrap_or_default()),
             OnUpdate::Unparseable(event) => {
                 tracing::debug!(cronjob = %core::key(new), schedule = %new.spec.schedule, "Unparseable schedule for cronjob");
-                let regarding = sync::reference(&event.regarding);
+                let regarding = object_reference(&event.regarding);
                 self.recorder.event(&regarding, event.type_, &event.reason, event.message);
             }
         }

@@ -135,7 +135,7 @@ impl Executor {
 }
 
 /// The `core/v1` reference events are recorded on.
-fn object_reference(r: &ObjectRef) -> ObjectReference {
+pub fn object_reference(r: &ObjectRef) -> ObjectReference {
     ObjectReference {
         api_version: Some(r.api_version.clone()),
         kind: Some(r.kind.clone()),

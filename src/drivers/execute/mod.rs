@@ -60,7 +60,7 @@ use kcm_runtime::runner::{Next, SyncError};
 use pods::owner_key;
 
 pub use bookkeeping::{Bookkeeping, NoBookkeeping};
-pub use executor::Executor;
+pub use executor::{Executor, object_reference};
 
 /// How running a plan ended.
 #[derive(Debug, Clone, PartialEq)]
