@@ -794,7 +794,7 @@ async fn a_cluster_switched_from_upstream_keeps_its_replica_sets_pods_and_revisi
     // The premise: kcm-rs would name this template's ReplicaSet otherwise,
     // so only recognising the template (not the name) passes.
     let stored = d.spec.template.clone();
-    assert_ne!(kcm_controllers::deployment::compute_hash(&stored, None), UPSTREAM_HASH);
+    assert_ne!(kcm_controllers::common::template_hash::compute_hash(&stored, None), UPSTREAM_HASH);
     let owner = json!([{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
         "uid": d.metadata.uid, "controller": true, "blockOwnerDeletion": true}]);
     // Revision 1 (an older template, scaled to 0; its hash is only a label

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kcm_controllers::deployment::compute_hash;
+use kcm_controllers::common::template_hash::compute_hash;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube_sim::{Sim, SimConfig};
 use serde_json::{Value, json};

@@ -10,7 +10,9 @@
 //! - [`clusterroleaggregation`]: the ClusterRole aggregation controller
 //!   (the rules an `aggregationRule` gathers, in upstream's order);
 //! - [`common`]: what controllers share (selectors, controller refs and
-//!   claims, pod readiness, deletion ranking, pods from templates);
+//!   claims, pod readiness, deletion ranking, pods from templates, the
+//!   ControllerRevision history DaemonSets and StatefulSets keep); no
+//!   controller imports another controller's module;
 //! - [`cronjob`]: the CronJob controller (schedules as upstream's parser
 //!   reads them, missed runs, concurrency policies, history limits);
 //! - [`daemonset`]: the DaemonSet controller (which nodes run a daemon
@@ -25,8 +27,6 @@
 //!   (the Endpoints of selector-less Services as EndpointSlices);
 //! - [`garbagecollector`]: the garbage collector (dependency graph of
 //!   ownerReferences, what to delete, orphan or unblock);
-//! - [`history`]: ControllerRevisions, the history DaemonSets and
-//!   StatefulSets keep (names, hashes, claims, the create's collision loop);
 //! - [`job`]: the Job controller (pods run to completion, counted through
 //!   the tracking finalizer; Indexed Jobs, backoff limits, the pod failure
 //!   and success policies);
@@ -61,7 +61,6 @@ pub mod endpoint;
 pub mod endpointslice;
 pub mod endpointslicemirroring;
 pub mod garbagecollector;
-pub mod history;
 pub mod job;
 pub mod legacytokencleaner;
 pub mod namespace;

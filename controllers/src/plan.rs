@@ -24,9 +24,11 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, ReplicaSetStatus};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+pub use kcm_objects::EventType;
 use serde_json::json;
 
-use crate::{daemonset, history};
+use crate::common::history;
+use crate::daemonset;
 
 /// The outcome of one sync: intended writes in order, and when to look again.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -272,31 +274,6 @@ pub struct ObjectRef {
     pub name: String,
     /// Uid.
     pub uid: String,
-}
-
-/// `Normal` or `Warning`, as `core/v1` Event `type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EventType {
-    /// Routine.
-    Normal,
-    /// Something needs attention.
-    Warning,
-}
-
-impl EventType {
-    /// The spelling the API uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::Normal => "Normal",
-            EventType::Warning => "Warning",
-        }
-    }
-}
-
-impl std::fmt::Display for EventType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// An event to record, with upstream's reason and message.

@@ -334,8 +334,8 @@ pub fn describe(action: &Action) -> String {
 
 /// `revision create <name> <number>`, `revision update <name> <number>`,
 /// `revision delete <name>`, `revision adopt <name>`, `revision release <name>`.
-fn describe_revision_write(write: &crate::history::Write) -> String {
-    use crate::history::{Write, number};
+fn describe_revision_write(write: &crate::common::history::Write) -> String {
+    use crate::common::history::{Write, number};
     let name = |cr: &k8s_openapi::api::apps::v1::ControllerRevision| cr.metadata.name.clone().unwrap_or_default();
     match write {
         Write::Create { revision, .. } => format!("revision create {} {}", name(revision), number(revision)),

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use k8s_openapi::jiff::Timestamp;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
-use kcm_runtime::informer::{
-    EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, key_of,
-};
+use kcm_runtime::informer::{Enqueue, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
 use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 use kube::api::{Patch, PatchParams};
@@ -53,7 +51,7 @@ impl WidgetController {
     pub fn new(factory: &SharedInformerFactory, client: Client, queue_metrics: Option<&QueueMetrics>) -> Self {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let widgets = factory.informer::<Widget>();
-        let registration = widgets.add_handler(Enqueue(queue.clone()), Some(factory.default_resync()));
+        let registration = widgets.add_handler(Enqueue { queue: queue.clone() }, Some(factory.default_resync()));
         let syncer = Arc::new(Syncer { widgets: widgets.store(), client });
         WidgetController { queue, widgets, registration, syncer }
     }
@@ -69,24 +67,6 @@ impl Controller for WidgetController {
             let caches: [&(dyn HasSynced + Sync); 2] = [&self.widgets, &self.registration];
             cx.run_when_synced(&caches, self.queue.clone(), self.syncer.clone(), RETRIES).await;
         })
-    }
-}
-
-/// Every change queues the Widget's key; nothing else is done here.
-/// Handlers run on the informer's delivery task: quick, level-based.
-struct Enqueue(WorkQueue<String>);
-
-impl EventHandler<Widget> for Enqueue {
-    fn on_add(&self, widget: &Arc<Widget>) {
-        self.0.add(key_of(widget.as_ref()));
-    }
-
-    fn on_update(&self, _old: &Arc<Widget>, new: &Arc<Widget>) {
-        self.0.add(key_of(new.as_ref()));
-    }
-
-    fn on_delete(&self, last_known: &Arc<Widget>) {
-        self.0.add(key_of(last_known.as_ref()));
     }
 }
 

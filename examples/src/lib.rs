@@ -39,7 +39,8 @@
 //!   keys (`namespace/name`) with dedup, per-key backoff, and no key held
 //!   by two workers;
 //! - `informer.add_handler(..)`: an
-//!   [`EventHandler`](kcm_runtime::informer::EventHandler) that only
+//!   [`EventHandler`](kcm_runtime::informer::EventHandler), here the
+//!   runtime's [`Enqueue`](kcm_runtime::informer::Enqueue), which only
 //!   queues `key_of(obj)` on add, update and delete (level-based: the
 //!   sync reads the latest state, never the event's);
 //! - a [`Reconcile`](kcm_runtime::runner::Reconcile) impl, the per-key

@@ -12,6 +12,10 @@
 //! Nothing is written from a projection; writes are patches, or updates of
 //! an object read live, so fields kcm-rs does not keep cannot be lost.
 //!
+//! Being the leaf both the controller cores and the runtime depend on, it
+//! also holds the names both layers share: an Event's [`EventType`] and an
+//! object's key ([`object_key`]).
+//!
 //! # Layout
 //! - `atom`: [`Atom`], shared strings, and [`Pool`];
 //! - `meta`: [`Meta`], the metadata a projection keeps, [`Labels`],
@@ -21,12 +25,16 @@
 //! - `affinity`: the node a pending DaemonSet pod is for;
 //! - `container`: what is decoded of a container, [`NamedPort`];
 //! - `secrets`: the Secrets a pod references (`PodSpec::secret_names`);
-//! - `node`: [`Node`].
+//! - `node`: [`Node`];
+//! - `event_type`: [`EventType`];
+//! - `key`: [`object_key`], the `namespace/name` key of every cache and queue.
 
 mod affinity;
 mod atom;
 mod cached;
 mod container;
+mod event_type;
+mod key;
 mod meta;
 mod node;
 mod pod;
@@ -35,6 +43,8 @@ mod secrets;
 pub use atom::{Atom, Pool};
 pub use cached::{Cached, Projection, Wire, project};
 pub use container::NamedPort;
+pub use event_type::EventType;
+pub use key::object_key;
 pub use meta::{KEPT_ANNOTATIONS, Labels, Meta, OwnerRef};
 pub use node::{Allocatable, Node, NodeSpec, NodeStatus};
 pub use pod::{

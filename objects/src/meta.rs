@@ -69,7 +69,7 @@ impl Meta {
 
     /// The cache key: `namespace/name`, or `name` when cluster-scoped.
     pub fn key(&self) -> String {
-        if self.namespace.is_empty() { self.name.to_string() } else { format!("{}/{}", self.namespace, self.name) }
+        crate::object_key(Some(&self.namespace), &self.name)
     }
 
     /// The same metadata as an `ObjectMeta`, for code that reads any

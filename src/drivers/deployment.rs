@@ -34,14 +34,13 @@ use kcm_controllers::deployment::{self as core, Options, Snapshot};
 use kcm_objects::Pod;
 use kube::Client;
 
-use super::enqueue::Enqueue;
 use super::execute::{Executed, Executor, NoBookkeeping};
 use super::owners;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::{
-    self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
+    self, Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
 use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
@@ -202,11 +201,7 @@ impl Lookup {
     /// The cached Deployment `cref` names in `namespace`, if it is that
     /// very object (upstream `resolveControllerRef`).
     fn resolve(&self, namespace: Option<&str>, cref: &OwnerReference) -> Option<Arc<Deployment>> {
-        if cref.kind != "Deployment" {
-            return None;
-        }
-        let d = self.deployments.get_namespaced(namespace, &cref.name)?;
-        (d.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(d)
+        self.deployments.resolve_controller_ref("Deployment", namespace, cref)
     }
 
     fn enqueue_owner(&self, meta: &ObjectMeta, cref: &OwnerReference) {
@@ -312,11 +307,8 @@ impl PodHandler {
     /// The Deployment controlling the ReplicaSet controlling `pod`
     /// (upstream `getDeploymentForPod`).
     fn deployment_of(&self, pod: &Pod) -> Option<Arc<Deployment>> {
-        let cref = pod.metadata.controller().filter(|r| r.kind == "ReplicaSet")?;
-        let rs = self.lookup.replica_sets.get_namespaced(Some(&pod.metadata.namespace), &cref.name)?;
-        if rs.metadata.uid.as_deref() != Some(cref.uid.as_str()) {
-            return None;
-        }
+        let cref = pod.metadata.controller()?;
+        let rs = self.lookup.replica_sets.resolve_controller_ref("ReplicaSet", Some(&pod.metadata.namespace), cref)?;
         self.lookup.resolve(rs.metadata.namespace.as_deref(), controller_of(&rs.metadata)?)
     }
 }

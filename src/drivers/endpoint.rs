@@ -34,12 +34,12 @@ use kcm_objects::Pod;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::{EventRecorder, EventType};
 use kcm_runtime::informer::{
-    EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
+    Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, key_of,
 };
 use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kube::Client;
 use kube::api::{Api, DeleteParams, PostParams};
-use kube::{Client, ResourceExt};
 
 use super::api_errors::{code, error_message, namespace_terminating};
 use super::service_pods::{ServicePodHandler, register_pod_label_index, selected_pods};
@@ -122,7 +122,7 @@ impl EndpointController {
         let trackers = Arc::new(Mutex::default());
         // Upstream's handlers have no resync.
         let registrations = [
-            services.add_handler(ServiceHandler { queue: queue.clone() }, None),
+            services.add_handler(Enqueue { queue: queue.clone() }, None),
             pods.add_handler(
                 ServicePodHandler { queue: queue.clone(), services: services.store(), batch_period },
                 None,
@@ -157,31 +157,7 @@ impl Controller for EndpointController {
     }
 }
 
-/// `namespace/name` of a namespaced object.
-fn key_of<K: ResourceExt>(obj: &K) -> String {
-    format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
-}
-
 // === handlers ===
-
-/// Any Service change queues it.
-struct ServiceHandler {
-    queue: WorkQueue<String>,
-}
-
-impl EventHandler<Service> for ServiceHandler {
-    fn on_add(&self, service: &Arc<Service>) {
-        self.queue.add(key_of(service.as_ref()));
-    }
-
-    fn on_update(&self, _old: &Arc<Service>, new: &Arc<Service>) {
-        self.queue.add(key_of(new.as_ref()));
-    }
-
-    fn on_delete(&self, service: &Arc<Service>) {
-        self.queue.add(key_of(service.as_ref()));
-    }
-}
 
 /// An Endpoints deleted queues its Service; one added or updated queues it
 /// when its sync waits for the cache.

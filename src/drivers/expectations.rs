@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use jiff::Timestamp;
-use kcm_controllers::replicaset::Expectations;
+use kcm_controllers::common::expectations::Expectations;
 use kcm_runtime::informer::{Cached, EventHandler, key_of};
 use kcm_runtime::workqueue::WorkQueue;
 

@@ -72,7 +72,6 @@ pub mod deployment;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod endpointslicemirroring;
-mod enqueue;
 pub mod execute;
 mod expectations;
 pub mod garbagecollector;

@@ -219,7 +219,7 @@ impl EventHandler<Pod> for PodHandler {
         if let Some(cref) = pod.metadata.controller() {
             if let Some(rs) = self.resolve(pod, cref) {
                 let key = core::key(&rs);
-                self.expectations.lock().creation_observed(&key, &pod_key(pod));
+                self.expectations.lock().creation_observed(&key, &pod.metadata.key());
                 self.queue.add(key);
             }
             return;
@@ -269,7 +269,7 @@ impl EventHandler<Pod> for PodHandler {
         let Some(cref) = pod.metadata.controller() else { return };
         if let Some(rs) = self.resolve(pod, cref) {
             let key = core::key(&rs);
-            self.expectations.lock().deletion_observed(&key, &pod_key(pod));
+            self.expectations.lock().deletion_observed(&key, &pod.metadata.key());
             self.queue.add(key);
         }
     }
@@ -279,11 +279,7 @@ impl PodHandler {
     /// The cached ReplicaSet `cref` names, if it is that very object
     /// (upstream `resolveControllerRef`).
     fn resolve(&self, pod: &Pod, cref: &OwnerRef) -> Option<Arc<ReplicaSet>> {
-        if cref.kind != "ReplicaSet" {
-            return None;
-        }
-        let rs = self.replica_sets.get_namespaced(Some(&pod.metadata.namespace), &cref.name)?;
-        (rs.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(rs)
+        self.replica_sets.resolve_controller_ref("ReplicaSet", Some(&pod.metadata.namespace), cref)
     }
 
     /// Enqueues every ReplicaSet of the pod's namespace whose selector
@@ -296,9 +292,4 @@ impl PodHandler {
             }
         }
     }
-}
-
-/// `namespace/name` of a pod, as the expectations name it.
-fn pod_key(pod: &Pod) -> String {
-    pod.metadata.key()
 }

@@ -35,14 +35,13 @@ use kcm_controllers::statefulset::{self as core, Options, Snapshot};
 use kcm_objects::{OwnerRef, Pod};
 use kube::Client;
 
-use super::enqueue::Enqueue;
 use super::execute::{Executed, Executor, NoBookkeeping};
 use super::owners;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::{
-    self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
+    self, Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
 use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
@@ -239,11 +238,7 @@ impl PodHandler {
     /// The cached StatefulSet `cref` names, if it is that very object
     /// (upstream `resolveControllerRef`).
     fn resolve(&self, pod: &Pod, cref: &OwnerRef) -> Option<Arc<StatefulSet>> {
-        if cref.kind != "StatefulSet" {
-            return None;
-        }
-        let set = self.stateful_sets.get_namespaced(Some(&pod.metadata.namespace), &cref.name)?;
-        (set.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(set)
+        self.stateful_sets.resolve_controller_ref("StatefulSet", Some(&pod.metadata.namespace), cref)
     }
 
     fn enqueue_owner(&self, pod: &Pod, cref: &OwnerRef) {

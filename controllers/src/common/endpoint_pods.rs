@@ -4,9 +4,8 @@
 //! Service port targets, whether its hostname is published, and which
 //! Services a pod event concerns.
 //!
-//! Shared by the endpoints controller (`crate::endpoint`) and the
-//! EndpointSlice controller (`crate::endpointslice`); nothing here knows
-//! either's output type.
+//! Shared by the endpoints controller and the EndpointSlice controller;
+//! nothing here knows either's output type.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -65,8 +64,7 @@ pub fn selects(service: &Service, labels: &(impl LabelSet + ?Sized)) -> bool {
 
 /// A Service's queue key, `namespace/name`.
 pub fn service_key(service: &Service) -> String {
-    let namespace = service.metadata.namespace.as_deref().unwrap_or("");
-    format!("{namespace}/{}", service.metadata.name.as_deref().unwrap_or(""))
+    super::object::key(&service.metadata)
 }
 
 /// The keys (`namespace/name`) of `services` (those of the pod's namespace)

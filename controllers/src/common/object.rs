@@ -6,9 +6,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::plan::ObjectRef;
 
-/// `namespace/name`: the objects keyed here are namespaced.
+/// `namespace/name` ([`object_key`](kcm_objects::object_key)).
 pub(crate) fn key(meta: &ObjectMeta) -> String {
-    format!("{}/{}", meta.namespace.as_deref().unwrap_or(""), meta.name.as_deref().unwrap_or(""))
+    kcm_objects::object_key(meta.namespace.as_deref(), meta.name.as_deref().unwrap_or(""))
 }
 
 /// The object `meta` describes, of type `api_version`/`kind`.

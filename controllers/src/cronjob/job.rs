@@ -83,21 +83,6 @@ pub fn job_reference(job: &Job) -> ObjectReference {
     }
 }
 
-/// The type of the Job's first `Complete` or `Failed` condition that is
-/// `True` (upstream `getFinishedStatus`), if finished.
-pub fn finished_condition(job: &Job) -> Option<&str> {
-    let conditions = job.status.as_ref()?.conditions.as_ref()?;
-    conditions
-        .iter()
-        .find(|c| (c.type_ == "Complete" || c.type_ == "Failed") && c.status == "True")
-        .map(|c| c.type_.as_str())
-}
-
-/// upstream `IsJobFinished`.
-pub fn is_finished(job: &Job) -> bool {
-    finished_condition(job).is_some()
-}
-
 /// upstream `IsJobSucceeded`: its `Complete` condition is `True`.
 pub fn is_succeeded(job: &Job) -> bool {
     job.status

@@ -30,9 +30,10 @@ use k8s_openapi::api::batch::v1::{CronJob, CronJobStatus, Job};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::job::{self, by_start_time, finished_condition, is_finished, is_succeeded, job_reference};
+use super::job::{self, by_start_time, is_succeeded, job_reference};
 use super::schedule::{Schedule, load_location, parse_standard};
 use super::times::{Missed, next_schedule_time, next_schedule_time_duration};
+use crate::common::job_finished::{finished_condition, is_finished};
 use crate::common::object::object_ref;
 use crate::plan::{Event, EventType};
 

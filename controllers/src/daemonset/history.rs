@@ -1,10 +1,10 @@
 //! A DaemonSet's history (upstream `update.go` `constructHistory`,
 //! `snapshot`, `dedupCurHistories`, `cleanupHistory`, `Match`,
-//! `getPatch`), on top of the shared [`history`](crate::history) module.
+//! `getPatch`), on top of the shared [`history`](crate::common::history) module.
 //!
 //! A revision's data is a patch restoring the pod template:
 //! `{"spec":{"template":{...,"$patch":"replace"}}}`. It is named
-//! `<ds>-<hash>` with the template's hash (the Deployment's
+//! `<ds>-<hash>` with the template's hash (the Deployment's,
 //! [`compute_hash`], with `status.collisionCount`) and labelled
 //! `controller-revision-hash=<hash>`; pods made from it carry the same
 //! label. The current revision is the one whose data is the template's
@@ -25,9 +25,9 @@ use serde_json::{Value, json};
 
 use super::{CONTROLLER_REVISION_HASH_LABEL, Write as DaemonSetWrite};
 use crate::common::controller_ref::new_controller_ref;
+use crate::common::history::{self, OnAlreadyExists, Write, number, sort_controller_revisions};
 use crate::common::semantic::semantically_equal;
-use crate::deployment::compute_hash;
-use crate::history::{self, OnAlreadyExists, Write, number, sort_controller_revisions};
+use crate::common::template_hash::compute_hash;
 use crate::plan::{Action, Plan};
 
 /// Revisions kept besides the current one when `revisionHistoryLimit` is

@@ -36,8 +36,8 @@ use super::{CONTROLLER_REVISION_HASH_LABEL, FAILED_DAEMON_POD, SUCCEEDED_DAEMON_
 use crate::common::controller_ref::new_controller_ref;
 use crate::common::pod::{is_pod_available, is_pod_ready, is_pod_terminal};
 use crate::common::pod_control::pod_from_template;
+use crate::common::slow_start::slow_start_batches;
 use crate::plan::{Action, Event, EventType, Plan};
-use crate::replicaset::slow_start_batches;
 
 /// Daemon pods by the node they are on or for (upstream
 /// `getNodesToDaemonPods`): pods with no such node are left out, and so

@@ -27,13 +27,13 @@
 //! - Before running the plan, the driver calls
 //!   [`FailedPodsBackoff::next`] for each key of [`Outcome::backoff_next`] (upstream
 //!   steps the backoff when it decides to kill a failed pod).
-//! - The plan runs as the ReplicaSet controller's does (see
-//!   [`replicaset`](crate::replicaset)): expectations, slow-start create
-//!   batches, deletes. When a create or delete step fails, the driver runs
+//! - The plan runs as the ReplicaSet controller's does: expectations
+//!   ([`Expectations`]), slow-start create batches
+//!   ([`slow_start`](crate::common::slow_start)), deletes. When a create or delete step fails, the driver runs
 //!   [`after_manage_error`] (the status upstream still writes) and requeues
 //!   with rate limiting. A failed claim ends the sync there.
 //! - The current revision's create
-//!   ([`OnAlreadyExists::Report`](crate::history::OnAlreadyExists)): when
+//!   ([`OnAlreadyExists::Report`](crate::common::history::OnAlreadyExists)): when
 //!   the name is taken, the driver reads the existing revision live and
 //!   plans [`after_already_exists`] (a stale cache, or a hash collision that
 //!   bumps `status.collisionCount`), then requeues with rate limiting.
@@ -96,9 +96,9 @@ pub use self::template::{
     create_pod_template, is_pod_updated, replace_daemon_set_pod_node_name_node_affinity, surge_count,
     template_generation, unavailable_count,
 };
+use crate::common::expectations::Expectations;
 use crate::common::object;
 use crate::plan::ObjectRef;
-use crate::replicaset::Expectations;
 
 /// Most pods one sync creates, and most it deletes (upstream
 /// `BurstReplicas`: higher values risk a registry DoS when every node pulls

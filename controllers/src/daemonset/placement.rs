@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::{PodSpec, Taint, Toleration};
 use kcm_objects::{Atom, Node};
 
 use super::node_affinity::required_node_affinity_matches;
-use crate::node::eviction::tolerates;
+use crate::common::toleration::tolerates;
 
 const NO_EXECUTE: &str = "NoExecute";
 const NO_SCHEDULE: &str = "NoSchedule";

@@ -15,8 +15,8 @@ use super::template::is_rolling_update;
 use super::update::rolling_update;
 use super::{Options, Outcome, SELECTING_ALL, Snapshot, key, object_ref};
 use crate::common::controller_ref::{claim_all, new_controller_ref, plan_claim_patches};
+use crate::common::history::{claim_controller_revisions, plan_claims};
 use crate::common::selector::{Selector, is_empty_selector};
-use crate::history::{claim_controller_revisions, plan_claims};
 use crate::plan::{Action, Event, EventType, OwnerRefPatch, Plan};
 
 /// Plans one sync of the snapshot's DaemonSet.
@@ -129,7 +129,7 @@ pub fn after_manage_error(snapshot: &Snapshot<'_>) -> Plan {
         .claimed
         .into_iter()
         .filter(|r| matches_revision(ds, r))
-        .max_by_key(|r| crate::history::number(r));
+        .max_by_key(|r| crate::common::history::number(r));
     let hash = current
         .and_then(|r| r.metadata.labels.as_ref()?.get(super::CONTROLLER_REVISION_HASH_LABEL).cloned())
         .unwrap_or_default();

@@ -13,7 +13,7 @@ use kcm_objects::Pod;
 
 use super::placement::add_or_update_daemon_pod_tolerations;
 use super::{CONTROLLER_REVISION_HASH_LABEL, DEPRECATED_TEMPLATE_GENERATION, TEMPLATE_GENERATION_LABEL};
-use crate::deployment::scaled_value;
+use crate::common::int_or_percent::scaled_value;
 
 /// The deprecated template generation annotation, when present and an
 /// integer (upstream `GetTemplateGeneration`; an unparsable value counts as

@@ -19,10 +19,10 @@ use serde_json::json;
 
 use super::{CONTROLLER_REVISION_HASH_LABEL, FailedPodsBackoff, Options, Outcome, Snapshot, Write, sync};
 use crate::common::controller_ref::new_controller_ref;
-use crate::deployment::compute_hash;
-use crate::history;
+use crate::common::expectations::Expectations;
+use crate::common::history;
+use crate::common::template_hash::compute_hash;
 use crate::plan::{Action, OwnerRefPatch, Plan};
-use crate::replicaset::Expectations;
 use crate::testing::{labels, slim, ts};
 
 /// Upstream `simpleDaemonSetLabel`.

@@ -4,8 +4,8 @@
 
 use super::planner::{Planner, Rs, by_creation};
 use super::revision;
+use crate::common::replica_set::replicas as rs_replicas;
 use crate::plan::Action;
-use crate::replicaset::replicas as rs_replicas;
 
 impl Planner<'_> {
     /// Deletes the oldest old ReplicaSets beyond `revisionHistoryLimit`

@@ -5,7 +5,7 @@
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 
-use crate::replicaset::replicas as rs_replicas;
+use crate::common::replica_set::replicas as rs_replicas;
 
 /// `status.replicas`, `status.readyReplicas` and `status.availableReplicas`
 /// (unset: 0).

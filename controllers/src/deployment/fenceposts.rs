@@ -12,30 +12,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::counts::spec_count;
 use super::{Error, replicas, strategy_type};
-use crate::replicaset::replicas as rs_replicas;
-
-/// `value` as a number of pods out of `total` (upstream
-/// `GetScaledValueFromIntOrPercent`): an integer as is, `"x%"` as x% of
-/// `total` rounded up or down.
-pub fn scaled_value(value: &IntOrString, total: i32, round_up: bool) -> Result<i32, Error> {
-    match value {
-        IntOrString::Int(n) => Ok(*n),
-        IntOrString::String(s) => {
-            let percent = s
-                .strip_suffix('%')
-                .ok_or_else(|| Error::IntOrPercent(format!("invalid type: string is not a percentage: {s:?}")))?
-                .parse::<i64>()
-                .map_err(|e| Error::IntOrPercent(format!("invalid percentage {s:?}: {e}")))?;
-            let product = percent * i64::from(total);
-            let scaled = if round_up {
-                product.div_euclid(100) + i64::from(product.rem_euclid(100) != 0)
-            } else {
-                product.div_euclid(100)
-            };
-            Ok(i32::try_from(scaled).unwrap_or(if scaled < 0 { i32::MIN } else { i32::MAX }))
-        }
-    }
-}
+use crate::common::int_or_percent::scaled_value;
+use crate::common::replica_set::replicas as rs_replicas;
 
 /// `(maxSurge, maxUnavailable)` in pods for `desired` replicas; an unset
 /// value counts as 0, and (0, 0) becomes (0, 1) (upstream

@@ -58,7 +58,7 @@
 //! # The new ReplicaSet's name
 //! `<deployment>-<hash>`, where the hash is 32-bit FNV-1a over a canonical
 //! JSON form of the pod template plus `collisionCount`, spelled in upstream's
-//! alphabet ([`compute_hash`]). It differs from upstream's value (a go-spew
+//! alphabet ([`compute_hash`](crate::common::template_hash::compute_hash)). It differs from upstream's value (a go-spew
 //! dump of the Go struct), which does not matter: the new ReplicaSet is found
 //! by template equality ignoring the hash label, so ReplicaSets that upstream
 //! created are recognised as the current revision.
@@ -70,7 +70,6 @@ mod cleanup;
 mod conditions;
 mod counts;
 mod fenceposts;
-mod hash;
 mod new_replica_set;
 mod planner;
 mod progress;
@@ -95,9 +94,8 @@ pub use self::conditions::{
     NEW_RS_REASON, PAUSED_DEPLOY_REASON, PROGRESSING, REPLICA_FAILURE, RESUMED_DEPLOY_REASON, RS_CREATE_ERROR_REASON,
     RS_UPDATED_REASON, TIMED_OUT_REASON,
 };
-pub use self::fenceposts::{max_replicas, max_surge, max_unavailable, resolve_fenceposts, scaled_value};
-pub use self::hash::{compute_hash, equal_ignore_hash, is_same_replica_set};
-pub use self::new_replica_set::{CreateFailure, after_create_failure};
+pub use self::fenceposts::{max_replicas, max_surge, max_unavailable, resolve_fenceposts};
+pub use self::new_replica_set::{CreateFailure, after_create_failure, is_same_replica_set};
 pub use self::revision::{
     DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
     ROLLBACK_TO_ANNOTATION,
@@ -105,10 +103,6 @@ pub use self::revision::{
 pub use self::sync::sync;
 use crate::common::object;
 use crate::plan::ObjectRef;
-
-/// The label that tells a Deployment's ReplicaSets (and their pods) apart
-/// (upstream `DefaultDeploymentUniqueLabelKey`).
-pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
 
 /// Event reason: a ReplicaSet was scaled.
 pub const SCALING_REPLICA_SET: &str = "ScalingReplicaSet";
@@ -154,8 +148,8 @@ pub enum Error {
     #[error("invalid label selector: {0}")]
     Selector(#[from] crate::common::selector::Error),
     /// maxSurge or maxUnavailable is neither an integer nor a percentage.
-    #[error("invalid value for IntOrString: {0}")]
-    IntOrPercent(String),
+    #[error(transparent)]
+    IntOrPercent(#[from] crate::common::int_or_percent::InvalidIntOrPercent),
     /// `spec.strategy.type` is neither `RollingUpdate` nor `Recreate`.
     #[error("unexpected deployment strategy type: {0}")]
     Strategy(String),

@@ -11,11 +11,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use super::conditions::{PROGRESSING, RS_CREATE_ERROR_REASON, get_condition, new_condition, set_condition};
 use super::planner::{Planner, Rs, event};
 use super::revision::{REVISION_ANNOTATION, max_revision, set_deployment_revision, set_new_replica_set_annotations};
-use super::{
-    Error, FOUND_NEW_RS_REASON, NEW_RS_REASON, POD_TEMPLATE_HASH_LABEL, SCALING_REPLICA_SET, compute_hash,
-    equal_ignore_hash, fenceposts, max_surge, progress_deadline,
-};
-use crate::common::controller_ref::new_controller_ref;
+use super::{Error, FOUND_NEW_RS_REASON, NEW_RS_REASON, SCALING_REPLICA_SET, fenceposts, max_surge, progress_deadline};
+use crate::common::controller_ref::{controller_of, new_controller_ref};
+use crate::common::template_hash::{POD_TEMPLATE_HASH_LABEL, compute_hash, equal_ignore_hash};
 use crate::plan::{Action, EventType, Plan};
 
 /// Why creating the new ReplicaSet failed, as the executor tells it.
@@ -189,6 +187,18 @@ impl Planner<'_> {
     }
 }
 
+/// Whether `existing` (found under the name `planned` was to be created
+/// with) is `planned` itself as far as a Deployment is concerned: controlled
+/// by the same owner and with the same template ignoring the hash label
+/// (upstream's AlreadyExists check in `getNewReplicaSet`).
+pub fn is_same_replica_set(existing: &ReplicaSet, planned: &ReplicaSet) -> bool {
+    let owner = |rs: &ReplicaSet| controller_of(&rs.metadata).map(|r| r.uid.clone());
+    let template = |rs: &ReplicaSet| rs.spec.template.clone().unwrap_or_default();
+    owner(existing).is_some()
+        && owner(existing) == owner(planned)
+        && equal_ignore_hash(&template(existing), &template(planned))
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::DeploymentStatus;
@@ -313,5 +323,21 @@ mod tests {
                 "event ReplicaSetCreateError: Failed to create new replica set \"d-x\": quota".into()
             ]
         );
+    }
+
+    /// Scenario 28 (the executor's check): an existing RS with our controller
+    /// and template is ours; anything else collides.
+    #[test]
+    fn already_exists_check() {
+        let w = World::new(DeploymentBuilder::new(1), []);
+        let planned = created(&w.plan());
+        let mut same = planned.clone();
+        same.metadata.uid = Some("x".into());
+        assert!(is_same_replica_set(&same, &planned));
+        let mut other_owner = planned.clone();
+        other_owner.metadata.owner_references = None;
+        assert!(!is_same_replica_set(&other_owner, &planned));
+        let other_template = RsB::new("x", 1).image("v9").build();
+        assert!(!is_same_replica_set(&other_template, &planned));
     }
 }

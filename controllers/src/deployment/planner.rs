@@ -18,9 +18,9 @@ use kcm_objects::Pod;
 
 use super::{Options, Snapshot, object_ref};
 use crate::common::controller_ref::{claim_all, controller_of, new_controller_ref};
+use crate::common::replica_set::replicas as rs_replicas;
 use crate::common::selector::Selector;
 use crate::plan::{Action, Event, EventType, OwnerRefPatch, Plan};
-use crate::replicaset::replicas as rs_replicas;
 
 /// An event about `d`.
 pub(super) fn event(d: &Deployment, type_: EventType, reason: &str, message: String) -> Event {

@@ -4,10 +4,10 @@
 //! undo` on apps/v1 patches the template instead, which needs nothing here:
 //! the old ReplicaSet is found as the new one and its revision bumped.
 
-use super::equal_ignore_hash;
 use super::planner::{Planner, event};
 use super::revision::{ROLLBACK_TO_ANNOTATION, last_revision, revision, rollback_to, set_deployment_annotations_to};
-use super::{Error, POD_TEMPLATE_HASH_LABEL, ROLLBACK_DONE, ROLLBACK_REVISION_NOT_FOUND, ROLLBACK_TEMPLATE_UNCHANGED};
+use super::{Error, ROLLBACK_DONE, ROLLBACK_REVISION_NOT_FOUND, ROLLBACK_TEMPLATE_UNCHANGED};
+use crate::common::template_hash::{POD_TEMPLATE_HASH_LABEL, equal_ignore_hash};
 use crate::plan::{Action, EventType};
 
 impl Planner<'_> {

@@ -8,7 +8,7 @@ use super::fenceposts::new_rs_new_replicas;
 use super::max_unavailable;
 use super::planner::{Planner, Rs};
 use super::replicas;
-use crate::replicaset::replicas as rs_replicas;
+use crate::common::replica_set::replicas as rs_replicas;
 
 impl Planner<'_> {
     /// Upstream `rolloutRolling`: at most one of "scale the new ReplicaSet
@@ -137,12 +137,13 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
     use super::*;
+    use crate::common::template_hash::POD_TEMPLATE_HASH_LABEL;
     use crate::deployment::testing::{
         D_UID, DeploymentBuilder, RsB, World, cond, conditions, created, hashed, planner,
     };
     use crate::deployment::{
         AVAILABLE, DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, MINIMUM_REPLICAS_AVAILABLE, NEW_RS_REASON,
-        Options, POD_TEMPLATE_HASH_LABEL, PROGRESSING, REVISION_ANNOTATION,
+        Options, PROGRESSING, REVISION_ANNOTATION,
     };
     use crate::plan::Action;
 

@@ -15,8 +15,8 @@ use super::revision::{
     desired_replicas_annotation, max_replicas_annotation, replicas_annotations_need_update, set_replicas_annotations,
 };
 use super::{Error, SCALING_REPLICA_SET, replicas, strategy_type};
+use crate::common::replica_set::replicas as rs_replicas;
 use crate::plan::{Action, EventType};
-use crate::replicaset::replicas as rs_replicas;
 
 impl Planner<'_> {
     /// Upstream `scale`.

@@ -18,6 +18,7 @@ use kcm_objects::Pod;
 
 use super::planner::Planner;
 use super::*;
+use crate::common::template_hash::compute_hash;
 use crate::plan::{Action, Plan};
 pub use crate::testing::template;
 use crate::testing::{PodBuilder, describe_plan, labels, ts};

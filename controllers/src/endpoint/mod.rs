@@ -32,7 +32,6 @@
 //! left alone: their Endpoints are someone else's.
 
 pub mod address;
-pub mod subsets;
 pub mod trackers;
 
 #[cfg(test)]
@@ -48,6 +47,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_objects::Pod;
 
 use crate::common::endpoint_pods::{find_port, should_pod_be_in_endpoints};
+use crate::common::endpoint_subsets as subsets;
+use crate::common::endpoints_annotations::{LAST_CHANGE_TRIGGER_TIME, LEADER_ANNOTATION};
 use crate::common::pod::is_pod_ready;
 use crate::common::selector::contains_all;
 
@@ -62,21 +63,12 @@ pub const MANAGED_BY_LABEL: &str = "endpoints.kubernetes.io/managed-by";
 /// The value of [`MANAGED_BY_LABEL`] (upstream `ControllerName`).
 pub const CONTROLLER_NAME: &str = "endpoint-controller";
 
-/// When the last change the Endpoints reflects happened (upstream
-/// `v1.EndpointsLastChangeTriggerTime`), RFC 3339 with nanoseconds.
-pub const LAST_CHANGE_TRIGGER_TIME: &str = "endpoints.kubernetes.io/last-change-trigger-time";
-
 /// Set to [`TRUNCATED`] on an Endpoints cut to capacity (upstream
 /// `v1.EndpointsOverCapacity`).
 pub const OVER_CAPACITY: &str = "endpoints.kubernetes.io/over-capacity";
 
 /// The value of [`OVER_CAPACITY`].
 pub const TRUNCATED: &str = "truncated";
-
-/// Annotation of a leader-election record kept in an Endpoints (upstream
-/// `resourcelock.LeaderElectionRecordAnnotationKey`): such an Endpoints
-/// has no Service and is not queued at start-up.
-pub const LEADER_ANNOTATION: &str = "control-plane.alpha.kubernetes.io/leader";
 
 /// Failed syncs of one Service before it is dropped (upstream
 /// `maxRetries`).

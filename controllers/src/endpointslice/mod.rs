@@ -46,7 +46,7 @@ pub use metrics_cache::{MetricsCache, Totals};
 pub use reconciler::{Changes, Efficiency, Input, Reconciled, reconcile, valid_traffic_distribution};
 pub use slices::{
     ANNOTATION_TOPOLOGY_MODE, CONTROLLER_QUALIFIED_NAME, LABEL_HEADLESS, LABEL_MANAGED_BY, LABEL_SERVICE_NAME,
-    LAST_CHANGE_TRIGGER_TIME, managed_by_controller, service_key as slice_service_key,
+    managed_by_controller, service_key as slice_service_key,
 };
 pub use topologycache::{HintEvent, TopologyCache, messages as hint_messages};
 pub use tracker::EndpointSliceTracker;

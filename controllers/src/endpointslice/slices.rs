@@ -17,6 +17,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::endpoints::{AddressType, is_service_ip_set};
 use crate::common::controller_ref::new_controller_ref;
+use crate::common::endpoints_annotations::LAST_CHANGE_TRIGGER_TIME;
 
 /// The label naming a slice's Service (upstream `discovery.LabelServiceName`).
 pub const LABEL_SERVICE_NAME: &str = "kubernetes.io/service-name";
@@ -30,10 +31,6 @@ pub const CONTROLLER_QUALIFIED_NAME: &str = "endpointslice-controller.k8s.io";
 
 /// The label marking a headless Service's slices (upstream `IsHeadlessService`).
 pub const LABEL_HEADLESS: &str = "service.kubernetes.io/headless";
-
-/// When the change a slice reflects happened (upstream
-/// `EndpointsLastChangeTriggerTime`).
-pub const LAST_CHANGE_TRIGGER_TIME: &str = "endpoints.kubernetes.io/last-change-trigger-time";
 
 /// The annotation turning on topology aware routing (upstream `AnnotationTopologyMode`).
 pub const ANNOTATION_TOPOLOGY_MODE: &str = "service.kubernetes.io/topology-mode";
@@ -161,7 +158,7 @@ pub fn set_trigger_time(slice: &mut EndpointSlice, trigger_time: Option<Timestam
 /// without the label.
 pub fn service_key(slice: &EndpointSlice) -> Option<String> {
     let name = slice.metadata.labels.as_ref()?.get(LABEL_SERVICE_NAME).filter(|n| !n.is_empty())?;
-    Some(format!("{}/{name}", slice.metadata.namespace.as_deref().unwrap_or("")))
+    Some(kcm_objects::object_key(slice.metadata.namespace.as_deref(), name))
 }
 
 /// Whether `slice` is managed by this controller.

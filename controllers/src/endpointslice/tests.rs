@@ -16,6 +16,7 @@ use serde_json::json;
 use super::slices::{LABEL_HEADLESS, endpoints, owned_by, slice_name_prefix, slice_to_fill};
 use super::*;
 use crate::common::endpoint_pods::find_port;
+use crate::common::endpoints_annotations::LAST_CHANGE_TRIGGER_TIME;
 
 // === utils ===
 

@@ -12,7 +12,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use k8s_openapi::api::core::v1::{EndpointAddress, EndpointPort as SubsetPort, EndpointSubset, ObjectReference};
 use k8s_openapi::api::discovery::v1::{Endpoint, EndpointConditions, EndpointPort};
 
-use crate::endpoint::subsets::repack;
+use crate::common::endpoint_subsets::repack;
 
 /// `IPv4` or `IPv6`, the `addressType` of a slice.
 pub type AddressType = &'static str;

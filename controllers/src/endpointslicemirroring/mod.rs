@@ -34,7 +34,7 @@ mod tests;
 use k8s_openapi::api::core::v1::{Endpoints, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
-use crate::endpoint::LEADER_ANNOTATION;
+use crate::common::endpoints_annotations::LEADER_ANNOTATION;
 use reconciler::Writes;
 use tracker::EndpointSliceTracker;
 

@@ -20,7 +20,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 
 use super::desired::{Desired, Group, SliceKey, endpoint_key, equal_beyond_key};
 use super::{CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL};
-use crate::endpoint::LAST_CHANGE_TRIGGER_TIME;
+use crate::common::endpoints_annotations::LAST_CHANGE_TRIGGER_TIME;
 
 /// kubectl's annotation of the last applied configuration, not mirrored.
 pub const LAST_APPLIED_CONFIG: &str = "kubectl.kubernetes.io/last-applied-configuration";

@@ -415,7 +415,7 @@ fn should_mirror() {
     assert!(!super::should_mirror(&ep), "skip-mirror=true");
     let mut leader = endpoints(vec![]);
     leader.metadata.annotations =
-        Some(BTreeMap::from([(crate::endpoint::LEADER_ANNOTATION.to_owned(), "{}".to_owned())]));
+        Some(BTreeMap::from([(crate::common::endpoints_annotations::LEADER_ANNOTATION.to_owned(), "{}".to_owned())]));
     assert!(!super::should_mirror(&leader), "a leader-election record");
 }
 
@@ -440,7 +440,7 @@ fn new_endpoint_slice_mirrors_labels_and_annotations_but_two() {
     ep.metadata.labels = Some(BTreeMap::from([("foo".to_owned(), "bar".to_owned())]));
     ep.metadata.annotations = Some(BTreeMap::from([
         ("foo2".to_owned(), "bar2".to_owned()),
-        (crate::endpoint::LAST_CHANGE_TRIGGER_TIME.to_owned(), "sometime".to_owned()),
+        (crate::common::endpoints_annotations::LAST_CHANGE_TRIGGER_TIME.to_owned(), "sometime".to_owned()),
         (reconciler::LAST_APPLIED_CONFIG.to_owned(), "{}".to_owned()),
     ]));
     let slice = new_endpoint_slice(&ep, &[], "IPv4", None);
@@ -471,8 +471,10 @@ fn a_label_or_annotation_change_rewrites_an_otherwise_identical_slice() {
             other => panic!("{other:?}"),
         };
     assert_eq!(writes(&ep), (0, 0, 0), "nothing changed");
-    ep.metadata.annotations =
-        Some(BTreeMap::from([(crate::endpoint::LAST_CHANGE_TRIGGER_TIME.to_owned(), "t".to_owned())]));
+    ep.metadata.annotations = Some(BTreeMap::from([(
+        crate::common::endpoints_annotations::LAST_CHANGE_TRIGGER_TIME.to_owned(),
+        "t".to_owned(),
+    )]));
     assert_eq!(writes(&ep), (0, 0, 0), "the trigger time is not mirrored");
     ep.metadata.labels = Some(BTreeMap::from([("team".to_owned(), "a".to_owned())]));
     assert_eq!(writes(&ep), (0, 1, 0), "a new label");

@@ -23,7 +23,7 @@ pub struct EndpointSliceTracker {
 /// `None` without the label.
 pub fn endpoints_key(slice: &EndpointSlice) -> Option<String> {
     let name = slice.metadata.labels.as_ref()?.get(SERVICE_NAME_LABEL).filter(|n| !n.is_empty())?;
-    Some(format!("{}/{name}", slice.metadata.namespace.as_deref().unwrap_or("")))
+    Some(kcm_objects::object_key(slice.metadata.namespace.as_deref(), name))
 }
 
 fn uid(slice: &EndpointSlice) -> String {

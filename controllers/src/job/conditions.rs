@@ -15,10 +15,8 @@ use jiff::Timestamp;
 use k8s_openapi::api::batch::v1::{Job, JobCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-/// Condition type: the Job completed.
-pub const COMPLETE: &str = "Complete";
-/// Condition type: the Job failed.
-pub const FAILED: &str = "Failed";
+pub use crate::common::job_finished::{COMPLETE, FAILED, is_finished};
+
 /// Condition type: the Job is suspended (`True`) or was resumed (`False`).
 pub const SUSPENDED: &str = "Suspended";
 /// Interim condition type: the Job will fail once its pods are terminated.
@@ -62,11 +60,6 @@ pub fn find<'a>(conditions: &'a [JobCondition], type_: &str) -> Option<&'a JobCo
 
 fn conditions(job: &Job) -> &[JobCondition] {
     job.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default()
-}
-
-/// `Complete` or `Failed` is `True` (upstream `util.IsJobFinished`).
-pub fn is_finished(job: &Job) -> bool {
-    conditions(job).iter().any(|c| (c.type_ == COMPLETE || c.type_ == FAILED) && c.status == "True")
 }
 
 /// The `SuccessCriteriaMet` condition, when `True`.

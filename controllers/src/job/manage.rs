@@ -27,8 +27,8 @@ use super::sync::{Ctx, SYNC_JOB_BATCH_PERIOD};
 use super::write::Write;
 use super::{SyncAction, indexed_sync, templates};
 use crate::common::pod::is_pod_ready;
+use crate::common::slow_start::slow_start_batches;
 use crate::plan::{Action, Plan};
-use crate::replicaset::slow_start_batches;
 
 /// Most pods one sync creates or deletes (upstream
 /// `MaxPodCreateDeletePerSync`).

@@ -23,9 +23,9 @@ use super::pod_failure_policy::match_pod_failure_policy;
 use super::pods::{has_tracking_finalizer, is_pod_failed, past_backoff_limit_on_failure};
 use super::write;
 use super::{CompletionMode, SyncAction, claim, key, manage, object_ref, track};
+use crate::common::expectations::Expectations;
 use crate::common::pod::{is_pod_active, is_pod_ready, is_pod_terminating};
 use crate::plan::{Action, EventType, ObjectRef, Plan};
-use crate::replicaset::Expectations;
 
 /// The delay upstream gives pod events before a sync (`syncJobBatchPeriod`):
 /// the least a delayed sync waits.

@@ -20,8 +20,8 @@ use super::finished::FinishedJobExpectations;
 use super::pods::TRACKING_FINALIZER;
 use super::write::{Count, Write};
 use super::{Snapshot, SyncAction, Synced, sync};
+use crate::common::expectations::Expectations;
 use crate::plan::Action;
-use crate::replicaset::Expectations;
 use crate::testing::{labels, slim, template, ts};
 
 // === utils ===

@@ -25,7 +25,7 @@ use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp, tz::TimeZone};
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 
-use crate::serviceaccounttoken::{SECRET_TYPE, SERVICE_ACCOUNT_NAME_KEY, SERVICE_ACCOUNT_UID_KEY};
+use crate::common::token_secret::{SECRET_TYPE, SERVICE_ACCOUNT_NAME_KEY, SERVICE_ACCOUNT_UID_KEY};
 
 #[cfg(test)]
 mod tests;

@@ -34,6 +34,8 @@ use k8s_openapi::api::core::v1::{PodCondition, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kcm_objects::Toleration;
 
+use crate::common::toleration::tolerates;
+
 /// The taint effect this controller acts on.
 pub const NO_EXECUTE: &str = "NoExecute";
 
@@ -110,26 +112,6 @@ pub fn cancelling_message(namespace: &str, name: &str) -> String {
 /// `getNoExecuteTaints`).
 pub fn no_execute_taints(taints: &[Taint]) -> Vec<Taint> {
     taints.iter().filter(|t| t.effect == NO_EXECUTE).cloned().collect()
-}
-
-/// Whether `toleration` tolerates `taint` (`v1.Toleration.ToleratesTaint`):
-/// an empty effect matches every effect, an empty key every key (only
-/// meaningful with `Exists`); `Exists` ignores the value, `Equal` (the
-/// default) compares it. Unknown operators tolerate nothing.
-pub fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
-    let effect = toleration.effect.as_deref().unwrap_or("");
-    if !effect.is_empty() && effect != taint.effect {
-        return false;
-    }
-    let key = toleration.key.as_deref().unwrap_or("");
-    if !key.is_empty() && key != taint.key {
-        return false;
-    }
-    match toleration.operator.as_deref().unwrap_or("") {
-        "Exists" => true,
-        "Equal" | "" => toleration.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or(""),
-        _ => false,
-    }
 }
 
 /// For each taint, the first toleration that tolerates it; `None` if some
@@ -423,31 +405,6 @@ mod tests {
         assert_eq!(decide(Some(&taints), Some(&facts), Some(&state), ts(36_060)), Decision::Nothing);
         // 10:02:00 the taint goes: cancelled.
         assert_eq!(decide(Some(&[]), Some(&facts), Some(&state), ts(36_120)), Decision::Cancel);
-    }
-
-    #[test]
-    fn tolerations_match_as_the_api_defines() {
-        let t = taint("k", "v", NO_EXECUTE);
-        let tol = |key: Option<&str>, op: Option<&str>, value: Option<&str>, effect: Option<&str>| Toleration {
-            key: key.map(Into::into),
-            operator: op.map(Into::into),
-            value: value.map(Into::into),
-            effect: effect.map(Into::into),
-            toleration_seconds: None,
-        };
-        let cases = [
-            ("Equal with the value", tol(Some("k"), Some("Equal"), Some("v"), Some(NO_EXECUTE)), true),
-            ("Equal is the default operator", tol(Some("k"), None, Some("v"), None), true),
-            ("Equal with another value", tol(Some("k"), Some("Equal"), Some("w"), None), false),
-            ("Exists ignores the value", tol(Some("k"), Some("Exists"), None, None), true),
-            ("another key", tol(Some("j"), Some("Exists"), None, None), false),
-            ("another effect", tol(Some("k"), Some("Exists"), None, Some("NoSchedule")), false),
-            ("empty key with Exists", tol(None, Some("Exists"), None, None), true),
-            ("unknown operator", tol(Some("k"), Some("Lt"), Some("v"), None), false),
-        ];
-        for (what, toleration, want) in cases {
-            assert_eq!(tolerates(&toleration, &t), want, "{what}");
-        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Creating and deleting pods to reach `spec.replicas` (upstream
-//! `manageReplicas`, `slowStartBatch`, `getPodsToDelete`).
+//! `manageReplicas`, `getPodsToDelete`); the steps' sizes are
+//! [`slow_start_batches`]'s.
 //!
 //! Worked example, `replicas: 10`, no pods, nothing in flight: diff = -10,
 //! so the plan records 10 expected creations and creates in steps of 1, 2,
@@ -13,16 +14,13 @@
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_objects::Pod;
 
-use super::expectations::Record;
-use super::status::replicas;
 use crate::common::controller_ref::new_controller_ref;
+use crate::common::expectations::Record;
 use crate::common::pod_control::pod_from_template;
 use crate::common::ranking::{colocation_ranks, sort_for_deletion};
+use crate::common::replica_set::replicas;
+use crate::common::slow_start::slow_start_batches;
 use crate::plan::{Action, ObjectRef, Plan};
-
-/// The first slow-start step creates this many pods (upstream
-/// `SlowStartInitialBatchSize`).
-pub const SLOW_START_INITIAL_BATCH_SIZE: usize = 1;
 
 /// What `manage_replicas` reads.
 pub(super) struct Input<'a> {
@@ -108,19 +106,6 @@ fn plan_creations(input: &Input<'_>, count: usize, plan: &mut Plan) {
     }
 }
 
-/// Step sizes for `count` creations: 1, 2, 4, ... each double the previous,
-/// the last one what remains.
-pub fn slow_start_batches(count: usize) -> Vec<usize> {
-    let mut sizes = Vec::new();
-    let (mut remaining, mut size) = (count, SLOW_START_INITIAL_BATCH_SIZE.min(count));
-    while size > 0 {
-        sizes.push(size);
-        remaining -= size;
-        size = (2 * size).min(remaining);
-    }
-    sizes
-}
-
 /// The `count` pods to delete first by upstream's ranking; no sorting when
 /// all of them go.
 fn pods_to_delete<'a>(
@@ -138,24 +123,4 @@ fn pods_to_delete<'a>(
     let mut ranked: Vec<(&Pod, usize)> = candidates.iter().copied().zip(ranks).collect();
     sort_for_deletion(&mut ranked, now);
     ranked.into_iter().take(count).map(|(p, _)| p).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slow_start_table() {
-        let cases: [(usize, &[usize]); 6] = [
-            (0, &[]),
-            (1, &[1]),
-            (3, &[1, 2]),
-            (10, &[1, 2, 4, 3]),
-            (15, &[1, 2, 4, 8]),
-            (500, &[1, 2, 4, 8, 16, 32, 64, 128, 245]),
-        ];
-        for (count, want) in cases {
-            assert_eq!(slow_start_batches(count), want, "{count}");
-        }
-    }
 }

@@ -66,7 +66,6 @@
 //! [`Action::CreatePod`]: crate::plan::Action::CreatePod
 //! [`Action::DeletePod`]: crate::plan::Action::DeletePod
 
-mod expectations;
 mod manage;
 mod status;
 mod sync;
@@ -77,12 +76,9 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_objects::Pod;
 
-pub use self::expectations::{EXPECTATIONS_TIMEOUT, Expectations, Record};
-pub use self::manage::{SLOW_START_INITIAL_BATCH_SIZE, slow_start_batches};
-pub use self::status::{
-    FAILED_CREATE, FAILED_DELETE, REPLICA_FAILURE, calculate_status, needs_update, replicas, requeue_after,
-};
+pub use self::status::{FAILED_CREATE, FAILED_DELETE, REPLICA_FAILURE, calculate_status, needs_update, requeue_after};
 pub use self::sync::{after_manage_error, sync};
+use crate::common::expectations::Expectations;
 use crate::common::object;
 use crate::plan::ObjectRef;
 

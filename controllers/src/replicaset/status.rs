@@ -12,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kcm_objects::Pod;
 
 use crate::common::pod::{is_pod_available, is_pod_ready, next_availability_check};
+use crate::common::replica_set::replicas;
 use crate::common::selector::contains_all;
 
 /// Condition type set when creating or deleting pods failed.
@@ -107,11 +108,6 @@ pub fn requeue_after(rs: &ReplicaSet, status: &ReplicaSetStatus, claimed: &[&Pod
     }
     let soonest = claimed.iter().filter_map(|p| next_availability_check(p, min_ready, now)).min();
     Some(soonest.unwrap_or(Duration::from_secs(u64::try_from(min_ready).unwrap_or(0))))
-}
-
-/// `spec.replicas`, defaulting to 1 as the API does.
-pub fn replicas(rs: &ReplicaSet) -> i32 {
-    rs.spec.replicas.unwrap_or(1)
 }
 
 fn min_ready_seconds(rs: &ReplicaSet) -> i32 {

@@ -164,7 +164,8 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use super::*;
-    use crate::replicaset::{Expectations, FAILED_CREATE, NamespacePods, REPLICA_FAILURE};
+    use crate::common::expectations::Expectations;
+    use crate::replicaset::{FAILED_CREATE, NamespacePods, REPLICA_FAILURE};
     use crate::testing::{PodBuilder, RsBuilder, describe_step, ts};
 
     // === utils ===

@@ -23,18 +23,10 @@ use std::collections::BTreeMap;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 
-/// The Secret type the controller fills (`v1.SecretTypeServiceAccountToken`).
-pub const SECRET_TYPE: &str = "kubernetes.io/service-account-token";
-/// The annotation naming the token's ServiceAccount (`v1.ServiceAccountNameKey`).
-pub const SERVICE_ACCOUNT_NAME_KEY: &str = "kubernetes.io/service-account.name";
-/// The annotation holding its uid (`v1.ServiceAccountUIDKey`).
-pub const SERVICE_ACCOUNT_UID_KEY: &str = "kubernetes.io/service-account.uid";
-/// The data key of the signed token (`v1.ServiceAccountTokenKey`).
-pub const TOKEN_KEY: &str = "token";
-/// The data key of the root CA bundle (`v1.ServiceAccountRootCAKey`).
-pub const ROOT_CA_KEY: &str = "ca.crt";
-/// The data key of the namespace (`v1.ServiceAccountNamespaceKey`).
-pub const NAMESPACE_KEY: &str = "namespace";
+use crate::common::token_secret::{
+    NAMESPACE_KEY, ROOT_CA_KEY, SECRET_TYPE, SERVICE_ACCOUNT_NAME_KEY, SERVICE_ACCOUNT_UID_KEY, TOKEN_KEY,
+};
+
 /// The issuer of legacy tokens (`serviceaccount.LegacyIssuer`).
 pub const LEGACY_ISSUER: &str = "kubernetes/serviceaccount";
 /// How often a failed sync is retried before the key is dropped (upstream's

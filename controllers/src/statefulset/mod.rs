@@ -52,7 +52,7 @@
 //!   status then.
 //! - [`Write`]s and their events are documented on each variant.
 //! - A revision create that is renamed after a name collision (see
-//!   [`history`](crate::history)) stops the plan after it; the driver then
+//!   [`history`](crate::common::history)) stops the plan after it; the driver then
 //!   runs [`after_failure`] with the new collision count and requeues.
 //!
 //! # Where kcm-rs differs
@@ -61,7 +61,8 @@
 //!   their bytes are: the bytes kube-controller-manager wrote (a Go
 //!   encoding) are not the bytes kcm-rs writes, and comparing them alone
 //!   would roll every StatefulSet of a cluster switched to kcm-rs. The
-//!   comparison is the Deployment controller's (`equal_ignore_hash`), so a
+//!   comparison is the Deployment controller's (`equal_ignore_hash`, in
+//!   `common::template_hash`), so a
 //!   template differing only in a `pod-template-hash` label counts as
 //!   unchanged.
 //! - In `Parallel` mode a pod planned for creation is not also given its

@@ -1,6 +1,6 @@
 //! The set's revisions as ControllerRevisions (upstream `newRevision`,
 //! `ApplyRevision`, `nextRevision`, `getStatefulSetRevisions`,
-//! `truncateHistory`), built on the shared [`history`](crate::history)
+//! `truncateHistory`), built on the shared [`history`](crate::common::history)
 //! module.
 //!
 //! A revision's data is the patch `{"spec":{"template":{...,"$patch":
@@ -19,8 +19,8 @@ use kcm_objects::Pod;
 use serde_json::json;
 
 use super::pod_state::pod_revision;
-use crate::deployment::equal_ignore_hash;
-use crate::history::{self, OnAlreadyExists, Write as HistoryWrite, number};
+use crate::common::history::{self, OnAlreadyExists, Write as HistoryWrite, number};
+use crate::common::template_hash::equal_ignore_hash;
 
 /// Why a revision cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

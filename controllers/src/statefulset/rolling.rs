@@ -20,7 +20,7 @@
 use super::control::{Control, Slot};
 use super::pod_state::{is_running_and_available, is_unavailable};
 use super::{Options, allows_burst, min_ready_seconds, replicas};
-use crate::deployment::scaled_value;
+use crate::common::int_or_percent::scaled_value;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 /// Why a rolling update cannot proceed.

@@ -13,8 +13,8 @@ use super::status::{complete_rolling_update, count_pods, inconsistent_status, re
 use super::write::Write;
 use super::{Options, Snapshot, min_ready_seconds, object_ref, strategy_type};
 use crate::common::controller_ref::{Claims, claim, claim_all, new_controller_ref};
+use crate::common::history;
 use crate::common::selector::Selector;
-use crate::history;
 use crate::plan::{Action, OwnerRefPatch, Plan};
 
 /// Plans one sync of the snapshot's StatefulSet, in upstream's order (see

@@ -23,7 +23,7 @@ use kcm_objects::Pod;
 
 use super::control::new_stateful_set_pod;
 use super::{Options, POD_NAME_LABEL, REVISION_LABEL, Snapshot, Write};
-use crate::history::Write as HistoryWrite;
+use crate::common::history::Write as HistoryWrite;
 use crate::plan::{Action, Plan};
 use crate::testing::{describe, labels, slim, ts};
 

@@ -611,7 +611,7 @@ fn test_stateful_set_control_get_set_revisions() {
         let existing: Vec<_> = existing.into_iter().map(|r| super::testing::stored(r.clone())).collect();
         let refs: Vec<_> = existing.iter().collect();
         let got = super::revisions::stateful_set_revisions(set, &refs);
-        let created = usize::from(matches!(got.write, Some(crate::history::Write::Create { .. })));
+        let created = usize::from(matches!(got.write, Some(crate::common::history::Write::Create { .. })));
         assert_eq!(existing.len() + created, count, "{case}");
         assert_eq!(got.current.metadata.name.unwrap(), current, "{case}");
         assert_eq!((got.update.metadata.name.unwrap(), got.update.revision.unwrap()), update, "{case}");

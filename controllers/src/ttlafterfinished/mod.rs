@@ -19,12 +19,12 @@
 //! is expired, as upstream's `*t <= 0`.
 
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::api::batch::v1::{Job, JobCondition};
+use k8s_openapi::api::batch::v1::Job;
 
 #[cfg(test)]
 mod tests;
 
-pub use crate::job::conditions::{COMPLETE, FAILED};
+use crate::common::job_finished::finished;
 
 /// Why a Job's expiry cannot be computed (upstream's errors of
 /// `getFinishAndExpireTime` and `jobFinishTime`).
@@ -81,12 +81,6 @@ pub enum Decision {
     Expired(TimeLeft),
 }
 
-/// The type of the Job's `Complete` or `Failed` condition whose status is
-/// `True`, the first in its list (upstream `jobutil.FinishedCondition`).
-pub fn finished_condition(job: &Job) -> Option<&str> {
-    finished(job).map(|c| c.type_.as_str())
-}
-
 /// Upstream `needsCleanup`: the Job has finished and sets
 /// `ttlSecondsAfterFinished`.
 pub fn needs_cleanup(job: &Job) -> bool {
@@ -137,12 +131,6 @@ pub fn process_ttl(job: &Job, now: Timestamp) -> Result<Decision, Error> {
     }
     let left = time_left(job, now)?;
     Ok(if left.remaining.is_positive() { Decision::Wait(left) } else { Decision::Expired(left) })
-}
-
-/// The Job's first `Complete` or `Failed` condition with status `True`.
-fn finished(job: &Job) -> Option<&JobCondition> {
-    let conditions = job.status.as_ref().and_then(|s| s.conditions.as_ref())?;
-    conditions.iter().find(|c| matches!(c.type_.as_str(), COMPLETE | FAILED) && c.status == "True")
 }
 
 fn ttl_seconds(job: &Job) -> Option<i32> {

@@ -3,10 +3,11 @@
 //! the Jobs the controller meets (being deleted, a zero
 //! `lastTransitionTime`, clocks skewed, both conditions).
 
-use k8s_openapi::api::batch::v1::{JobSpec, JobStatus};
+use k8s_openapi::api::batch::v1::{JobCondition, JobSpec, JobStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use super::*;
+use crate::common::job_finished::{COMPLETE, FAILED, finished_condition};
 
 // === utils ===
 

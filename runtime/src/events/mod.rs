@@ -47,6 +47,7 @@ mod recorder;
 mod writer;
 
 pub use correlator::{Correlated, Correlator};
+pub use kcm_objects::EventType;
 pub use recorder::{Builder, EventRecorder, EventWriter};
 
 /// Events the queue between recorders and writer holds before new ones are
@@ -102,33 +103,6 @@ pub fn dropped_events_counter() -> prometheus::Result<prometheus::IntCounter> {
         DROPPED_METRIC_NAME,
         "Events dropped before reaching the API server because the event recorder's queue was full or closed.",
     )
-}
-
-// === EventType ===
-
-/// `Normal` or `Warning`, as `core/v1` Event `type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EventType {
-    /// Routine.
-    Normal,
-    /// Something needs attention.
-    Warning,
-}
-
-impl EventType {
-    /// The spelling the API uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::Normal => "Normal",
-            EventType::Warning => "Warning",
-        }
-    }
-}
-
-impl std::fmt::Display for EventType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 #[cfg(test)]

@@ -264,11 +264,7 @@ pub(super) fn make_event(source: &EventSource, pending: Pending, name: String) -
 
 /// `namespace/name` (or `name`) of the object a reference points at.
 pub(super) fn object_key(r: &ObjectReference) -> String {
-    let name = r.name.as_deref().unwrap_or_default();
-    match r.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
-        _ => name.to_owned(),
-    }
+    kcm_objects::object_key(r.namespace.as_deref(), r.name.as_deref().unwrap_or_default())
 }
 
 /// A one-line description of an event for log lines.

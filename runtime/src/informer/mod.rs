@@ -13,6 +13,9 @@
 //! - `store`: the cache ([`Store`], read-only, with the namespace index
 //!   and custom indexes);
 //! - `handler`: [`EventHandler`] and per-handler delivery;
+//! - `enqueue`: [`Enqueue`], the handler that only queues the object's key;
+//! - `controller_ref`: [`Store::resolve_controller_ref`], a dependent's
+//!   controller found in a cache (upstream `resolveControllerRef`);
 //! - `synced`: [`HasSynced`] signals;
 //! - `metadata`: [`MetadataHandler`], metadata views of the typed
 //!   informers for consumers reading any type's metadata.
@@ -51,6 +54,8 @@
 //!   handlers every `resyncCheckPeriod`, the shortest period asked before
 //!   start); a relist's unchanged objects are not re-delivered as resyncs.
 
+mod controller_ref;
+mod enqueue;
 mod factory;
 mod handler;
 mod metadata;
@@ -59,6 +64,8 @@ mod shared_informer;
 mod store;
 mod synced;
 
+pub use controller_ref::ControllerRef;
+pub use enqueue::Enqueue;
 pub use factory::{FactoryConfig, SharedInformerFactory};
 pub use handler::{EventHandler, HandlerRegistration, MIN_RESYNC_PERIOD};
 pub use kcm_objects::Cached;

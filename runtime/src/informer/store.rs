@@ -21,6 +21,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::synced::{HasSynced, SyncSignal};
 use kcm_objects::Cached;
+pub use kcm_objects::object_key;
 
 /// Name of the index every store has: objects by namespace (client-go's
 /// `cache.NamespaceIndex`). Cluster-scoped objects are indexed under `""`.
@@ -50,15 +51,6 @@ pub enum Error {
 /// namespace (client-go's `MetaNamespaceKeyFunc`).
 pub fn key_of<K: Cached>(obj: &K) -> String {
     object_key(obj.namespace(), obj.name())
-}
-
-/// The cache key of a namespace (`None` or `""` for cluster-scoped objects)
-/// and name.
-pub fn object_key(namespace: Option<&str>, name: &str) -> String {
-    match namespace {
-        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
-        _ => name.to_owned(),
-    }
 }
 
 /// One index: index value -> keys of the objects indexed under it.

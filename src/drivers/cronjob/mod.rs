@@ -35,8 +35,9 @@ use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_li
 use kube::Client;
 use prometheus::{Histogram, HistogramOpts, Registry};
 
-use super::execute::event_type;
 use sync::Syncer;
+
+use super::execute::object_reference;
 
 pub use core::{CONTROLLER_NAME, QUEUE_NAME};
 
@@ -151,8 +152,8 @@ impl EventHandler<CronJob> for CronJobHandler {
             OnUpdate::After(delay) => self.queue.add_after(core::key(new), delay.try_into().unwrap_or_default()),
             OnUpdate::Unparseable(event) => {
                 tracing::debug!(cronjob = %core::key(new), schedule = %new.spec.schedule, "Unparseable schedule for cronjob");
-                let regarding = sync::reference(&event.regarding);
-                self.recorder.event(&regarding, event_type(event.type_), &event.reason, event.message);
+                let regarding = object_reference(&event.regarding);
+                self.recorder.event(&regarding, event.type_, &event.reason, event.message);
             }
         }
     }
@@ -200,13 +201,9 @@ impl JobHandler {
     /// it is that very object (upstream `resolveControllerRef`).
     fn enqueue_controller(&self, job: &Job) {
         let Some(cref) = controller(job) else { return };
-        if cref.kind != "CronJob" {
-            return;
-        }
-        let Some(cron_job) = self.cron_jobs.get_namespaced(job.metadata.namespace.as_deref(), &cref.name) else {
-            return;
-        };
-        if cron_job.metadata.uid.as_deref() == Some(cref.uid.as_str()) {
+        if let Some(cron_job) =
+            self.cron_jobs.resolve_controller_ref("CronJob", job.metadata.namespace.as_deref(), cref)
+        {
             self.queue.add(core::key(&cron_job));
         }
     }

@@ -15,10 +15,8 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::ObjectReference;
 use kcm_controllers::cronjob::job::jobs_to_be_reconciled;
 use kcm_controllers::cronjob::{Created, Decision, JobKey, Options, Start, Sync};
-use kcm_controllers::plan::ObjectRef;
 use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::Store;
 use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
@@ -27,7 +25,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 
 use super::CronJobMetrics;
 use crate::drivers::api_errors::{code, error_message, namespace_terminating, reason};
-use crate::drivers::execute::event_type;
+use crate::drivers::execute::object_reference;
 
 /// What a sync failed on: the key is retried with backoff.
 #[derive(Debug, thiserror::Error)]
@@ -97,7 +95,7 @@ impl Syncer {
         }
         let finished = sync.finish();
         for event in finished.events {
-            self.recorder.event(&reference(&event.regarding), event_type(event.type_), &event.reason, event.message);
+            self.recorder.event(&object_reference(&event.regarding), event.type_, &event.reason, event.message);
         }
         if let Some(updated) = finished.update_status {
             let cron_jobs: Api<CronJob> = Api::namespaced(self.client.clone(), &namespace);
@@ -194,17 +192,5 @@ impl Syncer {
             }
         };
         Ok(sync.created(start, outcome))
-    }
-}
-
-/// The `core/v1` reference events are recorded on.
-pub(super) fn reference(r: &ObjectRef) -> ObjectReference {
-    ObjectReference {
-        api_version: Some(r.api_version.clone()),
-        kind: Some(r.kind.clone()),
-        namespace: r.namespace.clone(),
-        name: Some(r.name.clone()),
-        uid: Some(r.uid.clone()),
-        ..ObjectReference::default()
     }
 }

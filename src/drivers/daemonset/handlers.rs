@@ -27,7 +27,7 @@ use kcm_controllers::common::selector::Selector;
 use kcm_controllers::daemonset::should_ignore_node_update;
 use kcm_controllers::daemonset::{self as core, node_should_run_daemon_pod, node_update_requires_sync};
 use kcm_objects::{Node, OwnerRef, Pod};
-use kcm_runtime::informer::{EventHandler, Store};
+use kcm_runtime::informer::{ControllerRef, EventHandler, Store};
 use kcm_runtime::workqueue::WorkQueue;
 
 use crate::drivers::expectations::SharedExpectations;
@@ -40,14 +40,10 @@ pub(super) struct Lookup {
 }
 
 impl Lookup {
-    /// The cached DaemonSet named `name` with `uid` in `namespace`, if its
-    /// kind is DaemonSet (upstream `resolveControllerRef`).
-    fn resolve(&self, namespace: &str, kind: &str, name: &str, uid: &str) -> Option<Arc<DaemonSet>> {
-        if kind != "DaemonSet" {
-            return None;
-        }
-        let ds = self.daemon_sets.get_namespaced(Some(namespace), name)?;
-        (ds.metadata.uid.as_deref() == Some(uid)).then_some(ds)
+    /// The cached DaemonSet in `namespace` that `cref` names, if it is that
+    /// very object (upstream `resolveControllerRef`).
+    fn resolve<'a>(&self, namespace: &str, cref: impl Into<ControllerRef<'a>>) -> Option<Arc<DaemonSet>> {
+        self.daemon_sets.resolve_controller_ref("DaemonSet", Some(namespace), cref)
     }
 
     fn enqueue(&self, ds: &DaemonSet) {
@@ -137,7 +133,7 @@ impl EventHandler<Pod> for PodHandler {
 
 impl PodHandler {
     fn resolve(&self, pod: &Pod, cref: &OwnerRef) -> Option<Arc<DaemonSet>> {
-        self.lookup.resolve(&pod.metadata.namespace, &cref.kind, &cref.name, &cref.uid)
+        self.lookup.resolve(&pod.metadata.namespace, cref)
     }
 
     fn adopters(&self, pod: &Pod) -> Vec<Arc<DaemonSet>> {
@@ -198,7 +194,7 @@ impl EventHandler<ControllerRevision> for HistoryHandler {
 impl HistoryHandler {
     fn resolve(&self, revision: &ControllerRevision, cref: &OwnerReference) -> Option<Arc<DaemonSet>> {
         let namespace = revision.metadata.namespace.as_deref().unwrap_or("");
-        self.0.resolve(namespace, &cref.kind, &cref.name, &cref.uid)
+        self.0.resolve(namespace, cref)
     }
 
     fn adopters(&self, revision: &ControllerRevision) -> Vec<Arc<DaemonSet>> {

@@ -2,7 +2,8 @@
 //! `addPod`/`updatePod`/`deletePod`, `onEndpointSlice*`): informer events
 //! to Service keys.
 //!
-//! - a Service added, updated or deleted is queued at once;
+//! - a Service added, updated or deleted is queued at once (the runtime's
+//!   `Enqueue`, registered in the driver);
 //! - a pod queues the Services selecting it, after
 //!   `--endpointslice-updates-batch-period` (the handler it shares with the
 //!   endpoints controller, `drivers::service_pods`);
@@ -19,9 +20,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kcm_controllers::common::endpoint_pods::service_key;
 use kcm_controllers::endpointslice::{
     LABEL_SERVICE_NAME, LABEL_TOPOLOGY_ZONE, managed_by_controller, slice_service_key,
 };
@@ -33,25 +32,6 @@ use super::Shared;
 
 /// Upstream `endpointSliceChangeMinSyncDelay`.
 pub const ENDPOINT_SLICE_CHANGE_MIN_SYNC_DELAY: Duration = Duration::from_secs(1);
-
-/// A Service changed: it is synced.
-pub(super) struct ServiceHandler {
-    pub(super) queue: WorkQueue<String>,
-}
-
-impl EventHandler<Service> for ServiceHandler {
-    fn on_add(&self, service: &Arc<Service>) {
-        self.queue.add(service_key(service));
-    }
-
-    fn on_update(&self, _old: &Arc<Service>, new: &Arc<Service>) {
-        self.queue.add(service_key(new));
-    }
-
-    fn on_delete(&self, service: &Arc<Service>) {
-        self.queue.add(service_key(service));
-    }
-}
 
 /// A slice changed: its Service is synced when the change was not this
 /// controller's own.

@@ -31,7 +31,7 @@ use kcm_controllers::endpointslice::{EndpointSliceTracker, MetricsCache, Topolog
 use kcm_objects::{Node, Pod};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
+use kcm_runtime::informer::{Enqueue, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
 use kcm_runtime::workqueue::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, QueueMetrics, WorkQueue,
     default_controller_rate_limiter,
@@ -42,7 +42,7 @@ pub use handlers::ENDPOINT_SLICE_CHANGE_MIN_SYNC_DELAY;
 pub use metrics::EndpointSliceMetrics;
 pub use sync::Error;
 
-use handlers::{NodeHandler, ServiceHandler, SliceHandler};
+use handlers::{NodeHandler, SliceHandler};
 
 use super::service_pods::{ServicePodHandler, register_pod_label_index};
 use sync::{Syncer, TopologySyncer};
@@ -160,7 +160,7 @@ impl EndpointSliceController {
         })));
         let resync = Some(factory.default_resync());
         let registrations = [
-            services.add_handler(ServiceHandler { queue: queue.clone() }, resync),
+            services.add_handler(Enqueue { queue: queue.clone() }, resync),
             pods.add_handler(
                 ServicePodHandler {
                     queue: queue.clone(),

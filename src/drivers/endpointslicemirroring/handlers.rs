@@ -8,11 +8,11 @@ use k8s_openapi::api::core::v1::{Endpoints, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kcm_controllers::endpointslicemirroring::tracker::endpoints_key;
 use kcm_controllers::endpointslicemirroring::{self as core, SERVICE_NAME_LABEL};
-use kcm_runtime::informer::EventHandler;
+use kcm_runtime::informer::{EventHandler, key_of};
 use kcm_runtime::workqueue::WorkQueue;
 use kube::ResourceExt;
 
-use super::{SharedTracker, key_of, lock};
+use super::{SharedTracker, lock};
 
 /// Endpoints to be mirrored are queued.
 pub(super) struct EndpointsHandler {

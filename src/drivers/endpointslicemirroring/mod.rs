@@ -37,7 +37,7 @@ use kcm_controllers::endpointslicemirroring::tracker::EndpointSliceTracker;
 use kcm_controllers::endpointslicemirroring::{self as core, MAX_RETRIES, Sync as Decision};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::{EventRecorder, EventType};
-use kcm_runtime::informer::{HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
+use kcm_runtime::informer::{HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, key_of};
 use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
 use kcm_runtime::workqueue::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, QueueMetrics, WorkQueue,
@@ -166,11 +166,6 @@ impl Controller for EndpointSliceMirroringController {
             cx.run_when_synced(&synced, self.queue.clone(), self.syncer.clone(), Retries::at_most(MAX_RETRIES)).await;
         })
     }
-}
-
-/// `namespace/name` of a namespaced object.
-pub(super) fn key_of<K: ResourceExt>(obj: &K) -> String {
-    format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
 }
 
 // === impl Syncer ===

@@ -16,7 +16,7 @@ use kube::api::{DeleteParams, Preconditions};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
-use kcm_runtime::events::{EventRecorder, EventType};
+use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::Store;
 
 use crate::drivers::api_errors::code;
@@ -39,7 +39,7 @@ pub(super) enum Outcome {
     /// A ControllerRevision create ([`OnAlreadyExists::Report`]) found its
     /// name taken by this revision, read live: stop here.
     ///
-    /// [`OnAlreadyExists::Report`]: kcm_controllers::history::OnAlreadyExists::Report
+    /// [`OnAlreadyExists::Report`]: kcm_controllers::common::history::OnAlreadyExists::Report
     RevisionExists(Box<ControllerRevision>),
 }
 
@@ -110,12 +110,7 @@ impl Executor {
 
     /// Records `event` through the recorder.
     pub fn record(&self, event: &Event) {
-        self.recorder.event(
-            &object_reference(&event.regarding),
-            event_type(event.type_),
-            &event.reason,
-            event.message.clone(),
-        );
+        self.recorder.event(&object_reference(&event.regarding), event.type_, &event.reason, event.message.clone());
     }
 }
 
@@ -139,16 +134,8 @@ impl Executor {
     }
 }
 
-/// The recorder's spelling of a plan's event type.
-pub fn event_type(type_: kcm_controllers::plan::EventType) -> EventType {
-    match type_ {
-        kcm_controllers::plan::EventType::Normal => EventType::Normal,
-        kcm_controllers::plan::EventType::Warning => EventType::Warning,
-    }
-}
-
 /// The `core/v1` reference events are recorded on.
-fn object_reference(r: &ObjectRef) -> ObjectReference {
+pub fn object_reference(r: &ObjectRef) -> ObjectReference {
     ObjectReference {
         api_version: Some(r.api_version.clone()),
         kind: Some(r.kind.clone()),

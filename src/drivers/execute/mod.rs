@@ -50,16 +50,17 @@ use std::time::Duration;
 use futures::future::join_all;
 use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
+use kcm_controllers::common::history;
 use kcm_controllers::deployment::CreateFailure;
+use kcm_controllers::job;
 use kcm_controllers::plan::{Action, Plan};
-use kcm_controllers::{history, job};
 
 use executor::{Outcome, Versions};
 use kcm_runtime::runner::{Next, SyncError};
 use pods::owner_key;
 
 pub use bookkeeping::{Bookkeeping, NoBookkeeping};
-pub use executor::{Executor, event_type};
+pub use executor::{Executor, object_reference};
 
 /// How running a plan ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,7 +95,7 @@ pub enum Executed {
     /// there; the caller judges it (the DaemonSet's `after_already_exists`)
     /// and requeues with rate limiting.
     ///
-    /// [`OnAlreadyExists::Report`]: kcm_controllers::history::OnAlreadyExists::Report
+    /// [`OnAlreadyExists::Report`]: kcm_controllers::common::history::OnAlreadyExists::Report
     RevisionExists(Box<ControllerRevision>),
 }
 

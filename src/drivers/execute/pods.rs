@@ -66,5 +66,5 @@ impl Executor {
 
 /// `namespace/name` of an owner.
 pub(super) fn owner_key(owner: &ObjectRef) -> String {
-    format!("{}/{}", owner.namespace.as_deref().unwrap_or(""), owner.name)
+    kcm_objects::object_key(owner.namespace.as_deref(), &owner.name)
 }

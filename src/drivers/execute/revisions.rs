@@ -4,7 +4,7 @@
 //! patches (through `claims`).
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use kcm_controllers::history::{self, AfterAlreadyExists, OnAlreadyExists};
+use kcm_controllers::common::history::{self, AfterAlreadyExists, OnAlreadyExists};
 use kube::Api;
 use kube::api::PostParams;
 

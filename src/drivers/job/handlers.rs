@@ -125,11 +125,7 @@ impl PodHandler {
     /// The cached Job `cref` names, if it is that very object (upstream
     /// `resolveControllerRef`).
     fn resolve(&self, pod: &Pod, cref: &OwnerRef) -> Option<Arc<Job>> {
-        if &*cref.kind != "Job" {
-            return None;
-        }
-        let job = self.jobs.get_namespaced(Some(&pod.metadata.namespace), &cref.name)?;
-        (job.metadata.uid.as_deref() == Some(&*cref.uid)).then_some(job)
+        self.jobs.resolve_controller_ref("Job", Some(&pod.metadata.namespace), cref)
     }
 
     /// Every Job of the pod's namespace whose selector matches it, batched

@@ -97,5 +97,5 @@ impl PodGcController {
 
 /// `namespace/name`.
 fn key(pod: &ForceDelete) -> String {
-    format!("{}/{}", pod.namespace, pod.name)
+    kcm_objects::object_key(Some(&pod.namespace), &pod.name)
 }

@@ -27,9 +27,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
-use kcm_controllers::serviceaccounttoken::{
-    self as core, MAX_RETRIES, SECRET_TYPE, SecretKey, SecretSync, ServiceAccountKey,
-};
+use kcm_controllers::common::token_secret::SECRET_TYPE;
+use kcm_controllers::serviceaccounttoken::{self as core, MAX_RETRIES, SecretKey, SecretSync, ServiceAccountKey};
 use kcm_gotime::jitter::Jitter;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{

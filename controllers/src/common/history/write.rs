@@ -149,7 +149,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::history::testing::{raw_template, revision, stateful_set};
+    use crate::common::history::testing::{raw_template, revision, stateful_set};
 
     /// An API server's ControllerRevisions by name, and the executor's
     /// create loop over it.

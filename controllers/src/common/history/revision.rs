@@ -149,7 +149,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use super::*;
-    use crate::history::testing::{revision, selector, stateful_set};
+    use crate::common::history::testing::{revision, selector, stateful_set};
 
     fn names(revisions: &[&ControllerRevision]) -> Vec<String> {
         revisions.iter().map(|r| r.metadata.name.clone().unwrap_or_default()).collect()

@@ -10,7 +10,7 @@
 //! On top of upstream's counters each record remembers *which* creations
 //! and deletions are in flight, so that a sync running after the record
 //! expired can still count them (see the design note in
-//! [`super`](crate::replicaset)).
+//! the ReplicaSet core, `replicaset`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;

@@ -1,7 +1,8 @@
 //! Template identity: the pod-template hash that names a new ReplicaSet
-//! (upstream `controller.ComputeHash`) and template equality ignoring that
-//! hash (upstream `EqualIgnoreHash`), which is how the current revision's
-//! ReplicaSet is found.
+//! and a DaemonSet's revisions (upstream `controller.ComputeHash`) and
+//! template equality ignoring that hash (upstream `EqualIgnoreHash`), which
+//! is how a Deployment finds its current revision's ReplicaSet and a
+//! StatefulSet compares revisions.
 //!
 //! Both work on a canonical form of the template: its JSON with nulls, empty
 //! arrays and empty objects removed (upstream's semantic equality treats nil
@@ -21,14 +22,15 @@
 //! one, because ReplicaSets are found by template equality). It is not
 //! upstream's value, which hashes a go-spew dump of the Go struct.
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use serde_json::Value;
 
-use super::POD_TEMPLATE_HASH_LABEL;
-use crate::common::controller_ref::controller_of;
-use crate::common::hash::{FNV32_OFFSET, fnv32a, safe_encode};
-use crate::common::semantic::prune;
+use super::hash::{FNV32_OFFSET, fnv32a, safe_encode};
+use super::semantic::prune;
+
+/// The label that tells a Deployment's ReplicaSets (and their pods) apart
+/// (upstream `DefaultDeploymentUniqueLabelKey`).
+pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
 
 /// The pod-template hash of `template` with `collision_count` (upstream
 /// `ComputeHash`): 1 to 10 characters of `[bcdfghjklmnpqrstvwxz2456789]`.
@@ -49,18 +51,6 @@ pub fn compute_hash(template: &PodTemplateSpec, collision_count: Option<i32>) ->
 /// `EqualIgnoreHash`).
 pub fn equal_ignore_hash(a: &PodTemplateSpec, b: &PodTemplateSpec) -> bool {
     canonical(a, true) == canonical(b, true)
-}
-
-/// Whether `existing` (found under the name `planned` was to be created
-/// with) is `planned` itself as far as a Deployment is concerned: controlled
-/// by the same owner and with the same template ignoring the hash label
-/// (upstream's AlreadyExists check in `getNewReplicaSet`).
-pub fn is_same_replica_set(existing: &ReplicaSet, planned: &ReplicaSet) -> bool {
-    let owner = |rs: &ReplicaSet| controller_of(&rs.metadata).map(|r| r.uid.clone());
-    let template = |rs: &ReplicaSet| rs.spec.template.clone().unwrap_or_default();
-    owner(existing).is_some()
-        && owner(existing) == owner(planned)
-        && equal_ignore_hash(&template(existing), &template(planned))
 }
 
 /// The template as pruned JSON, optionally without the hash label.
@@ -113,7 +103,6 @@ mod tests {
 
     use super::*;
     use crate::common::hash::SAFE_ALPHABET;
-    use crate::deployment::testing::{DeploymentBuilder, RsB, World, created};
 
     fn template(image: &str, labels: &[(&str, &str)]) -> PodTemplateSpec {
         PodTemplateSpec {
@@ -161,21 +150,5 @@ mod tests {
         assert!(equal_ignore_hash(&a, &c), "nil and empty are equal");
         assert!(!equal_ignore_hash(&a, &template("nginx:2", &[("app", "web")])));
         assert!(!equal_ignore_hash(&a, &template("nginx", &[("app", "web"), ("x", "y")])));
-    }
-
-    /// Scenario 28 (the executor's check): an existing RS with our controller
-    /// and template is ours; anything else collides.
-    #[test]
-    fn already_exists_check() {
-        let w = World::new(DeploymentBuilder::new(1), []);
-        let planned = created(&w.plan());
-        let mut same = planned.clone();
-        same.metadata.uid = Some("x".into());
-        assert!(is_same_replica_set(&same, &planned));
-        let mut other_owner = planned.clone();
-        other_owner.metadata.owner_references = None;
-        assert!(!is_same_replica_set(&other_owner, &planned));
-        let other_template = RsB::new("x", 1).image("v9").build();
-        assert!(!is_same_replica_set(&other_template, &planned));
     }
 }

@@ -1,14 +1,14 @@
-//! The handler of a controller's own kind: every add, update (resyncs
-//! included, as upstream) and delete queues the object's key, for the
-//! controllers with no bookkeeping to do on those events (Deployment,
-//! StatefulSet).
+//! [`Enqueue`], the handler of a controller's own kind when it has nothing
+//! else to do on an event: every add, update (resyncs included, as
+//! upstream) and delete queues the object's key. The sync then reads the
+//! latest state from the cache (level-based), never the event's.
 
 use std::sync::Arc;
 
-use kcm_runtime::informer::{Cached, EventHandler, key_of};
-use kcm_runtime::workqueue::WorkQueue;
+use super::{Cached, EventHandler, key_of};
+use crate::workqueue::WorkQueue;
 
-/// Queues `namespace/name` of every object it hears of.
+/// Queues the key ([`key_of`]) of every object it hears of.
 pub struct Enqueue {
     /// The controller's queue.
     pub queue: WorkQueue<String>,

@@ -54,8 +54,8 @@ mod tests {
 
     use super::*;
     use crate::common::controller_ref::new_controller_ref;
+    use crate::common::history::testing::{revision, selector, stateful_set};
     use crate::common::object::object_ref;
-    use crate::history::testing::{revision, selector, stateful_set};
     use crate::testing::ts;
 
     fn name(cr: &ControllerRevision) -> String {

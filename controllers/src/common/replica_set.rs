@@ -1,0 +1,9 @@
+//! What both the ReplicaSet and the Deployment controllers read of a
+//! ReplicaSet.
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+
+/// `spec.replicas`, defaulting to 1 as the API does.
+pub fn replicas(rs: &ReplicaSet) -> i32 {
+    rs.spec.replicas.unwrap_or(1)
+}
