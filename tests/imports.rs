@@ -31,7 +31,6 @@ const ALLOWED: &[(&str, &str)] = &[
     ("controllers/src/plan.rs", "controllers/src/job/write.rs"),
     ("controllers/src/plan.rs", "controllers/src/statefulset/write.rs"),
     // Broken by the commits that follow the checker's.
-    ("controllers/src/endpointslice/packing.rs", "controllers/src/endpointslice/reconciler.rs"),
     ("controllers/src/job/indexed_sync.rs", "controllers/src/job/sync.rs"),
     ("controllers/src/job/manage.rs", "controllers/src/job/sync.rs"),
     ("controllers/src/job/templates.rs", "controllers/src/job/sync.rs"),
