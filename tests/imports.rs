@@ -31,10 +31,6 @@ const ALLOWED: &[(&str, &str)] = &[
     ("controllers/src/plan.rs", "controllers/src/job/write.rs"),
     ("controllers/src/plan.rs", "controllers/src/statefulset/write.rs"),
     // Broken by the commits that follow the checker's.
-    ("controllers/src/job/indexed_sync.rs", "controllers/src/job/sync.rs"),
-    ("controllers/src/job/manage.rs", "controllers/src/job/sync.rs"),
-    ("controllers/src/job/templates.rs", "controllers/src/job/sync.rs"),
-    ("controllers/src/job/track.rs", "controllers/src/job/sync.rs"),
     ("objects/src/secrets.rs", "objects/src/container.rs"),
     ("objects/src/secrets.rs", "objects/src/pod.rs"),
     ("sim/src/api/state.rs", "sim/src/admission/mod.rs"),
