@@ -30,9 +30,6 @@ const ALLOWED: &[(&str, &str)] = &[
     ("controllers/src/plan.rs", "controllers/src/daemonset/mod.rs"),
     ("controllers/src/plan.rs", "controllers/src/job/write.rs"),
     ("controllers/src/plan.rs", "controllers/src/statefulset/write.rs"),
-    // Broken by the commits that follow the checker's.
-    ("sim/src/validation/job_policies.rs", "sim/src/validation/job.rs"),
-    ("sim/src/validation/job_status.rs", "sim/src/validation/job.rs"),
 ];
 
 #[test]
