@@ -32,6 +32,8 @@ mod endpointslicefaults;
 mod endpointslicemirroring;
 /// The garbage collector: background, foreground and orphan cascades, with faults.
 mod garbagecollector;
+/// No two production files of the workspace import each other (needs no cluster).
+mod imports;
 /// Shared informers against kube-sim with faults: nothing lost, nothing duplicated.
 mod informer;
 /// The Job controller: Jobs run to completion (NonIndexed and Indexed) or past their backoff limit, and

@@ -98,9 +98,12 @@ struct WireSpec {
 impl From<WireSpec> for PodSpec {
     fn from(wire: WireSpec) -> Self {
         let containers = wire.containers.iter().chain(&wire.init_containers).chain(&wire.ephemeral_containers);
-        let secret_names = secret_names(&wire.image_pull_secrets, containers, &wire.volumes);
+        let env = containers.map(|c| (&c.env[..], &c.env_from[..]));
+        let secret_names = secret_names(&wire.image_pull_secrets, env, &wire.volumes);
         let named_ports = NAMED_PORTS.intern(&named_ports(&wire.containers, &wire.init_containers));
-        let claim_volumes = wire.volumes.iter().filter_map(VolumeSecrets::claim).collect();
+        let claim_volumes = (wire.volumes.iter().filter_map(VolumeSecrets::claim))
+            .map(|(name, claim_name)| ClaimVolume { name: name.into(), claim_name: claim_name.into() })
+            .collect();
         let init_containers = wire.init_containers.into_iter();
         PodSpec {
             node_name: wire.node_name,

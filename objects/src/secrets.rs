@@ -10,9 +10,7 @@
 use serde::Deserialize;
 
 use crate::atom::Atom;
-use crate::container::WireContainer;
 use crate::meta::nullable;
-use crate::pod::ClaimVolume;
 
 /// A `{name}` reference (`LocalObjectReference`, `SecretReference`,
 /// `SecretKeySelector`, `SecretEnvSource`, `SecretProjection`).
@@ -102,16 +100,17 @@ struct ProjectedSource {
 }
 
 /// The names the pod's references carry, in visiting order, empty names
-/// skipped, duplicates kept once.
+/// skipped, duplicates kept once; `containers` gives each container's
+/// `env` and `envFrom`.
 pub(crate) fn secret_names<'a>(
     image_pull_secrets: &'a [NameRef],
-    containers: impl Iterator<Item = &'a WireContainer>,
+    containers: impl Iterator<Item = (&'a [EnvVar], &'a [EnvFrom])>,
     volumes: &'a [VolumeSecrets],
 ) -> Box<[Atom]> {
     let pulls = image_pull_secrets.iter().map(|r| &r.name);
-    let env = containers.flat_map(|c| {
-        let vars = c.env.iter().filter_map(|v| v.value_from.as_ref()?.secret_key_ref.as_ref()).map(|r| &r.name);
-        vars.chain(c.env_from.iter().filter_map(|e| e.secret_ref.as_ref()).map(|r| &r.name))
+    let env = containers.flat_map(|(env, env_from)| {
+        let vars = env.iter().filter_map(|v| v.value_from.as_ref()?.secret_key_ref.as_ref()).map(|r| &r.name);
+        vars.chain(env_from.iter().filter_map(|e| e.secret_ref.as_ref()).map(|r| &r.name))
     });
     let mut names: Vec<Atom> = Vec::new();
     for name in pulls.chain(env).chain(volumes.iter().flat_map(VolumeSecrets::names)).flatten() {
@@ -125,9 +124,9 @@ pub(crate) fn secret_names<'a>(
 impl VolumeSecrets {
     /// The volume's name and the claim it mounts, if it is a
     /// `persistentVolumeClaim` volume.
-    pub(crate) fn claim(&self) -> Option<ClaimVolume> {
+    pub(crate) fn claim(&self) -> Option<(&str, &str)> {
         let source = self.persistent_volume_claim.as_ref()?;
-        Some(ClaimVolume { name: self.name.clone(), claim_name: source.claim_name.clone() })
+        Some((&self.name, &source.claim_name))
     }
 
     fn names(&self) -> impl Iterator<Item = &Option<Atom>> {

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::{Endpoint, EndpointPort, EndpointSlice};
 
 use super::endpoints::{AddressType, EndpointKey, equal_beyond_key};
-use super::reconciler::Input;
 use super::slices::{endpoints, endpoints_mut, new_endpoint_slice, slice_labels, slice_to_fill};
 
 /// The writes of one set of ports.
@@ -28,15 +28,16 @@ enum Fate {
     Delete,
 }
 
-/// Upstream `reconcileByPortMapping`: the three steps.
+/// Upstream `reconcileByPortMapping`: the three steps, for `service`'s
+/// slices of at most `max` endpoints.
 pub(super) fn pack(
-    input: &Input<'_>,
+    service: &Service,
+    max: usize,
     existing: &[&EndpointSlice],
     mut desired: BTreeMap<EndpointKey, Endpoint>,
     ports: &[EndpointPort],
     address_type: AddressType,
 ) -> Packed {
-    let max = input.max_endpoints_per_slice;
     let mut slices: Vec<EndpointSlice> = Vec::with_capacity(existing.len());
     let mut fates = Vec::with_capacity(existing.len());
     let mut removed = 0;
@@ -50,7 +51,7 @@ pub(super) fn pack(
                 kept.push(wanted);
             }
         }
-        let (labels, labels_changed) = slice_labels(slice, input.service);
+        let (labels, labels_changed) = slice_labels(slice, service);
         let mut copy = (*slice).clone();
         let fate = if endpoint_updated || kept.len() != endpoints(slice).len() {
             removed += endpoints(slice).len().saturating_sub(kept.len());
@@ -89,7 +90,7 @@ pub(super) fn pack(
                 fates[i] = Fate::Update;
             }
             None => {
-                let mut slice = new_endpoint_slice(input.service, ports.to_vec(), address_type);
+                let mut slice = new_endpoint_slice(service, ports.to_vec(), address_type);
                 fill(&mut slice, &mut desired, max);
                 create.push(slice);
             }

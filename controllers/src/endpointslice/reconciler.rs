@@ -238,7 +238,14 @@ fn reconcile_address_type(
     for (key, wanted) in desired.iter_mut() {
         let slices = existing_by_ports.get(key).map(Vec::as_slice).unwrap_or_default();
         let endpoints = wanted.endpoints.len();
-        let packed = pack(input, slices, std::mem::take(&mut wanted.endpoints), &wanted.ports, address_type);
+        let packed = pack(
+            input.service,
+            input.max_endpoints_per_slice,
+            slices,
+            std::mem::take(&mut wanted.endpoints),
+            &wanted.ports,
+            address_type,
+        );
         changes.added += packed.added;
         changes.removed += packed.removed;
         changes

@@ -15,6 +15,7 @@ use kcm_objects::Pod;
 
 use super::backoff::{DEFAULT_JOB_POD_FAILURE_BACK_OFF, MAX_JOB_POD_FAILURE_BACK_OFF};
 use super::conditions::{self, FAILED_INDEXES, MAX_FAILED_INDEXES_EXCEEDED, SUCCESS_CRITERIA_MET, SUCCESS_POLICY};
+use super::ctx::{Ctx, IndexedState};
 use super::index_template::{pod_generate_name_with_index, template_for_index};
 use super::indexed::{
     calculate_failed_indexes, calculate_succeeded_indexes, completion_index,
@@ -24,27 +25,11 @@ use super::indexed::{
 use super::intervals::OrderedIntervals;
 use super::pods::{active_pods_order, is_pod_failed, only_replace_failed_pods};
 use super::success_policy::match_success_policy;
-use super::sync::Ctx;
 use super::write::Count;
 use crate::common::pod::is_pod_terminating;
 
 pub(super) use super::index_template::add_completion_index_env_variables;
 pub(super) use super::indexed::has_backoff_limit_per_index;
-
-/// The indexes of an Indexed Job, as this sync sees them.
-pub(super) struct IndexedState<'a> {
-    /// `spec.completions`.
-    pub completions: i32,
-    /// `status.completedIndexes` as read.
-    pub prev_succeeded: OrderedIntervals,
-    /// With the indexes of the succeeded pods not yet counted.
-    pub succeeded: OrderedIntervals,
-    /// With `backoffLimitPerIndex`: the failed indexes.
-    pub failed: Option<OrderedIntervals>,
-    /// With `backoffLimitPerIndex`: per index, the failed pod kept until
-    /// its replacement exists.
-    pub delayed_deletion: HashMap<i32, &'a Pod>,
-}
 
 /// The Indexed part of the decisions (upstream `syncJob`): the succeeded
 /// count is the succeeded indexes; with `backoffLimitPerIndex` the Job

@@ -21,9 +21,10 @@ use std::time::Duration;
 
 use kcm_objects::Pod;
 
+use super::SYNC_JOB_BATCH_PERIOD;
 use super::backoff::{DEFAULT_JOB_POD_FAILURE_BACK_OFF, MAX_JOB_POD_FAILURE_BACK_OFF};
+use super::ctx::Ctx;
 use super::pods::{REPLACE_FAILED, active_pods_order, has_tracking_finalizer, only_replace_failed_pods};
-use super::sync::{Ctx, SYNC_JOB_BATCH_PERIOD};
 use super::write::Write;
 use super::{SyncAction, indexed_sync, templates};
 use crate::common::pod::is_pod_ready;

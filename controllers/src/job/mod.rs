@@ -12,6 +12,7 @@
 //!
 //! # Layout
 //! - `sync`: the dispatcher (`syncJob`) and the failure decisions;
+//! - `ctx`: what the phases of one sync share (`syncJobCtx`);
 //! - `claim`: adoption (with the tracking finalizer) and release;
 //! - `manage`: creating and deleting pods (`manageJob`), `templates` the
 //!   pods created;
@@ -58,6 +59,7 @@
 pub mod backoff;
 mod claim;
 pub mod conditions;
+mod ctx;
 pub mod finalizers;
 pub mod finished;
 pub mod index_template;
@@ -76,14 +78,20 @@ mod tests;
 mod track;
 pub mod write;
 
+use std::time::Duration;
+
 use k8s_openapi::api::batch::v1::Job;
 
 pub use self::manage::MAX_POD_CREATE_DELETE_PER_SYNC;
-pub use self::sync::{SYNC_JOB_BATCH_PERIOD, Snapshot, Synced, is_suspended, sync};
+pub use self::sync::{Snapshot, Synced, sync};
 pub use self::track::MAX_UNCOUNTED_PODS;
 pub use self::write::{Count, Write};
 use crate::common::object;
 use crate::plan::ObjectRef;
+
+/// The delay upstream gives pod events before a sync (`syncJobBatchPeriod`):
+/// the least a delayed sync waits.
+pub const SYNC_JOB_BATCH_PERIOD: Duration = Duration::from_secs(1);
 
 /// A Job's completion mode, the metrics' `completion_mode` label.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,4 +154,9 @@ pub fn key(job: &Job) -> String {
 /// The Job as events and preconditions name it.
 pub fn object_ref(job: &Job) -> ObjectRef {
     object::object_ref("batch/v1", "Job", &job.metadata)
+}
+
+/// `spec.suspend` is true.
+pub fn is_suspended(job: &Job) -> bool {
+    job.spec.as_ref().and_then(|s| s.suspend) == Some(true)
 }

@@ -6,30 +6,25 @@
 //! finished, otherwise manage them (`manage`) and the Suspended condition;
 //! then track the finished pods and write the status (`track`).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::batch::v1::{Job, JobCondition, JobStatus, UncountedTerminatedPods};
+use k8s_openapi::api::batch::v1::{Job, UncountedTerminatedPods};
 use kcm_objects::Pod;
 
 use super::backoff::{BackoffRecord, BackoffStore};
 use super::conditions::{self, JOB_RESUMED, JOB_SUSPENDED, SUSPENDED};
+use super::ctx::Ctx;
 use super::finalizers::FinalizerExpectations;
 use super::finished::FinishedJobExpectations;
-use super::indexed_sync::IndexedState;
 use super::pod_failure_policy::match_pod_failure_policy;
-use super::pods::{has_tracking_finalizer, is_pod_failed, past_backoff_limit_on_failure};
+use super::pods::{is_pod_failed, past_backoff_limit_on_failure};
 use super::write;
-use super::{CompletionMode, SyncAction, claim, key, manage, object_ref, track};
+use super::{CompletionMode, SyncAction, claim, is_suspended, key, manage, object_ref, track};
 use crate::common::expectations::Expectations;
 use crate::common::pod::{is_pod_active, is_pod_ready, is_pod_terminating};
-use crate::plan::{Action, EventType, ObjectRef, Plan};
-
-/// The delay upstream gives pod events before a sync (`syncJobBatchPeriod`):
-/// the least a delayed sync waits.
-pub const SYNC_JOB_BATCH_PERIOD: Duration = Duration::from_secs(1);
+use crate::plan::{Action, EventType, Plan};
 
 /// What one sync of a Job reads.
 #[derive(Clone, Copy, Debug)]
@@ -66,67 +61,6 @@ pub struct Synced {
     /// The `reason` label of `job_pods_creation_total` for the pods this
     /// plan creates.
     pub creation_reason: &'static str,
-}
-
-/// What the phases of one sync share (upstream `syncJobCtx`).
-pub(super) struct Ctx<'a> {
-    pub key: String,
-    pub owner: ObjectRef,
-    /// The Job as this sync writes it (its status changes as it goes).
-    pub job: Job,
-    pub now: Timestamp,
-    /// Pods the Job controls after the claim.
-    pub pods: Vec<&'a Pod>,
-    /// Uids of the pods adopted in this sync: they get the tracking
-    /// finalizer with the adoption.
-    pub adopted: HashSet<String>,
-    pub active: Vec<&'a Pod>,
-    pub finished_condition: Option<JobCondition>,
-    pub succeeded: i32,
-    pub failed: i32,
-    pub uncounted_succeeded: HashSet<String>,
-    pub uncounted_failed: HashSet<String>,
-    pub expected_rm_finalizers: HashSet<String>,
-    pub new_backoff: BackoffRecord,
-    pub terminating: i32,
-    pub ready: i32,
-    pub indexed: Option<IndexedState<'a>>,
-    pub requeue_after: Option<Duration>,
-}
-
-impl Ctx<'_> {
-    /// Whether the pod carries the tracking finalizer (or gets it with its
-    /// adoption in this sync).
-    pub fn tracked(&self, pod: &Pod) -> bool {
-        has_tracking_finalizer(pod) || self.adopted.contains(&*pod.metadata.uid)
-    }
-
-    /// Whether a removal of this pod's finalizer is in flight.
-    pub fn removing(&self, pod: &Pod) -> bool {
-        self.expected_rm_finalizers.contains(&*pod.metadata.uid)
-    }
-
-    /// Asks for another sync after `after`, keeping the earliest request.
-    pub fn requeue(&mut self, after: Duration) {
-        self.requeue_after = Some(self.requeue_after.map_or(after, |d| d.min(after)));
-    }
-
-    pub fn spec_completions(&self) -> Option<i32> {
-        self.job.spec.as_ref().and_then(|s| s.completions)
-    }
-
-    pub fn suspended(&self) -> bool {
-        is_suspended(&self.job)
-    }
-
-    pub fn status(&mut self) -> &mut JobStatus {
-        self.job.status.get_or_insert_default()
-    }
-}
-
-/// `spec.suspend` is true.
-pub fn is_suspended(job: &Job) -> bool {
-    job.spec.as_ref().and_then(|s| s.suspend) == Some(true)
 }
 
 /// Plans one sync of the snapshot's Job (upstream `syncJob`).

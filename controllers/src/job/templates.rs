@@ -8,9 +8,9 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
+use super::ctx::Ctx;
 use super::indexed_sync;
 use super::pods::TRACKING_FINALIZER;
-use super::sync::Ctx;
 use crate::common::controller_ref::new_controller_ref;
 use crate::common::pod_control::pod_from_template;
 

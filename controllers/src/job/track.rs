@@ -26,10 +26,10 @@ use k8s_openapi::api::batch::v1::{Job, JobStatus, UncountedTerminatedPods};
 use kcm_objects::Pod;
 
 use super::conditions::{self, FAILURE_TARGET, SUCCESS_CRITERIA_MET};
+use super::ctx::Ctx;
 use super::indexed_sync;
 use super::pod_failure_policy::match_pod_failure_policy;
 use super::pods::is_pod_failed;
-use super::sync::Ctx;
 use super::write::{self, Count, Write};
 use crate::common::pod::phase;
 use crate::plan::{Action, EventType, Plan};

@@ -37,9 +37,6 @@ use crate::store::{ChangeKind, TypeKey};
 /// The ServiceAccount a pod naming none runs as.
 const DEFAULT_SERVICE_ACCOUNT_NAME: &str = "default";
 
-/// Where the token volume is mounted in every container.
-pub(super) const DEFAULT_API_TOKEN_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
-
 /// Annotation the kubelet puts on the mirror pods of static pods.
 const MIRROR_POD_ANNOTATION: &str = "kubernetes.io/config.mirror";
 

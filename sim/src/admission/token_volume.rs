@@ -6,8 +6,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::serviceaccount::DEFAULT_API_TOKEN_MOUNT_PATH;
 use crate::object::generate_name;
+
+/// Where the token volume is mounted in every container.
+const DEFAULT_API_TOKEN_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 /// Prefix of the token volume's name (`ServiceAccountVolumeName`).
 const SERVICE_ACCOUNT_VOLUME_PREFIX: &str = "kube-api-access-";

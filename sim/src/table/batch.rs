@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::access::{get, int, list, str_at, time};
 use super::cells::{age, name};
-use super::columns::{AGE, CONTAINERS_DOC, Column, IMAGES_DOC, NAME};
+use super::column::{AGE, CONTAINERS_DOC, Column, IMAGES_DOC, NAME};
 use super::format::{container_cells, format_label_selector, human_duration, since};
 
 /// `JobSpec.selector`'s documentation.

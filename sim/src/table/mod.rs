@@ -17,7 +17,7 @@
 //!
 //! This file builds the Table and picks a printer; the printers are
 //! `pod.rs`, `workloads.rs`, `batch.rs` (Jobs and CronJobs, with their columns), `services.rs` (with Endpoints and EndpointSlices), `nodes.rs`, `events.rs`,
-//! `storage.rs` and `simple.rs`, their columns `columns.rs`, and what they share is
+//! `storage.rs` and `simple.rs`, their columns `columns.rs` (a column `column.rs`), and what they share is
 //! `cells.rs` (rows, NAME, AGE), `format.rs` (cell text) and `access.rs`
 //! (reading the JSON). None of them imports this file.
 
@@ -31,6 +31,7 @@ use crate::resources::Builtin;
 mod access;
 mod batch;
 mod cells;
+mod column;
 mod columns;
 mod events;
 mod format;
@@ -43,7 +44,8 @@ mod workloads;
 
 use batch::{print_cron_job, print_job};
 use cells::Row;
-use columns::{Column, columns};
+use column::Column;
+use columns::columns;
 use events::{EventFields, print_event};
 use nodes::print_node;
 use pod::print_pod;

@@ -130,3 +130,8 @@ pub(super) fn nonnegative(errs: &mut Errors, value: Option<i64>, path: &str) {
         errs.invalid(path, value.to_string(), NEGATIVE);
     }
 }
+
+/// `field.Invalid` with `field.OmitValueType`: no value in the message.
+pub(super) fn invalid_omitted(errs: &mut Errors, field: &str, detail: &str) {
+    errs.push(FIELD_VALUE_INVALID, field, format!("Invalid value: {detail}"));
+}

@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::access::{at, int, str_of, text};
-use super::errors::{Errors, FIELD_VALUE_INVALID, nonnegative};
+use super::errors::{Errors, nonnegative};
 use super::job_policies::{go_success_policy, pod_failure_policy, success_policy};
 use super::meta::label_selector;
 use super::pod::pod_template_spec;
@@ -35,11 +35,6 @@ const MAX_MANAGED_BY: usize = 63;
 /// selector: (controller uid, job name).
 const LEGACY_LABELS: (&str, &str) = ("controller-uid", "job-name");
 const PREFIXED_LABELS: (&str, &str) = ("batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-name");
-
-/// `field.Invalid` with `field.OmitValueType`: no value in the message.
-pub(super) fn invalid_omitted(errs: &mut Errors, field: &str, detail: &str) {
-    errs.push(FIELD_VALUE_INVALID, field, format!("Invalid value: {detail}"));
-}
 
 /// `ValidateJob` but for the metadata (the caller's): the generated
 /// selector's labels, the spec with its selector, and the pod hostnames of

@@ -7,8 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::access::{at, int, list, text};
-use super::errors::{Errors, nonnegative};
-use super::job::invalid_omitted;
+use super::errors::{Errors, invalid_omitted, nonnegative};
 use super::job_status::{index_list, indexes_format};
 use super::render::{go_pointer, go_quote};
 use super::syntax::qualified_name;

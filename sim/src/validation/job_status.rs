@@ -10,8 +10,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::access::{at, int, list, semantic_eq, str_of, text};
-use super::errors::{Errors, nonnegative};
-use super::job::invalid_omitted;
+use super::errors::{Errors, invalid_omitted, nonnegative};
 use super::render::{go_quote, go_time};
 
 /// Whether the Job has a condition of `kind` with status True
