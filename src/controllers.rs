@@ -83,10 +83,10 @@ pub const TABLE: &[&dyn Wiring] = &[
     &Row::<DeploymentFlags> {
         name: deployment::CONTROLLER_NAME,
         workers: |settings| settings.workers,
-        start: |settings, cx| {
+        start: |_, cx| {
             let client = cx.own_client(deployment::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), deployment::EVENT_COMPONENT);
-            let options = settings.options(&cx.config.feature_gates);
+            let options = DeploymentFlags::options(&cx.config.feature_gates);
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(DeploymentController::new(cx.factory, client, recorder, options, queues)?)))
         },
@@ -94,10 +94,10 @@ pub const TABLE: &[&dyn Wiring] = &[
     &Row::<ReplicaSetFlags> {
         name: replicaset::CONTROLLER_NAME,
         workers: |settings| settings.workers,
-        start: |settings, cx| {
+        start: |_, cx| {
             let client = cx.own_client(replicaset::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), replicaset::EVENT_COMPONENT);
-            let options = settings.options(&cx.config.feature_gates);
+            let options = ReplicaSetFlags::options(&cx.config.feature_gates);
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(ReplicaSetController::new(cx.factory, client, recorder, options, queues)?)))
         },
@@ -105,10 +105,10 @@ pub const TABLE: &[&dyn Wiring] = &[
     &Row::<StatefulSetFlags> {
         name: statefulset::CONTROLLER_NAME,
         workers: |settings| settings.workers,
-        start: |settings, cx| {
+        start: |_, cx| {
             let client = cx.own_client(statefulset::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), statefulset::EVENT_COMPONENT);
-            let options = settings.options(&cx.config.feature_gates);
+            let options = StatefulSetFlags::options(&cx.config.feature_gates);
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(StatefulSetController::new(cx.factory, client, recorder, options, queues)?)))
         },

@@ -1,7 +1,7 @@
 //! The CronJob controller's settings (upstream's
 //! `options/cronjobcontroller.go`): `--concurrent-cron-job-syncs`.
 
-use super::{ControllerFlags, workers};
+use super::{ControllerFlags, Workers};
 use crate::config::Result;
 
 /// The CronJob controller's flags.
@@ -13,41 +13,23 @@ pub struct CronJobFlags {
     pub concurrent_cron_job_syncs: i32,
 }
 
-/// The CronJob controller's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CronJobSettings {
-    /// `--concurrent-cron-job-syncs`.
-    pub workers: usize,
-}
-
 impl ControllerFlags for CronJobFlags {
-    type Settings = CronJobSettings;
+    type Settings = Workers;
 
     const HELP_WITHOUT_PERIOD: &'static [&'static str] = &["concurrent_cron_job_syncs"];
 
-    fn settings(self) -> Result<CronJobSettings> {
-        Ok(CronJobSettings { workers: workers("concurrent-cron-job-syncs", self.concurrent_cron_job_syncs)? })
+    fn settings(self) -> Result<Workers> {
+        Workers::from_flag("concurrent-cron-job-syncs", self.concurrent_cron_job_syncs)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Error;
-    use crate::config::settings::testing::{assert_defaults, flags, settings};
+    use crate::config::settings::testing::assert_workers_flag;
 
     #[test]
-    fn defaults_are_upstreams() {
-        assert_defaults::<CronJobFlags>(&[("concurrent-cron-job-syncs", "5")]);
-        assert_eq!(flags::<CronJobFlags>(&[]).unwrap().concurrent_cron_job_syncs.to_string(), "5");
-    }
-
-    #[test]
-    fn workers_must_be_positive() {
-        assert_eq!(
-            settings::<CronJobFlags>(&["--concurrent-cron-job-syncs=0"]).unwrap_err(),
-            Error::NonPositiveWorkers { flag: "concurrent-cron-job-syncs", value: 0 }
-        );
-        assert_eq!(settings::<CronJobFlags>(&["--concurrent-cron-job-syncs=2"]).unwrap().workers, 2);
+    fn defaults_are_upstreams_and_workers_must_be_positive() {
+        assert_workers_flag::<CronJobFlags>("concurrent-cron-job-syncs", 5, 0, 2);
     }
 }

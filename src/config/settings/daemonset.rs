@@ -1,7 +1,7 @@
 //! The DaemonSet controller's settings (upstream's
 //! `options/daemonsetcontroller.go`): `--concurrent-daemonset-syncs`.
 
-use super::{ControllerFlags, workers};
+use super::{ControllerFlags, Workers};
 use crate::config::Result;
 
 /// The DaemonSet controller's flags.
@@ -13,41 +13,23 @@ pub struct DaemonSetFlags {
     pub concurrent_daemonset_syncs: i32,
 }
 
-/// The DaemonSet controller's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DaemonSetSettings {
-    /// `--concurrent-daemonset-syncs`.
-    pub workers: usize,
-}
-
 impl ControllerFlags for DaemonSetFlags {
-    type Settings = DaemonSetSettings;
+    type Settings = Workers;
 
     const HELP_WITHOUT_PERIOD: &'static [&'static str] = &["concurrent_daemonset_syncs"];
 
-    fn settings(self) -> Result<DaemonSetSettings> {
-        Ok(DaemonSetSettings { workers: workers("concurrent-daemonset-syncs", self.concurrent_daemonset_syncs)? })
+    fn settings(self) -> Result<Workers> {
+        Workers::from_flag("concurrent-daemonset-syncs", self.concurrent_daemonset_syncs)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Error;
-    use crate::config::settings::testing::{assert_defaults, flags, settings};
+    use crate::config::settings::testing::assert_workers_flag;
 
     #[test]
-    fn defaults_are_upstreams() {
-        assert_defaults::<DaemonSetFlags>(&[("concurrent-daemonset-syncs", "2")]);
-        assert_eq!(flags::<DaemonSetFlags>(&[]).unwrap().concurrent_daemonset_syncs.to_string(), "2");
-    }
-
-    #[test]
-    fn workers_must_be_positive() {
-        assert_eq!(
-            settings::<DaemonSetFlags>(&["--concurrent-daemonset-syncs=0"]).unwrap_err(),
-            Error::NonPositiveWorkers { flag: "concurrent-daemonset-syncs", value: 0 }
-        );
-        assert_eq!(settings::<DaemonSetFlags>(&["--concurrent-daemonset-syncs=7"]).unwrap().workers, 7);
+    fn defaults_are_upstreams_and_workers_must_be_positive() {
+        assert_workers_flag::<DaemonSetFlags>("concurrent-daemonset-syncs", 2, 0, 7);
     }
 }

@@ -2,7 +2,7 @@
 //! `options/deploymentcontroller.go`): `--concurrent-deployment-syncs`,
 //! and the core's options from the feature gates.
 
-use super::{ControllerFlags, workers};
+use super::{ControllerFlags, Workers};
 use crate::config::{FeatureGates, Result, TERMINATING_REPLICAS};
 
 /// The Deployment controller's flags.
@@ -14,47 +14,30 @@ pub struct DeploymentFlags {
     pub concurrent_deployment_syncs: i32,
 }
 
-/// The Deployment controller's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DeploymentSettings {
-    /// `--concurrent-deployment-syncs`.
-    pub workers: usize,
-}
-
-impl DeploymentSettings {
-    /// The core's options under these feature gates.
-    pub fn options(&self, gates: &FeatureGates) -> kcm_controllers::deployment::Options {
+impl DeploymentFlags {
+    /// The core's options under `gates`.
+    pub fn options(gates: &FeatureGates) -> kcm_controllers::deployment::Options {
         kcm_controllers::deployment::Options { terminating_replicas: gates.enabled(TERMINATING_REPLICAS) }
     }
 }
 
 impl ControllerFlags for DeploymentFlags {
-    type Settings = DeploymentSettings;
+    type Settings = Workers;
 
     const HELP_WITHOUT_PERIOD: &'static [&'static str] = &["concurrent_deployment_syncs"];
 
-    fn settings(self) -> Result<DeploymentSettings> {
-        Ok(DeploymentSettings { workers: workers("concurrent-deployment-syncs", self.concurrent_deployment_syncs)? })
+    fn settings(self) -> Result<Workers> {
+        Workers::from_flag("concurrent-deployment-syncs", self.concurrent_deployment_syncs)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Error;
-    use crate::config::settings::testing::{assert_defaults, flags, settings};
+    use crate::config::settings::testing::assert_workers_flag;
 
     #[test]
-    fn defaults_are_upstreams() {
-        assert_defaults::<DeploymentFlags>(&[("concurrent-deployment-syncs", "5")]);
-        assert_eq!(flags::<DeploymentFlags>(&[]).unwrap().concurrent_deployment_syncs.to_string(), "5");
-    }
-
-    #[test]
-    fn workers_must_be_positive() {
-        assert_eq!(
-            settings::<DeploymentFlags>(&["--concurrent-deployment-syncs=0"]).unwrap_err(),
-            Error::NonPositiveWorkers { flag: "concurrent-deployment-syncs", value: 0 }
-        );
+    fn defaults_are_upstreams_and_workers_must_be_positive() {
+        assert_workers_flag::<DeploymentFlags>("concurrent-deployment-syncs", 5, 0, 3);
     }
 }

@@ -141,6 +141,25 @@ impl ControllerFlags for NoFlags {
     }
 }
 
+/// The settings of a controller whose one flag is its worker count
+/// (`--concurrent-*-syncs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Workers {
+    /// Workers per queue.
+    pub workers: usize,
+}
+
+impl Workers {
+    /// The worker count `value` of `flag`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NonPositiveWorkers`].
+    pub fn from_flag(flag: &'static str, value: i32) -> Result<Workers> {
+        Ok(Workers { workers: workers(flag, value)? })
+    }
+}
+
 // === checks ===
 
 /// A `--concurrent-*-syncs` value: a worker count, refused when not
@@ -177,8 +196,8 @@ pub(crate) mod testing {
 
     use clap::Command;
 
-    use super::{ControllerFlags, augment};
-    use crate::config::Result;
+    use super::{ControllerFlags, Workers, augment};
+    use crate::config::{Error, Result};
 
     /// The command line of `F`'s flags alone.
     pub(crate) fn command<F: ControllerFlags>() -> Command {
@@ -205,5 +224,21 @@ pub(crate) mod testing {
             let got: Vec<_> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
             assert_eq!(got, [*want], "--{name}");
         }
+    }
+
+    /// Asserts that `F`'s one flag, the worker count `flag`, defaults to
+    /// `default`, refuses `bad` and takes `good`.
+    pub(crate) fn assert_workers_flag<F: ControllerFlags<Settings = Workers>>(
+        flag: &'static str,
+        default: i32,
+        bad: i32,
+        good: i32,
+    ) {
+        assert_defaults::<F>(&[(flag, &default.to_string())]);
+        assert_eq!(settings::<F>(&[]).unwrap().workers.to_string(), default.to_string(), "--{flag}");
+        let bad_arg = format!("--{flag}={bad}");
+        assert_eq!(settings::<F>(&[&bad_arg]).unwrap_err(), Error::NonPositiveWorkers { flag, value: bad });
+        let good_arg = format!("--{flag}={good}");
+        assert_eq!(settings::<F>(&[&good_arg]).unwrap().workers.to_string(), good.to_string(), "--{flag}");
     }
 }

@@ -2,7 +2,7 @@
 //! `options/replicasetcontroller.go`): `--concurrent-replicaset-syncs`,
 //! and the core's options from the feature gates.
 
-use super::{ControllerFlags, workers};
+use super::{ControllerFlags, Workers};
 use crate::config::{FeatureGates, Result, TERMINATING_REPLICAS};
 
 /// The ReplicaSet controller's flags.
@@ -14,39 +14,31 @@ pub struct ReplicaSetFlags {
     pub concurrent_replicaset_syncs: i32,
 }
 
-/// The ReplicaSet controller's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReplicaSetSettings {
-    /// `--concurrent-replicaset-syncs`.
-    pub workers: usize,
-}
-
-impl ReplicaSetSettings {
-    /// The core's options under these feature gates.
-    pub fn options(&self, gates: &FeatureGates) -> kcm_controllers::replicaset::Options {
+impl ReplicaSetFlags {
+    /// The core's options under `gates`.
+    pub fn options(gates: &FeatureGates) -> kcm_controllers::replicaset::Options {
         let terminating_replicas = gates.enabled(TERMINATING_REPLICAS);
         kcm_controllers::replicaset::Options { terminating_replicas, ..Default::default() }
     }
 }
 
 impl ControllerFlags for ReplicaSetFlags {
-    type Settings = ReplicaSetSettings;
+    type Settings = Workers;
 
     const HELP_WITHOUT_PERIOD: &'static [&'static str] = &["concurrent_replicaset_syncs"];
 
-    fn settings(self) -> Result<ReplicaSetSettings> {
-        Ok(ReplicaSetSettings { workers: workers("concurrent-replicaset-syncs", self.concurrent_replicaset_syncs)? })
+    fn settings(self) -> Result<Workers> {
+        Workers::from_flag("concurrent-replicaset-syncs", self.concurrent_replicaset_syncs)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::settings::testing::{assert_defaults, flags};
+    use crate::config::settings::testing::assert_workers_flag;
 
     #[test]
-    fn defaults_are_upstreams() {
-        assert_defaults::<ReplicaSetFlags>(&[("concurrent-replicaset-syncs", "5")]);
-        assert_eq!(flags::<ReplicaSetFlags>(&[]).unwrap().concurrent_replicaset_syncs.to_string(), "5");
+    fn defaults_are_upstreams_and_workers_must_be_positive() {
+        assert_workers_flag::<ReplicaSetFlags>("concurrent-replicaset-syncs", 5, 0, 3);
     }
 }

@@ -2,7 +2,7 @@
 //! `options/statefulsetcontroller.go`): `--concurrent-statefulset-syncs`,
 //! and the core's options from the feature gates.
 
-use super::{ControllerFlags, workers};
+use super::{ControllerFlags, Workers};
 use crate::config::{FeatureGates, MAX_UNAVAILABLE_STATEFUL_SET, Result};
 
 /// The StatefulSet controller's flags.
@@ -14,49 +14,30 @@ pub struct StatefulSetFlags {
     pub concurrent_statefulset_syncs: i32,
 }
 
-/// The StatefulSet controller's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StatefulSetSettings {
-    /// `--concurrent-statefulset-syncs`.
-    pub workers: usize,
-}
-
-impl StatefulSetSettings {
-    /// The core's options under these feature gates.
-    pub fn options(&self, gates: &FeatureGates) -> kcm_controllers::statefulset::Options {
+impl StatefulSetFlags {
+    /// The core's options under `gates`.
+    pub fn options(gates: &FeatureGates) -> kcm_controllers::statefulset::Options {
         kcm_controllers::statefulset::Options { max_unavailable: gates.enabled(MAX_UNAVAILABLE_STATEFUL_SET) }
     }
 }
 
 impl ControllerFlags for StatefulSetFlags {
-    type Settings = StatefulSetSettings;
+    type Settings = Workers;
 
     const HELP_WITHOUT_PERIOD: &'static [&'static str] = &["concurrent_statefulset_syncs"];
 
-    fn settings(self) -> Result<StatefulSetSettings> {
-        let workers = workers("concurrent-statefulset-syncs", self.concurrent_statefulset_syncs)?;
-        Ok(StatefulSetSettings { workers })
+    fn settings(self) -> Result<Workers> {
+        Workers::from_flag("concurrent-statefulset-syncs", self.concurrent_statefulset_syncs)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Error;
-    use crate::config::settings::testing::{assert_defaults, flags, settings};
+    use crate::config::settings::testing::assert_workers_flag;
 
     #[test]
-    fn defaults_are_upstreams() {
-        assert_defaults::<StatefulSetFlags>(&[("concurrent-statefulset-syncs", "5")]);
-        assert_eq!(flags::<StatefulSetFlags>(&[]).unwrap().concurrent_statefulset_syncs.to_string(), "5");
-    }
-
-    #[test]
-    fn workers_must_be_positive() {
-        assert_eq!(
-            settings::<StatefulSetFlags>(&["--concurrent-statefulset-syncs=-1"]).unwrap_err(),
-            Error::NonPositiveWorkers { flag: "concurrent-statefulset-syncs", value: -1 }
-        );
-        assert_eq!(settings::<StatefulSetFlags>(&["--concurrent-statefulset-syncs=3"]).unwrap().workers, 3);
+    fn defaults_are_upstreams_and_workers_must_be_positive() {
+        assert_workers_flag::<StatefulSetFlags>("concurrent-statefulset-syncs", 5, -1, 3);
     }
 }
