@@ -85,7 +85,7 @@ pub struct Config {
     pub sim: Option<SimSettings>,
     /// The parsed command line, checked: each controller reads its own
     /// settings from it when it starts
-    /// ([`ControllerFlags::read`](settings::ControllerFlags::read)).
+    /// ([`ControllerFlags::read`]).
     pub controller_flags: ArgMatches,
 }
 

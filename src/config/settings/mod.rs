@@ -8,10 +8,11 @@
 //! ([`ControllerFlags::settings`]). The controller table names a settings
 //! type per row (`crate::controllers`), and [`Flags::command`] adds every
 //! row's flags to the command line, so adding a controller adds its flags
-//! without touching a shared list. Several rows may share one settings type
-//! (`--root-ca-file` is the service-account token controller's and the root
-//! CA publisher's, as upstream's `SAControllerOptions` is both theirs); its
-//! flags are added once.
+//! without touching a shared list (only its `mod` line below). Several
+//! rows may share one settings type (`--root-ca-file` is the
+//! service-account token controller's and the root CA publisher's, as
+//! upstream's `SAControllerOptions` is both theirs); its flags are added
+//! once.
 //!
 //! Process-wide flags (kubeconfig, `--controllers`, feature gates, leader
 //! election, serving, logging) are [`Flags`]' own.
