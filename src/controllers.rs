@@ -1,24 +1,41 @@
 //! The controller table: one [`Row`] per controller kcm-rs runs, carrying
-//! its upstream name, its worker count and its constructor. Leading is a
-//! loop over [`TABLE`]; `--controllers` is resolved against
-//! [`implemented`]. Adding a controller is a core in `kcm-controllers`, a
-//! driver in `drivers`, and one row here.
+//! its upstream name, its settings type, its worker count (read from its
+//! settings) and its constructor. Leading is a loop over [`TABLE`];
+//! `--controllers` is resolved against [`implemented`], and the command
+//! line gets each row's flags ([`flags`]). Adding a controller is a core in
+//! `kcm-controllers`, a driver in `drivers`, its settings in
+//! `config/settings/`, and one row here.
 //!
 //! A constructor builds the controller on the shared informers (its
-//! handlers, queues and metrics registered) with what [`Context`] hands it:
-//! the configuration, the shared controllers' client, or a client of its
-//! own named as upstream names it. Rows are in start order: the garbage
-//! collector comes last, so that it shares the informers the others asked
-//! for.
+//! handlers, queues and metrics registered) from its settings and what
+//! [`Context`] hands it: the configuration, the shared controllers' client,
+//! or a client of its own named as upstream names it. Rows are in start
+//! order: the garbage collector comes last, so that it shares the
+//! informers the others asked for.
 
-use kcm_runtime::client::{self, ClientConfig};
-use kcm_runtime::controller::Controller;
+mod row;
+
+use kcm_runtime::client;
 use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::SharedInformerFactory;
-use kcm_runtime::workqueue::QueueMetrics;
-use prometheus::Registry;
 
-use crate::config::{Config, MAX_UNAVAILABLE_STATEFUL_SET, TERMINATING_REPLICAS};
+use crate::config::Implemented;
+use crate::config::settings::NoFlags;
+use crate::config::settings::cronjob::CronJobFlags;
+use crate::config::settings::daemonset::DaemonSetFlags;
+use crate::config::settings::deployment::DeploymentFlags;
+use crate::config::settings::endpoint::EndpointFlags;
+use crate::config::settings::endpointslice::EndpointSliceFlags;
+use crate::config::settings::endpointslicemirroring::EndpointSliceMirroringFlags;
+use crate::config::settings::garbagecollector::GarbageCollectorFlags;
+use crate::config::settings::job::JobFlags;
+use crate::config::settings::legacytokencleaner::LegacyTokenCleanerFlags;
+use crate::config::settings::namespace::NamespaceFlags;
+use crate::config::settings::nodelifecycle::NodeLifecycleFlags;
+use crate::config::settings::podgc::PodGcFlags;
+use crate::config::settings::replicaset::ReplicaSetFlags;
+use crate::config::settings::serviceaccounttoken::ServiceAccountTokenFlags;
+use crate::config::settings::statefulset::StatefulSetFlags;
+use crate::config::settings::ttlafterfinished::TtlAfterFinishedFlags;
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::cronjob::{self, CronJobController, CronJobMetrics};
 use crate::drivers::daemonset::{self, DaemonSetController};
@@ -40,56 +57,16 @@ use crate::drivers::statefulset::{self, StatefulSetController};
 use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
 use crate::drivers::ttlafterfinished::{self, TtlAfterFinishedController, TtlAfterFinishedMetrics};
 
-/// Why a controller could not be built.
-pub type StartError = Box<dyn std::error::Error + Send + Sync>;
-
-/// What a constructor answers: the controller, or `None` when its
-/// configuration says not to run it.
-pub type Started = Result<Option<Box<dyn Controller>>, StartError>;
-
-/// One controller kcm-rs runs.
-pub struct Row {
-    /// Upstream's canonical name (`cmd/kube-controller-manager/names`).
-    pub name: &'static str,
-    /// Workers per queue: its `--concurrent-*-syncs` flag, or upstream's
-    /// fixed count where there is no flag.
-    pub workers: fn(&Config) -> usize,
-    /// Builds it on the shared informers (`None`: its configuration says
-    /// not to run it, as upstream's `started == false`).
-    pub start: fn(&Context<'_>) -> Started,
-}
-
-/// What a constructor is handed.
-pub struct Context<'a> {
-    /// The daemon's configuration.
-    pub config: &'a Config,
-    /// The process's shared informers (handlers are registered before
-    /// they start).
-    pub factory: &'a SharedInformerFactory,
-    /// What a controller's own client is built from.
-    pub client_config: &'a ClientConfig,
-    /// Where controller metrics are registered.
-    pub registry: &'a Registry,
-    /// `workqueue_*` metrics, labelled by queue name.
-    pub queue_metrics: &'a QueueMetrics,
-}
-
-impl Context<'_> {
-    /// A client of its own, with the flags' QPS and burst and `name` as its
-    /// user agent (upstream's `ClientOrDie(name)`).
-    fn own_client(&self, name: &str) -> Result<kube::Client, StartError> {
-        Ok(client::build(self.client_config, self.registry, Some(name))?)
-    }
-}
+pub use row::{Context, Launched, Row, StartError, Started, Wiring};
 
 /// Every controller kcm-rs runs, in start order.
-pub const TABLE: &[Row] = &[
+pub const TABLE: &[&dyn Wiring] = &[
     // First, as upstream starts it before the others (`requiresSpecialHandling`).
-    Row {
+    &Row::<ServiceAccountTokenFlags> {
         name: serviceaccounttoken::CONTROLLER_NAME,
-        workers: |config| config.concurrent_serviceaccount_token_syncs,
-        start: |cx| {
-            let Some(key_file) = cx.config.service_account_private_key_file.as_deref() else {
+        workers: |settings| settings.workers,
+        start: |settings, cx| {
+            let Some(key_file) = settings.private_key_file.as_deref() else {
                 tracing::info!(
                     controller = serviceaccounttoken::CONTROLLER_NAME,
                     "Controller is disabled because there is no private key"
@@ -98,53 +75,48 @@ pub const TABLE: &[Row] = &[
             };
             let signer = Signer::from_file(key_file)?;
             let trusted = cx.client_config.kube_config().root_cert.as_deref().unwrap_or_default();
-            let root_ca = rootcacertpublisher::root_ca(cx.config.root_ca_file.as_deref(), trusted)?;
+            let root_ca = rootcacertpublisher::root_ca(settings.root_ca_file.as_deref(), trusted)?;
             let client = cx.own_client(serviceaccounttoken::CLIENT_NAME)?;
             Ok(Some(Box::new(TokensController::new(cx.factory, client, signer, root_ca, Some(cx.queue_metrics)))))
         },
     },
-    Row {
+    &Row::<DeploymentFlags> {
         name: deployment::CONTROLLER_NAME,
-        workers: |config| config.concurrent_deployment_syncs,
-        start: |cx| {
+        workers: |settings| settings.workers,
+        start: |_, cx| {
             let client = cx.own_client(deployment::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), deployment::EVENT_COMPONENT);
-            let options = kcm_controllers::deployment::Options {
-                terminating_replicas: cx.config.feature_gates.enabled(TERMINATING_REPLICAS),
-            };
+            let options = DeploymentFlags::options(&cx.config.feature_gates);
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(DeploymentController::new(cx.factory, client, recorder, options, queues)?)))
         },
     },
-    Row {
+    &Row::<ReplicaSetFlags> {
         name: replicaset::CONTROLLER_NAME,
-        workers: |config| config.concurrent_replicaset_syncs,
-        start: |cx| {
+        workers: |settings| settings.workers,
+        start: |_, cx| {
             let client = cx.own_client(replicaset::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), replicaset::EVENT_COMPONENT);
-            let terminating_replicas = cx.config.feature_gates.enabled(TERMINATING_REPLICAS);
-            let options = kcm_controllers::replicaset::Options { terminating_replicas, ..Default::default() };
+            let options = ReplicaSetFlags::options(&cx.config.feature_gates);
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(ReplicaSetController::new(cx.factory, client, recorder, options, queues)?)))
         },
     },
-    Row {
+    &Row::<StatefulSetFlags> {
         name: statefulset::CONTROLLER_NAME,
-        workers: |config| config.concurrent_statefulset_syncs,
-        start: |cx| {
+        workers: |settings| settings.workers,
+        start: |_, cx| {
             let client = cx.own_client(statefulset::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), statefulset::EVENT_COMPONENT);
-            let options = kcm_controllers::statefulset::Options {
-                max_unavailable: cx.config.feature_gates.enabled(MAX_UNAVAILABLE_STATEFUL_SET),
-            };
+            let options = StatefulSetFlags::options(&cx.config.feature_gates);
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(StatefulSetController::new(cx.factory, client, recorder, options, queues)?)))
         },
     },
-    Row {
+    &Row::<DaemonSetFlags> {
         name: daemonset::CONTROLLER_NAME,
-        workers: |config| config.concurrent_daemonset_syncs,
-        start: |cx| {
+        workers: |settings| settings.workers,
+        start: |_, cx| {
             let client = cx.own_client(daemonset::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), daemonset::EVENT_COMPONENT);
             let options = kcm_controllers::daemonset::Options::default();
@@ -152,10 +124,10 @@ pub const TABLE: &[Row] = &[
             Ok(Some(Box::new(DaemonSetController::new(cx.factory, client, recorder, options, queues))))
         },
     },
-    Row {
+    &Row::<JobFlags> {
         name: job::CONTROLLER_NAME,
-        workers: |config| config.concurrent_job_syncs,
-        start: |cx| {
+        workers: |settings| settings.workers,
+        start: |_, cx| {
             let client = cx.own_client(job::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), job::EVENT_COMPONENT);
             let metrics = JobMetrics::register(cx.registry)?;
@@ -163,10 +135,10 @@ pub const TABLE: &[Row] = &[
             Ok(Some(Box::new(JobController::new(cx.factory, client, recorder, Some(metrics), queues)?)))
         },
     },
-    Row {
+    &Row::<CronJobFlags> {
         name: cronjob::CONTROLLER_NAME,
-        workers: |config| config.concurrent_cron_job_syncs,
-        start: |cx| {
+        workers: |settings| settings.workers,
+        start: |_, cx| {
             let client = cx.own_client(cronjob::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), cronjob::EVENT_COMPONENT);
             let metrics = CronJobMetrics::register(cx.registry)?;
@@ -179,23 +151,23 @@ pub const TABLE: &[Row] = &[
             ))))
         },
     },
-    Row {
+    &Row::<NamespaceFlags> {
         name: namespace::CONTROLLER_NAME,
-        workers: |config| config.concurrent_namespace_syncs,
-        start: |cx| {
+        workers: |settings| settings.workers,
+        start: |settings, cx| {
             // Upstream's namespace controller client: QPS ×20, burst ×100,
             // so emptying a large namespace neither starves the others'
             // writes nor takes minutes.
             let scaled = cx.client_config.scaled(namespace::QPS_FACTOR, namespace::BURST_FACTOR);
             let client = client::build(&scaled, cx.registry, Some(namespace::CONTROLLER_NAME))?;
-            let resync = cx.config.namespace_sync_period;
+            let resync = settings.sync_period;
             Ok(Some(Box::new(NamespaceController::new(cx.factory, client, resync, Some(cx.queue_metrics)))))
         },
     },
-    Row {
+    &Row::<NoFlags> {
         name: tainteviction::CONTROLLER_NAME,
         workers: |_| tainteviction::WORKERS,
-        start: |cx| {
+        start: |_, cx| {
             let client = cx.own_client(tainteviction::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), tainteviction::EVENT_COMPONENT);
             let metrics = EvictionMetrics::register(cx.registry)?;
@@ -203,39 +175,38 @@ pub const TABLE: &[Row] = &[
             Ok(Some(Box::new(TaintEvictionController::new(cx.factory, client, recorder, Some(metrics), queues)?)))
         },
     },
-    Row {
+    &Row::<NodeLifecycleFlags> {
         name: nodelifecycle::CONTROLLER_NAME,
         workers: |_| nodelifecycle::NODE_WORKERS,
-        start: |cx| {
+        start: |settings, cx| {
             let client = cx.own_client(nodelifecycle::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), nodelifecycle::EVENT_COMPONENT);
-            let settings = nodelifecycle::Settings::from(&cx.config.node_lifecycle);
             let metrics = NodeLifecycleMetrics::register(cx.registry)?;
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(NodeLifecycleController::new(
                 cx.factory,
                 client,
                 recorder,
-                settings,
+                *settings,
                 Some(metrics),
                 queues,
             )?)))
         },
     },
-    Row {
+    &Row::<NoFlags> {
         name: serviceaccount::CONTROLLER_NAME,
         workers: |_| serviceaccount::WORKERS,
-        start: |cx| {
+        start: |_, cx| {
             let client = cx.own_client(serviceaccount::CLIENT_NAME)?;
             Ok(Some(Box::new(ServiceAccountsController::new(cx.factory, client, Some(cx.queue_metrics)))))
         },
     },
-    Row {
+    &Row::<ServiceAccountTokenFlags> {
         name: rootcacertpublisher::CONTROLLER_NAME,
         workers: |_| rootcacertpublisher::WORKERS,
-        start: |cx| {
+        start: |settings, cx| {
             let trusted = cx.client_config.kube_config().root_cert.as_deref().unwrap_or_default();
-            let root_ca = rootcacertpublisher::root_ca(cx.config.root_ca_file.as_deref(), trusted)?;
+            let root_ca = rootcacertpublisher::root_ca(settings.root_ca_file.as_deref(), trusted)?;
             let client = cx.own_client(rootcacertpublisher::CLIENT_NAME)?;
             let metrics = PublisherMetrics::register(cx.registry)?;
             Ok(Some(Box::new(RootCaCertPublisher::new(
@@ -247,102 +218,94 @@ pub const TABLE: &[Row] = &[
             ))))
         },
     },
-    Row {
+    &Row::<NoFlags> {
         name: clusterroleaggregation::CONTROLLER_NAME,
         workers: |_| clusterroleaggregation::WORKERS,
-        start: |cx| {
+        start: |_, cx| {
             let client = cx.own_client(clusterroleaggregation::CONTROLLER_NAME)?;
             Ok(Some(Box::new(ClusterRoleAggregationController::new(cx.factory, client, Some(cx.queue_metrics)))))
         },
     },
-    Row {
+    &Row::<EndpointFlags> {
         name: endpoint::CONTROLLER_NAME,
-        workers: |config| config.concurrent_endpoint_syncs,
-        start: |cx| {
+        workers: |settings| settings.workers,
+        start: |settings, cx| {
             let client = cx.own_client(endpoint::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), endpoint::EVENT_COMPONENT);
-            let batch = cx.config.endpoint_updates_batch_period;
+            let batch = settings.batch_period;
             Ok(Some(Box::new(EndpointController::new(cx.factory, client, recorder, batch, Some(cx.queue_metrics)))))
         },
     },
-    Row {
+    &Row::<EndpointSliceMirroringFlags> {
         name: endpointslicemirroring::CONTROLLER_NAME,
-        workers: |config| config.mirroring_concurrent_service_endpoint_syncs,
-        start: |cx| {
+        workers: |settings| settings.workers,
+        start: |settings, cx| {
             let client = cx.own_client(endpointslicemirroring::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), endpointslicemirroring::EVENT_COMPONENT);
-            let settings = endpointslicemirroring::Settings {
-                max_endpoints_per_subset: cx.config.mirroring_max_endpoints_per_subset,
-                batch_period: cx.config.mirroring_endpointslice_updates_batch_period,
-            };
             let metrics = MirroringMetrics::register(cx.registry)?;
             Ok(Some(Box::new(EndpointSliceMirroringController::new(
                 cx.factory,
                 client,
                 recorder,
-                settings,
+                settings.driver,
                 Some(metrics),
                 Some(cx.queue_metrics),
             ))))
         },
     },
-    Row {
+    &Row::<LegacyTokenCleanerFlags> {
         name: legacytokencleaner::CONTROLLER_NAME,
         // Upstream's cleaner has no workers: one evaluation a day.
         workers: |_| 1,
-        start: |cx| {
+        start: |settings, cx| {
             let client = cx.own_client(legacytokencleaner::CLIENT_NAME)?;
-            let period = cx.config.legacy_service_account_token_clean_up_period;
+            let period = settings.clean_up_period;
             Ok(Some(Box::new(LegacyTokenCleaner::new(cx.factory, client, period)?)))
         },
     },
-    Row {
+    &Row::<EndpointSliceFlags> {
         name: endpointslice::CONTROLLER_NAME,
-        workers: |config| config.endpoint_slice.concurrent_syncs,
-        start: |cx| {
+        workers: |settings| settings.concurrent_syncs,
+        start: |settings, cx| {
             let client = cx.own_client(endpointslice::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), endpointslice::EVENT_COMPONENT);
-            let settings = endpointslice::Settings {
-                max_endpoints_per_slice: cx.config.endpoint_slice.max_endpoints_per_slice,
-                updates_batch_period: cx.config.endpoint_slice.updates_batch_period,
-            };
             let metrics = EndpointSliceMetrics::register(cx.registry)?;
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(EndpointSliceController::new(
                 cx.factory,
                 client,
                 recorder,
-                settings,
+                settings.driver,
                 Some(metrics),
                 queues,
             ))))
         },
     },
-    Row {
+    &Row::<PodGcFlags> {
         name: podgc::CONTROLLER_NAME,
         // Upstream's pod garbage collector has no workers: one pass every 20 s.
         workers: |_| 1,
-        start: |cx| {
+        start: |settings, cx| {
             let client = cx.own_client(podgc::CLIENT_NAME)?;
             let metrics = PodGcMetrics::register(cx.registry)?;
-            let threshold = cx.config.terminated_pod_gc_threshold;
+            let threshold = settings.terminated_pod_gc_threshold;
             Ok(Some(Box::new(PodGcController::new(cx.factory, client, threshold, Some(metrics)))))
         },
     },
-    Row {
+    &Row::<TtlAfterFinishedFlags> {
         name: ttlafterfinished::CONTROLLER_NAME,
-        workers: |config| config.concurrent_ttl_after_finished_syncs,
-        start: |cx| {
+        workers: |settings| settings.workers,
+        start: |_, cx| {
             let client = cx.own_client(ttlafterfinished::CLIENT_NAME)?;
             let metrics = TtlAfterFinishedMetrics::register(cx.registry)?;
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(TtlAfterFinishedController::new(cx.factory, client, Some(metrics), queues))))
         },
     },
-    Row {
+    &Row::<GarbageCollectorFlags> {
         name: garbagecollector::CONTROLLER_NAME,
-        workers: |config| config.concurrent_gc_syncs,
-        start: |cx| {
+        workers: |settings| settings.workers,
+        start: |_, cx| {
             let client = cx.own_client(garbagecollector::CLIENT_NAME)?;
             let recorder = EventRecorder::new(client.clone(), garbagecollector::EVENT_COMPONENT);
             let metrics = GcMetrics::register(cx.registry)?;
@@ -354,13 +317,27 @@ pub const TABLE: &[Row] = &[
 /// The canonical names of the controllers kcm-rs implements, for
 /// `--controllers`.
 pub fn implemented() -> Vec<&'static str> {
-    TABLE.iter().map(|row| row.name).collect()
+    TABLE.iter().map(|row| row.name()).collect()
+}
+
+/// The controllers kcm-rs implements as configuration sees them (names
+/// and flags), for [`Flags`](crate::config::Flags) and its
+/// [`Config`](crate::config::Config).
+pub fn flags() -> Vec<&'static dyn Implemented> {
+    TABLE.iter().map(|row| *row as &dyn Implemented).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::canonical_controller_name;
+    use crate::config::{
+        Config, ControllerFlags, Error, Flags, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, canonical_controller_name,
+    };
+
+    fn config(args: &[&str]) -> Result<Config> {
+        let args = std::iter::once("kcm-rs").chain(args.iter().copied());
+        Flags::try_from_args(args, &flags()).expect("flags parse").into_config(&flags())
+    }
 
     #[test]
     fn every_row_is_an_upstream_controller_by_its_canonical_name_once() {
@@ -375,7 +352,49 @@ mod tests {
     }
 
     #[test]
+    fn enable_garbage_collector_false_drops_the_gc() {
+        let c = config(&["--enable-garbage-collector=false"]).unwrap();
+        assert!(!c.controllers.contains("garbage-collector-controller"));
+        assert!(c.controllers.contains("deployment-controller"));
+    }
+
+    #[test]
+    fn unimplemented_table_does_not_shadow_implemented_flags() {
+        let cmd = Flags::command(&flags());
+        let ours: Vec<&str> = cmd.get_arguments().filter(|a| !a.is_hide_set()).filter_map(|a| a.get_long()).collect();
+        for flag in UNIMPLEMENTED_UPSTREAM_FLAGS {
+            assert!(!ours.contains(&flag.name), "--{} is both implemented and refused", flag.name);
+        }
+        // clap would panic on duplicates; building the full command proves there are none.
+        Flags::command(&flags()).debug_assert();
+    }
+
+    #[test]
+    fn every_controllers_flags_are_on_the_command_line_in_their_help_sections() {
+        let help = Flags::command(&flags()).render_long_help().to_string();
+        for needle in [
+            "Nodelifecycle controller flags",
+            "Larger number = more responsive deployments, but more CPU (and network) load\n",
+        ] {
+            assert!(help.contains(needle), "help lacks {needle:?}:\n{help}");
+        }
+        let c = config(&[]).unwrap();
+        assert_eq!(c.controllers.iter().count(), TABLE.len());
+    }
+
+    #[test]
+    fn a_row_reads_its_settings_from_the_configuration() {
+        let c = config(&["--concurrent-cron-job-syncs=2"]).unwrap();
+        let settings = <CronJobFlags as ControllerFlags>::read(&c.controller_flags).unwrap();
+        assert_eq!(settings.workers, 2);
+        assert_eq!(
+            config(&["--concurrent-cron-job-syncs=0"]).unwrap_err(),
+            Error::NonPositiveWorkers { flag: "concurrent-cron-job-syncs", value: 0 }
+        );
+    }
+
+    #[test]
     fn the_garbage_collector_starts_last_to_share_the_others_informers() {
-        assert_eq!(TABLE.last().map(|row| row.name), Some(garbagecollector::CONTROLLER_NAME));
+        assert_eq!(TABLE.last().map(|row| row.name()), Some(garbagecollector::CONTROLLER_NAME));
     }
 }

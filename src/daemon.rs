@@ -45,7 +45,7 @@ use prometheus::Registry;
 use tokio::sync::watch;
 
 use crate::config::{Config, LeaderElectionSettings, SimSettings};
-use crate::controllers::{Context, TABLE};
+use crate::controllers::{Context, Launched, TABLE};
 use crate::sim;
 
 /// The user-agent suffix of the shared informers' client: upstream's
@@ -246,9 +246,9 @@ struct Runtime {
 /// built is logged and the others run (upstream does the same for a
 /// controller whose start-up fails).
 async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
-    let rows: Vec<_> = TABLE.iter().filter(|row| config.controllers.contains(row.name)).collect();
+    let rows: Vec<_> = TABLE.iter().filter(|row| config.controllers.contains(row.name())).collect();
     tracing::info!(
-        controllers = ?rows.iter().map(|row| row.name).collect::<Vec<_>>(),
+        controllers = ?rows.iter().map(|row| row.name()).collect::<Vec<_>>(),
         skipped = ?config.controllers.skipped(),
         "leading: starting controllers"
     );
@@ -265,27 +265,27 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
     let mut controllers = tokio::task::JoinSet::new();
     let mut started = Vec::new();
     for row in rows {
-        let Some(result) = (row.start)(&cx).transpose() else {
+        let Some(result) = row.start(&cx).transpose() else {
             // Upstream's message for a controller that chose not to start.
-            tracing::info!(controller = row.name, "Warning: skipping controller");
+            tracing::info!(controller = row.name(), "Warning: skipping controller");
             continue;
         };
-        let controller = match result {
-            Ok(controller) => controller,
+        let Launched { controller, workers } = match result {
+            Ok(launched) => launched,
             Err(error) => {
-                tracing::error!(%error, controller = row.name, "cannot start");
+                tracing::error!(%error, controller = row.name(), "cannot start");
                 continue;
             }
         };
         // A started controller answers: upstream's per-controller ping. One
         // that could not be built has no check, so /healthz does not vouch
         // for it.
-        runtime.healthz.add(row.name, Arc::new(|| Ok(())));
+        runtime.healthz.add(row.name(), Arc::new(|| Ok(())));
         started.extend(controller.started());
         let run = RunContext {
-            name: row.name,
+            name: row.name(),
             factory: factory.clone(),
-            workers: (row.workers)(config),
+            workers,
             metrics: runtime.sync_metrics.clone(),
             stop: stop.clone(),
         };

@@ -15,7 +15,7 @@ use kcm_rs::daemon::{self, Exit};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<ExitCode> {
-    let implemented = controllers::implemented();
+    let implemented = controllers::flags();
     let config = Flags::from_env_args(&implemented).into_config(&implemented)?;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(config.logging.level.as_str().to_lowercase()));

@@ -489,12 +489,12 @@ async fn every_flag_written_in_deploy_the_readme_and_the_docs_is_accepted_by_the
     let mut refused = Vec::new();
     for (source, line) in &commands {
         let argv = std::iter::once("kcm-rs".to_owned()).chain(line.iter().cloned());
-        let parsed = match Flags::try_from_args(argv, &controllers::implemented()) {
+        let parsed = match Flags::try_from_args(argv, &controllers::flags()) {
             // `--help` and `--version` parse: clap answers them.
             Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => Ok(()),
             parsed => parsed
                 .map_err(|e| e.to_string())
-                .and_then(|f| f.into_config(&controllers::implemented()).map(|_| ()).map_err(|e| e.to_string())),
+                .and_then(|f| f.into_config(&controllers::flags()).map(|_| ()).map_err(|e| e.to_string())),
         };
         if let Err(e) = parsed {
             refused.push(format!("{source}: kcm-rs refuses {line:?}: {}", e.trim_end()));

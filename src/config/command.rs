@@ -1,12 +1,16 @@
-//! The full command line of [`Flags`]: the derived flags with upstream's
-//! help texts restored and the `--controllers` help filled in, and a hidden
-//! argument for each upstream flag kcm-rs lacks, consumed and then refused
-//! with an error naming it (their table is `refused.rs`).
+//! The full command line of [`Flags`]: the derived process-wide flags, then
+//! each implemented controller's flags (in the order of the controllers'
+//! names, each settings type once), then the logging and kcm-rs flags
+//! ([`TailFlags`]), with upstream's help texts restored and the
+//! `--controllers` help filled in, and a hidden argument for each upstream
+//! flag kcm-rs lacks, consumed and then refused with an error naming it
+//! (their table is `refused.rs`).
 
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches};
 
 use super::feature_gates::feature_gates_help;
-use super::flags::Flags;
+use super::flags::{Flags, TailFlags};
+use super::settings::{Implemented, augment};
 use super::{CONTROLLERS, FlagKind, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault};
 
 impl Flags {
@@ -14,12 +18,26 @@ impl Flags {
     /// every upstream controller, and a hidden argument for each upstream flag
     /// kcm-rs refuses (so that its value, if any, is consumed and the refusal
     /// names the flag rather than a stray value).
-    /// `implemented` names the controllers kcm-rs runs (the daemon's
-    /// controller table), for the `--controllers` help.
-    pub fn command(implemented: &[&str]) -> clap::Command {
-        let help = controllers_help(implemented);
-        let mut cmd = <Flags as CommandFactory>::command()
-            .mut_args(restore_final_period)
+    /// `implemented` are the controllers kcm-rs runs (the daemon's
+    /// controller table): their flags, and their names for the
+    /// `--controllers` help.
+    pub fn command(implemented: &[&dyn Implemented]) -> clap::Command {
+        let names: Vec<&str> = implemented.iter().map(|c| c.name()).collect();
+        let help = controllers_help(&names);
+        let mut by_name = implemented.to_vec();
+        by_name.sort_by_key(|c| c.name());
+        let mut cmd = <Flags as CommandFactory>::command();
+        let mut added = Vec::new();
+        let mut without_period = HELP_WITHOUT_PERIOD.to_vec();
+        for controller in by_name {
+            if !added.contains(&controller.flags_type()) {
+                added.push(controller.flags_type());
+                cmd = controller.augment(cmd);
+                without_period.extend(controller.help_without_period());
+            }
+        }
+        let mut cmd = augment::<TailFlags>(cmd)
+            .mut_args(|arg| restore_final_period(arg, &without_period))
             .mut_arg("controllers", |arg| arg.help(help.clone()).long_help(help))
             .mut_arg("feature_gates", |arg| arg.long_help(feature_gates_help()));
         for flag in UNIMPLEMENTED_UPSTREAM_FLAGS {
@@ -39,7 +57,7 @@ impl Flags {
 
     /// Parses the process's arguments, printing help, version or an error
     /// and exiting as clap does.
-    pub fn from_env_args(implemented: &[&str]) -> Flags {
+    pub fn from_env_args(implemented: &[&dyn Implemented]) -> Flags {
         Flags::try_from_args(std::env::args_os(), implemented).unwrap_or_else(|e| e.exit())
     }
 
@@ -49,7 +67,7 @@ impl Flags {
     ///
     /// clap's error for malformed or unknown flags, and for any
     /// [`UNIMPLEMENTED_UPSTREAM_FLAGS`] present.
-    pub fn try_from_args<I, T>(args: I, implemented: &[&str]) -> Result<Flags, clap::Error>
+    pub fn try_from_args<I, T>(args: I, implemented: &[&dyn Implemented]) -> Result<Flags, clap::Error>
     where
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
@@ -68,30 +86,24 @@ impl Flags {
             );
             return Err(clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, msg).with_cmd(&cmd));
         }
-        Flags::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))
+        let mut flags = Flags::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))?;
+        flags.tail = TailFlags::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))?;
+        flags.matches = matches;
+        Ok(flags)
     }
 }
 
-/// Upstream help texts whose last sentence has no final period.
-const HELP_WITHOUT_PERIOD: &[&str] = &[
-    "concurrent_cron_job_syncs",
-    "concurrent_daemonset_syncs",
-    "concurrent_deployment_syncs",
-    "concurrent_job_syncs",
-    "concurrent_namespace_syncs",
-    "concurrent_replicaset_syncs",
-    "concurrent_statefulset_syncs",
-    "namespace_sync_period",
-    "node_monitor_grace_period",
-    "verbosity",
-];
+/// Upstream help texts of process-wide flags whose last sentence has no
+/// final period (each controller's are its settings').
+const HELP_WITHOUT_PERIOD: &[&str] = &["verbosity"];
 
 /// clap's derive drops the final period of a one-paragraph doc comment;
-/// upstream's help keeps it, and so do we.
-fn restore_final_period(arg: Arg) -> Arg {
+/// upstream's help keeps it, and so do we, except for the flags in
+/// `without_period`.
+fn restore_final_period(arg: Arg, without_period: &[&str]) -> Arg {
     let id = arg.get_id().as_str().to_owned();
     match arg.get_help().map(ToString::to_string) {
-        Some(help) if !help.ends_with(['.', ')']) && !HELP_WITHOUT_PERIOD.contains(&id.as_str()) => {
+        Some(help) if !help.ends_with(['.', ')']) && !without_period.contains(&id.as_str()) => {
             arg.help(format!("{help}."))
         }
         _ => arg,

@@ -1,19 +1,16 @@
 //! Stage two: the [`Config`] derived once from the [`Flags`]
 //! ([`Flags::into_config`]): the `--controllers` list resolved to the
 //! controllers to run, leader-election timing checked as client-go checks
-//! it, serving and logging settings put in their final shape.
+//! it, serving and logging settings put in their final shape, and each
+//! controller's settings checked by its own module.
 
 use std::net::SocketAddr;
 
+use super::settings::Implemented;
 use super::{
-    ClientSettings, Config, ControllerSet, EndpointSliceSettings, Error, FeatureGates, Flags, LeaderElectionSettings,
-    LoggingSettings, NodeLifecycleSettings, Result, ServingSettings, SimSettings, TlsFiles, format_go_duration,
-    level_for_verbosity,
+    ClientSettings, Config, ControllerSet, Error, FeatureGates, Flags, LeaderElectionSettings, LoggingSettings, Result,
+    ServingSettings, SimSettings, TlsFiles, format_go_duration, level_for_verbosity,
 };
-
-/// The garbage collector's canonical name, which `--enable-garbage-collector`
-/// switches off.
-const GARBAGE_COLLECTOR: &str = "garbage-collector-controller";
 
 impl Flags {
     /// Derives the [`Config`] (stage two).
@@ -21,8 +18,10 @@ impl Flags {
     /// # Errors
     ///
     /// [`Error`] when the flags are individually well-formed but do not make a
-    /// runnable configuration together.
-    pub fn into_config(self, implemented: &[&'static str]) -> Result<Config> {
+    /// runnable configuration together. `implemented` are the controllers
+    /// kcm-rs implements (the controller table's rows), whose settings are
+    /// checked.
+    pub fn into_config(self, implemented: &[&dyn Implemented]) -> Result<Config> {
         Config::from_flags(self, implemented)
     }
 }
@@ -33,18 +32,11 @@ impl Config {
     /// # Errors
     ///
     /// See [`Error`].
-    pub fn from_flags(flags: Flags, implemented: &[&'static str]) -> Result<Config> {
-        let mut controllers = ControllerSet::resolve(&flags.controllers, implemented)?;
-        if !flags.enable_garbage_collector {
-            // Upstream's garbage collector start-up returns "not started" when the flag is off.
-            controllers.remove(GARBAGE_COLLECTOR);
-        }
+    pub fn from_flags(flags: Flags, implemented: &[&dyn Implemented]) -> Result<Config> {
+        let names: Vec<&'static str> = implemented.iter().map(|c| c.name()).collect();
+        let mut controllers = ControllerSet::resolve(&flags.controllers, &names)?;
 
         let feature_gates = FeatureGates::resolve(&flags.feature_gates)?;
-
-        let workers = |flag: &'static str, value: i32| -> Result<usize> {
-            usize::try_from(value).ok().filter(|n| *n > 0).ok_or(Error::NonPositiveWorkers { flag, value })
-        };
 
         let burst = u32::try_from(flags.kube_api_burst)
             .map_err(|_| Error::Negative { flag: "kube-api-burst", value: flags.kube_api_burst.to_string() })?;
@@ -62,20 +54,13 @@ impl Config {
         let serving = (flags.secure_port != 0)
             .then(|| ServingSettings { addr: SocketAddr::new(flags.bind_address, flags.secure_port), tls });
 
-        for (flag, value) in [
-            ("node-eviction-rate", flags.node_eviction_rate),
-            ("secondary-node-eviction-rate", flags.secondary_node_eviction_rate),
-            ("unhealthy-zone-threshold", flags.unhealthy_zone_threshold),
-        ] {
-            if value < 0.0 || value.is_nan() {
-                return Err(Error::Negative { flag, value: value.to_string() });
+        for controller in implemented {
+            // Upstream's start-up returns "not started" for a controller
+            // its settings switch off (`--enable-garbage-collector=false`).
+            if !controller.check(&flags.matches)? {
+                controllers.remove(controller.name());
             }
         }
-        let large_cluster_size_threshold =
-            u32::try_from(flags.large_cluster_size_threshold).map_err(|_| Error::Negative {
-                flag: "large-cluster-size-threshold",
-                value: flags.large_cluster_size_threshold.to_string(),
-            })?;
 
         Ok(Config {
             client: ClientSettings {
@@ -87,82 +72,18 @@ impl Config {
             },
             controllers,
             feature_gates,
-            concurrent_daemonset_syncs: workers("concurrent-daemonset-syncs", flags.concurrent_daemonset_syncs)?,
-            concurrent_deployment_syncs: workers("concurrent-deployment-syncs", flags.concurrent_deployment_syncs)?,
-            concurrent_job_syncs: workers("concurrent-job-syncs", flags.concurrent_job_syncs)?,
-            concurrent_replicaset_syncs: workers("concurrent-replicaset-syncs", flags.concurrent_replicaset_syncs)?,
-            concurrent_statefulset_syncs: workers("concurrent-statefulset-syncs", flags.concurrent_statefulset_syncs)?,
-            concurrent_ttl_after_finished_syncs: workers(
-                "concurrent-ttl-after-finished-syncs",
-                flags.concurrent_ttl_after_finished_syncs,
-            )?,
-            concurrent_cron_job_syncs: workers("concurrent-cron-job-syncs", flags.concurrent_cron_job_syncs)?,
-            concurrent_namespace_syncs: workers("concurrent-namespace-syncs", flags.concurrent_namespace_syncs)?,
-            namespace_sync_period: flags.namespace_sync_period.0,
-            concurrent_gc_syncs: workers("concurrent-gc-syncs", flags.concurrent_gc_syncs)?,
-            concurrent_endpoint_syncs: workers("concurrent-endpoint-syncs", flags.concurrent_endpoint_syncs)?,
-            endpoint_updates_batch_period: flags.endpoint_updates_batch_period.0,
-            mirroring_concurrent_service_endpoint_syncs: within(
-                "mirroring-concurrent-service-endpoint-syncs",
-                flags.mirroring_concurrent_service_endpoint_syncs,
-                1..=50,
-            )?,
-            mirroring_endpointslice_updates_batch_period: flags.mirroring_endpointslice_updates_batch_period.0,
-            mirroring_max_endpoints_per_subset: within(
-                "mirroring-max-endpoints-per-subset",
-                flags.mirroring_max_endpoints_per_subset,
-                1..=1000,
-            )?,
             min_resync_period: flags.min_resync_period.0,
-            root_ca_file: flags.root_ca_file.clone(),
-            concurrent_serviceaccount_token_syncs: workers(
-                "concurrent-serviceaccount-token-syncs",
-                flags.concurrent_serviceaccount_token_syncs,
-            )?,
-            service_account_private_key_file: flags.service_account_private_key_file.clone(),
-            legacy_service_account_token_clean_up_period: flags.legacy_service_account_token_clean_up_period.0,
-            terminated_pod_gc_threshold: flags.terminated_pod_gc_threshold,
-            endpoint_slice: EndpointSliceSettings {
-                concurrent_syncs: within(
-                    "concurrent-service-endpoint-syncs",
-                    flags.concurrent_service_endpoint_syncs,
-                    1..=50,
-                )?,
-                max_endpoints_per_slice: within("max-endpoints-per-slice", flags.max_endpoints_per_slice, 1..=1000)?,
-                updates_batch_period: flags.endpointslice_updates_batch_period.0,
-            },
-            node_lifecycle: NodeLifecycleSettings {
-                monitor_period: flags.node_monitor_period.0,
-                monitor_grace_period: flags.node_monitor_grace_period.0,
-                startup_grace_period: flags.node_startup_grace_period.0,
-                eviction_rate: flags.node_eviction_rate,
-                secondary_eviction_rate: flags.secondary_node_eviction_rate,
-                large_cluster_size_threshold,
-                unhealthy_zone_threshold: flags.unhealthy_zone_threshold,
-            },
             leader_election,
             serving,
             logging: LoggingSettings {
-                verbosity: flags.verbosity,
-                level: level_for_verbosity(flags.verbosity),
-                format: flags.logging_format,
+                verbosity: flags.tail.verbosity,
+                level: level_for_verbosity(flags.tail.verbosity),
+                format: flags.tail.logging_format,
             },
-            sim: flags.sim.then_some(SimSettings { nodes: flags.sim_nodes }),
+            sim: flags.tail.sim.then_some(SimSettings { nodes: flags.tail.sim_nodes }),
+            controller_flags: flags.matches,
         })
     }
-}
-
-/// `value` of `flag`, refused outside `range` with upstream's messages
-/// (`... must not be less than 1, but got 0`).
-fn within(flag: &'static str, value: i32, range: std::ops::RangeInclusive<i32>) -> Result<usize> {
-    if value < *range.start() {
-        return Err(Error::OutOfRange { flag, bound: "less", limit: *range.start(), value });
-    }
-    if value > *range.end() {
-        return Err(Error::OutOfRange { flag, bound: "more", limit: *range.end(), value });
-    }
-    // Not negative: the range starts at 1.
-    Ok(value.unsigned_abs() as usize)
 }
 
 /// Checks leader-election settings as upstream's option validation and

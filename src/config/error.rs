@@ -109,4 +109,13 @@ pub enum Error {
     /// Only one of the TLS files was given.
     #[error("--tls-cert-file and --tls-private-key-file must be given together")]
     TlsPair,
+    /// A controller's flags are not in the parsed command line (it was
+    /// parsed by a command built without them).
+    #[error("cannot read {flags} from the command line: {message}")]
+    Unread {
+        /// The flags' type.
+        flags: &'static str,
+        /// clap's error.
+        message: String,
+    },
 }

@@ -1,19 +1,20 @@
-//! Stage one: [`Flags`], the kube-controller-manager flags kcm-rs implements
-//! (clap derive, upstream's names, defaults and help text) plus `--sim`;
-//! the full clap command that parses them is `command.rs`. Each value is
-//! parsed and checked on its own here; checking them together is
-//! [`Config`](super::Config)'s job (`derive.rs`).
+//! Stage one: [`Flags`], the process-wide kube-controller-manager flags
+//! kcm-rs implements (clap derive, upstream's names, defaults and help
+//! text) plus `--sim`; each controller's own flags are its settings'
+//! (`settings/`), and the full clap command that parses them all is
+//! `command.rs`. Each value is parsed and checked on its own here; checking
+//! them together is [`Config`](super::Config)'s job (`derive.rs`).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 
-use clap::{ArgAction, Parser};
+use clap::{ArgAction, ArgMatches, Args, Parser};
 
 use super::feature_gates::{GateSettings, parse_feature_gates};
 use super::{GoDuration, LogFormat, Result, parse_go_bool};
 
-/// kcm-rs command line: the kube-controller-manager flags kcm-rs implements,
-/// plus `--sim`.
+/// kcm-rs command line: the process-wide kube-controller-manager flags
+/// kcm-rs implements, plus `--sim`, and the parsed controllers' flags.
 ///
 /// Parse with [`Flags::from_env_args`] / [`Flags::try_from_args`] (not clap's
 /// `Parser::parse`): they also refuse the upstream flags kcm-rs does not
@@ -133,10 +134,6 @@ pub struct Flags {
     #[arg(long, value_name = "string", default_value = "kube-system", help_heading = "Generic flags")]
     pub leader_elect_resource_namespace: String,
 
-    /// The period for syncing NodeStatus in NodeController.
-    #[arg(long, value_name = "duration", default_value = "5s", help_heading = "Generic flags")]
-    pub node_monitor_period: GoDuration,
-
     // --- secure serving ---
     /// The port on which to serve HTTPS with authentication and authorization. If 0, don't serve HTTPS at all.
     /// (kcm-rs serves /healthz, /livez, /readyz and /metrics here, without authentication or authorization;
@@ -171,192 +168,21 @@ pub struct Flags {
     #[arg(long, value_name = "string", help_heading = "Secure serving flags")]
     pub tls_private_key_file: Option<PathBuf>,
 
-    // --- per controller ---
-    /// The number of daemonset objects that are allowed to sync concurrently. Larger number = more responsive
-    /// daemonsets, but more CPU (and network) load
-    #[arg(long, value_name = "int32", default_value = "2", help_heading = "Daemonset controller flags")]
-    pub concurrent_daemonset_syncs: i32,
+    /// What follows the controllers' flags on the command line, parsed
+    /// apart from this derive (see [`TailFlags`]).
+    #[arg(skip)]
+    pub tail: TailFlags,
 
-    /// The number of job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but
-    /// more CPU (and network) load
-    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Job controller flags")]
-    pub concurrent_job_syncs: i32,
+    /// The whole parsed command line, which each controller's settings are
+    /// read from ([`ControllerFlags::read`](super::settings::ControllerFlags::read)).
+    #[arg(skip)]
+    pub matches: ArgMatches,
+}
 
-    /// The number of deployment objects that are allowed to sync concurrently. Larger number = more responsive
-    /// deployments, but more CPU (and network) load
-    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Deployment controller flags")]
-    pub concurrent_deployment_syncs: i32,
-
-    /// The number of endpoint syncing operations that will be done concurrently. Larger number = faster endpoint
-    /// updating, but more CPU (and network) load
-    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Endpoint controller flags")]
-    pub concurrent_endpoint_syncs: i32,
-
-    /// The length of endpoint updates batching period. Processing of pod changes will be delayed by this duration
-    /// to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger
-    /// number = higher endpoint programming latency, but lower number of endpoints revision generated
-    #[arg(long, value_name = "duration", default_value = "0s", help_heading = "Endpoint controller flags")]
-    pub endpoint_updates_batch_period: GoDuration,
-
-    /// The number of service endpoint syncing operations that will be done concurrently by the
-    /// endpointslice-mirroring-controller. Larger number = faster endpoint slice updating, but more CPU (and network)
-    /// load. Defaults to 5.
-    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Endpointslicemirroring controller flags")]
-    pub mirroring_concurrent_service_endpoint_syncs: i32,
-
-    /// The length of EndpointSlice updates batching period for endpointslice-mirroring-controller. Processing of
-    /// EndpointSlice changes will be delayed by this duration to join them with potential upcoming updates and
-    /// reduce the overall number of EndpointSlice updates. Larger number = higher endpoint programming latency, but
-    /// lower number of endpoints revision generated
-    #[arg(
-        long,
-        value_name = "duration",
-        default_value = "0s",
-        help_heading = "Endpointslicemirroring controller flags"
-    )]
-    pub mirroring_endpointslice_updates_batch_period: GoDuration,
-
-    /// The maximum number of endpoints that will be added to an EndpointSlice by the
-    /// endpointslice-mirroring-controller. More endpoints per slice will result in less endpoint slices, but larger
-    /// resources. Defaults to 100.
-    #[arg(
-        long,
-        value_name = "int32",
-        default_value = "1000",
-        help_heading = "Endpointslicemirroring controller flags"
-    )]
-    pub mirroring_max_endpoints_per_subset: i32,
-    /// The number of service endpoint syncing operations that will be done concurrently. Larger number = faster
-    /// endpoint slice updating, but more CPU (and network) load. Defaults to 5.
-    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Endpointslice controller flags")]
-    pub concurrent_service_endpoint_syncs: i32,
-
-    /// The maximum number of endpoints that will be added to an EndpointSlice. More endpoints per slice will
-    /// result in less endpoint slices, but larger resources. Defaults to 100.
-    #[arg(long, value_name = "int32", default_value = "100", help_heading = "Endpointslice controller flags")]
-    pub max_endpoints_per_slice: i32,
-
-    /// The length of endpoint slice updates batching period. Processing of pod changes will be delayed by this
-    /// duration to join them with potential upcoming updates and reduce the overall number of endpoints updates.
-    /// Larger number = higher endpoint programming latency, but lower number of endpoints revision generated
-    #[arg(long, value_name = "duration", default_value = "0s", help_heading = "Endpointslice controller flags")]
-    pub endpointslice_updates_batch_period: GoDuration,
-
-    /// The number of garbage collector workers that are allowed to sync concurrently.
-    #[arg(long, value_name = "int32", default_value = "20", help_heading = "Garbagecollector controller flags")]
-    pub concurrent_gc_syncs: i32,
-
-    /// Enables the generic garbage collector. MUST be synced with the corresponding flag of the kube-apiserver.
-    #[arg(
-        long,
-        value_name = "true|false",
-        default_value = "true",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "true",
-        action = ArgAction::Set,
-        value_parser = parse_go_bool,
-        help_heading = "Garbagecollector controller flags"
-    )]
-    pub enable_garbage_collector: bool,
-
-    /// The number of namespace objects that are allowed to sync concurrently. Larger number = more responsive
-    /// namespace termination, but more CPU (and network) load
-    #[arg(long, value_name = "int32", default_value = "10", help_heading = "Namespace controller flags")]
-    pub concurrent_namespace_syncs: i32,
-
-    /// The period for syncing namespace life-cycle updates
-    #[arg(long, value_name = "duration", default_value = "5m0s", help_heading = "Namespace controller flags")]
-    pub namespace_sync_period: GoDuration,
-
-    /// Amount of time which we allow running Node to be unresponsive before marking it unhealthy. Must be N
-    /// times more than kubelet's nodeStatusUpdateFrequency, where N means number of retries allowed for kubelet
-    /// to post node status. This value should also be greater than the sum of HTTP2_PING_TIMEOUT_SECONDS and
-    /// HTTP2_READ_IDLE_TIMEOUT_SECONDS
-    #[arg(long, value_name = "duration", default_value = "50s", help_heading = "Nodelifecycle controller flags")]
-    pub node_monitor_grace_period: GoDuration,
-
-    /// Amount of time which we allow starting Node to be unresponsive before marking it unhealthy.
-    #[arg(long, value_name = "duration", default_value = "1m0s", help_heading = "Nodelifecycle controller flags")]
-    pub node_startup_grace_period: GoDuration,
-
-    /// Number of nodes per second on which pods are deleted in case of node failure when a zone is healthy (see
-    /// --unhealthy-zone-threshold for definition of healthy/unhealthy). Zone refers to entire cluster in
-    /// non-multizone clusters.
-    #[arg(long, value_name = "float32", default_value = "0.1", help_heading = "Nodelifecycle controller flags")]
-    pub node_eviction_rate: f32,
-
-    /// Number of nodes per second on which pods are deleted in case of node failure when a zone is unhealthy
-    /// (see --unhealthy-zone-threshold for definition of healthy/unhealthy). Zone refers to entire cluster in
-    /// non-multizone clusters. This value is implicitly overridden to 0 if the cluster size is smaller than
-    /// --large-cluster-size-threshold.
-    #[arg(long, value_name = "float32", default_value = "0.01", help_heading = "Nodelifecycle controller flags")]
-    pub secondary_node_eviction_rate: f32,
-
-    /// Number of nodes from which node-lifecycle-controller treats the cluster as large for the eviction logic
-    /// purposes. --secondary-node-eviction-rate is implicitly overridden to 0 for clusters this size or smaller.
-    /// Notice: If nodes reside in multiple zones, this threshold will be considered as zone node size threshold
-    /// for each zone to determine node eviction rate independently.
-    #[arg(long, value_name = "int32", default_value = "50", help_heading = "Nodelifecycle controller flags")]
-    pub large_cluster_size_threshold: i32,
-
-    /// Fraction of Nodes in a zone which needs to be not Ready (minimum 3) for zone to be treated as unhealthy.
-    #[arg(long, value_name = "float32", default_value = "0.55", help_heading = "Nodelifecycle controller flags")]
-    pub unhealthy_zone_threshold: f32,
-
-    /// Number of terminated pods that can exist before the terminated pod garbage collector starts deleting
-    /// terminated pods. If <= 0, the terminated pod garbage collector is disabled.
-    #[arg(
-        long,
-        value_name = "int32",
-        default_value = "12500",
-        allow_negative_numbers = true,
-        help_heading = "Podgc controller flags"
-    )]
-    pub terminated_pod_gc_threshold: i32,
-
-    /// The number of replica sets that are allowed to sync concurrently. Larger number = more responsive replica
-    /// management, but more CPU (and network) load
-    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Replicaset controller flags")]
-    pub concurrent_replicaset_syncs: i32,
-
-    /// The number of service account token objects that are allowed to sync concurrently. Larger number = more
-    /// responsive token generation, but more CPU (and network) load
-    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Serviceaccount controller flags")]
-    pub concurrent_serviceaccount_token_syncs: i32,
-
-    /// Filename containing a PEM-encoded private RSA or ECDSA key used to sign service account tokens.
-    #[arg(long, value_name = "string", help_heading = "Serviceaccount controller flags")]
-    pub service_account_private_key_file: Option<PathBuf>,
-
-    /// If set, this root certificate authority will be included in service account's token secret. This must be a
-    /// valid PEM-encoded CA bundle. (kcm-rs: the bundle root-ca-certificate-publisher-controller publishes.)
-    #[arg(long, value_name = "string", help_heading = "Serviceaccount controller flags")]
-    pub root_ca_file: Option<PathBuf>,
-
-    /// The number of cron job objects that are allowed to sync concurrently. Larger number = more responsive jobs,
-    /// but more CPU (and network) load
-    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Cronjob controller flags")]
-    pub concurrent_cron_job_syncs: i32,
-
-    /// The number of statefulset objects that are allowed to sync concurrently. Larger number = more responsive
-    /// statefulsets, but more CPU (and network) load
-    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Statefulset controller flags")]
-    pub concurrent_statefulset_syncs: i32,
-
-    /// The period of time since the last usage of an legacy service account token before it can be deleted.
-    #[arg(
-        long,
-        value_name = "duration",
-        default_value = "8760h0m0s",
-        help_heading = "Legacy service account token cleaner flags"
-    )]
-    pub legacy_service_account_token_clean_up_period: GoDuration,
-
-    /// The number of ttl-after-finished-controller workers that are allowed to sync concurrently.
-    #[arg(long, value_name = "int32", default_value = "5", help_heading = "Ttl-after-finished controller flags")]
-    pub concurrent_ttl_after_finished_syncs: i32,
-
+/// The process-wide flags `--help` lists after the controllers' flags:
+/// logging, then kcm-rs's own.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TailFlags {
     // --- logs ---
     /// number for the log level verbosity (kcm-rs maps klog levels onto tracing: 0-2 info, 3-4 debug, 5 and
     /// above trace; warnings and errors are always logged)

@@ -14,21 +14,30 @@
 //! 2. [`Config`] ([`Flags::into_config`]) is derived once: the `--controllers`
 //!    list is resolved to the set of controllers to run, leader-election timing
 //!    is checked as client-go checks it, serving and logging settings are put in
-//!    their final shape. Its errors are [`Error`].
+//!    their final shape, and every controller's settings are checked. Its
+//!    errors are [`Error`].
+//!
+//! Each controller's flags, their check and their conversion are its own
+//! module under `settings/` (upstream's `options/<x>controller.go`); the
+//! controller table names them ([`Implemented`]), so configuration knows no
+//! controller. The rest is process-wide: the flags in `flags.rs` (the full
+//! command, with every controller's flags, built and parsed by
+//! `command.rs`), the upstream flags kcm-rs refuses in `refused.rs`,
+//! `--feature-gates` in `feature_gates.rs` (its table of gates in
+//! `gate_table.rs`), upstream's controller names and `--controllers`
+//! resolution in `controllers.rs`, Go's boolean syntax in `go_values.rs`
+//! (Go's durations are `kcm_gotime`'s), stage two in `derive.rs` and its
+//! [`Error`] in `error.rs`. This module owns the derived [`Config`] and its
+//! settings.
 //!
 //! Building the API client from these settings is the `client` module's
-//! job; running controllers is the manager's.
-//!
-//! The flags themselves are in `flags.rs` (parsed by `command.rs`), the upstream flags kcm-rs refuses
-//! in `refused.rs`, `--feature-gates` in `feature_gates.rs` (its table of
-//! gates in `gate_table.rs`), the controller table and `--controllers` resolution in
-//! `controllers.rs`, Go's boolean syntax in `go_values.rs` (Go's durations
-//! are `kcm_gotime`'s), stage two in `derive.rs` and its [`Error`] in
-//! `error.rs`. This module owns the derived [`Config`] and its settings.
+//! job; running controllers is the daemon's.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+
+use clap::ArgMatches;
 
 pub use kcm_runtime::client::ClientSettings;
 
@@ -41,14 +50,16 @@ mod flags;
 mod gate_table;
 mod go_values;
 mod refused;
+pub mod settings;
 
 pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name};
 pub use error::{Error, Result};
 pub use feature_gates::{FeatureGates, MAX_UNAVAILABLE_STATEFUL_SET, TERMINATING_REPLICAS};
-pub use flags::Flags;
+pub use flags::{Flags, TailFlags};
 pub use go_values::parse_go_bool;
 pub use kcm_gotime::{GoDuration, format_go_duration, parse_go_duration};
 pub use refused::{FlagKind, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamFlag};
+pub use settings::{ControllerFlags, Implemented};
 
 // === config ===
 
@@ -62,60 +73,8 @@ pub struct Config {
     /// `--feature-gates`, resolved at 1.37 (what kcm-rs's controllers read
     /// of it: [`TERMINATING_REPLICAS`], [`MAX_UNAVAILABLE_STATEFUL_SET`]).
     pub feature_gates: FeatureGates,
-    /// `--concurrent-daemonset-syncs`.
-    pub concurrent_daemonset_syncs: usize,
-    /// `--concurrent-deployment-syncs`.
-    pub concurrent_deployment_syncs: usize,
-    /// `--concurrent-job-syncs`.
-    pub concurrent_job_syncs: usize,
-    /// `--concurrent-replicaset-syncs`.
-    pub concurrent_replicaset_syncs: usize,
-    /// `--concurrent-statefulset-syncs`.
-    pub concurrent_statefulset_syncs: usize,
-    /// `--concurrent-ttl-after-finished-syncs`.
-    pub concurrent_ttl_after_finished_syncs: usize,
-    /// `--concurrent-cron-job-syncs`.
-    pub concurrent_cron_job_syncs: usize,
-    /// `--concurrent-namespace-syncs`.
-    pub concurrent_namespace_syncs: usize,
-    /// `--namespace-sync-period`: resync of the namespace handler.
-    pub namespace_sync_period: Duration,
-    /// `--concurrent-gc-syncs`.
-    pub concurrent_gc_syncs: usize,
-    /// `--concurrent-endpoint-syncs`.
-    pub concurrent_endpoint_syncs: usize,
-    /// `--endpoint-updates-batch-period`: how long pod changes wait to be
-    /// written together.
-    pub endpoint_updates_batch_period: Duration,
-    /// `--mirroring-concurrent-service-endpoint-syncs` (1 to 50).
-    pub mirroring_concurrent_service_endpoint_syncs: usize,
-    /// `--mirroring-endpointslice-updates-batch-period`: how long slice
-    /// changes wait before their Endpoints is synced.
-    pub mirroring_endpointslice_updates_batch_period: Duration,
-    /// `--mirroring-max-endpoints-per-subset` (1 to 1000).
-    pub mirroring_max_endpoints_per_subset: usize,
     /// `--min-resync-period`: informer resync is random in [this, 2 × this).
     pub min_resync_period: Duration,
-    /// `--root-ca-file`: the bundle the root CA publisher publishes (else
-    /// the CA the client trusts).
-    pub root_ca_file: Option<PathBuf>,
-    /// `--concurrent-serviceaccount-token-syncs`.
-    pub concurrent_serviceaccount_token_syncs: usize,
-    /// `--service-account-private-key-file`: the key token Secrets are
-    /// signed with (none: serviceaccount-token-controller does not start).
-    pub service_account_private_key_file: Option<PathBuf>,
-    /// `--legacy-service-account-token-clean-up-period`: how long a legacy
-    /// token goes unused before it is labelled invalid, and then before it
-    /// is deleted.
-    pub legacy_service_account_token_clean_up_period: Duration,
-    /// `--terminated-pod-gc-threshold`: how many terminated pods may exist
-    /// before the pod garbage collector deletes the oldest (0 or less:
-    /// never).
-    pub terminated_pod_gc_threshold: i32,
-    /// The EndpointSlice controller's flags.
-    pub endpoint_slice: EndpointSliceSettings,
-    /// Node lifecycle timing and eviction rates.
-    pub node_lifecycle: NodeLifecycleSettings,
     /// Lease leader election; `None` with `--leader-elect=false`.
     pub leader_election: Option<LeaderElectionSettings>,
     /// Health and metrics endpoint; `None` with `--secure-port=0`.
@@ -124,39 +83,10 @@ pub struct Config {
     pub logging: LoggingSettings,
     /// `--sim`: run against an embedded kube-sim with this many nodes.
     pub sim: Option<SimSettings>,
-}
-
-/// EndpointSlice controller settings (upstream's
-/// EndpointSliceControllerConfiguration), each within upstream's bounds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EndpointSliceSettings {
-    /// `--concurrent-service-endpoint-syncs`, 1 to 50.
-    pub concurrent_syncs: usize,
-    /// `--max-endpoints-per-slice`, 1 to 1000.
-    pub max_endpoints_per_slice: usize,
-    /// `--endpointslice-updates-batch-period`: how long a pod change waits
-    /// before its Services are synced.
-    pub updates_batch_period: Duration,
-}
-
-/// Node lifecycle controller settings (upstream's NodeLifecycleControllerConfiguration
-/// plus `--node-monitor-period`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct NodeLifecycleSettings {
-    /// `--node-monitor-period`.
-    pub monitor_period: Duration,
-    /// `--node-monitor-grace-period`.
-    pub monitor_grace_period: Duration,
-    /// `--node-startup-grace-period`.
-    pub startup_grace_period: Duration,
-    /// `--node-eviction-rate` (nodes per second per healthy zone).
-    pub eviction_rate: f32,
-    /// `--secondary-node-eviction-rate`.
-    pub secondary_eviction_rate: f32,
-    /// `--large-cluster-size-threshold`.
-    pub large_cluster_size_threshold: u32,
-    /// `--unhealthy-zone-threshold`.
-    pub unhealthy_zone_threshold: f32,
+    /// The parsed command line, checked: each controller reads its own
+    /// settings from it when it starts
+    /// ([`ControllerFlags::read`]).
+    pub controller_flags: ArgMatches,
 }
 
 /// Lease leader election, validated as client-go's `NewLeaderElector` does.
@@ -214,9 +144,10 @@ pub struct SimSettings {
 // === logging ===
 
 /// `--logging-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
     /// Human-readable lines (upstream's default).
+    #[default]
     Text,
     /// One JSON object per line.
     Json,
@@ -242,8 +173,6 @@ mod tests {
     //! defaults, `--controllers` resolution, Go values, refused flags,
     //! validation and help text.
 
-    use clap::CommandFactory;
-
     use super::UpstreamDefault::On;
     use super::*;
 
@@ -258,14 +187,56 @@ mod tests {
     }
 
     fn controllers(list: &str) -> Result<Vec<&'static str>> {
-        ControllerSet::resolve(&list.split(',').collect::<Vec<_>>(), &implemented()).map(|s| s.iter().collect())
+        ControllerSet::resolve(&list.split(',').collect::<Vec<_>>(), &names()).map(|s| s.iter().collect())
     }
 
-    /// The controllers kcm-rs implements today: resolution is tested against
-    /// this list (configuration knows no controller table of its own).
-    fn implemented() -> Vec<&'static str> {
+    /// Controllers kcm-rs implements, with no flags: resolution is tested
+    /// against these (configuration knows no controller table of its own;
+    /// each controller's flags are tested in its settings module).
+    fn implemented() -> Vec<&'static dyn Implemented> {
+        NAMED.iter().map(|named| named as &dyn Implemented).collect()
+    }
+
+    fn names() -> Vec<&'static str> {
         OURS.to_vec()
     }
+
+    /// A controller of this name, with no flags.
+    struct Named(&'static str);
+
+    impl Implemented for Named {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+
+        fn flags_type(&self) -> std::any::TypeId {
+            std::any::TypeId::of::<settings::NoFlags>()
+        }
+
+        fn augment(&self, cmd: clap::Command) -> clap::Command {
+            settings::augment::<settings::NoFlags>(cmd)
+        }
+
+        fn help_without_period(&self) -> &'static [&'static str] {
+            &[]
+        }
+
+        fn check(&self, _: &ArgMatches) -> Result<bool> {
+            Ok(true)
+        }
+    }
+
+    static NAMED: [Named; 9] = [
+        Named(OURS[0]),
+        Named(OURS[1]),
+        Named(OURS[2]),
+        Named(OURS[3]),
+        Named(OURS[4]),
+        Named(OURS[5]),
+        Named(OURS[6]),
+        Named(OURS[7]),
+        Named(OURS[8]),
+    ];
 
     const OURS: [&str; 9] = [
         "deployment-controller",
@@ -286,26 +257,6 @@ mod tests {
     /// flags not re-checked).
     const UPSTREAM_DEFAULTS: &[(&str, &str)] = &[
         ("controllers", "*"),
-        ("concurrent-daemonset-syncs", "2"),
-        ("concurrent-deployment-syncs", "5"),
-        ("concurrent-job-syncs", "5"),
-        ("concurrent-replicaset-syncs", "5"),
-        ("concurrent-statefulset-syncs", "5"),
-        ("concurrent-ttl-after-finished-syncs", "5"),
-        ("concurrent-cron-job-syncs", "5"),
-        ("concurrent-namespace-syncs", "10"),
-        ("concurrent-gc-syncs", "20"),
-        ("concurrent-serviceaccount-token-syncs", "5"),
-        ("concurrent-endpoint-syncs", "5"),
-        ("endpoint-updates-batch-period", "0s"),
-        ("mirroring-concurrent-service-endpoint-syncs", "5"),
-        ("mirroring-endpointslice-updates-batch-period", "0s"),
-        ("mirroring-max-endpoints-per-subset", "1000"),
-        ("concurrent-service-endpoint-syncs", "5"),
-        ("max-endpoints-per-slice", "100"),
-        ("endpointslice-updates-batch-period", "0s"),
-        ("enable-garbage-collector", "true"),
-        ("namespace-sync-period", "5m0s"),
         ("min-resync-period", "12h0m0s"),
         ("kube-api-qps", "20"),
         ("kube-api-burst", "30"),
@@ -317,15 +268,6 @@ mod tests {
         ("leader-elect-resource-lock", "leases"),
         ("leader-elect-resource-name", "kube-controller-manager"),
         ("leader-elect-resource-namespace", "kube-system"),
-        ("legacy-service-account-token-clean-up-period", "8760h0m0s"),
-        ("terminated-pod-gc-threshold", "12500"),
-        ("node-monitor-period", "5s"),
-        ("node-monitor-grace-period", "50s"),
-        ("node-startup-grace-period", "1m0s"),
-        ("node-eviction-rate", "0.1"),
-        ("secondary-node-eviction-rate", "0.01"),
-        ("large-cluster-size-threshold", "50"),
-        ("unhealthy-zone-threshold", "0.55"),
         ("secure-port", "10257"),
         ("bind-address", "0.0.0.0"),
         ("v", "0"),
@@ -340,7 +282,7 @@ mod tests {
             let got: Vec<_> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
             assert_eq!(got, [*want], "--{name}");
         }
-        for arg in ["kubeconfig", "master", "tls-cert-file", "tls-private-key-file", "root-ca-file"] {
+        for arg in ["kubeconfig", "master", "tls-cert-file", "tls-private-key-file"] {
             let a = cmd.get_arguments().find(|a| a.get_long() == Some(arg)).expect(arg);
             assert!(a.get_default_values().is_empty(), "--{arg} has no default");
         }
@@ -349,29 +291,6 @@ mod tests {
         let f = flags(&[]).unwrap();
         let rendered = [
             ("controllers", f.controllers.join(",")),
-            ("concurrent-daemonset-syncs", f.concurrent_daemonset_syncs.to_string()),
-            ("concurrent-deployment-syncs", f.concurrent_deployment_syncs.to_string()),
-            ("concurrent-job-syncs", f.concurrent_job_syncs.to_string()),
-            ("concurrent-replicaset-syncs", f.concurrent_replicaset_syncs.to_string()),
-            ("concurrent-statefulset-syncs", f.concurrent_statefulset_syncs.to_string()),
-            ("concurrent-ttl-after-finished-syncs", f.concurrent_ttl_after_finished_syncs.to_string()),
-            ("concurrent-cron-job-syncs", f.concurrent_cron_job_syncs.to_string()),
-            ("concurrent-namespace-syncs", f.concurrent_namespace_syncs.to_string()),
-            ("concurrent-gc-syncs", f.concurrent_gc_syncs.to_string()),
-            ("concurrent-serviceaccount-token-syncs", f.concurrent_serviceaccount_token_syncs.to_string()),
-            ("concurrent-endpoint-syncs", f.concurrent_endpoint_syncs.to_string()),
-            ("endpoint-updates-batch-period", f.endpoint_updates_batch_period.to_string()),
-            ("mirroring-concurrent-service-endpoint-syncs", f.mirroring_concurrent_service_endpoint_syncs.to_string()),
-            (
-                "mirroring-endpointslice-updates-batch-period",
-                f.mirroring_endpointslice_updates_batch_period.to_string(),
-            ),
-            ("mirroring-max-endpoints-per-subset", f.mirroring_max_endpoints_per_subset.to_string()),
-            ("concurrent-service-endpoint-syncs", f.concurrent_service_endpoint_syncs.to_string()),
-            ("max-endpoints-per-slice", f.max_endpoints_per_slice.to_string()),
-            ("endpointslice-updates-batch-period", f.endpointslice_updates_batch_period.to_string()),
-            ("enable-garbage-collector", f.enable_garbage_collector.to_string()),
-            ("namespace-sync-period", f.namespace_sync_period.to_string()),
             ("min-resync-period", f.min_resync_period.to_string()),
             ("kube-api-qps", f.kube_api_qps.to_string()),
             ("kube-api-burst", f.kube_api_burst.to_string()),
@@ -383,22 +302,10 @@ mod tests {
             ("leader-elect-resource-lock", f.leader_elect_resource_lock.clone()),
             ("leader-elect-resource-name", f.leader_elect_resource_name.clone()),
             ("leader-elect-resource-namespace", f.leader_elect_resource_namespace.clone()),
-            (
-                "legacy-service-account-token-clean-up-period",
-                f.legacy_service_account_token_clean_up_period.to_string(),
-            ),
-            ("terminated-pod-gc-threshold", f.terminated_pod_gc_threshold.to_string()),
-            ("node-monitor-period", f.node_monitor_period.to_string()),
-            ("node-monitor-grace-period", f.node_monitor_grace_period.to_string()),
-            ("node-startup-grace-period", f.node_startup_grace_period.to_string()),
-            ("node-eviction-rate", f.node_eviction_rate.to_string()),
-            ("secondary-node-eviction-rate", f.secondary_node_eviction_rate.to_string()),
-            ("large-cluster-size-threshold", f.large_cluster_size_threshold.to_string()),
-            ("unhealthy-zone-threshold", f.unhealthy_zone_threshold.to_string()),
             ("secure-port", f.secure_port.to_string()),
             ("bind-address", f.bind_address.to_string()),
-            ("v", f.verbosity.to_string()),
-            ("logging-format", format!("{:?}", f.logging_format).to_lowercase()),
+            ("v", f.tail.verbosity.to_string()),
+            ("logging-format", format!("{:?}", f.tail.logging_format).to_lowercase()),
         ];
         for ((name, want), (rname, got)) in UPSTREAM_DEFAULTS.iter().zip(rendered.iter()) {
             assert_eq!(name, rname);
@@ -414,7 +321,6 @@ mod tests {
         );
         assert_eq!(c.serving.map(|s| s.addr), Some("0.0.0.0:10257".parse().unwrap()));
         assert_eq!(c.client.burst, 30);
-        assert_eq!(c.node_lifecycle.monitor_grace_period, Duration::from_secs(50));
         assert_eq!(c.logging.level, tracing::Level::INFO);
         assert!(c.sim.is_none());
     }
@@ -441,7 +347,7 @@ mod tests {
         );
         // Disabling an unimplemented controller is fine; `*` skips those it would start upstream.
         assert_eq!(controllers("*,-job,-csrsigning").unwrap(), ours_sorted);
-        let set = ControllerSet::resolve(&["*"], &implemented()).unwrap();
+        let set = ControllerSet::resolve(&["*"], &names()).unwrap();
         assert!(set.skipped().contains(&"job-controller"));
         assert!(!set.skipped().contains(&"bootstrap-signer-controller"), "off by default upstream");
         assert!(!set.skipped().contains(&"storage-version-migrator-controller"), "its gate is off at 1.37");
@@ -478,7 +384,7 @@ mod tests {
             err,
             Error::UnimplementedControllers {
                 enabled: vec!["certificatesigningrequest-signing-controller", "job-controller"],
-                implemented: implemented(),
+                implemented: names(),
             }
         );
         let msg = err.to_string();
@@ -492,7 +398,7 @@ mod tests {
 
     #[test]
     fn every_implemented_controller_is_in_the_upstream_table() {
-        for c in implemented() {
+        for c in names() {
             let d = CONTROLLERS.iter().find(|d| d.name == c).unwrap_or_else(|| panic!("{c}"));
             assert!(d.upstream_default == On, "{c}");
         }
@@ -523,13 +429,6 @@ mod tests {
         let err = config(&["--feature-gates=AllAlpha=true"]).unwrap_err();
         assert!(matches!(err, Error::UnimplementedFeatureGates { .. }), "{err}");
         assert!(err.to_string().contains("TaintTolerationComparisonOperators=true (set by AllAlpha=true)"), "{err}");
-    }
-
-    #[test]
-    fn enable_garbage_collector_false_drops_the_gc() {
-        let c = config(&["--enable-garbage-collector=false"]).unwrap();
-        assert!(!c.controllers.contains("garbage-collector-controller"));
-        assert!(c.controllers.contains("deployment-controller"));
     }
 
     #[test]
@@ -572,8 +471,6 @@ mod tests {
         }
         let c = config(&["--leader-elect-lease-duration", "1m", "--leader-elect-renew-deadline=30s"]).unwrap();
         assert_eq!(c.leader_election.unwrap().lease_duration, Duration::from_secs(60));
-        let err = flags(&["--namespace-sync-period=5"]).unwrap_err();
-        assert!(err.to_string().contains("missing unit"), "{err}");
     }
 
     #[test]
@@ -621,17 +518,6 @@ mod tests {
     }
 
     #[test]
-    fn unimplemented_table_does_not_shadow_implemented_flags() {
-        let cmd = <Flags as CommandFactory>::command();
-        let ours: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
-        for flag in UNIMPLEMENTED_UPSTREAM_FLAGS {
-            assert!(!ours.contains(&flag.name), "--{} is both implemented and refused", flag.name);
-        }
-        // clap would panic on duplicates; building the full command proves there are none.
-        Flags::command(&implemented()).debug_assert();
-    }
-
-    #[test]
     fn leader_election_is_validated() {
         let err = config(&["--leader-elect-lease-duration=10s", "--leader-elect-renew-deadline=10s"]).unwrap_err();
         assert!(matches!(err, Error::LeaseNotAboveRenew { .. }), "{err}");
@@ -655,50 +541,6 @@ mod tests {
 
     #[test]
     fn other_validation() {
-        assert_eq!(
-            config(&["--concurrent-deployment-syncs=0"]).unwrap_err(),
-            Error::NonPositiveWorkers { flag: "concurrent-deployment-syncs", value: 0 }
-        );
-        assert_eq!(
-            config(&["--concurrent-statefulset-syncs=-1"]).unwrap_err(),
-            Error::NonPositiveWorkers { flag: "concurrent-statefulset-syncs", value: -1 }
-        );
-        assert_eq!(config(&["--concurrent-statefulset-syncs=3"]).unwrap().concurrent_statefulset_syncs, 3);
-        assert_eq!(
-            config(&["--concurrent-cron-job-syncs=0"]).unwrap_err(),
-            Error::NonPositiveWorkers { flag: "concurrent-cron-job-syncs", value: 0 }
-        );
-        assert_eq!(config(&["--concurrent-cron-job-syncs=2"]).unwrap().concurrent_cron_job_syncs, 2);
-        assert_eq!(
-            config(&["--concurrent-daemonset-syncs=0"]).unwrap_err(),
-            Error::NonPositiveWorkers { flag: "concurrent-daemonset-syncs", value: 0 }
-        );
-        assert_eq!(config(&["--concurrent-daemonset-syncs=7"]).unwrap().concurrent_daemonset_syncs, 7);
-        assert_eq!(
-            config(&["--concurrent-ttl-after-finished-syncs=0"]).unwrap_err(),
-            Error::NonPositiveWorkers { flag: "concurrent-ttl-after-finished-syncs", value: 0 }
-        );
-        assert_eq!(
-            config(&["--concurrent-ttl-after-finished-syncs=2"]).unwrap().concurrent_ttl_after_finished_syncs,
-            2
-        );
-        assert_eq!(
-            config(&["--concurrent-job-syncs=0"]).unwrap_err(),
-            Error::NonPositiveWorkers { flag: "concurrent-job-syncs", value: 0 }
-        );
-        assert_eq!(config(&["--concurrent-job-syncs=7"]).unwrap().concurrent_job_syncs, 7);
-        assert_eq!(
-            config(&["--mirroring-max-endpoints-per-subset=0"]).unwrap_err().to_string(),
-            "mirroring-max-endpoints-per-subset must not be less than 1, but got 0"
-        );
-        assert_eq!(
-            config(&["--mirroring-concurrent-service-endpoint-syncs=51"]).unwrap_err().to_string(),
-            "mirroring-concurrent-service-endpoint-syncs must not be more than 50, but got 51"
-        );
-        assert_eq!(
-            config(&["--mirroring-max-endpoints-per-subset=1000"]).unwrap().mirroring_max_endpoints_per_subset,
-            1000
-        );
         assert_eq!(config(&["--kube-api-burst=0"]).unwrap_err(), Error::Burst);
         assert_eq!(config(&["--kube-api-qps=0", "--kube-api-burst=0"]).unwrap().client.qps, 0.0);
         assert_eq!(config(&["--tls-cert-file=/c"]).unwrap_err(), Error::TlsPair);
@@ -710,35 +552,6 @@ mod tests {
         let err = flags(&["--secure-port=70000"]).unwrap_err().to_string();
         assert!(err.contains("must be between 0 and 65535"), "{err}");
         assert!(flags(&["--bind-address="]).is_ok());
-    }
-
-    #[test]
-    fn terminated_pod_gc_threshold_is_honoured_and_zero_or_less_disables() {
-        assert_eq!(config(&[]).unwrap().terminated_pod_gc_threshold, 12500);
-        assert_eq!(config(&["--terminated-pod-gc-threshold=3"]).unwrap().terminated_pod_gc_threshold, 3);
-        // Upstream validates nothing: 0 and below turn the terminated-pod part off.
-        assert_eq!(config(&["--terminated-pod-gc-threshold=0"]).unwrap().terminated_pod_gc_threshold, 0);
-        assert_eq!(config(&["--terminated-pod-gc-threshold=-1"]).unwrap().terminated_pod_gc_threshold, -1);
-        assert_eq!(config(&["--terminated-pod-gc-threshold", "-5"]).unwrap().terminated_pod_gc_threshold, -5);
-        assert!(flags(&["--terminated-pod-gc-threshold=many"]).is_err());
-    }
-
-    #[test]
-    fn endpoint_slice_flags_within_upstreams_bounds() {
-        let c = config(&["--max-endpoints-per-slice=1000", "--endpointslice-updates-batch-period=1s"]).unwrap();
-        assert_eq!(c.endpoint_slice.max_endpoints_per_slice, 1000);
-        assert_eq!(c.endpoint_slice.updates_batch_period, Duration::from_secs(1));
-        assert_eq!(c.endpoint_slice.concurrent_syncs, 5);
-        let err = |args: &[&str]| config(args).unwrap_err().to_string();
-        assert_eq!(err(&["--max-endpoints-per-slice=0"]), "max-endpoints-per-slice must not be less than 1, but got 0");
-        assert_eq!(
-            err(&["--max-endpoints-per-slice=1001"]),
-            "max-endpoints-per-slice must not be more than 1000, but got 1001"
-        );
-        assert_eq!(
-            err(&["--concurrent-service-endpoint-syncs=51"]),
-            "concurrent-service-endpoint-syncs must not be more than 50, but got 51"
-        );
     }
 
     #[test]
@@ -777,9 +590,7 @@ mod tests {
             "kcm-rs's controllers: clusterrole-aggregation-controller, deployment-controller",
             "always sends and requests application/json",
             "[default: 12h0m0s]",
-            "Nodelifecycle controller flags",
             "Burst to use while talking with kubernetes apiserver.",
-            "Larger number = more responsive deployments, but more CPU (and network) load\n",
         ] {
             assert!(help.contains(needle), "help lacks {needle:?}:\n{help}");
         }

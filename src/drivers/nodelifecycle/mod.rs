@@ -47,14 +47,11 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::coordination::v1::Lease;
-use kcm_controllers::node::health::Grace;
 use kcm_controllers::node::monitor::{self, Monitor};
-use kcm_controllers::node::zone::Rates;
 use kcm_objects::Node;
 use kcm_objects::Pod;
 use kube::Client;
 
-use crate::config::NodeLifecycleSettings;
 use crate::drivers::nodes::{NODE_CONTROLLER, register_pod_node_name_index};
 use handlers::{NodeHandler, PodHandler};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
@@ -92,30 +89,13 @@ pub const POD_WORKERS: usize = 4;
 /// How the workers retry (forever, as upstream's) and drain.
 const RETRIES: Retries = Retries::FOREVER;
 
-/// The controller's settings, from the flags.
+/// The controller's settings, from its flags (`config::settings::nodelifecycle`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
     /// `--node-monitor-period`.
     pub monitor_period: Duration,
     /// Grace periods and zone rates.
     pub core: monitor::Config,
-}
-
-impl From<&NodeLifecycleSettings> for Settings {
-    fn from(s: &NodeLifecycleSettings) -> Self {
-        Settings {
-            monitor_period: s.monitor_period,
-            core: monitor::Config {
-                grace: Grace { monitor: s.monitor_grace_period, startup: s.startup_grace_period },
-                rates: Rates {
-                    eviction_rate: s.eviction_rate,
-                    secondary_eviction_rate: s.secondary_eviction_rate,
-                    large_cluster_size_threshold: s.large_cluster_size_threshold,
-                    unhealthy_zone_threshold: s.unhealthy_zone_threshold,
-                },
-            },
-        }
-    }
 }
 
 /// The node lifecycle controller, ready to run once its caches sync.
