@@ -32,9 +32,9 @@ use crate::drivers::{
 
 /// The workqueues with `workqueue_*` series (label `name`) that a
 /// controller's driver creates: the drivers' own constants. A controller
-/// added to the table fails the tests until it is added here.
-fn queues_of(controller: &str) -> &'static [&'static str] {
-    match controller {
+/// added to the table fails the tests until it is added here (`None`).
+fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
+    let queues: &[&str] = match controller {
         serviceaccounttoken::CONTROLLER_NAME => {
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME]
         }
@@ -61,8 +61,9 @@ fn queues_of(controller: &str) -> &'static [&'static str] {
         garbagecollector::CONTROLLER_NAME => {
             &[garbagecollector::ATTEMPT_TO_DELETE_QUEUE, garbagecollector::ATTEMPT_TO_ORPHAN_QUEUE]
         }
-        other => panic!("{other}: say in src/docs.rs which queues its driver creates"),
-    }
+        _ => return None,
+    };
+    Some(queues)
 }
 
 /// README.md, then every `docs/*.md`, with their paths.
@@ -163,7 +164,7 @@ fn table_names() -> BTreeSet<String> {
 }
 
 fn every_queue() -> BTreeSet<String> {
-    TABLE.iter().flat_map(|row| queues_of(row.name)).map(|q| (*q).to_owned()).collect()
+    TABLE.iter().flat_map(|row| queues_of(row.name).unwrap_or_default()).map(|q| (*q).to_owned()).collect()
 }
 
 /// What `want` lacks and what it does not have, if they differ.
@@ -199,7 +200,7 @@ fn check_controller_table(text: &str, wrong: &mut Vec<String>) {
             continue;
         }
         let found: BTreeSet<String> = quoted(queues).into_iter().map(str::to_owned).collect();
-        let want: BTreeSet<String> = queues_of(&name).iter().map(|q| (*q).to_owned()).collect();
+        let want: BTreeSet<String> = queues_of(&name).unwrap_or_default().iter().map(|q| (*q).to_owned()).collect();
         wrong.extend(compare(&format!("{name}'s queues"), &found, &want));
         names.insert(name);
     }
@@ -272,6 +273,9 @@ fn problems() -> Vec<String> {
     let count = spelled(TABLE.len());
     let counts: Vec<String> = (11..100).map(spelled).collect();
     let mut tables = 0;
+    for row in TABLE.iter().filter(|row| queues_of(row.name).is_none()) {
+        problems.push(format!("src/docs.rs: say in queues_of which queues {}'s driver creates", row.name));
+    }
     for (file, text) in markdown_files() {
         let (lists, outside) = split(&file, &text);
         for list in &lists {
