@@ -9,7 +9,8 @@
 //!
 //! ```text
 //! <!-- checked: controllers -->  every controller's name, none other
-//! <!-- checked: flags -->        every flag `kcm-rs --help` shows, none other
+//! <!-- checked: flags -->        every flag `kcm-rs --help` shows, none other,
+//!                                and its default where one follows it
 //! <!-- checked: controller-table --> a table: a controller's name, then its queues
 //! <!-- /checked -->              ends the list
 //! ```
@@ -22,7 +23,7 @@ use std::collections::BTreeSet;
 
 use kcm_runtime::leader::LeaderHealth;
 
-use crate::config::Flags;
+use crate::config::{Flags, parse_go_duration};
 use crate::controllers::{TABLE, implemented};
 use crate::drivers::{
     clusterroleaggregation, cronjob, daemonset, deployment, endpoint, endpointslice, endpointslicemirroring,
@@ -146,6 +147,37 @@ fn flags_in(text: &str) -> BTreeSet<String> {
 /// The words of `text` between backticks.
 fn quoted(text: &str) -> Vec<&str> {
     text.split('`').skip(1).step_by(2).collect()
+}
+
+/// The defaults a flags list gives (`` `--kube-api-qps` 20 ``: the word
+/// after the flag, when it is not a parenthesis or another flag) that are
+/// not the command's. Go durations compare by value (`5m` is `5m0s`);
+/// `text|json` gives the default first.
+fn wrong_defaults(text: &str) -> Vec<String> {
+    let command = Flags::command(&implemented());
+    let default_of = |flag: &str| {
+        let long = flag.strip_prefix("--").unwrap_or("v");
+        let arg = command.get_arguments().find(|arg| arg.get_long() == Some(long))?;
+        Some(arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect::<Vec<_>>().join(","))
+    };
+    let same = |written: &str, default: &str| {
+        written == default
+            || matches!((parse_go_duration(written), parse_go_duration(default)), (Ok(a), Ok(b)) if a == b)
+    };
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut wrong = Vec::new();
+    for (flag, after) in text.split(" `").filter_map(|part| part.split_once("` ")) {
+        let Some(default) = default_of(flag.trim_start_matches('`')) else { continue };
+        let written = after.split(' ').next().unwrap_or_default().trim_end_matches([',', ';', '.']);
+        let written = written.split('|').next().unwrap_or_default().trim_matches('`');
+        if written.starts_with(['(', '-']) || written == "and" || flag.starts_with('*') {
+            continue;
+        }
+        if !same(written, &default) {
+            wrong.push(format!("{flag} {written}: its default is {default}"));
+        }
+    }
+    wrong
 }
 
 /// Every flag `kcm-rs --help` shows, as written on a command line (the
@@ -282,7 +314,10 @@ fn problems() -> Vec<String> {
             let mut wrong = Vec::new();
             match list.kind {
                 "controllers" => wrong.extend(compare("controllers", &controllers_in(&list.text), &table_names())),
-                "flags" => wrong.extend(compare("flags", &flags_in(&list.text), &flags)),
+                "flags" => {
+                    wrong.extend(compare("flags", &flags_in(&list.text), &flags));
+                    wrong.extend(wrong_defaults(&list.text));
+                }
                 _ => {
                     tables += 1;
                     check_controller_table(&list.text, &mut wrong);
