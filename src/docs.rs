@@ -81,26 +81,37 @@ fn markdown_files() -> Vec<(String, String)> {
     std::iter::once("README.md".to_owned()).chain(names).map(|name| (name.clone(), read(&name))).collect()
 }
 
+/// What a delimited list lists.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// `controllers`: controllers by their table names.
+    Controllers,
+    /// `flags`: the command's flags, with their defaults.
+    Flags,
+    /// `controller-table`: a table of the controllers and their queues.
+    ControllerTable,
+}
+
 /// One delimited list: its kind, where it starts, its text.
-struct Checked<'a> {
-    kind: &'a str,
+struct Checked {
+    kind: Kind,
     line: usize,
     text: String,
 }
 
 /// A file's checked lists, and its text outside them.
-fn split(file: &str, text: &str) -> (Vec<Checked<'static>>, String) {
+fn split(file: &str, text: &str) -> (Vec<Checked>, String) {
     let mut lists = Vec::new();
     let mut outside = String::new();
-    let mut open: Option<Checked<'static>> = None;
+    let mut open: Option<Checked> = None;
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim();
         if let Some(kind) = trimmed.strip_prefix("<!-- checked: ").and_then(|rest| rest.strip_suffix(" -->")) {
             assert!(open.is_none(), "{file}:{}: a checked list inside another", i + 1);
             let kind = match kind {
-                "controllers" => "controllers",
-                "flags" => "flags",
-                "controller-table" => "controller-table",
+                "controllers" => Kind::Controllers,
+                "flags" => Kind::Flags,
+                "controller-table" => Kind::ControllerTable,
                 other => panic!("{file}:{}: unknown kind of checked list {other:?}", i + 1),
             };
             open = Some(Checked { kind, line: i + 1, text: String::new() });
@@ -266,100 +277,102 @@ fn missing_paths(file: &str, text: &str) -> Vec<String> {
 
 /// Numbers as the docs spell counts of controllers.
 fn spelled(n: usize) -> String {
-    const ONES: [&str; 20] = [
-        "zero",
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-        "thirteen",
-        "fourteen",
-        "fifteen",
-        "sixteen",
-        "seventeen",
-        "eighteen",
-        "nineteen",
-    ];
-    const TENS: [&str; 10] = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"];
+    const ONES: &str = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen \
+                        fifteen sixteen seventeen eighteen nineteen";
+    const TENS: &str = "_ _ twenty thirty forty fifty sixty seventy eighty ninety";
+    let ones = |n: usize| ONES.split_whitespace().nth(n).unwrap_or_default();
+    let tens = |n: usize| TENS.split(' ').nth(n).unwrap_or_default();
     match n {
-        0..20 => ONES[n].to_owned(),
-        _ if n.is_multiple_of(10) => TENS[n / 10].to_owned(),
-        _ => format!("{}-{}", TENS[n / 10], ONES[n % 10]),
+        0..20 => ones(n).to_owned(),
+        _ if n.is_multiple_of(10) => tens(n / 10).to_owned(),
+        _ => format!("{}-{}", tens(n / 10), ones(n % 10)),
     }
+}
+
+/// What is wrong with one checked list.
+fn check_list(list: &Checked) -> Vec<String> {
+    let mut wrong = Vec::new();
+    match list.kind {
+        Kind::Controllers => wrong.extend(compare("controllers", &controllers_in(&list.text), &table_names())),
+        Kind::Flags => {
+            wrong.extend(compare("flags", &flags_in(&list.text), &command_flags()));
+            wrong.extend(wrong_defaults(&list.text));
+        }
+        Kind::ControllerTable => check_controller_table(&list.text, &mut wrong),
+    }
+    wrong
+}
+
+/// The paragraphs of `outside` (a file's text outside its checked lists)
+/// that list several controllers, flags or queues: lists nobody checks.
+fn unchecked_lists(file: &str, outside: &str) -> Vec<String> {
+    let flags = command_flags();
+    let queues = every_queue();
+    // Queues named like a controller's module (`job`, `namespace`) are
+    // also test modules and resources: only the unmistakable ones count.
+    let unmistakable = |q: &&str| queues.contains(*q) && q.contains(|c: char| c == '_' || c.is_uppercase());
+    let mut wrong = Vec::new();
+    for paragraph in outside.split("\n\n") {
+        let start = paragraph.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+        let start: String = start.chars().take(60).collect();
+        let named = controllers_in(paragraph).intersection(&table_names()).count();
+        if named >= 3 {
+            wrong.push(format!("{file}: {named} controllers listed outside a checked list: {start:?}"));
+        }
+        let named = flags_in(paragraph).intersection(&flags).count();
+        if named >= 8 {
+            wrong.push(format!("{file}: {named} flags listed outside a checked list: {start:?}"));
+        }
+        let named: BTreeSet<&str> = quoted(paragraph).into_iter().filter(unmistakable).collect();
+        if named.len() >= 3 {
+            wrong.push(format!("{file}: queues {named:?} listed outside a checked list: {start:?}"));
+        }
+    }
+    wrong
+}
+
+/// Counts of controllers spelled out in `text` ("twenty … controllers")
+/// that are not the table's.
+fn wrong_counts(file: &str, text: &str) -> Vec<String> {
+    let count = spelled(TABLE.len());
+    let counts: Vec<String> = (11..100).map(spelled).collect();
+    let lower = text.to_lowercase();
+    let words: Vec<&str> =
+        lower.split(|c: char| !c.is_ascii_alphabetic() && c != '-').filter(|w| !w.is_empty()).collect();
+    let mut wrong = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        let counted = words[i + 1..].iter().take(4).any(|w| w.starts_with("controller"));
+        if counted && counts.iter().any(|c| c == word) && *word != count {
+            wrong.push(format!("{file}: \"{word} … controllers\", but the table has {count}"));
+        }
+    }
+    wrong
 }
 
 /// Runs every check on every file; each problem is one line, prefixed by
 /// its place.
 fn problems() -> Vec<String> {
-    let mut problems = Vec::new();
-    let flags = command_flags();
-    let queues = every_queue();
-    let count = spelled(TABLE.len());
-    let counts: Vec<String> = (11..100).map(spelled).collect();
+    let mut problems: Vec<String> = TABLE
+        .iter()
+        .filter(|row| queues_of(row.name).is_none())
+        .map(|row| format!("src/docs.rs: say in queues_of which queues {}'s driver creates", row.name))
+        .collect();
     let mut tables = 0;
-    for row in TABLE.iter().filter(|row| queues_of(row.name).is_none()) {
-        problems.push(format!("src/docs.rs: say in queues_of which queues {}'s driver creates", row.name));
-    }
     for (file, text) in markdown_files() {
         let (lists, outside) = split(&file, &text);
         for list in &lists {
-            let mut wrong = Vec::new();
-            match list.kind {
-                "controllers" => wrong.extend(compare("controllers", &controllers_in(&list.text), &table_names())),
-                "flags" => {
-                    wrong.extend(compare("flags", &flags_in(&list.text), &flags));
-                    wrong.extend(wrong_defaults(&list.text));
-                }
-                _ => {
-                    tables += 1;
-                    check_controller_table(&list.text, &mut wrong);
-                }
-            }
-            problems.extend(wrong.into_iter().map(|w| format!("{file}:{} ({} list): {w}", list.line, list.kind)));
+            tables += usize::from(matches!(list.kind, Kind::ControllerTable));
+            let wrong = check_list(list);
+            problems.extend(wrong.into_iter().map(|w| format!("{file}:{} ({:?} list): {w}", list.line, list.kind)));
+            problems.extend(missing_paths(&file, &list.text));
         }
-        for paragraph in outside.split("\n\n") {
-            let start = paragraph.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
-            let start: String = start.chars().take(60).collect();
-            let named = controllers_in(paragraph).intersection(&table_names()).count();
-            if named >= 3 {
-                problems.push(format!("{file}: {named} controllers listed outside a checked list: {start:?}"));
-            }
-            let named = flags_in(paragraph).intersection(&flags).count();
-            if named >= 8 {
-                problems.push(format!("{file}: {named} flags listed outside a checked list: {start:?}"));
-            }
-            // Queues named like a controller's module (`job`, `namespace`)
-            // are also test modules and resources: only the unmistakable
-            // ones count.
-            let unmistakable = |q: &&str| queues.contains(*q) && q.contains(|c: char| c == '_' || c.is_uppercase());
-            let named: BTreeSet<&str> = quoted(paragraph).into_iter().filter(unmistakable).collect();
-            if named.len() >= 3 {
-                problems.push(format!("{file}: queues {named:?} listed outside a checked list: {start:?}"));
-            }
-        }
-        problems.extend(
-            missing_paths(&file, &outside).into_iter().chain(lists.iter().flat_map(|l| missing_paths(&file, &l.text))),
-        );
+        problems.extend(unchecked_lists(&file, &outside));
+        problems.extend(missing_paths(&file, &outside));
+        problems.extend(wrong_counts(&file, &text));
         if file == "docs/controllers.md" {
             let sections = text.lines().filter(|l| l.starts_with("## The ")).count();
             if sections != TABLE.len() {
                 problems.push(format!("{file}: {sections} controller sections, but the table has {}", TABLE.len()));
-            }
-        }
-        let lower = text.to_lowercase();
-        let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphabetic() && c != '-').collect();
-        for (i, word) in words.iter().enumerate() {
-            let counted = words[i + 1..].iter().filter(|w| !w.is_empty()).take(4).any(|w| w.starts_with("controller"));
-            if counted && counts.iter().any(|c| c == word) && *word != count {
-                problems.push(format!("{file}: \"{word} … controllers\", but the table has {count}"));
             }
         }
     }
