@@ -11,3 +11,6 @@ pub mod controllers;
 pub mod daemon;
 pub mod drivers;
 pub mod sim;
+
+#[cfg(test)]
+mod docs;
