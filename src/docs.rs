@@ -24,7 +24,7 @@ use std::collections::BTreeSet;
 use kcm_runtime::leader::LeaderHealth;
 
 use crate::config::{Flags, parse_go_duration};
-use crate::controllers::{TABLE, implemented};
+use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
     clusterroleaggregation, cronjob, daemonset, deployment, endpoint, endpointslice, endpointslicemirroring,
     garbagecollector, job, legacytokencleaner, namespace, nodelifecycle, podgc, replicaset, rootcacertpublisher,
@@ -165,7 +165,7 @@ fn quoted(text: &str) -> Vec<&str> {
 /// not the command's. Go durations compare by value (`5m` is `5m0s`);
 /// `text|json` gives the default first.
 fn wrong_defaults(text: &str) -> Vec<String> {
-    let command = Flags::command(&implemented());
+    let command = Flags::command(&flags());
     let default_of = |flag: &str| {
         let long = flag.strip_prefix("--").unwrap_or("v");
         let arg = command.get_arguments().find(|arg| arg.get_long() == Some(long))?;
@@ -194,7 +194,7 @@ fn wrong_defaults(text: &str) -> Vec<String> {
 /// Every flag `kcm-rs --help` shows, as written on a command line (the
 /// upstream flags kcm-rs refuses are hidden, and not its flags).
 fn command_flags() -> BTreeSet<String> {
-    Flags::command(&implemented())
+    Flags::command(&flags())
         .get_arguments()
         .filter(|arg| !arg.is_hide_set())
         .filter_map(|arg| arg.get_long())
@@ -207,7 +207,7 @@ fn table_names() -> BTreeSet<String> {
 }
 
 fn every_queue() -> BTreeSet<String> {
-    TABLE.iter().flat_map(|row| queues_of(row.name).unwrap_or_default()).map(|q| (*q).to_owned()).collect()
+    TABLE.iter().flat_map(|row| queues_of(row.name()).unwrap_or_default()).map(|q| (*q).to_owned()).collect()
 }
 
 /// What `want` lacks and what it does not have, if they differ.
@@ -354,8 +354,8 @@ fn wrong_counts(file: &str, text: &str) -> Vec<String> {
 fn problems() -> Vec<String> {
     let mut problems: Vec<String> = TABLE
         .iter()
-        .filter(|row| queues_of(row.name).is_none())
-        .map(|row| format!("src/docs.rs: say in queues_of which queues {}'s driver creates", row.name))
+        .filter(|row| queues_of(row.name()).is_none())
+        .map(|row| format!("src/docs.rs: say in queues_of which queues {}'s driver creates", row.name()))
         .collect();
     let mut tables = 0;
     for (file, text) in markdown_files() {

@@ -32,8 +32,13 @@ const ALLOWED: &[(&str, &str)] = &[
     ("controllers/src/plan.rs", "controllers/src/statefulset/write.rs"),
 ];
 
-#[test]
-fn no_import_cycles_between_production_files() {
+/// The driver modules every controller's driver may use (`src/drivers/`):
+/// every other module there is one controller's driver.
+const SHARED_DRIVER_MODULES: &[&str] =
+    &["api_errors", "execute", "expectations", "mod.rs", "namespace_keys", "nodes", "owners", "service_pods"];
+
+/// The file-to-file imports of every crate of the workspace.
+fn workspace_edges() -> BTreeSet<(PathBuf, PathBuf)> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let read = |path: &Path| std::fs::read_to_string(root.join(path)).ok();
     let mut edges = BTreeSet::new();
@@ -46,6 +51,47 @@ fn no_import_cycles_between_production_files() {
         }
     }
     assert!(edges.len() > 100, "the import graph is suspiciously small: {edges:?}");
+    edges
+}
+
+/// The controller whose module holds `file`, if any: a module of
+/// `controllers/src/` other than `common/` and the crate's own files, or a
+/// module of `src/drivers/` other than the shared ones.
+fn controller_of(file: &Path) -> Option<String> {
+    let parts: Vec<String> = file.iter().map(|part| part.to_string_lossy().into_owned()).collect();
+    let (module, nested) = match parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["controllers", "src", module, rest @ ..] if *module != "common" => (module.to_string(), !rest.is_empty()),
+        ["src", "drivers", module, rest @ ..] if !SHARED_DRIVER_MODULES.contains(&module.trim_end_matches(".rs")) => {
+            (format!("drivers/{module}"), !rest.is_empty())
+        }
+        _ => return None,
+    };
+    // A file directly under the crate's `src/` is a module only if it is a
+    // folder or a controller's single file (`drivers/<name>.rs`).
+    let single_file_core = !nested && parts[0] == "controllers";
+    (!single_file_core).then(|| module.trim_end_matches(".rs").to_owned())
+}
+
+/// No controller's core or driver names another controller's module: what
+/// two controllers share lives one layer down (`controllers/src/common/`,
+/// the shared driver modules, kcm-runtime, kcm-objects).
+#[test]
+fn no_controller_module_imports_another_controllers() {
+    let crossings: Vec<String> = workspace_edges()
+        .into_iter()
+        .filter(|(from, to)| matches!((controller_of(from), controller_of(to)), (Some(a), Some(b)) if a != b))
+        .map(|(from, to)| format!("  {} -> {}", from.display(), to.display()))
+        .collect();
+    assert!(
+        crossings.is_empty(),
+        "controller modules that import another controller's (move what they share one layer down):\n{}",
+        crossings.join("\n")
+    );
+}
+
+#[test]
+fn no_import_cycles_between_production_files() {
+    let mut edges = workspace_edges();
     let stale: Vec<_> = ALLOWED
         .iter()
         .map(|&(from, to)| (PathBuf::from(from), PathBuf::from(to)))
