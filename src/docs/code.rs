@@ -1,0 +1,68 @@
+//! What the code says: the controller table's names, the flags
+//! `kcm-rs --help` shows, and the workqueues each controller's driver
+//! creates.
+
+use std::collections::BTreeSet;
+
+use crate::config::Flags;
+use crate::controllers::{TABLE, flags, implemented};
+use crate::drivers::{
+    clusterroleaggregation, cronjob, daemonset, deployment, endpoint, endpointslice, endpointslicemirroring,
+    garbagecollector, job, legacytokencleaner, namespace, nodelifecycle, podgc, replicaset, rootcacertpublisher,
+    serviceaccount, serviceaccounttoken, statefulset, tainteviction, ttlafterfinished,
+};
+
+/// The workqueues with `workqueue_*` series (label `name`) that a
+/// controller's driver creates: the drivers' own constants. A controller
+/// added to the table fails the tests until it is added here (`None`).
+pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
+    let queues: &[&str] = match controller {
+        serviceaccounttoken::CONTROLLER_NAME => {
+            &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME]
+        }
+        deployment::CONTROLLER_NAME => &[deployment::QUEUE_NAME],
+        replicaset::CONTROLLER_NAME => &[replicaset::QUEUE_NAME],
+        statefulset::CONTROLLER_NAME => &[statefulset::QUEUE_NAME],
+        daemonset::CONTROLLER_NAME => &[daemonset::QUEUE_NAME],
+        job::CONTROLLER_NAME => &[job::QUEUE_NAME, job::ORPHAN_QUEUE_NAME],
+        cronjob::CONTROLLER_NAME => &[cronjob::QUEUE_NAME],
+        namespace::CONTROLLER_NAME => &[namespace::QUEUE_NAME],
+        // Its deletion timers' queue has no metrics.
+        tainteviction::CONTROLLER_NAME => &[tainteviction::NODE_QUEUE_NAME, tainteviction::POD_QUEUE_NAME],
+        nodelifecycle::CONTROLLER_NAME => &[nodelifecycle::NODE_QUEUE_NAME, nodelifecycle::POD_QUEUE_NAME],
+        serviceaccount::CONTROLLER_NAME => &[serviceaccount::QUEUE_NAME],
+        rootcacertpublisher::CONTROLLER_NAME => &[rootcacertpublisher::QUEUE_NAME],
+        clusterroleaggregation::CONTROLLER_NAME => &[clusterroleaggregation::QUEUE_NAME],
+        endpoint::CONTROLLER_NAME => &[endpoint::QUEUE_NAME],
+        endpointslicemirroring::CONTROLLER_NAME => &[endpointslicemirroring::QUEUE_NAME],
+        // One pass a day, one every 20 s: no queue.
+        legacytokencleaner::CONTROLLER_NAME | podgc::CONTROLLER_NAME => &[],
+        // Its topology queue has no metrics.
+        endpointslice::CONTROLLER_NAME => &[endpointslice::QUEUE_NAME],
+        ttlafterfinished::CONTROLLER_NAME => &[ttlafterfinished::QUEUE_NAME],
+        garbagecollector::CONTROLLER_NAME => {
+            &[garbagecollector::ATTEMPT_TO_DELETE_QUEUE, garbagecollector::ATTEMPT_TO_ORPHAN_QUEUE]
+        }
+        _ => return None,
+    };
+    Some(queues)
+}
+
+/// Every flag `kcm-rs --help` shows, as written on a command line (the
+/// upstream flags kcm-rs refuses are hidden, and not its flags).
+pub(super) fn command_flags() -> BTreeSet<String> {
+    Flags::command(&flags())
+        .get_arguments()
+        .filter(|arg| !arg.is_hide_set())
+        .filter_map(|arg| arg.get_long())
+        .map(|long| if long == "v" { "-v".to_owned() } else { format!("--{long}") })
+        .collect()
+}
+
+pub(super) fn table_names() -> BTreeSet<String> {
+    implemented().into_iter().map(str::to_owned).collect()
+}
+
+pub(super) fn every_queue() -> BTreeSet<String> {
+    TABLE.iter().flat_map(|row| queues_of(row.name()).unwrap_or_default()).map(|q| (*q).to_owned()).collect()
+}
