@@ -5,10 +5,18 @@
 //! Every rollout runs under a [`RolloutChecker`]: a watch on the
 //! Deployment's pods and ReplicaSets that, after every event, counts them
 //! by upstream's rules and records a violation when the strategy's bounds
-//! are broken (more than `replicas + maxSurge` pods or desired replicas,
-//! fewer than `replicas - maxUnavailable` available pods once the rollout
-//! started from a fully available state; for Recreate, old and new pods
-//! together). Each scenario asserts at its end that none was recorded.
+//! are broken (the ReplicaSets' `spec.replicas` summed above `replicas +
+//! maxSurge`, fewer than `replicas - maxUnavailable` available pods once
+//! the rollout started from a fully available state; for Recreate, old and
+//! new pods together). Each scenario asserts at its end that none was
+//! recorded.
+//!
+//! The surge bound is on the ReplicaSets' desired replicas, as upstream's
+//! e2e `checkRollingUpdateStatus` judges it, not on the pods: the
+//! Deployment controller sizes ReplicaSets, and the ReplicaSet controller
+//! deletes an old set's surplus pods and creates a new set's pods in
+//! parallel, so for a moment the pods may outnumber the bound on upstream
+//! too.
 //!
 //! Each scenario has its own kube-sim and `kcm-rs`, so they run in
 //! parallel (on the testbed, its own namespace, in turn); every wait is on
@@ -114,10 +122,8 @@ struct Checked {
     replicas: i32,
     strategy: Strategy,
     min_ready_seconds: i64,
-    /// The pod count is judged (off after a scale-down until the surplus
-    /// pods are gone).
-    pods_surge_armed: bool,
-    /// The ReplicaSets' desired replicas are judged (as above).
+    /// The ReplicaSets' desired replicas are judged (off after a
+    /// scale-down until they fit the new bound).
     replica_sets_surge_armed: bool,
     /// Availability is judged: on once every replica was available, off
     /// after a scale-up until then again.
@@ -165,20 +171,13 @@ impl Checked {
     /// Judges the pods after `event`.
     fn judge_pods(&mut self, event: &str) {
         self.events += 1;
-        let (surge, unavailable) = self.fenceposts();
+        let (_, unavailable) = self.fenceposts();
         let active: Vec<&Pod> = self.pods.values().filter(|p| is_active(p)).collect();
-        let count = i32::try_from(active.len()).expect("fits");
+        let count = active.len();
         let now = jiff::Timestamp::now();
         let available = active.iter().filter(|p| is_available(p, self.min_ready_seconds, now)).count();
         let available = i32::try_from(available).expect("fits");
         let replicas = self.replicas;
-        let max_total = replicas + surge;
-        if count > max_total && self.pods_surge_armed {
-            let names: Vec<&str> = active.iter().filter_map(|p| p.metadata.name.as_deref()).collect();
-            self.violation(format!("{event}: {count} active pods > replicas {replicas} + maxSurge {surge}: {names:?}"));
-        } else if count <= max_total {
-            self.pods_surge_armed = true;
-        }
         if let Strategy::Rolling { .. } = self.strategy {
             let min_available = replicas - unavailable;
             if self.availability_armed && available < min_available {
@@ -239,7 +238,6 @@ impl RolloutChecker {
             replicas,
             strategy,
             min_ready_seconds,
-            pods_surge_armed: true,
             replica_sets_surge_armed: true,
             availability_armed: false,
             pods: BTreeMap::new(),
@@ -262,13 +260,12 @@ impl RolloutChecker {
     }
 
     /// Call before scaling the Deployment to `replicas`: a scale-down
-    /// suspends the surge checks until the surplus is gone, a scale-up the
+    /// suspends the surge check until the surplus is gone, a scale-up the
     /// availability check until every replica is available again (upstream
     /// e2e does not judge a rollout right after a scaling event either).
     fn scale(&self, replicas: i32) {
         let mut s = self.state.lock().expect("lock");
         if replicas < s.replicas {
-            s.pods_surge_armed = false;
             s.replica_sets_surge_armed = false;
         }
         if replicas > s.replicas {
@@ -503,8 +500,9 @@ on_both!(
     a_deployment_adopts_the_orphan_replica_sets_its_selector_matches_and_only_those,
 );
 
-/// The checker itself: pods made by hand (no controller involved) break
-/// both bounds, and each break is reported with the event and counts.
+/// The checker itself: pods and ReplicaSets made by hand (no Deployment
+/// involved) break both bounds, and each break is reported with the event
+/// and counts.
 async fn the_checker_reports_a_surge_and_an_availability_drop() {
     let env = start().await;
     // Pods made by hand need the namespace's ServiceAccount, which kcm-rs
@@ -529,20 +527,28 @@ async fn the_checker_reports_a_surge_and_an_availability_drop() {
     .await;
     assert_eq!(checker.violations(), Vec::<String>::new());
 
-    // 3 pods are within 2 + 1; the 4th is not.
-    for name in ["probe-c", "probe-d"] {
-        pods.create(&PostParams::default(), &pod(name)).await.expect("created");
-    }
     // Availability was armed at 2 available of 2: dropping to 1 breaks
     // maxUnavailable 0.
-    for name in ["probe-a", "probe-c", "probe-d"] {
-        pods.delete(name, &Default::default()).await.expect("deleted");
+    pods.delete("probe-a", &Default::default()).await.expect("deleted");
+    // ReplicaSets that want 2, then 4 replicas: 2 is within 2 + 1, 4 is
+    // not.
+    let sets: Api<ReplicaSet> = Api::namespaced(env.client.clone(), &env.ns);
+    for set in ["probe-x", "probe-y"] {
+        let labels = json!({"app": "probe", "set": set});
+        let rs: ReplicaSet = serde_json::from_value(json!({
+            "metadata": {"name": set, "labels": labels},
+            "spec": {"replicas": 2, "selector": {"matchLabels": labels}, "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": image("probe", "1")}]}}}}))
+        .expect("a ReplicaSet");
+        sets.create(&PostParams::default(), &rs).await.expect("created");
     }
     wait_for(&env.cluster, PATIENCE, "both violations", || async {
         let seen = checker.violations();
-        let surge = seen
-            .iter()
-            .any(|v| v.starts_with("Pod probe-d changed") && v.contains("4 active pods > replicas 2 + maxSurge 1"));
+        let surge = seen.iter().any(|v| {
+            v.starts_with("ReplicaSet probe-y changed")
+                && v.contains("ReplicaSets want 4 replicas > replicas 2 + maxSurge 1")
+        });
         let drop = seen.iter().any(|v| v.contains("1 available pods (of 1 active) < replicas 2 - maxUnavailable 0"));
         if surge && drop { Ok(()) } else { Err(format!("{seen:?}")) }
     })
