@@ -67,6 +67,7 @@ pub mod namespace;
 pub mod node;
 pub mod plan;
 pub mod podgc;
+pub mod protocol;
 pub mod replicaset;
 pub mod rootcacertpublisher;
 pub mod serviceaccount;

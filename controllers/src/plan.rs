@@ -8,10 +8,15 @@
 //! This is how upstream's slow start (`slowStartBatch`) and "stop at the first
 //! error" are expressed without the core doing any I/O.
 //!
-//! The plan is shared by every controller: the ReplicaSet controller creates,
-//! deletes and patches pods and writes ReplicaSet status; the Deployment
-//! controller creates, updates, deletes and patches ReplicaSets and writes
-//! its Deployment (status, and the spec on a rollback).
+//! The plan's shared [`Action`]s are the writes more than one controller
+//! makes, or that upstream keeps in shared code (`PodControl`, the
+//! ControllerRefManager, ControllerRevision history): the ReplicaSet
+//! controller creates, deletes and patches pods and writes ReplicaSet
+//! status; the Deployment controller creates, updates, deletes and patches
+//! ReplicaSets and writes its Deployment (status, and the spec on a
+//! rollback). A controller's own writes are its type `W`, carried as
+//! [`Action::Own`] and performed by its driver: a plan names no
+//! controller.
 //!
 //! What a plan deliberately leaves to the executor:
 //! - pod names chosen by the API server (`generateName`), and so the events
@@ -28,14 +33,19 @@ pub use kcm_objects::EventType;
 use serde_json::json;
 
 use crate::common::history;
-use crate::daemonset;
 
-/// The outcome of one sync: intended writes in order, and when to look again.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Plan {
+/// The writes of a controller that has none of its own (a plan of shared
+/// [`Action`]s only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoOwnWrites {}
+
+/// The outcome of one sync: intended writes in order, and when to look
+/// again. `W` is the controller's own write type ([`Action::Own`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan<W = NoOwnWrites> {
     /// Steps, run one after another; the executor stops after the first step
     /// that failed.
-    pub steps: Vec<Step>,
+    pub steps: Vec<Step<W>>,
     /// Sync this key again after this long even if nothing changes
     /// (upstream `queue.AddAfter`). The executor honours it only when every
     /// step succeeded; a failure requeues with rate limiting instead.
@@ -45,14 +55,14 @@ pub struct Plan {
 /// Actions that may run concurrently; the plan continues only if all of them
 /// succeeded (or failed in a way their documentation tolerates).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Step {
+pub struct Step<W = NoOwnWrites> {
     /// The actions of this step, in the order they were decided.
-    pub actions: Vec<Action>,
+    pub actions: Vec<Action<W>>,
 }
 
 /// One intended write (or local bookkeeping, or precondition) of a plan.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Action {
+pub enum Action<W = NoOwnWrites> {
     /// Precondition before adopting: read `owner` (a ReplicaSet, a
     /// Deployment, a DaemonSet or a StatefulSet, by `owner.kind`) live from the API server (not the cache)
     /// and fail the step if it is gone, has another uid, or has a
@@ -78,6 +88,15 @@ pub enum Action {
         key: String,
         /// Keys (`namespace/name`) of the pods about to be deleted.
         pod_keys: Vec<String>,
+    },
+    /// Local bookkeeping, no API call: `count` of the creations expected
+    /// under `key` will not be seen, because they failed or were never
+    /// issued (upstream's `CreationObserved` for each skipped pod).
+    ForgetCreations {
+        /// The controller's queue key (`namespace/name`).
+        key: String,
+        /// How many expected creations to forget.
+        count: usize,
     },
     /// Create a pod (its name comes from `generateName`). On success emit
     /// [`pod_control::successful_create`](crate::common::pod_control::successful_create)
@@ -201,16 +220,9 @@ pub enum Action {
     /// A write to a ControllerRevision (DaemonSet and StatefulSet
     /// history), as [`history::Write`] documents it.
     ControllerRevision(history::Write),
-    /// A write to a DaemonSet or one of its pods, as
-    /// [`daemonset::Write`] documents it.
-    DaemonSet(daemonset::Write),
-    /// A write of the StatefulSet controller (pods with fixed names and
-    /// their claims, the set's status), as
-    /// [`statefulset::Write`](crate::statefulset::Write) documents it.
-    StatefulSet(crate::statefulset::Write),
-    /// A write (or bookkeeping) of the Job controller, as
-    /// [`job::Write`](crate::job::Write) documents it.
-    Job(crate::job::Write),
+    /// A write (or bookkeeping) of the controller's own, as its type `W`
+    /// documents it, performed by its driver.
+    Own(W),
     /// Record an event whose text is known when planning.
     Event(Event),
 }
@@ -291,20 +303,26 @@ pub struct Event {
 
 // === impl Plan ===
 
-impl Plan {
+impl<W> Default for Plan<W> {
+    fn default() -> Self {
+        Self { steps: Vec::new(), requeue_after: None }
+    }
+}
+
+impl<W> Plan<W> {
     /// An empty plan: nothing to write, no requeue.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Appends a step holding a single action.
-    pub fn push(&mut self, action: Action) {
+    pub fn push(&mut self, action: Action<W>) {
         self.steps.push(Step { actions: vec![action] });
     }
 
     /// Appends a step whose actions may run concurrently. Empty steps are
     /// not added.
-    pub fn push_concurrent(&mut self, actions: Vec<Action>) {
+    pub fn push_concurrent(&mut self, actions: Vec<Action<W>>) {
         if !actions.is_empty() {
             self.steps.push(Step { actions });
         }
@@ -316,7 +334,7 @@ impl Plan {
     }
 
     /// Every action, in order, ignoring the step structure.
-    pub fn actions(&self) -> impl Iterator<Item = &Action> {
+    pub fn actions(&self) -> impl Iterator<Item = &Action<W>> {
         self.steps.iter().flat_map(|s| s.actions.iter())
     }
 
@@ -379,7 +397,7 @@ mod tests {
 
     #[test]
     fn creations_after_counts_skipped_batches() {
-        let mut plan = Plan::new();
+        let mut plan: Plan = Plan::new();
         plan.push(create());
         plan.push_concurrent(vec![create(), create()]);
         plan.push_concurrent(vec![create(), create(), create(), create()]);

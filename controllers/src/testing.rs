@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 
-use crate::plan::{Action, OwnerRefPatch, Plan, Step};
+use crate::plan::{Action, NoOwnWrites, OwnerRefPatch, Plan, Step};
 
 /// Upstream's `serviceAccount(secretRefs)`: `default/default`, uid
 /// `12345`, listing `secrets` (`tokenSecretReferences()` is
@@ -229,14 +229,14 @@ impl RsBuilder {
 // === plans ===
 
 /// One line per action of `plan` (see [`describe`]).
-pub fn describe_plan(plan: &Plan) -> Vec<String> {
+pub fn describe_plan<W: DescribeOwn>(plan: &Plan<W>) -> Vec<String> {
     plan.actions().map(describe).collect()
 }
 
 /// One line for a step: `create x<n>` when it creates pods, `delete
 /// <name>,<name>` when it deletes pods, else its actions' lines (see
 /// [`describe`]) joined by spaces.
-pub fn describe_step(step: &Step) -> String {
+pub fn describe_step<W: DescribeOwn>(step: &Step<W>) -> String {
     let creates = step.actions.iter().filter(|a| matches!(a, Action::CreatePod { .. })).count();
     if creates > 0 {
         return format!("create x{creates}");
@@ -276,7 +276,7 @@ pub fn describe_step(step: &Step) -> String {
 ///   revision>-><update revision>`;
 /// - Jobs: `job <write as Debug>` (the Job tests judge plans otherwise);
 /// - `event <reason>: <message>`.
-pub fn describe(action: &Action) -> String {
+pub fn describe<W: DescribeOwn>(action: &Action<W>) -> String {
     let n = |v: Option<i32>| v.unwrap_or(0);
     let replica_set = |verb: &str, rs: &ReplicaSet| {
         let replicas = rs.spec.replicas.unwrap_or(-1);
@@ -286,6 +286,7 @@ pub fn describe(action: &Action) -> String {
         Action::RecheckOwner { .. } => "recheck".into(),
         Action::ExpectCreations { count, .. } => format!("expect +{count}"),
         Action::ExpectDeletions { pod_keys, .. } => format!("expect -{}", pod_keys.join(",")),
+        Action::ForgetCreations { count, .. } => format!("forget +{count}"),
         Action::CreatePod { .. } => "create pod".into(),
         Action::DeletePod { name, .. } | Action::DeleteReplicaSet { name, .. } => format!("delete {name}"),
         Action::PatchPodOwnerRefs { name, patch, .. } | Action::PatchReplicaSetOwnerRefs { name, patch, .. } => {
@@ -321,14 +322,46 @@ pub fn describe(action: &Action) -> String {
         }
         Action::UpdateDeployment { .. } => "update deployment".into(),
         Action::ControllerRevision(write) => describe_revision_write(write),
-        Action::DaemonSet(crate::daemonset::Write::UpdateStatus { status: s, .. }) => {
-            let counts = crate::daemonset::status_counts(s).map(|c| c.to_string()).join("/");
-            format!("status {counts} gen={} collisions={}", s.observed_generation.unwrap_or(0), n(s.collision_count))
-        }
-        Action::DaemonSet(crate::daemonset::Write::RelabelPod { name, hash, .. }) => format!("relabel {name} {hash}"),
-        Action::StatefulSet(write) => describe_stateful_set_write(write),
-        Action::Job(write) => format!("job {write:?}"),
+        Action::Own(write) => write.describe_own(),
         Action::Event(e) => format!("event {}: {}", e.reason, e.message),
+    }
+}
+
+/// One line for a controller's own write, in [`describe`]'s terms.
+pub trait DescribeOwn {
+    /// The line.
+    fn describe_own(&self) -> String;
+}
+
+impl DescribeOwn for NoOwnWrites {
+    fn describe_own(&self) -> String {
+        match *self {}
+    }
+}
+
+impl DescribeOwn for crate::daemonset::Write {
+    fn describe_own(&self) -> String {
+        use crate::daemonset::Write;
+        match self {
+            Write::UpdateStatus { status: s, .. } => {
+                let counts = crate::daemonset::status_counts(s).map(|c| c.to_string()).join("/");
+                let collisions = s.collision_count.unwrap_or(0);
+                format!("status {counts} gen={} collisions={collisions}", s.observed_generation.unwrap_or(0))
+            }
+            Write::RelabelPod { name, hash, .. } => format!("relabel {name} {hash}"),
+        }
+    }
+}
+
+impl DescribeOwn for crate::statefulset::Write {
+    fn describe_own(&self) -> String {
+        describe_stateful_set_write(self)
+    }
+}
+
+impl DescribeOwn for crate::job::Write {
+    fn describe_own(&self) -> String {
+        format!("job {self:?}")
     }
 }
 

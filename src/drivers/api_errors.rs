@@ -2,6 +2,8 @@
 //! namespace-terminating cause and the message shown for an error, as every
 //! driver classifies its writes' failures.
 
+use kcm_controllers::protocol::{Refusal, WriteError};
+
 /// The HTTP code of an API error answer.
 pub fn code(error: &kube::Error) -> Option<u16> {
     match error {
@@ -34,4 +36,18 @@ pub fn error_message(error: &kube::Error) -> String {
         kube::Error::Api(status) if !status.message.is_empty() => status.message.clone(),
         other => other.to_string(),
     }
+}
+
+/// `error` as a core is told it ([`Refusal`] and message).
+pub fn write_error(error: &kube::Error) -> WriteError {
+    let refusal = match (code(error), reason(error)) {
+        (Some(404), _) => Refusal::NotFound,
+        (Some(409), Some("AlreadyExists")) => Refusal::AlreadyExists,
+        (Some(409), _) => Refusal::Conflict,
+        (Some(403), _) if namespace_terminating(error) => Refusal::NamespaceTerminating,
+        (Some(403), _) => Refusal::Forbidden,
+        (Some(422), _) => Refusal::Invalid,
+        _ => Refusal::Other,
+    };
+    WriteError { refusal, message: error_message(error) }
 }

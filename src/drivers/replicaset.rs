@@ -9,11 +9,9 @@
 //! - the `replicaset` workqueue (upstream's default controller rate
 //!   limiter) and the worker pool (`--concurrent-replicaset-syncs`, at most
 //!   [`RETRIES`] failed syncs per key);
-//! - the per-key sync: a [`Snapshot`] of the caches, the core's [`Plan`],
-//!   and the executor contract of `kcm_controllers::replicaset` (expectation
-//!   bookkeeping, `after_manage_error` on a failed create or delete step).
-//!
-//! [`Plan`]: kcm_controllers::plan::Plan
+//! - the per-key sync: a [`Snapshot`] of the caches, and the core's
+//!   [`SyncMachine`] driven to its end by the executor, which reports pod
+//!   creates and deletes to the expectations.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,11 +20,11 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_controllers::common::pod::is_pod_ready;
 use kcm_controllers::common::selector::Selector;
-use kcm_controllers::replicaset::{self as core, NamespacePods, Options, Snapshot};
+use kcm_controllers::replicaset::{self as core, NamespacePods, Options, Snapshot, SyncMachine};
 use kcm_objects::{OwnerRef, Pod};
 use kube::Client;
 
-use super::execute::{Executed, Executor};
+use super::execute::{Executor, next_after};
 use super::expectations::{OwnKindHandler, SharedExpectations};
 use super::owners;
 use futures::future::BoxFuture;
@@ -158,43 +156,29 @@ impl Syncer {
             self.expectations.lock().delete(key);
             return Ok(Next::Done);
         };
-        let plan = self.plan(&rs, |snapshot| core::sync(snapshot, &self.options));
-        match self.executor.run(&plan, &self.expectations).await {
-            Executed::ManageFailed(error) => {
-                let rs = self.replica_sets.get(key).unwrap_or(rs);
-                let plan = self.plan(&rs, |snapshot| core::after_manage_error(snapshot, &self.options, &error));
-                if let Executed::Failed(status_error) = self.executor.run(&plan, &self.expectations).await {
-                    tracing::info!(%key, error = %status_error, "cannot write the ReplicaFailure status");
-                }
-                Err(error.into())
-            }
-            executed => executed.into_next(),
-        }
-    }
-
-    /// Plans with `planner` on a snapshot of the caches taken now: the pods
-    /// the ReplicaSet controls and its namespace's orphans, and the
-    /// ReplicaSets under its controller, from the indexes (the namespace's
-    /// other pods only when ranking for a scale-down).
-    fn plan<T>(&self, rs: &ReplicaSet, planner: impl FnOnce(&Snapshot<'_>) -> T) -> T {
+        // A snapshot of the caches taken now: the pods the ReplicaSet
+        // controls and its namespace's orphans, and the ReplicaSets under
+        // its controller, from the indexes (the namespace's other pods only
+        // when ranking for a scale-down).
         let namespace = rs.metadata.namespace.as_deref().unwrap_or("");
         // Read before the pods: the pod list is then at least this recent.
         let pods_resource_version = self.pod_informer.last_resource_version();
         let pods = owners::claimable(&self.pods, rs.metadata.uid.as_deref(), namespace);
         let namespace_pods = || self.pods.list_namespace(namespace);
-        let replica_sets = owners::under_same_controller(&self.replica_sets, rs);
+        let replica_sets = owners::under_same_controller(&self.replica_sets, &rs);
         // A copy of this key's record: the other workers and the pod
         // handler go on while this one plans.
-        let expectations = self.expectations.lock().of(&core::key(rs));
-        planner(&Snapshot {
-            replica_set: rs,
+        let expectations = self.expectations.lock().of(&core::key(&rs));
+        let snapshot = Snapshot {
+            replica_set: &rs,
             pods: &pods,
             namespace_pods: NamespacePods(&namespace_pods),
             replica_sets: &replica_sets,
             expectations: &expectations,
             pods_resource_version,
             now: Timestamp::now(),
-        })
+        };
+        next_after(self.executor.drive(SyncMachine::new(&snapshot, &self.options), &self.expectations).await)
     }
 }
 

@@ -30,7 +30,7 @@ use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kcm_controllers::common::pod::is_pod_ready;
 use kcm_controllers::common::selector::Selector;
-use kcm_controllers::plan::Plan;
+use kcm_controllers::statefulset::Plan;
 use kcm_controllers::statefulset::{self as core, Options, Snapshot};
 use kcm_objects::{OwnerRef, Pod};
 use kube::Client;

@@ -164,12 +164,12 @@ where
 /// re-check of `owner` and the adoptions with `controller_ref`
 /// (concurrently). A failed step ends the sync, as upstream returns the
 /// claim's error before doing anything else.
-pub fn plan_claim_patches<T>(
-    plan: &mut Plan,
+pub fn plan_claim_patches<T, W>(
+    plan: &mut Plan<W>,
     owner: &ObjectRef,
     controller_ref: &OwnerReference,
     claims: &Claims<'_, T>,
-    patch: impl Fn(&T, OwnerRefPatch) -> Action,
+    patch: impl Fn(&T, OwnerRefPatch) -> Action<W>,
 ) {
     plan.push_concurrent(
         claims.release.iter().map(|d| patch(d, OwnerRefPatch::Release { owner_uid: owner.uid.clone() })).collect(),

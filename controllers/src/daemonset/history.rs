@@ -23,12 +23,12 @@ use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use kcm_objects::Pod;
 use serde_json::{Value, json};
 
+use super::{Action, Plan};
 use super::{CONTROLLER_REVISION_HASH_LABEL, Write as DaemonSetWrite};
 use crate::common::controller_ref::new_controller_ref;
 use crate::common::history::{self, OnAlreadyExists, Write, number, sort_controller_revisions};
 use crate::common::semantic::semantically_equal;
 use crate::common::template_hash::compute_hash;
-use crate::plan::{Action, Plan};
 
 /// Revisions kept besides the current one when `revisionHistoryLimit` is
 /// unset (the API default).
@@ -140,7 +140,7 @@ fn dedup_current<'c>(current: &'c [ControllerRevision], pods: &[&Pod], plan: &mu
     let keep_hash = keep.metadata.labels.as_ref().and_then(|l| l.get(CONTROLLER_REVISION_HASH_LABEL));
     let keep_hash = keep_hash.cloned().unwrap_or_default();
     for pod in pods.iter().filter(|p| p.metadata.labels.get(CONTROLLER_REVISION_HASH_LABEL) != Some(&keep_hash)) {
-        plan.push(Action::DaemonSet(DaemonSetWrite::RelabelPod {
+        plan.push(Action::Own(DaemonSetWrite::RelabelPod {
             namespace: pod.metadata.namespace.to_string(),
             name: pod.metadata.name.to_string(),
             hash: keep_hash.clone(),

@@ -32,12 +32,13 @@ use super::placement::node_should_run_daemon_pod;
 use super::template::{
     allows_surge, create_pod_template, replace_daemon_set_pod_node_name_node_affinity, template_generation,
 };
+use super::{Action, Plan};
 use super::{CONTROLLER_REVISION_HASH_LABEL, FAILED_DAEMON_POD, SUCCEEDED_DAEMON_POD, key, object_ref};
 use crate::common::controller_ref::new_controller_ref;
 use crate::common::pod::{is_pod_available, is_pod_ready, is_pod_terminal};
 use crate::common::pod_control::pod_from_template;
 use crate::common::slow_start::slow_start_batches;
-use crate::plan::{Action, Event, EventType, Plan};
+use crate::plan::{Event, EventType};
 
 /// Daemon pods by the node they are on or for (upstream
 /// `getNodesToDaemonPods`): pods with no such node are left out, and so

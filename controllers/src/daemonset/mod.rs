@@ -3,7 +3,7 @@
 //! plan-returning shape: [`sync`] turns a [`Snapshot`] (the DaemonSet, the
 //! cached pods of its namespace, every node, the ControllerRevisions of its
 //! namespace, the expectations, the failed-pod backoff, `now`) into a
-//! [`Outcome`]: a [`Plan`](crate::Plan) and what the driver records before
+//! [`Outcome`]: a [`Plan`] and what the driver records before
 //! running it.
 //!
 //! One sync, in upstream's order (`syncDaemonSet`):
@@ -100,6 +100,12 @@ use crate::common::expectations::Expectations;
 use crate::common::object;
 use crate::plan::ObjectRef;
 
+/// A plan of the DaemonSet controller: shared actions and its own [`Write`]s.
+pub type Plan = crate::plan::Plan<Write>;
+
+/// One action of a [`Plan`].
+pub type Action = crate::plan::Action<Write>;
+
 /// Most pods one sync creates, and most it deletes (upstream
 /// `BurstReplicas`: higher values risk a registry DoS when every node pulls
 /// at once).
@@ -161,7 +167,7 @@ pub struct Snapshot<'a> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Outcome {
     /// The writes, in order.
-    pub plan: crate::Plan,
+    pub plan: Plan,
     /// Failed-pod backoff keys to step ([`FailedPodsBackoff::next`]) at
     /// the sync's `now` before running the plan.
     pub backoff_next: Vec<String>,
@@ -171,7 +177,7 @@ pub struct Outcome {
 }
 
 /// A DaemonSet write of a plan
-/// ([`Action::DaemonSet`](crate::plan::Action::DaemonSet)).
+/// ([`Action::Own`](crate::plan::Action::Own)).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Write {
     /// Write the DaemonSet's status subresource: the cached object with this

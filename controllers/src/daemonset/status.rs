@@ -24,8 +24,8 @@ use super::Write;
 use super::manage::sort_by_creation;
 use super::placement::node_should_run_daemon_pod;
 use super::template::{is_pod_updated, template_generation};
+use super::{Action, Plan};
 use crate::common::pod::{is_pod_available, is_pod_ready};
-use crate::plan::{Action, Plan};
 
 /// The status of `ds` over `nodes` and its pods `by_node`, with
 /// observedGeneration raised to the DaemonSet's generation when
@@ -114,7 +114,7 @@ pub(super) fn finish_with_status(ds: &DaemonSet, status: DaemonSetStatus, plan: 
 
 /// The write of `status` over the cached `ds`.
 pub(super) fn status_write(ds: &DaemonSet, status: DaemonSetStatus, retry: bool) -> Action {
-    Action::DaemonSet(Write::UpdateStatus {
+    Action::Own(Write::UpdateStatus {
         namespace: ds.metadata.namespace.clone().unwrap_or_default(),
         name: ds.metadata.name.clone().unwrap_or_default(),
         resource_version: ds.metadata.resource_version.clone(),

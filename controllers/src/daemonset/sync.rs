@@ -13,11 +13,12 @@ use super::manage::{
 use super::status::{calculate_status, finish_with_status, status_write};
 use super::template::is_rolling_update;
 use super::update::rolling_update;
+use super::{Action, Plan};
 use super::{Options, Outcome, SELECTING_ALL, Snapshot, key, object_ref};
 use crate::common::controller_ref::{claim_all, new_controller_ref, plan_claim_patches};
 use crate::common::history::{claim_controller_revisions, plan_claims};
 use crate::common::selector::{Selector, is_empty_selector};
-use crate::plan::{Action, Event, EventType, OwnerRefPatch, Plan};
+use crate::plan::{Event, EventType, OwnerRefPatch};
 
 /// Plans one sync of the snapshot's DaemonSet.
 #[doc(alias = "syncDaemonSet")]

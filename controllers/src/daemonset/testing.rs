@@ -17,12 +17,13 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kcm_objects::{Node, Pod};
 use serde_json::json;
 
+use super::{Action, Plan};
 use super::{CONTROLLER_REVISION_HASH_LABEL, FailedPodsBackoff, Options, Outcome, Snapshot, Write, sync};
 use crate::common::controller_ref::new_controller_ref;
 use crate::common::expectations::Expectations;
 use crate::common::history;
 use crate::common::template_hash::compute_hash;
-use crate::plan::{Action, OwnerRefPatch, Plan};
+use crate::plan::OwnerRefPatch;
 use crate::testing::{labels, slim, ts};
 
 /// Upstream `simpleDaemonSetLabel`.
@@ -275,13 +276,13 @@ impl World {
                     OwnerRefPatch::Adopt(r) => pod.metadata.owner_references = Some(vec![r.clone()]),
                     OwnerRefPatch::Release { .. } => pod.metadata.owner_references = None,
                 }),
-                Action::DaemonSet(Write::RelabelPod { name, hash, .. }) => self.edit_pod(name, |pod| {
+                Action::Own(Write::RelabelPod { name, hash, .. }) => self.edit_pod(name, |pod| {
                     pod.metadata
                         .labels
                         .get_or_insert_default()
                         .insert(CONTROLLER_REVISION_HASH_LABEL.into(), hash.clone());
                 }),
-                Action::DaemonSet(Write::UpdateStatus { status, .. }) => self.ds.status = Some((**status).clone()),
+                Action::Own(Write::UpdateStatus { status, .. }) => self.ds.status = Some((**status).clone()),
                 Action::ControllerRevision(write) => self.apply_revision(write),
                 _ => {}
             }
@@ -406,7 +407,7 @@ pub fn created_on(plan: &Plan) -> Vec<String> {
 pub fn status(plan: &Plan) -> Option<k8s_openapi::api::apps::v1::DaemonSetStatus> {
     plan.actions()
         .filter_map(|a| match a {
-            Action::DaemonSet(Write::UpdateStatus { status, .. }) => Some((**status).clone()),
+            Action::Own(Write::UpdateStatus { status, .. }) => Some((**status).clone()),
             _ => None,
         })
         .last()

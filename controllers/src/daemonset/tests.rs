@@ -12,9 +12,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::json;
 
+use super::Action;
 use super::testing::*;
 use super::*;
-use crate::plan::Action;
 use crate::testing::{labels, ts};
 
 // === utils ===
@@ -108,8 +108,9 @@ fn simple_daemon_set_pod_create_errors() {
         let mut w = World::new(ds);
         w.add_nodes(0, 100, &[]);
         let out = expect_sync(&w, 100, 0, 0);
-        let creates =
-            |s: &crate::plan::Step| s.actions.iter().filter(|a| matches!(a, Action::CreatePod { .. })).count();
+        let creates = |s: &crate::plan::Step<super::Write>| {
+            s.actions.iter().filter(|a| matches!(a, Action::CreatePod { .. })).count()
+        };
         let sizes: Vec<usize> = out.plan.steps.iter().map(creates).filter(|n| *n > 0).collect();
         assert_eq!(sizes, [1, 2, 4, 8, 16, 32, 37]);
         // With a quota of 10 the executor stops after the step of 8 (1 + 2 +
@@ -978,7 +979,7 @@ fn get_unavailable_numbers() {
 
 // === history (update.go constructHistory, dedupCurHistories, cleanupHistory, snapshot) ===
 
-fn revision_lines(plan: &crate::Plan) -> Vec<String> {
+fn revision_lines(plan: &Plan) -> Vec<String> {
     crate::testing::describe_plan(plan)
         .into_iter()
         .filter(|l| l.starts_with("revision") || l.starts_with("relabel"))
@@ -1134,7 +1135,7 @@ fn snapshot_collision_bumps_the_collision_count() {
     let mut other = ds.clone();
     other.spec.template.spec.as_mut().unwrap().containers[0].image = Some("other".into());
     let plan = after_already_exists(&ds, &current_revision(&other, 1));
-    let Some(Action::DaemonSet(Write::UpdateStatus { status, retry, .. })) = plan.actions().next() else { panic!() };
+    let Some(Action::Own(Write::UpdateStatus { status, retry, .. })) = plan.actions().next() else { panic!() };
     assert_eq!((status.collision_count, *retry), (Some(1), false));
     let mut bumped = ds.clone();
     bumped.status = Some((**status).clone());

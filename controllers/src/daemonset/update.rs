@@ -25,11 +25,11 @@ use std::collections::BTreeMap;
 
 use kcm_objects::{Node, Pod};
 
+use super::Plan;
 use super::manage::{Context, sync_nodes};
 use super::placement::node_should_run_daemon_pod;
 use super::template::{is_pod_updated, surge_count, template_generation, unavailable_count};
 use crate::common::pod::is_pod_available;
-use crate::plan::Plan;
 
 /// The new and the old pod of a node, ignoring pods being deleted; `None`
 /// when there are two of either (upstream `findUpdatedPodsOnNode`: the

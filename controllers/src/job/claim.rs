@@ -12,9 +12,9 @@ use kcm_objects::Pod;
 
 use super::object_ref;
 use super::write::Write;
+use super::{Action, Plan};
 use crate::common::controller_ref::{claim_all, new_controller_ref};
 use crate::common::selector::Selector;
-use crate::plan::{Action, Plan};
 
 /// The pods a Job controls after the claim.
 pub(super) struct Claimed<'a> {
@@ -37,7 +37,7 @@ pub(super) fn claim_pods<'a>(job: &Job, candidates: &'a [Arc<Pod>], plan: &mut P
             .release
             .iter()
             .map(|p| {
-                Action::Job(Write::ReleasePod {
+                Action::Own(Write::ReleasePod {
                     namespace: p.metadata.namespace.to_string(),
                     name: p.metadata.name.to_string(),
                     uid: p.metadata.uid.to_string(),
@@ -54,7 +54,7 @@ pub(super) fn claim_pods<'a>(job: &Job, candidates: &'a [Arc<Pod>], plan: &mut P
                 .adopt
                 .iter()
                 .map(|p| {
-                    Action::Job(Write::AdoptPod {
+                    Action::Own(Write::AdoptPod {
                         namespace: p.metadata.namespace.to_string(),
                         name: p.metadata.name.to_string(),
                         uid: p.metadata.uid.to_string(),

@@ -26,10 +26,10 @@ use super::backoff::{DEFAULT_JOB_POD_FAILURE_BACK_OFF, MAX_JOB_POD_FAILURE_BACK_
 use super::ctx::Ctx;
 use super::pods::{REPLACE_FAILED, active_pods_order, has_tracking_finalizer, only_replace_failed_pods};
 use super::write::Write;
+use super::{Action, Plan};
 use super::{SyncAction, indexed_sync, templates};
 use crate::common::pod::is_pod_ready;
 use crate::common::slow_start::slow_start_batches;
-use crate::plan::{Action, Plan};
 
 /// Most pods one sync creates or deletes (upstream
 /// `MaxPodCreateDeletePerSync`).
@@ -149,7 +149,7 @@ fn delete_job_pods(ctx: &mut Ctx<'_>, victims: &[&Pod], plan: &mut Plan) -> i32 
         victims
             .iter()
             .map(|p| {
-                Action::Job(Write::RemoveFinalizerAndDelete {
+                Action::Own(Write::RemoveFinalizerAndDelete {
                     namespace: p.metadata.namespace.to_string(),
                     name: p.metadata.name.to_string(),
                     uid: p.metadata.uid.to_string(),

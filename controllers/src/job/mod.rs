@@ -89,6 +89,12 @@ pub use self::write::{Count, Write};
 use crate::common::object;
 use crate::plan::ObjectRef;
 
+/// A plan of the Job controller: shared actions and its own [`Write`]s.
+pub type Plan = crate::plan::Plan<Write>;
+
+/// One action of a [`Plan`].
+pub type Action = crate::plan::Action<Write>;
+
 /// The delay upstream gives pod events before a sync (`syncJobBatchPeriod`):
 /// the least a delayed sync waits.
 pub const SYNC_JOB_BATCH_PERIOD: Duration = Duration::from_secs(1);

@@ -21,10 +21,11 @@ use super::finished::FinishedJobExpectations;
 use super::pod_failure_policy::match_pod_failure_policy;
 use super::pods::{is_pod_failed, past_backoff_limit_on_failure};
 use super::write;
+use super::{Action, Plan};
 use super::{CompletionMode, SyncAction, claim, is_suspended, key, manage, object_ref, track};
 use crate::common::expectations::Expectations;
 use crate::common::pod::{is_pod_active, is_pod_ready, is_pod_terminating};
-use crate::plan::{Action, EventType, Plan};
+use crate::plan::EventType;
 
 /// What one sync of a Job reads.
 #[derive(Clone, Copy, Debug)]

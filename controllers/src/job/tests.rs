@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::{Pod as ApiPod, PodCondition, PodSpec, PodStatus
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 use kcm_objects::Pod;
 
+use super::Action;
 use super::backoff::BackoffStore;
 use super::finalizers::FinalizerExpectations;
 use super::finished::FinishedJobExpectations;
@@ -21,7 +22,6 @@ use super::pods::TRACKING_FINALIZER;
 use super::write::{Count, Write};
 use super::{Snapshot, SyncAction, Synced, sync};
 use crate::common::expectations::Expectations;
-use crate::plan::Action;
 use crate::testing::{labels, slim, template, ts};
 
 // === utils ===
@@ -191,15 +191,15 @@ impl Outcome {
                     }
                 }
                 Action::DeletePod { .. } => o.deletions += 1,
-                Action::Job(Write::RemoveFinalizerAndDelete { has_finalizer, .. }) => {
+                Action::Own(Write::RemoveFinalizerAndDelete { has_finalizer, .. }) => {
                     o.deletions += 1;
                     o.pod_patches += usize::from(*has_finalizer);
                 }
-                Action::Job(Write::RemoveFinalizer { .. } | Write::AdoptPod { .. } | Write::ReleasePod { .. }) => {
+                Action::Own(Write::RemoveFinalizer { .. } | Write::AdoptPod { .. } | Write::ReleasePod { .. }) => {
                     o.pod_patches += 1
                 }
-                Action::Job(Write::UpdateStatus { job }) => o.status = job.status.clone().unwrap_or_default(),
-                Action::Job(Write::Count(c)) => o.counts.push(c.clone()),
+                Action::Own(Write::UpdateStatus { job }) => o.status = job.status.clone().unwrap_or_default(),
+                Action::Own(Write::Count(c)) => o.counts.push(c.clone()),
                 Action::Event(e) => o.events.push(format!("{} {}", e.reason, e.message)),
                 _ => {}
             }
@@ -580,7 +580,7 @@ fn track_job_status_and_remove_finalizers() {
         .plan
         .actions()
         .filter_map(|a| match a {
-            Action::Job(Write::UpdateStatus { job }) => job.status.clone(),
+            Action::Own(Write::UpdateStatus { job }) => job.status.clone(),
             _ => None,
         })
         .collect();
@@ -592,7 +592,7 @@ fn track_job_status_and_remove_finalizers() {
         .plan
         .actions()
         .filter_map(|a| match a {
-            Action::Job(Write::RemoveFinalizer { name, .. }) => Some(name.as_str()),
+            Action::Own(Write::RemoveFinalizer { name, .. }) => Some(name.as_str()),
             _ => None,
         })
         .collect();
@@ -785,7 +785,7 @@ fn orphans_are_adopted_with_the_finalizer() {
     orphan.metadata.finalizers = None;
     let synced = World::new(job(1, Some(1), 6), vec![orphan]).sync();
     let adopt = synced.plan.actions().find_map(|a| match a {
-        Action::Job(Write::AdoptPod { controller_ref, uid, .. }) => {
+        Action::Own(Write::AdoptPod { controller_ref, uid, .. }) => {
             Some(super::write::adopt_patch(controller_ref, uid))
         }
         _ => None,
@@ -808,7 +808,7 @@ fn a_pod_that_no_longer_matches_is_released_with_its_finalizer_in_one_patch() {
         .plan
         .actions()
         .filter_map(|a| match a {
-            Action::Job(Write::ReleasePod { name, uid, owner_uid, .. }) => {
+            Action::Own(Write::ReleasePod { name, uid, owner_uid, .. }) => {
                 Some((name.clone(), super::write::release_patch(owner_uid, uid)))
             }
             Action::PatchPodOwnerRefs { name, .. } => panic!("{name} released without its finalizer"),
@@ -879,15 +879,15 @@ fn the_finishing_status_write_records_the_job() {
         let step_of =
             |wanted: &dyn Fn(&Action) -> bool| synced.plan.steps.iter().rposition(|s| s.actions.iter().any(wanted));
         let finishing = step_of(&|a| match a {
-            Action::Job(Write::UpdateStatus { job }) => super::conditions::is_finished(job),
+            Action::Own(Write::UpdateStatus { job }) => super::conditions::is_finished(job),
             _ => false,
         });
-        let expected = step_of(&|a| matches!(a, Action::Job(Write::ExpectFinished { uid }) if uid == JOB_UID));
+        let expected = step_of(&|a| matches!(a, Action::Own(Write::ExpectFinished { uid }) if uid == JOB_UID));
         assert!(finishing.is_some(), "{name}: {synced:?}");
         assert_eq!(expected, finishing.map(|s| s + 1), "{name}: right after the finishing write");
     }
     let synced = World::new(job(2, Some(5), 6), pods(1, 0, 1, 0)).sync();
-    assert!(!synced.plan.actions().any(|a| matches!(a, Action::Job(Write::ExpectFinished { .. }))));
+    assert!(!synced.plan.actions().any(|a| matches!(a, Action::Own(Write::ExpectFinished { .. }))));
 }
 
 /// Once the cache shows the Job finished, the sync says so (the driver
@@ -899,7 +899,7 @@ fn a_job_read_finished_ends_its_expectation() {
         .plan
         .actions()
         .filter_map(|a| match a {
-            Action::Job(Write::UpdateStatus { job }) => Some((**job).clone()),
+            Action::Own(Write::UpdateStatus { job }) => Some((**job).clone()),
             _ => None,
         })
         .last()

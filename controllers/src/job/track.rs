@@ -31,8 +31,9 @@ use super::indexed_sync;
 use super::pod_failure_policy::match_pod_failure_policy;
 use super::pods::is_pod_failed;
 use super::write::{self, Count, Write};
+use super::{Action, Plan};
 use crate::common::pod::phase;
-use crate::plan::{Action, EventType, Plan};
+use crate::plan::EventType;
 
 /// Most pods one sync adds to the uncounted lists (upstream
 /// `MaxUncountedPods`), which keeps them near 20 KB.
@@ -131,9 +132,9 @@ pub(super) fn track_job_status_and_remove_finalizers(ctx: &mut Ctx<'_>, mut need
     needs_flush |= add_interim_condition(ctx);
 
     if needs_flush {
-        plan.push(Action::Job(Write::UpdateStatus { job: Box::new(ctx.job.clone()) }));
+        plan.push(Action::Own(Write::UpdateStatus { job: Box::new(ctx.job.clone()) }));
         let mut bookkeeping =
-            vec![Action::Job(Write::RecordBackoff { key: ctx.key.clone(), record: ctx.new_backoff.clone() })];
+            vec![Action::Own(Write::RecordBackoff { key: ctx.key.clone(), record: ctx.new_backoff.clone() })];
         bookkeeping.extend(pods_finished_counts(&ctx.job, &old_counters));
         plan.push_concurrent(bookkeeping);
         old_counters = ctx.status().clone();
@@ -142,17 +143,17 @@ pub(super) fn track_job_status_and_remove_finalizers(ctx: &mut Ctx<'_>, mut need
     plan.push_concurrent(
         by_policy_action
             .into_iter()
-            .map(|(action, n)| Action::Job(Write::Count(Count::FailurePolicyAction { action, n })))
+            .map(|(action, n)| Action::Own(Write::Count(Count::FailurePolicyAction { action, n })))
             .collect(),
     );
     if !to_remove.is_empty() {
         let uids: Vec<String> = to_remove.iter().map(|p| p.metadata.uid.to_string()).collect();
-        plan.push(Action::Job(Write::ExpectFinalizerRemovals { key: ctx.key.clone(), uids: uids.clone() }));
+        plan.push(Action::Own(Write::ExpectFinalizerRemovals { key: ctx.key.clone(), uids: uids.clone() }));
         plan.push_concurrent(
             to_remove
                 .iter()
                 .map(|p| {
-                    Action::Job(Write::RemoveFinalizer {
+                    Action::Own(Write::RemoveFinalizer {
                         key: ctx.key.clone(),
                         namespace: p.metadata.namespace.to_string(),
                         name: p.metadata.name.to_string(),
@@ -168,11 +169,11 @@ pub(super) fn track_job_status_and_remove_finalizers(ctx: &mut Ctx<'_>, mut need
     needs_flush |= clean_uncounted_pods_without_finalizers(ctx.status(), &with_finalizer);
     let finished = !reached_max && enact_job_finished(ctx);
     if needs_flush || finished {
-        plan.push(Action::Job(Write::UpdateStatus { job: Box::new(ctx.job.clone()) }));
+        plan.push(Action::Own(Write::UpdateStatus { job: Box::new(ctx.job.clone()) }));
         let mut after = Vec::new();
         if finished {
             if let Some(uid) = ctx.job.metadata.uid.clone() {
-                after.push(Action::Job(Write::ExpectFinished { uid }));
+                after.push(Action::Own(Write::ExpectFinished { uid }));
             }
             after.extend(job_finished_records(ctx));
         }
@@ -280,7 +281,7 @@ fn job_finished_records(ctx: &Ctx<'_>) -> Vec<Action> {
             )));
         }
         records.push(Action::Event(write::event(&ctx.owner, EventType::Normal, write::COMPLETED, "Job completed")));
-        records.push(Action::Job(Write::Count(Count::JobFinished {
+        records.push(Action::Own(Write::Count(Count::JobFinished {
             completion_mode,
             result: "succeeded",
             reason: String::new(),
@@ -289,7 +290,7 @@ fn job_finished_records(ctx: &Ctx<'_>) -> Vec<Action> {
         let reason = finished.reason.clone().unwrap_or_default();
         let message = finished.message.clone().unwrap_or_default();
         records.push(Action::Event(write::event(&ctx.owner, EventType::Warning, &reason, &message)));
-        records.push(Action::Job(Write::Count(Count::JobFinished { completion_mode, result: "failed", reason })));
+        records.push(Action::Own(Write::Count(Count::JobFinished { completion_mode, result: "failed", reason })));
     }
     records
 }
@@ -311,5 +312,5 @@ fn pods_finished_counts(job: &Job, old: &JobStatus) -> Vec<Action> {
             counts.push(Count::PodsFinished { completion_mode, result, n });
         }
     }
-    counts.into_iter().map(|c| Action::Job(Write::Count(c))).collect()
+    counts.into_iter().map(|c| Action::Own(Write::Count(c))).collect()
 }

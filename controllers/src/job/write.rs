@@ -1,5 +1,5 @@
 //! The Job controller's own writes and bookkeeping ([`Write`], carried by
-//! [`Action::Job`](crate::plan::Action::Job)), the counts its metrics take
+//! [`Action::Own`](crate::plan::Action::Own)), the counts its metrics take
 //! once a write succeeded ([`Count`]), and its events in upstream's words.
 
 use k8s_openapi::api::batch::v1::Job;

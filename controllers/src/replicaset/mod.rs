@@ -66,9 +66,12 @@
 //! [`Action::CreatePod`]: crate::plan::Action::CreatePod
 //! [`Action::DeletePod`]: crate::plan::Action::DeletePod
 
+mod machine;
 mod manage;
 mod status;
 mod sync;
+#[cfg(test)]
+mod testing;
 
 use std::sync::Arc;
 
@@ -76,6 +79,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_objects::Pod;
 
+pub use self::machine::SyncMachine;
 pub use self::status::{FAILED_CREATE, FAILED_DELETE, REPLICA_FAILURE, calculate_status, needs_update, requeue_after};
 pub use self::sync::{after_manage_error, sync};
 use crate::common::expectations::Expectations;
@@ -129,7 +133,7 @@ pub struct Snapshot<'a> {
 
 /// Reads every cached pod of the ReplicaSet's namespace, when asked.
 #[derive(Clone, Copy)]
-pub struct NamespacePods<'a>(pub &'a dyn Fn() -> Vec<Arc<Pod>>);
+pub struct NamespacePods<'a>(pub &'a (dyn Fn() -> Vec<Arc<Pod>> + Sync));
 
 impl std::fmt::Debug for NamespacePods<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -159,84 +159,16 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use jiff::Timestamp;
-    use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStatus};
+    use k8s_openapi::api::apps::v1::{ReplicaSetCondition, ReplicaSetStatus};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use super::*;
     use crate::common::expectations::Expectations;
-    use crate::replicaset::{FAILED_CREATE, NamespacePods, REPLICA_FAILURE};
+    use crate::replicaset::testing::{NOW, RS_UID, World, owned, rs_status};
+    use crate::replicaset::{FAILED_CREATE, REPLICA_FAILURE};
     use crate::testing::{PodBuilder, RsBuilder, describe_step, ts};
 
     // === utils ===
-
-    const NOW: i64 = 1_000_000;
-    const RS_UID: &str = "rs-uid";
-
-    /// A snapshot under construction: the ReplicaSet `ns/web`, pods, and the
-    /// controller's expectations.
-    struct World {
-        rs: ReplicaSet,
-        pods: Vec<Arc<Pod>>,
-        replica_sets: Vec<Arc<ReplicaSet>>,
-        expectations: Expectations,
-        pods_rv: Option<u64>,
-        now: Timestamp,
-        options: Options,
-    }
-
-    impl World {
-        fn new(rs: RsBuilder) -> Self {
-            Self {
-                rs: rs.build(),
-                pods: Vec::new(),
-                replica_sets: Vec::new(),
-                expectations: Expectations::new(),
-                pods_rv: None,
-                now: ts(NOW),
-                options: Options::default(),
-            }
-        }
-        fn pods(mut self, pods: impl IntoIterator<Item = PodBuilder>) -> Self {
-            self.pods.extend(pods.into_iter().map(PodBuilder::arc));
-            self
-        }
-        /// The snapshot; every pod given is in the namespace.
-        fn snapshot<'s>(&'s self, namespace_pods: &'s dyn Fn() -> Vec<Arc<Pod>>) -> Snapshot<'s> {
-            Snapshot {
-                replica_set: &self.rs,
-                pods: &self.pods,
-                namespace_pods: NamespacePods(namespace_pods),
-                replica_sets: &self.replica_sets,
-                expectations: &self.expectations,
-                pods_resource_version: self.pods_rv,
-                now: self.now,
-            }
-        }
-        fn plan(&self) -> Plan {
-            sync(&self.snapshot(&|| self.pods.clone()), &self.options)
-        }
-        /// The plan, one line per step (see [`describe_step`]).
-        fn steps(&self) -> Vec<String> {
-            self.plan().steps.iter().map(describe_step).collect()
-        }
-    }
-
-    /// A pod owned by the ReplicaSet under test, Running and Ready for an hour.
-    fn owned(name: &str) -> PodBuilder {
-        PodBuilder::new(name).owned_by(RS_UID).node("n1").ready_since(ts(NOW - 3600))
-    }
-
-    fn rs_status(replicas: i32, ready: i32, available: i32) -> ReplicaSetStatus {
-        ReplicaSetStatus {
-            replicas,
-            fully_labeled_replicas: Some(replicas),
-            ready_replicas: Some(ready),
-            available_replicas: Some(available),
-            observed_generation: Some(1),
-            ..Default::default()
-        }
-    }
 
     // === scale up ===
 

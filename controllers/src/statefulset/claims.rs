@@ -11,6 +11,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod as ApiPod};
 use kcm_objects::Pod;
 
+use super::Action;
 use super::control::Control;
 use super::identity::{claims_for, ordinal};
 use super::retention::{
@@ -18,7 +19,7 @@ use super::retention::{
     update_claim_owner_ref_for_set_and_pod,
 };
 use super::write::Write;
-use crate::plan::{Action, Event, EventType};
+use crate::plan::{Event, EventType};
 
 /// Event reason: a claim another controller controls keeps that controller
 /// (upstream spells the message "manging").
@@ -39,7 +40,7 @@ impl<'a> Control<'a> {
         if let Some(fail) = self.deleting_claim(o, owner.name, true) {
             return fail;
         }
-        let mut chain = vec![Action::StatefulSet(Write::CreatePod {
+        let mut chain = vec![Action::Own(Write::CreatePod {
             set: self.owner.clone(),
             claims: self.absent_claims(self.set, o),
             pod: Box::new(pod.clone()),
@@ -58,7 +59,7 @@ impl<'a> Control<'a> {
         if claims.is_empty() {
             return Vec::new();
         }
-        vec![Action::StatefulSet(Write::CreateClaims {
+        vec![Action::Own(Write::CreateClaims {
             set: self.owner.clone(),
             pod_name: pod.metadata.name.to_string(),
             claims,
@@ -75,7 +76,7 @@ impl<'a> Control<'a> {
             .find(|c| self.cached(c).is_some_and(|c| c.metadata.deletion_timestamp.is_some()))?;
         let error = format!("pvc {} is being deleted", claim.metadata.name.unwrap_or_default());
         let event = event.then(|| Action::Event(super::pod_event(&self.owner, "create", pod_name, Some(&error))));
-        Some(event.into_iter().chain([Action::StatefulSet(Write::Fail { error })]).collect())
+        Some(event.into_iter().chain([Action::Own(Write::Fail { error })]).collect())
     }
 
     /// The claims of `ordinal` in `set` that the cache does not hold.
@@ -110,7 +111,7 @@ impl<'a> Control<'a> {
             .map(|c| {
                 let mut claim = (*c).clone();
                 update_claim_owner_ref_for_set_and_pod(&mut claim, set, pod);
-                Action::StatefulSet(Write::UpdateClaim {
+                Action::Own(Write::UpdateClaim {
                     set: self.owner.clone(),
                     pod_name: pod.name.to_owned(),
                     claim: Box::new(claim),

@@ -25,10 +25,11 @@ use super::pod_state::{
 };
 use super::status::count_pods;
 use super::write::Write;
+use super::{Action, Plan};
 use super::{REVISION_LABEL, allows_burst, min_ready_seconds, replicas, strategy_type};
 use crate::common::controller_ref::new_controller_ref;
 use crate::common::pod_control::pod_from_template;
-use crate::plan::{Action, ObjectRef, Plan};
+use crate::plan::ObjectRef;
 
 /// Most writes one `Parallel` batch sends at once (upstream `MaxBatchSize`).
 pub const MAX_BATCH_SIZE: usize = 500;
@@ -226,7 +227,7 @@ impl<'a> Control<'a> {
             let o = ordinal(pod).unwrap_or_default();
             let claims = if storage_matches(update_set, pod) { Vec::new() } else { self.absent_claims(update_set, o) };
             let repair = Repair::new(update_set, o);
-            chain.push(Action::StatefulSet(Write::RepairPod { set: self.owner.clone(), repair, claims }));
+            chain.push(Action::Own(Write::RepairPod { set: self.owner.clone(), repair, claims }));
         }
         (chain, false)
     }
@@ -246,7 +247,7 @@ impl<'a> Control<'a> {
     }
 
     pub(super) fn delete(&self, pod: &Pod) -> Action {
-        Action::StatefulSet(Write::DeletePod {
+        Action::Own(Write::DeletePod {
             set: self.owner.clone(),
             namespace: pod.metadata.namespace.to_string(),
             name: pod.metadata.name.to_string(),

@@ -106,6 +106,12 @@ pub use self::write::{Write, claim_event, pod_event};
 use crate::common::object;
 use crate::plan::ObjectRef;
 
+/// A plan of the StatefulSet controller: shared actions and its own [`Write`]s.
+pub type Plan = crate::plan::Plan<Write>;
+
+/// One action of a [`Plan`].
+pub type Action = crate::plan::Action<Write>;
+
 /// The controller's name (`--controllers`), its alias and its queue's name.
 pub const CONTROLLER_NAME: &str = "statefulset-controller";
 /// The short name `--controllers` also accepts.

@@ -11,11 +11,12 @@ use super::identity::is_member_of;
 use super::revisions::{Revisions, apply_revision, stateful_set_revisions, truncate_history};
 use super::status::{complete_rolling_update, count_pods, inconsistent_status, requeue_after};
 use super::write::Write;
+use super::{Action, Plan};
 use super::{Options, Snapshot, min_ready_seconds, object_ref, strategy_type};
 use crate::common::controller_ref::{Claims, claim, claim_all, new_controller_ref};
 use crate::common::history;
 use crate::common::selector::Selector;
-use crate::plan::{Action, OwnerRefPatch, Plan};
+use crate::plan::OwnerRefPatch;
 
 /// Plans one sync of the snapshot's StatefulSet, in upstream's order (see
 /// the module above). A selector that cannot be evaluated, or a revision
@@ -163,7 +164,7 @@ fn finish(
 ) -> Plan {
     complete_rolling_update(set, &mut status);
     if inconsistent_status(set, &status) {
-        plan.push(Action::StatefulSet(Write::UpdateStatus {
+        plan.push(Action::Own(Write::UpdateStatus {
             namespace: super::namespace(set).to_owned(),
             name: super::name(set).to_owned(),
             resource_version: set.metadata.resource_version.clone(),

@@ -22,9 +22,9 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kcm_objects::Pod;
 
 use super::control::new_stateful_set_pod;
+use super::{Action, Plan};
 use super::{Options, POD_NAME_LABEL, REVISION_LABEL, Snapshot, Write};
 use crate::common::history::Write as HistoryWrite;
-use crate::plan::{Action, Plan};
 use crate::testing::{describe, labels, slim, ts};
 
 pub const NOW: i64 = 1_000_000;
@@ -314,7 +314,7 @@ impl World {
     pub fn step_failing(&mut self, prefix: &str) -> bool {
         let plan = self.plan();
         for action in plan.actions() {
-            if matches!(action, Action::StatefulSet(_)) && describe(action).starts_with(prefix) {
+            if matches!(action, Action::Own(_)) && describe(action).starts_with(prefix) {
                 let pods: Vec<Arc<Pod>> = self.pods.values().map(|p| Arc::new(slim(p))).collect();
                 let snapshot = Snapshot {
                     set: &self.set,
@@ -340,7 +340,7 @@ impl World {
 
     fn apply(&mut self, action: &Action) {
         match action {
-            Action::StatefulSet(Write::CreatePod { pod, claims, .. }) => {
+            Action::Own(Write::CreatePod { pod, claims, .. }) => {
                 claims.iter().for_each(|c| self.add_claim(c));
                 let mut pod = (**pod).clone();
                 let name = pod.metadata.name.clone().unwrap();
@@ -348,21 +348,21 @@ impl World {
                 pod.status = Some(PodStatus { phase: Some("Pending".into()), ..Default::default() });
                 self.pods.insert(name, pod);
             }
-            Action::StatefulSet(Write::CreateClaims { claims, .. }) => claims.iter().for_each(|c| self.add_claim(c)),
-            Action::StatefulSet(Write::RepairPod { claims, repair, .. }) => {
+            Action::Own(Write::CreateClaims { claims, .. }) => claims.iter().for_each(|c| self.add_claim(c)),
+            Action::Own(Write::RepairPod { claims, repair, .. }) => {
                 claims.iter().for_each(|c| self.add_claim(c));
                 if let Some(pod) = self.pods.get_mut(&repair.name) {
                     repair.apply(pod);
                 }
             }
-            Action::StatefulSet(Write::UpdateClaim { claim, .. }) => {
+            Action::Own(Write::UpdateClaim { claim, .. }) => {
                 self.claims.retain(|c| c.metadata.name != claim.metadata.name);
                 self.claims.push(Arc::new((**claim).clone()));
             }
-            Action::StatefulSet(Write::DeletePod { name, .. }) => {
+            Action::Own(Write::DeletePod { name, .. }) => {
                 self.pods.remove(name);
             }
-            Action::StatefulSet(Write::UpdateStatus { status, .. }) => self.set.status = Some((**status).clone()),
+            Action::Own(Write::UpdateStatus { status, .. }) => self.set.status = Some((**status).clone()),
             Action::ControllerRevision(HistoryWrite::Create { revision, .. }) => {
                 self.revisions.push(Arc::new(stored((**revision).clone())));
             }

@@ -7,9 +7,9 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::Action;
 use super::testing::{SetBuilder, World, member, pod_ref, set_ref};
 use super::{Options, POD_NAME_LABEL, REVISION_LABEL, Write};
-use crate::plan::Action;
 use crate::testing::ts;
 
 // === utils ===
@@ -148,7 +148,7 @@ fn test_parallel_scale() {
     let creates: Vec<usize> = plan
         .steps
         .iter()
-        .map(|s| s.actions.iter().filter(|a| matches!(a, Action::StatefulSet(Write::CreatePod { .. }))).count())
+        .map(|s| s.actions.iter().filter(|a| matches!(a, Action::Own(Write::CreatePod { .. }))).count())
         .filter(|&n| n > 0)
         .collect();
     assert_eq!(creates, [1, 2, 2]);

@@ -1,5 +1,5 @@
 //! The writes a StatefulSet sync plans ([`Write`], carried by
-//! [`Action::StatefulSet`](crate::plan::Action::StatefulSet)) and the events
+//! [`Action::Own`](crate::plan::Action::Own)) and the events
 //! the executor records for them, in upstream's words
 //! (`stateful_pod_control.go` `recordPodEvent`, `recordClaimEvent`):
 //! `SuccessfulCreate` "create Pod web-0 in StatefulSet web successful",

@@ -12,13 +12,15 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
-use super::executor::{Executor, Outcome, Versions};
-use crate::drivers::api_errors::{code, error_message};
+use kcm_controllers::protocol::{Refusal, Told, WriteError};
+
+use super::executor::{Executor, Versions};
+use crate::drivers::api_errors::write_error;
 
 impl Executor {
     /// Upstream `RecheckDeletionTimestamp`: the owner read live must still
     /// be the same object, not being deleted.
-    pub(super) async fn recheck_owner(&self, owner: &ObjectRef) -> Outcome {
+    pub(super) async fn recheck_owner(&self, owner: &ObjectRef) -> Told {
         let namespace = owner.namespace.as_deref().unwrap_or("");
         let fresh = match owner.kind.as_str() {
             "Deployment" => {
@@ -36,16 +38,20 @@ impl Executor {
                 Api::<ReplicaSet>::namespaced(self.client.clone(), namespace).get(&owner.name).await.map(|o| o.metadata)
             }
         };
+        let gone = |message: String| Err(WriteError { refusal: Refusal::NotFound, message });
         match fresh {
-            Ok(fresh) if fresh.uid.as_deref() != Some(owner.uid.as_str()) => Outcome::Failed(format!(
+            Ok(fresh) if fresh.uid.as_deref() != Some(owner.uid.as_str()) => gone(format!(
                 "original {} {} is gone: got uid {:?}, wanted {}",
                 owner.kind, owner.name, fresh.uid, owner.uid
             )),
             Ok(fresh) if fresh.deletion_timestamp.is_some() => {
-                Outcome::Failed(format!("{} {} has just been deleted", owner.kind, owner.name))
+                gone(format!("{} {} has just been deleted", owner.kind, owner.name))
             }
-            Ok(_) => Outcome::Ok,
-            Err(error) => Outcome::Failed(format!("can't recheck DeletionTimestamp: {error}")),
+            Ok(_) => Ok(()),
+            Err(error) => {
+                let WriteError { refusal, .. } = write_error(&error);
+                Err(WriteError { refusal, message: format!("can't recheck DeletionTimestamp: {error}") })
+            }
         }
     }
 
@@ -56,21 +62,15 @@ impl Executor {
         uid: &str,
         patch: &OwnerRefPatch,
         versions: &Versions,
-    ) -> Outcome
+    ) -> Told
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
     {
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         let result = api.patch(name, &PatchParams::default(), &Patch::Strategic(patch.body(uid))).await;
-        match (result, patch) {
-            (Ok(patched), _) => {
-                versions.record(&K::kind(&()), patched.meta());
-                Outcome::Ok
-            }
-            (Err(error), OwnerRefPatch::Adopt(_)) if code(&error) == Some(404) => Outcome::Stale,
-            (Err(error), OwnerRefPatch::Release { .. }) if matches!(code(&error), Some(404 | 422)) => Outcome::Ok,
-            (Err(error), _) => Outcome::Failed(error_message(&error)),
-        }
+        let patched = result.map_err(|error| write_error(&error))?;
+        versions.record(&K::kind(&()), patched.meta());
+        Ok(())
     }
 }
 
@@ -113,7 +113,7 @@ mod tests {
             name: "d".into(),
             uid: created.metadata.uid.clone().unwrap(),
         };
-        let mut plan = Plan::new();
+        let mut plan: Plan = Plan::new();
         plan.push(Action::RecheckOwner { owner: owner.clone() });
         assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
         api.delete("d", &DeleteParams::default()).await.expect("delete");

@@ -1,5 +1,5 @@
 //! The DaemonSet controller's own writes
-//! ([`Action::DaemonSet`](kcm_controllers::plan::Action::DaemonSet)): its
+//! ([`Action::Own`](kcm_controllers::plan::Action::Own)): its
 //! status through `/status` on the cached object, retried once on a fresh
 //! read unless the plan says not to (a collision bump), and the merge patch
 //! relabelling a pod to the current revision's hash.
@@ -10,19 +10,28 @@ use kcm_controllers::daemonset::Write;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 
-use super::executor::{Executor, Outcome};
+use super::OwnWrites;
+use super::bookkeeping::Bookkeeping;
+use super::executor::{Executor, Outcome, Versions};
 use super::updates::StatusTarget;
 use crate::drivers::api_errors::error_message;
+use futures::future::BoxFuture;
+
+impl OwnWrites<Write> for Executor {
+    fn perform<'a>(&'a self, write: &'a Write, _: &'a dyn Bookkeeping, _: &'a Versions) -> BoxFuture<'a, Outcome> {
+        Box::pin(self.daemon_set(write))
+    }
+}
 
 impl Executor {
-    pub(super) async fn daemon_set(&self, write: &Write) -> Outcome {
+    async fn daemon_set(&self, write: &Write) -> Outcome {
         match write {
             Write::UpdateStatus { namespace, name, resource_version, status, retry } => {
                 let cached = self.daemon_sets.as_ref().and_then(|s| s.get_namespaced(Some(namespace), name));
                 let retries = usize::from(*retry);
                 let target =
                     StatusTarget { namespace, name, cached, resource_version: resource_version.as_deref(), retries };
-                self.write_status(target, |ds: &mut DaemonSet| ds.status = Some((**status).clone())).await
+                self.write_status(target, |ds: &mut DaemonSet| ds.status = Some((**status).clone())).await.into()
             }
             Write::RelabelPod { namespace, name, hash } => {
                 let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
@@ -38,7 +47,7 @@ impl Executor {
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::DaemonSetStatus;
-    use kcm_controllers::plan::{Action, Plan};
+    use kcm_controllers::daemonset::{Action, Plan};
     use kube::api::PostParams;
     use serde_json::json;
 
@@ -56,7 +65,7 @@ mod tests {
     fn status_write(ds: &DaemonSet, retry: bool) -> Plan {
         let status = DaemonSetStatus { collision_count: Some(1), observed_generation: Some(1), ..Default::default() };
         let mut plan = Plan::new();
-        plan.push(Action::DaemonSet(Write::UpdateStatus {
+        plan.push(Action::Own(Write::UpdateStatus {
             namespace: "default".into(),
             name: "ds".into(),
             resource_version: ds.metadata.resource_version.clone(),
@@ -94,11 +103,7 @@ mod tests {
             "spec": {"containers": [{"name": "c", "image": "i"}]}});
         pods.create(&PostParams::default(), &serde_json::from_value(pod).expect("a Pod")).await.expect("create");
         let mut plan = Plan::new();
-        plan.push(Action::DaemonSet(Write::RelabelPod {
-            namespace: "default".into(),
-            name: "p".into(),
-            hash: "new".into(),
-        }));
+        plan.push(Action::Own(Write::RelabelPod { namespace: "default".into(), name: "p".into(), hash: "new".into() }));
         assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
         let labels = pods.get("p").await.expect("get").metadata.labels.unwrap_or_default();
         assert_eq!((labels["app"].as_str(), labels["controller-revision-hash"].as_str()), ("ds", "new"));

@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_controllers::deployment::CreateFailure;
 use kcm_controllers::plan::{Event, ObjectRef};
+use kcm_controllers::protocol::{Told, Verdict};
 use kube::api::{DeleteParams, Preconditions};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
@@ -22,7 +23,7 @@ use kcm_runtime::informer::Store;
 use crate::drivers::api_errors::code;
 
 /// The outcome of one action.
-pub(super) enum Outcome {
+pub enum Outcome {
     /// Done, or failed in a way the action tolerates.
     Ok,
     /// The pod to adopt is gone.
@@ -43,10 +44,31 @@ pub(super) enum Outcome {
     RevisionExists(Box<ControllerRevision>),
 }
 
+impl Outcome {
+    /// The outcome of a shared action, from the verdict on its answer.
+    pub(super) fn of(verdict: Verdict) -> Self {
+        match verdict {
+            Verdict::Fine => Outcome::Ok,
+            Verdict::Stale => Outcome::Stale,
+            Verdict::Failed(message) => Outcome::Failed(message),
+        }
+    }
+}
+
+impl From<Told> for Outcome {
+    /// A write whose every refusal is a failure.
+    fn from(told: Told) -> Self {
+        match told {
+            Ok(()) => Outcome::Ok,
+            Err(error) => Outcome::Failed(error.message),
+        }
+    }
+}
+
 /// resourceVersions returned by the writes of one plan run, by object
 /// (`kind/namespace/name`).
 #[derive(Default)]
-pub(super) struct Versions(Mutex<HashMap<String, String>>);
+pub struct Versions(Mutex<HashMap<String, String>>);
 
 impl Versions {
     fn key(kind: &str, meta: &ObjectMeta) -> String {

@@ -1,5 +1,5 @@
 //! The Job controller's own writes
-//! ([`Action::Job`](kcm_controllers::plan::Action::Job)): the adoption
+//! ([`Action::Own`](kcm_controllers::plan::Action::Own)): the adoption
 //! patch that adds the tracking finalizer and the release patch that
 //! removes it, the status written on the whole
 //! Job at the latest version of the run, the tracking finalizer's removal
@@ -16,15 +16,36 @@ use kcm_controllers::job::write::{adopt_patch, release_patch};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 
+use super::OwnWrites;
 use super::bookkeeping::Bookkeeping;
 use super::executor::{Executor, Outcome, Versions};
 use super::pods::owner_key;
 use crate::drivers::api_errors::{code, error_message};
+use futures::future::BoxFuture;
+
+impl OwnWrites<Write> for Executor {
+    fn perform<'a>(
+        &'a self,
+        write: &'a Write,
+        book: &'a dyn Bookkeeping,
+        versions: &'a Versions,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(self.write_job(write, book, versions))
+    }
+
+    fn is_claim(write: &Write) -> bool {
+        matches!(write, Write::AdoptPod { .. } | Write::ReleasePod { .. })
+    }
+
+    fn is_manage(write: &Write) -> bool {
+        matches!(write, Write::RemoveFinalizerAndDelete { .. })
+    }
+}
 
 impl Executor {
-    pub(super) async fn write_job(&self, write: &Write, book: &dyn Bookkeeping, versions: &Versions) -> Outcome {
+    async fn write_job(&self, write: &Write, book: &dyn Bookkeeping, versions: &Versions) -> Outcome {
         match write {
-            Write::UpdateStatus { job } => self.replace::<Job>(job, true, versions).await,
+            Write::UpdateStatus { job } => self.replace::<Job>(job, true, versions).await.into(),
             Write::AdoptPod { namespace, name, uid, controller_ref } => {
                 let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
                 let body = adopt_patch(controller_ref, uid);

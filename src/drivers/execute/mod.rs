@@ -14,7 +14,11 @@
 //!
 //! # Layout
 //! - this module: [`Executor::run`] (the steps in order, each step's
-//!   actions at once) and how a run ended, [`Executed`];
+//!   actions at once) and how a run ended, [`Executed`], for the cores
+//!   that still return a whole plan;
+//! - `drive`: [`Executor::drive`], the loop that runs a core of the sync
+//!   protocol (`kcm_controllers::protocol`), and each shared action's
+//!   typed answer;
 //! - `executor`: [`Executor`] itself, its events, and what the actions of
 //!   one run share;
 //! - `bookkeeping`: [`Bookkeeping`], what the executor reports;
@@ -35,6 +39,7 @@
 mod bookkeeping;
 mod claims;
 mod daemonsets;
+mod drive;
 mod executor;
 mod jobs;
 mod pods;
@@ -47,19 +52,19 @@ mod updates;
 
 use std::time::Duration;
 
-use futures::future::join_all;
-use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
-use k8s_openapi::api::core::v1::Pod;
+use futures::future::{BoxFuture, join_all};
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use kcm_controllers::common::history;
 use kcm_controllers::deployment::CreateFailure;
-use kcm_controllers::job;
-use kcm_controllers::plan::{Action, Plan};
+use kcm_controllers::plan::{Action, NoOwnWrites, Plan};
+use kcm_controllers::protocol::{Verdict, judge};
 
-use executor::{Outcome, Versions};
+pub use executor::{Outcome, Versions};
 use kcm_runtime::runner::{Next, SyncError};
 use pods::owner_key;
 
 pub use bookkeeping::{Bookkeeping, NoBookkeeping};
+pub use drive::next_after;
 pub use executor::{Executor, object_reference};
 
 /// How running a plan ended.
@@ -121,10 +126,43 @@ impl Executed {
     }
 }
 
+/// How the executor performs a controller's own writes
+/// ([`Action::Own`]), and which of them are part of its claim or its
+/// management of pods (what a failed step of them means for the run).
+pub trait OwnWrites<W>: Sync {
+    /// Performs `write`.
+    fn perform<'a>(&'a self, write: &'a W, book: &'a dyn Bookkeeping, versions: &'a Versions)
+    -> BoxFuture<'a, Outcome>;
+
+    /// Whether `write` adopts or releases (a failed claim ends the sync).
+    fn is_claim(_write: &W) -> bool {
+        false
+    }
+
+    /// Whether `write` creates or deletes what the controller manages.
+    fn is_manage(_write: &W) -> bool {
+        false
+    }
+}
+
+impl OwnWrites<NoOwnWrites> for Executor {
+    fn perform<'a>(
+        &'a self,
+        write: &'a NoOwnWrites,
+        _: &'a dyn Bookkeeping,
+        _: &'a Versions,
+    ) -> BoxFuture<'a, Outcome> {
+        match *write {}
+    }
+}
+
 impl Executor {
     /// Runs `plan`'s steps in order (the actions of one step concurrently)
     /// and stops after the first failed step.
-    pub async fn run(&self, plan: &Plan, book: &dyn Bookkeeping) -> Executed {
+    pub async fn run<W>(&self, plan: &Plan<W>, book: &dyn Bookkeeping) -> Executed
+    where
+        Self: OwnWrites<W>,
+    {
         let versions = Versions::default();
         for (index, step) in plan.steps.iter().enumerate() {
             let outcomes = join_all(step.actions.iter().map(|a| self.perform(a, book, &versions))).await;
@@ -155,13 +193,11 @@ impl Executor {
                             | Action::PatchPodOwnerRefs { .. }
                             | Action::PatchReplicaSetOwnerRefs { .. }
                             | Action::ControllerRevision(history::Write::PatchOwnerRefs { .. })
-                            | Action::Job(job::Write::AdoptPod { .. } | job::Write::ReleasePod { .. })
-                    )
+                    ) || matches!(a, Action::Own(write) if Self::is_claim(write))
                 });
                 let manage = step.actions.iter().any(|a| match a {
                     Action::CreatePod { .. } | Action::DeletePod { .. } => true,
-                    Action::StatefulSet(write) => statefulsets::is_pod_write(write),
-                    Action::Job(write) => matches!(write, job::Write::RemoveFinalizerAndDelete { .. }),
+                    Action::Own(write) => Self::is_manage(write),
                     _ => false,
                 });
                 if manage {
@@ -180,51 +216,26 @@ impl Executor {
     }
 
     /// Performs one action.
-    async fn perform(&self, action: &Action, book: &dyn Bookkeeping, versions: &Versions) -> Outcome {
+    async fn perform<W>(&self, action: &Action<W>, book: &dyn Bookkeeping, versions: &Versions) -> Outcome
+    where
+        Self: OwnWrites<W>,
+    {
         match action {
-            Action::RecheckOwner { owner } => self.recheck_owner(owner).await,
-            Action::ExpectCreations { key, count } => {
-                book.expect_creations(key, *count);
-                Outcome::Ok
-            }
-            Action::ExpectDeletions { key, pod_keys } => {
-                book.expect_deletions(key, pod_keys);
-                Outcome::Ok
-            }
-            Action::CreatePod { namespace, pod, owner } => self.create_pod(namespace, pod, owner, book).await,
-            Action::DeletePod { namespace, name, uid, owner } => {
-                self.delete_pod(namespace, name, uid, owner, book).await
-            }
-            Action::PatchPodOwnerRefs { namespace, name, uid, patch } => {
-                self.patch_owner_refs::<Pod>(namespace, name, uid, patch, versions).await
-            }
-            Action::PatchReplicaSetOwnerRefs { namespace, name, uid, patch } => {
-                self.patch_owner_refs::<ReplicaSet>(namespace, name, uid, patch, versions).await
-            }
             Action::CreateReplicaSet { namespace, replica_set } => {
                 self.create_replica_set(namespace, replica_set, versions).await
             }
-            Action::UpdateReplicaSet { replica_set } => self.replace(&**replica_set, false, versions).await,
-            Action::DeleteReplicaSet { namespace, name, uid } => self.delete_replica_set(namespace, name, uid).await,
-            Action::UpdateDeploymentStatus { deployment } => self.replace(&**deployment, true, versions).await,
-            Action::UpdateDeployment { deployment } => self.replace(&**deployment, false, versions).await,
-            Action::UpdateReplicaSetStatus { namespace, name, resource_version, status } => {
-                self.update_replica_set_status(namespace, name, resource_version.as_deref(), status).await
-            }
-            Action::Event(event) => {
-                self.record(event);
-                Outcome::Ok
-            }
-            Action::DaemonSet(write) => self.daemon_set(write).await,
             Action::ControllerRevision(write) => self.write_revision(write, versions).await,
-            Action::StatefulSet(write) => self.write_stateful_set(write).await,
-            Action::Job(write) => self.write_job(write, book, versions).await,
+            Action::Own(write) => OwnWrites::perform(self, write, book, versions).await,
+            shared => {
+                let answer = self.answer(shared, book, versions).await;
+                Outcome::of(judge(shared, &answer, |_, error| Verdict::Failed(error.message.clone())))
+            }
         }
     }
 }
 
 /// The queue key of the owner a create or delete is for.
-fn created_by(action: &Action) -> Option<String> {
+fn created_by<W>(action: &Action<W>) -> Option<String> {
     match action {
         Action::CreatePod { owner, .. } => Some(owner_key(owner)),
         _ => None,

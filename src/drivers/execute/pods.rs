@@ -7,9 +7,11 @@ use kcm_controllers::plan::ObjectRef;
 use kube::Api;
 use kube::api::PostParams;
 
+use kcm_controllers::protocol::{Refusal, Told, WriteError};
+
 use super::bookkeeping::Bookkeeping;
-use super::executor::{Executor, Outcome};
-use crate::drivers::api_errors::{error_message, namespace_terminating};
+use super::executor::Executor;
+use crate::drivers::api_errors::write_error;
 
 impl Executor {
     pub(super) async fn create_pod(
@@ -18,7 +20,7 @@ impl Executor {
         pod: &Pod,
         owner: &ObjectRef,
         book: &dyn Bookkeeping,
-    ) -> Outcome {
+    ) -> Told {
         let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
         match api.create(&PostParams::default(), pod).await {
             Ok(created) => {
@@ -26,16 +28,17 @@ impl Executor {
                 let rv = created.metadata.resource_version.as_deref().and_then(|rv| rv.parse().ok());
                 book.creation_succeeded(&owner_key(owner), &format!("{namespace}/{name}"), rv);
                 self.record(&pod_control::successful_create(owner, &name));
-                Outcome::Ok
+                Ok(())
             }
-            // Upstream: any creation fails in a terminating namespace;
-            // nothing to do and nothing to report.
-            Err(error) if namespace_terminating(&error) => Outcome::Ok,
             Err(error) => {
-                let message = error_message(&error);
-                book.creation_failed(&owner_key(owner));
-                self.record(&pod_control::failed_create(owner, &message));
-                Outcome::Failed(message)
+                let error = write_error(&error);
+                // Upstream: any creation fails in a terminating namespace;
+                // nothing to report.
+                if error.refusal != Refusal::NamespaceTerminating {
+                    book.creation_failed(&owner_key(owner));
+                    self.record(&pod_control::failed_create(owner, &error.message));
+                }
+                Err(error)
             }
         }
     }
@@ -47,20 +50,20 @@ impl Executor {
         uid: &str,
         owner: &ObjectRef,
         book: &dyn Bookkeeping,
-    ) -> Outcome {
-        match self.delete_with_uid::<Pod>(namespace, name, uid).await {
+    ) -> Told {
+        let error = match self.delete_with_uid::<Pod>(namespace, name, uid).await {
             Ok(true) => {
                 self.record(&pod_control::successful_delete(owner, name));
-                Outcome::Ok
+                return Ok(());
             }
-            Ok(false) => Outcome::Ok,
-            Err(error) => {
-                let message = error_message(&error);
-                book.deletion_failed(&owner_key(owner), &format!("{namespace}/{name}"));
-                self.record(&pod_control::failed_delete(owner, &message));
-                Outcome::Failed(message)
-            }
+            Ok(false) => WriteError { refusal: Refusal::NotFound, message: format!("pods \"{name}\" not found") },
+            Err(error) => write_error(&error),
+        };
+        if error.refusal != Refusal::NotFound {
+            book.deletion_failed(&owner_key(owner), &format!("{namespace}/{name}"));
+            self.record(&pod_control::failed_delete(owner, &error.message));
         }
+        Err(error)
     }
 }
 

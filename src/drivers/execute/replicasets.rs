@@ -7,7 +7,9 @@ use kube::Api;
 use kube::api::PostParams;
 
 use super::executor::{Executor, Outcome, Versions};
-use crate::drivers::api_errors::{error_message, namespace_terminating, reason};
+use kcm_controllers::protocol::{Refusal, Told, WriteError};
+
+use crate::drivers::api_errors::{error_message, namespace_terminating, reason, write_error};
 
 impl Executor {
     /// Creates a Deployment's new ReplicaSet; see
@@ -34,10 +36,13 @@ impl Executor {
         }
     }
 
-    pub(super) async fn delete_replica_set(&self, namespace: &str, name: &str, uid: &str) -> Outcome {
+    pub(super) async fn delete_replica_set(&self, namespace: &str, name: &str, uid: &str) -> Told {
         match self.delete_with_uid::<ReplicaSet>(namespace, name, uid).await {
-            Ok(_) => Outcome::Ok,
-            Err(error) => Outcome::Failed(error_message(&error)),
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                Err(WriteError { refusal: Refusal::NotFound, message: format!("replicasets \"{name}\" not found") })
+            }
+            Err(error) => Err(write_error(&error)),
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use kcm_controllers::common::history::{self, AfterAlreadyExists, OnAlreadyExists};
+use kcm_controllers::protocol::judge_owner_ref_patch;
 use kube::Api;
 use kube::api::PostParams;
 
@@ -24,7 +25,10 @@ impl Executor {
             history::Write::Update { revision } => self.update_revision(revision).await,
             history::Write::Delete { namespace, name, uid } => self.delete_revision(namespace, name, uid).await,
             history::Write::PatchOwnerRefs { namespace, name, uid, patch } => {
-                self.patch_owner_refs::<ControllerRevision>(namespace, name, uid, patch, versions).await
+                match self.patch_owner_refs::<ControllerRevision>(namespace, name, uid, patch, versions).await {
+                    Ok(()) => Outcome::Ok,
+                    Err(error) => Outcome::of(judge_owner_ref_patch(patch, &error)),
+                }
             }
         }
     }
@@ -134,7 +138,7 @@ mod tests {
         let mut squatter = revision("web-1", json!({"other": true}));
         squatter.metadata.owner_references = None;
         api.create(&PostParams::default(), &squatter).await.expect("squatter");
-        let mut plan = Plan::new();
+        let mut plan: Plan = Plan::new();
         let create = history::Write::Create {
             revision: Box::new(planned.clone()),
             on_already_exists: OnAlreadyExists::Rename { collision_count: 0 },
@@ -164,7 +168,7 @@ mod tests {
         let mut squatter = revision("ds-1", json!({"other": true}));
         squatter.metadata.owner_references = None;
         api.create(&PostParams::default(), &squatter).await.expect("squatter");
-        let mut plan = Plan::new();
+        let mut plan: Plan = Plan::new();
         plan.push(Action::ControllerRevision(history::Write::Create {
             revision: Box::new(revision("ds-1", json!({"spec": {"template": {"a": 1}}}))),
             on_already_exists: OnAlreadyExists::Report,

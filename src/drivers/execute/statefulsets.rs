@@ -11,12 +11,27 @@ use kcm_controllers::statefulset::{Repair, Write, claim_event, pod_event};
 use kube::Api;
 use kube::api::PostParams;
 
-use super::executor::{Executor, Outcome};
+use super::OwnWrites;
+use super::bookkeeping::Bookkeeping;
+use super::executor::{Executor, Outcome, Versions};
 use super::revisions::CONFLICT_RETRIES;
 use crate::drivers::api_errors::{code, error_message, reason};
+use futures::future::BoxFuture;
+
+impl OwnWrites<Write> for Executor {
+    fn perform<'a>(&'a self, write: &'a Write, _: &'a dyn Bookkeeping, _: &'a Versions) -> BoxFuture<'a, Outcome> {
+        Box::pin(self.write_stateful_set(write))
+    }
+
+    /// The pod and claim writes, after whose failure the driver still
+    /// writes the status (`kcm_controllers::statefulset::after_failure`).
+    fn is_manage(write: &Write) -> bool {
+        !matches!(write, Write::UpdateStatus { .. })
+    }
+}
 
 impl Executor {
-    pub(super) async fn write_stateful_set(&self, write: &Write) -> Outcome {
+    async fn write_stateful_set(&self, write: &Write) -> Outcome {
         match write {
             Write::CreatePod { set, claims, pod } => {
                 let name = pod.metadata.name.as_deref().unwrap_or("");
@@ -184,16 +199,9 @@ impl Executor {
     }
 }
 
-/// Whether `write` is one of the pod and claim writes after whose failure
-/// the driver still writes the status
-/// (`kcm_controllers::statefulset::after_failure`).
-pub(super) fn is_pod_write(write: &Write) -> bool {
-    !matches!(write, Write::UpdateStatus { .. })
-}
-
 #[cfg(test)]
 mod tests {
-    use kcm_controllers::plan::{Action, Plan};
+    use kcm_controllers::statefulset::{Action, Plan};
     use kube::api::{Patch, PatchParams};
     use serde_json::json;
 
@@ -217,7 +225,7 @@ mod tests {
         api.patch("web", &PatchParams::default(), &Patch::Merge(note)).await.expect("annotated");
         let status = StatefulSetStatus { replicas: 0, observed_generation: Some(1), ..Default::default() };
         let mut plan = Plan::new();
-        plan.push(Action::StatefulSet(Write::UpdateStatus {
+        plan.push(Action::Own(Write::UpdateStatus {
             namespace: "default".into(),
             name: "web".into(),
             resource_version: cached.metadata.resource_version.clone(),

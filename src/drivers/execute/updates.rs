@@ -12,13 +12,15 @@ use kube::{Api, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::executor::{Executor, Outcome, Versions};
-use crate::drivers::api_errors::error_message;
+use kcm_controllers::protocol::Told;
+
+use super::executor::{Executor, Versions};
+use crate::drivers::api_errors::write_error;
 
 impl Executor {
     /// Replaces `object` (or, with `status`, its status subresource), at the
     /// latest version this run knows of.
-    pub(super) async fn replace<K>(&self, object: &K, status: bool, versions: &Versions) -> Outcome
+    pub(super) async fn replace<K>(&self, object: &K, status: bool, versions: &Versions) -> Told
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
             + Clone
@@ -37,13 +39,9 @@ impl Executor {
         } else {
             api.replace(&name, &PostParams::default(), &body).await
         };
-        match result {
-            Ok(written) => {
-                versions.record(&kind, written.meta());
-                Outcome::Ok
-            }
-            Err(error) => Outcome::Failed(error_message(&error)),
-        }
+        let written = result.map_err(|error| write_error(&error))?;
+        versions.record(&kind, written.meta());
+        Ok(())
     }
 
     /// Writes a ReplicaSet's status on the object as cached, retried once
@@ -54,7 +52,7 @@ impl Executor {
         name: &str,
         resource_version: Option<&str>,
         status: &ReplicaSetStatus,
-    ) -> Outcome {
+    ) -> Told {
         let cached = self.replica_sets.as_ref().and_then(|s| s.get_namespaced(Some(namespace), name));
         let target = StatusTarget { namespace, name, cached, resource_version, retries: 1 };
         self.write_status(target, |rs: &mut ReplicaSet| rs.status = Some(status.clone())).await
@@ -63,7 +61,7 @@ impl Executor {
     /// Writes `set`'s status on the cached object (at the target's
     /// resourceVersion); on a failure re-reads the object and retries, at
     /// most `retries` times.
-    pub(super) async fn write_status<K>(&self, target: StatusTarget<'_, K>, set: impl Fn(&mut K)) -> Outcome
+    pub(super) async fn write_status<K>(&self, target: StatusTarget<'_, K>, set: impl Fn(&mut K)) -> Told
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
             + Clone
@@ -85,26 +83,17 @@ impl Executor {
         );
         body.meta_mut().resource_version = resource_version.map(str::to_owned);
         set(&mut body);
-        let mut last = String::new();
-        for attempt in 0..=retries {
-            if attempt > 0 {
-                // The API server takes metadata from a status write too: send
-                // the fresh object, so that nothing another writer changed
-                // meanwhile (annotations, ownerReferences) is undone.
-                match api.get(name).await {
-                    Ok(fresh) => {
-                        body = fresh;
-                        set(&mut body);
-                    }
-                    Err(error) => return Outcome::Failed(error_message(&error)),
-                }
+        for _ in 0..retries {
+            if api.replace_status(name, &PostParams::default(), &body).await.is_ok() {
+                return Ok(());
             }
-            match api.replace_status(name, &PostParams::default(), &body).await {
-                Ok(_) => return Outcome::Ok,
-                Err(error) => last = error_message(&error),
-            }
+            // The API server takes metadata from a status write too: send
+            // the fresh object, so that nothing another writer changed
+            // meanwhile (annotations, ownerReferences) is undone.
+            body = api.get(name).await.map_err(|error| write_error(&error))?;
+            set(&mut body);
         }
-        Outcome::Failed(last)
+        api.replace_status(name, &PostParams::default(), &body).await.map(|_| ()).map_err(|error| write_error(&error))
     }
 }
 
@@ -142,7 +131,7 @@ mod tests {
         let patch = serde_json::json!({"metadata": {"annotations": {"deployment.kubernetes.io/revision": "2"}}});
         api.patch("rs", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(patch)).await.expect("annotated");
         let status = ReplicaSetStatus { replicas: 0, observed_generation: Some(1), ..Default::default() };
-        let mut plan = Plan::new();
+        let mut plan: Plan = Plan::new();
         plan.push(Action::UpdateReplicaSetStatus {
             namespace: "default".into(),
             name: "rs".into(),
@@ -167,7 +156,7 @@ mod tests {
         first.metadata.annotations = Some([("a".to_string(), "1".to_string())].into());
         let mut second = first.clone();
         second.spec.replicas = Some(3);
-        let mut plan = Plan::new();
+        let mut plan: Plan = Plan::new();
         plan.push(Action::UpdateReplicaSet { replica_set: Box::new(first) });
         plan.push(Action::UpdateReplicaSet { replica_set: Box::new(second) });
         assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
@@ -187,7 +176,7 @@ mod tests {
         let mut adopted = api.get("rs").await.expect("get");
         adopted.spec.replicas = Some(4);
         adopted.metadata.owner_references = Some(vec![owner.clone()]);
-        let mut plan = Plan::new();
+        let mut plan: Plan = Plan::new();
         plan.push(Action::PatchReplicaSetOwnerRefs {
             namespace: "default".into(),
             name: "rs".into(),
@@ -200,7 +189,7 @@ mod tests {
         assert_eq!(now.spec.replicas, Some(4));
         assert_eq!(now.metadata.owner_references.unwrap()[0].uid, "d-uid");
         // A stale version from outside the plan still conflicts.
-        let mut plan = Plan::new();
+        let mut plan: Plan = Plan::new();
         plan.push(Action::UpdateReplicaSet { replica_set: Box::new(cached) });
         assert!(matches!(executor.run(&plan, &NoBookkeeping).await, Executed::Failed(_)));
     }

@@ -12,7 +12,7 @@ use kcm_controllers::job::finalizers::FinalizerExpectations;
 use kcm_controllers::job::finished::FinishedJobExpectations;
 use kcm_controllers::job::orphan::remove_orphan_finalizer;
 use kcm_controllers::job::{self as core, Snapshot, Write};
-use kcm_controllers::plan::{Action, Plan};
+use kcm_controllers::job::{Action, Plan};
 use kcm_objects::Pod;
 use kcm_runtime::informer::Store;
 use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
@@ -131,7 +131,7 @@ impl OrphanSyncer {
             return Ok(Next::Done);
         }
         let mut plan = Plan::new();
-        plan.push(Action::Job(Write::RemoveFinalizer {
+        plan.push(Action::Own(Write::RemoveFinalizer {
             key: String::new(),
             namespace: pod.metadata.namespace.to_string(),
             name: pod.metadata.name.to_string(),

@@ -31,8 +31,8 @@ pub fn claim_controller_revisions<'a>(
 /// anything is adopted, the live re-check of `owner` and the adoptions with
 /// `controller_ref` (see
 /// [`plan_claim_patches`](crate::common::controller_ref::plan_claim_patches)).
-pub fn plan_claims(
-    plan: &mut Plan,
+pub fn plan_claims<W>(
+    plan: &mut Plan<W>,
     owner: &ObjectRef,
     controller_ref: &OwnerReference,
     claims: &Claims<'_, ControllerRevision>,

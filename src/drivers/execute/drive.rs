@@ -1,0 +1,87 @@
+//! The one loop that drives a controller core ([`Core`]): poll it for a
+//! step, perform the step's actions at once, tell it their answers, until
+//! it is over; and [`Executor::answer`], what one shared action answered,
+//! typed ([`Told`]).
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::Pod;
+use kcm_controllers::plan::Action;
+use kcm_controllers::protocol::{Core, Finish, Refusal, Told, WriteError};
+use kcm_runtime::runner::{Next, SyncError};
+
+use super::bookkeeping::Bookkeeping;
+use super::executor::{Executor, Versions};
+
+impl Executor {
+    /// Runs `core` to its end: each step it hands out is performed (its
+    /// actions concurrently) and the answers told to it in the step's
+    /// order.
+    pub async fn drive<C: Core>(&self, mut core: C, book: &dyn Bookkeeping) -> Finish {
+        let versions = Versions::default();
+        while let Some(step) = core.poll() {
+            let answers = futures::future::join_all(step.actions.iter().map(|a| self.answer(a, book, &versions))).await;
+            core.told(answers);
+        }
+        core.finish()
+    }
+
+    /// Performs the shared `action` and says what it answered. Bookkeeping
+    /// and events answer `Ok` at once.
+    pub(super) async fn answer<W>(&self, action: &Action<W>, book: &dyn Bookkeeping, versions: &Versions) -> Told {
+        match action {
+            Action::RecheckOwner { owner } => self.recheck_owner(owner).await,
+            Action::ExpectCreations { key, count } => {
+                book.expect_creations(key, *count);
+                Ok(())
+            }
+            Action::ExpectDeletions { key, pod_keys } => {
+                book.expect_deletions(key, pod_keys);
+                Ok(())
+            }
+            Action::ForgetCreations { key, count } => {
+                book.creations_skipped(key, *count);
+                Ok(())
+            }
+            Action::CreatePod { namespace, pod, owner } => self.create_pod(namespace, pod, owner, book).await,
+            Action::DeletePod { namespace, name, uid, owner } => {
+                self.delete_pod(namespace, name, uid, owner, book).await
+            }
+            Action::PatchPodOwnerRefs { namespace, name, uid, patch } => {
+                self.patch_owner_refs::<Pod>(namespace, name, uid, patch, versions).await
+            }
+            Action::PatchReplicaSetOwnerRefs { namespace, name, uid, patch } => {
+                self.patch_owner_refs::<ReplicaSet>(namespace, name, uid, patch, versions).await
+            }
+            Action::UpdateReplicaSet { replica_set } => self.replace(&**replica_set, false, versions).await,
+            Action::DeleteReplicaSet { namespace, name, uid } => self.delete_replica_set(namespace, name, uid).await,
+            Action::UpdateDeploymentStatus { deployment } => self.replace(&**deployment, true, versions).await,
+            Action::UpdateDeployment { deployment } => self.replace(&**deployment, false, versions).await,
+            Action::UpdateReplicaSetStatus { namespace, name, resource_version, status } => {
+                self.update_replica_set_status(namespace, name, resource_version.as_deref(), status).await
+            }
+            Action::Event(event) => {
+                self.record(event);
+                Ok(())
+            }
+            Action::CreateReplicaSet { .. } | Action::ControllerRevision(_) | Action::Own(_) => Err(WriteError {
+                refusal: Refusal::Other,
+                message: "kcm-rs: this write is not performed for a driven core yet (the Deployment, DaemonSet, \
+                          StatefulSet and Job cores still run as plans)"
+                    .into(),
+            }),
+        }
+    }
+}
+
+/// The worker's next step after a sync that ended so.
+///
+/// # Errors
+/// A failed sync's error, for the worker's backoff.
+pub fn next_after(finish: Finish) -> Result<Next, SyncError> {
+    match finish {
+        Finish::Done => Ok(Next::Done),
+        Finish::After(after) => Ok(Next::After(after)),
+        Finish::Now => Ok(Next::After(std::time::Duration::ZERO)),
+        Finish::Retry(error) => Err(error.into()),
+    }
+}
