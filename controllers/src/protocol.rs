@@ -12,6 +12,8 @@
 
 use std::time::Duration;
 
+use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
+
 use crate::plan::{Action, OwnerRefPatch, Plan, Step};
 
 /// Why the API server refused a write.
@@ -43,8 +45,19 @@ pub struct WriteError {
     pub message: String,
 }
 
-/// What one write answered: done, or refused.
-pub type Told = Result<(), WriteError>;
+/// What an accepted action answered.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// Done: a write was accepted (or bookkeeping recorded).
+    Done,
+    /// A read answered with this ReplicaSet.
+    ReplicaSet(Box<ReplicaSet>),
+    /// A read answered with this ControllerRevision.
+    ControllerRevision(Box<ControllerRevision>),
+}
+
+/// What one action answered: accepted, or refused.
+pub type Told = Result<Answer, WriteError>;
 
 /// How a sync ended.
 #[derive(Clone, Debug, PartialEq, Eq)]

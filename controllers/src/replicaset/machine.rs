@@ -111,7 +111,7 @@ mod tests {
 
     use super::*;
     use crate::plan::OwnerRefPatch;
-    use crate::protocol::{Refusal, WriteError};
+    use crate::protocol::{Answer, Refusal, WriteError};
     use crate::replicaset::testing::{NOW, World, owned, rs_status};
     use crate::testing::{PodBuilder, RsBuilder, describe_step, ts};
 
@@ -147,9 +147,9 @@ mod tests {
         let (lines, finish) = drive(&w, |action| match action {
             Action::CreatePod { .. } => {
                 creates.set(creates.get() + 1);
-                if creates.get() == 2 { refused(Refusal::Forbidden, QUOTA) } else { Ok(()) }
+                if creates.get() == 2 { refused(Refusal::Forbidden, QUOTA) } else { Ok(Answer::Done) }
             }
-            _ => Ok(()),
+            _ => Ok(Answer::Done),
         });
         assert_eq!(
             lines,
@@ -166,7 +166,7 @@ mod tests {
         let w = World::new(RsBuilder::new(3));
         let (lines, finish) = drive(&w, |action| match action {
             Action::CreatePod { .. } => refused(Refusal::NamespaceTerminating, "namespace ns is being terminated"),
-            _ => Ok(()),
+            _ => Ok(Answer::Done),
         });
         assert_eq!(lines, ["expect +3", "create x1", "create x2"]);
         assert_eq!(finish, Finish::Done);
@@ -179,7 +179,7 @@ mod tests {
         let w = World::new(RsBuilder::new(1)).pods([owned("a"), owned("b")]);
         let (lines, finish) = drive(&w, |action| match action {
             Action::DeletePod { .. } => refused(Refusal::Other, "etcdserver: request timed out"),
-            _ => Ok(()),
+            _ => Ok(Answer::Done),
         });
         assert_eq!(lines.len(), 3, "{lines:?}");
         assert!(lines[0].starts_with("expect -ns/"), "{lines:?}");
@@ -194,7 +194,7 @@ mod tests {
         let w = World::new(RsBuilder::new(1)).pods([owned("a"), owned("b")]);
         let (lines, finish) = drive(&w, |action| match action {
             Action::DeletePod { .. } => refused(Refusal::NotFound, "pods \"b\" not found"),
-            _ => Ok(()),
+            _ => Ok(Answer::Done),
         });
         assert!(!lines.iter().any(|l| l.contains("ReplicaFailure")), "{lines:?}");
         assert_eq!(finish, Finish::Done);
@@ -210,7 +210,7 @@ mod tests {
             Action::PatchPodOwnerRefs { patch: OwnerRefPatch::Adopt(_), .. } => {
                 refused(Refusal::NotFound, "pods \"orphan\" not found")
             }
-            _ => Ok(()),
+            _ => Ok(Answer::Done),
         });
         assert_eq!(lines, ["recheck", "adopt orphan"]);
         assert_eq!(finish, Finish::Now);
@@ -224,7 +224,7 @@ mod tests {
             .pods([owned("a"), PodBuilder::new("orphan").node("n1").ready_since(ts(NOW - 3600))]);
         let (lines, finish) = drive(&w, |action| match action {
             Action::RecheckOwner { .. } => refused(Refusal::NotFound, "ReplicaSet web has just been deleted"),
-            _ => Ok(()),
+            _ => Ok(Answer::Done),
         });
         assert_eq!(lines, ["recheck"]);
         assert_eq!(finish, Finish::Retry("ReplicaSet web has just been deleted".into()));
@@ -236,7 +236,7 @@ mod tests {
         let w = World::new(RsBuilder::new(1).status(rs_status(1, 1, 1))).pods([owned("a").labels(&[("app", "db")])]);
         let (lines, finish) = drive(&w, |action| match action {
             Action::PatchPodOwnerRefs { .. } => refused(Refusal::Invalid, "uid mismatch"),
-            _ => Ok(()),
+            _ => Ok(Answer::Done),
         });
         assert_eq!(lines, ["release a", "expect +1", "create x1", "status 0/0/0/0 gen=1"]);
         assert_eq!(finish, Finish::Done);
@@ -250,14 +250,14 @@ mod tests {
         let status = |action: &Action| matches!(action, Action::UpdateReplicaSetStatus { .. });
         let w = World::new(RsBuilder::new(1).status(rs_status(1, 1, 1))).pods([owned("a").labels(&[("app", "db")])]);
         let (_, finish) =
-            drive(&w, |action| if status(action) { refused(Refusal::Conflict, conflict) } else { Ok(()) });
+            drive(&w, |action| if status(action) { refused(Refusal::Conflict, conflict) } else { Ok(Answer::Done) });
         assert_eq!(finish, Finish::Retry(conflict.into()));
 
         let w = World::new(RsBuilder::new(1));
         let (lines, finish) = drive(&w, |action| match action {
             Action::CreatePod { .. } => refused(Refusal::Forbidden, QUOTA),
             a if status(a) => refused(Refusal::Conflict, conflict),
-            _ => Ok(()),
+            _ => Ok(Answer::Done),
         });
         assert_eq!(lines, ["expect +1", "create x1", "forget +1", "status 0/0/0/0 gen=1 ReplicaFailure=FailedCreate"]);
         assert_eq!(finish, Finish::Retry(format!("{QUOTA}; writing the ReplicaFailure status failed too: {conflict}")));

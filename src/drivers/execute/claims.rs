@@ -12,7 +12,7 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
-use kcm_controllers::protocol::{Refusal, Told, WriteError};
+use kcm_controllers::protocol::{Answer, Refusal, Told, WriteError};
 
 use super::executor::{Executor, Versions};
 use crate::drivers::api_errors::write_error;
@@ -47,7 +47,7 @@ impl Executor {
             Ok(fresh) if fresh.deletion_timestamp.is_some() => {
                 gone(format!("{} {} has just been deleted", owner.kind, owner.name))
             }
-            Ok(_) => Ok(()),
+            Ok(_) => Ok(Answer::Done),
             Err(error) => {
                 let WriteError { refusal, .. } = write_error(&error);
                 Err(WriteError { refusal, message: format!("can't recheck DeletionTimestamp: {error}") })
@@ -70,7 +70,7 @@ impl Executor {
         let result = api.patch(name, &PatchParams::default(), &Patch::Strategic(patch.body(uid))).await;
         let patched = result.map_err(|error| write_error(&error))?;
         versions.record(&K::kind(&()), patched.meta());
-        Ok(())
+        Ok(Answer::Done)
     }
 }
 

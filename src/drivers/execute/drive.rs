@@ -6,7 +6,7 @@
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::plan::Action;
-use kcm_controllers::protocol::{Core, Finish, Refusal, Told, WriteError};
+use kcm_controllers::protocol::{Answer, Core, Finish, Refusal, Told, WriteError};
 use kcm_runtime::runner::{Next, SyncError};
 
 use super::bookkeeping::Bookkeeping;
@@ -32,15 +32,15 @@ impl Executor {
             Action::RecheckOwner { owner } => self.recheck_owner(owner).await,
             Action::ExpectCreations { key, count } => {
                 book.expect_creations(key, *count);
-                Ok(())
+                Ok(Answer::Done)
             }
             Action::ExpectDeletions { key, pod_keys } => {
                 book.expect_deletions(key, pod_keys);
-                Ok(())
+                Ok(Answer::Done)
             }
             Action::ForgetCreations { key, count } => {
                 book.creations_skipped(key, *count);
-                Ok(())
+                Ok(Answer::Done)
             }
             Action::CreatePod { namespace, pod, owner } => self.create_pod(namespace, pod, owner, book).await,
             Action::DeletePod { namespace, name, uid, owner } => {
@@ -61,7 +61,7 @@ impl Executor {
             }
             Action::Event(event) => {
                 self.record(event);
-                Ok(())
+                Ok(Answer::Done)
             }
             Action::CreateReplicaSet { .. } | Action::ControllerRevision(_) | Action::Own(_) => Err(WriteError {
                 refusal: Refusal::Other,

@@ -59,7 +59,7 @@ impl From<Told> for Outcome {
     /// A write whose every refusal is a failure.
     fn from(told: Told) -> Self {
         match told {
-            Ok(()) => Outcome::Ok,
+            Ok(_) => Outcome::Ok,
             Err(error) => Outcome::Failed(error.message),
         }
     }

@@ -7,7 +7,7 @@ use kcm_controllers::plan::ObjectRef;
 use kube::Api;
 use kube::api::PostParams;
 
-use kcm_controllers::protocol::{Refusal, Told, WriteError};
+use kcm_controllers::protocol::{Answer, Refusal, Told, WriteError};
 
 use super::bookkeeping::Bookkeeping;
 use super::executor::Executor;
@@ -28,7 +28,7 @@ impl Executor {
                 let rv = created.metadata.resource_version.as_deref().and_then(|rv| rv.parse().ok());
                 book.creation_succeeded(&owner_key(owner), &format!("{namespace}/{name}"), rv);
                 self.record(&pod_control::successful_create(owner, &name));
-                Ok(())
+                Ok(Answer::Done)
             }
             Err(error) => {
                 let error = write_error(&error);
@@ -54,7 +54,7 @@ impl Executor {
         let error = match self.delete_with_uid::<Pod>(namespace, name, uid).await {
             Ok(true) => {
                 self.record(&pod_control::successful_delete(owner, name));
-                return Ok(());
+                return Ok(Answer::Done);
             }
             Ok(false) => WriteError { refusal: Refusal::NotFound, message: format!("pods \"{name}\" not found") },
             Err(error) => write_error(&error),

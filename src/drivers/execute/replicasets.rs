@@ -7,7 +7,7 @@ use kube::Api;
 use kube::api::PostParams;
 
 use super::executor::{Executor, Outcome, Versions};
-use kcm_controllers::protocol::{Refusal, Told, WriteError};
+use kcm_controllers::protocol::{Answer, Refusal, Told, WriteError};
 
 use crate::drivers::api_errors::{error_message, namespace_terminating, reason, write_error};
 
@@ -38,7 +38,7 @@ impl Executor {
 
     pub(super) async fn delete_replica_set(&self, namespace: &str, name: &str, uid: &str) -> Told {
         match self.delete_with_uid::<ReplicaSet>(namespace, name, uid).await {
-            Ok(true) => Ok(()),
+            Ok(true) => Ok(Answer::Done),
             Ok(false) => {
                 Err(WriteError { refusal: Refusal::NotFound, message: format!("replicasets \"{name}\" not found") })
             }

@@ -26,7 +26,7 @@ impl Executor {
             history::Write::Delete { namespace, name, uid } => self.delete_revision(namespace, name, uid).await,
             history::Write::PatchOwnerRefs { namespace, name, uid, patch } => {
                 match self.patch_owner_refs::<ControllerRevision>(namespace, name, uid, patch, versions).await {
-                    Ok(()) => Outcome::Ok,
+                    Ok(_) => Outcome::Ok,
                     Err(error) => Outcome::of(judge_owner_ref_patch(patch, &error)),
                 }
             }

@@ -12,7 +12,7 @@ use kube::{Api, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use kcm_controllers::protocol::Told;
+use kcm_controllers::protocol::{Answer, Told};
 
 use super::executor::{Executor, Versions};
 use crate::drivers::api_errors::write_error;
@@ -41,7 +41,7 @@ impl Executor {
         };
         let written = result.map_err(|error| write_error(&error))?;
         versions.record(&kind, written.meta());
-        Ok(())
+        Ok(Answer::Done)
     }
 
     /// Writes a ReplicaSet's status on the object as cached, retried once
@@ -85,7 +85,7 @@ impl Executor {
         set(&mut body);
         for _ in 0..retries {
             if api.replace_status(name, &PostParams::default(), &body).await.is_ok() {
-                return Ok(());
+                return Ok(Answer::Done);
             }
             // The API server takes metadata from a status write too: send
             // the fresh object, so that nothing another writer changed
@@ -93,7 +93,10 @@ impl Executor {
             body = api.get(name).await.map_err(|error| write_error(&error))?;
             set(&mut body);
         }
-        api.replace_status(name, &PostParams::default(), &body).await.map(|_| ()).map_err(|error| write_error(&error))
+        api.replace_status(name, &PostParams::default(), &body)
+            .await
+            .map(|_| Answer::Done)
+            .map_err(|error| write_error(&error))
     }
 }
 
