@@ -165,23 +165,24 @@ pub enum Action<W = NoOwnWrites> {
         /// Adopt or release.
         patch: OwnerRefPatch,
     },
-    /// Create a ReplicaSet (a Deployment's new one, named in full). If the
-    /// name is taken (AlreadyExists), the executor reads the existing
-    /// object live and asks
-    /// [`is_same_replica_set`](crate::deployment::is_same_replica_set): if it
-    /// is this very ReplicaSet (same controller, same template but for the
-    /// hash label; the cache was stale), the plan stops and the key is
-    /// retried with rate limiting, by which time the cache shows it; if not,
-    /// it is a hash collision and the plan stops with that outcome (the
-    /// driver then plans
-    /// [`after_create_failure`](crate::deployment::after_create_failure)).
-    /// A refusal because the namespace is terminating stops the plan with no
-    /// error. Any other error stops it with a create failure too.
+    /// Create a ReplicaSet (a Deployment's new one, named in full). What
+    /// an AlreadyExists, a terminating namespace or another refusal means
+    /// is decided by the core that planned it.
     CreateReplicaSet {
         /// Namespace to create in.
         namespace: String,
         /// The object to send.
         replica_set: Box<ReplicaSet>,
+    },
+    /// Read a ReplicaSet live from the API server (not the cache); it
+    /// answers with the object ([`Answer::ReplicaSet`]).
+    ///
+    /// [`Answer::ReplicaSet`]: crate::protocol::Answer::ReplicaSet
+    ReadReplicaSet {
+        /// Namespace of the ReplicaSet.
+        namespace: String,
+        /// Name of the ReplicaSet.
+        name: String,
     },
     /// Replace a ReplicaSet (its spec and metadata; the API server keeps
     /// the status). The object carries the resourceVersion it was planned

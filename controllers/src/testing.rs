@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 
 use crate::plan::{Action, NoOwnWrites, OwnerRefPatch, Plan, Step};
+use crate::protocol::{Core, Finish, Told};
 
 /// Upstream's `serviceAccount(secretRefs)`: `default/default`, uid
 /// `12345`, listing `secrets` (`tokenSecretReferences()` is
@@ -228,6 +229,22 @@ impl RsBuilder {
 
 // === plans ===
 
+/// Drives `core` to its end as the driver's loop does, each action
+/// answered by `answer`: the steps handed out (one line each, see
+/// [`describe_step`]) and how the sync finished.
+pub fn drive<C: Core>(mut core: C, answer: impl Fn(&Action<C::Own>) -> Told) -> (Vec<String>, Finish)
+where
+    C::Own: DescribeOwn,
+{
+    let mut lines = Vec::new();
+    while let Some(step) = core.poll() {
+        lines.push(describe_step(step));
+        let answers = step.actions.iter().map(&answer).collect();
+        core.told(answers);
+    }
+    (lines, core.finish())
+}
+
 /// One line per action of `plan` (see [`describe`]).
 pub fn describe_plan<W: DescribeOwn>(plan: &Plan<W>) -> Vec<String> {
     plan.actions().map(describe).collect()
@@ -321,6 +338,7 @@ pub fn describe<W: DescribeOwn>(action: &Action<W>) -> String {
             )
         }
         Action::UpdateDeployment { .. } => "update deployment".into(),
+        Action::ReadReplicaSet { name, .. } => format!("read {name}"),
         Action::ControllerRevision(write) => describe_revision_write(write),
         Action::Own(write) => write.describe_own(),
         Action::Event(e) => format!("event {}: {}", e.reason, e.message),

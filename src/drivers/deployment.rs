@@ -11,9 +11,8 @@
 //! - the `deployment` workqueue (upstream's default controller rate
 //!   limiter) and the worker pool (`--concurrent-deployment-syncs`, at most
 //!   [`RETRIES`] failed syncs per key);
-//! - the per-key sync: a [`Snapshot`] of the caches, the core's plan, and
-//!   the executor contract of `kcm_controllers::deployment` (on a failed
-//!   create of the new ReplicaSet, `after_create_failure`);
+//! - the per-key sync: a [`Snapshot`] of the caches, and the core's
+//!   [`SyncMachine`] driven to its end by the executor;
 //! - the shared ReplicaSet informer's indexes by controller (`owners`): a
 //!   sync reads the ReplicaSets its Deployment controls and the orphans it
 //!   may adopt, not its whole namespace's (upstream lists the namespace
@@ -30,11 +29,11 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kcm_controllers::common::controller_ref::controller_of;
 use kcm_controllers::common::selector::Selector;
-use kcm_controllers::deployment::{self as core, Options, Snapshot};
+use kcm_controllers::deployment::{self as core, Options, Snapshot, SyncMachine};
 use kcm_objects::Pod;
 use kube::Client;
 
-use super::execute::{Executed, Executor, NoBookkeeping};
+use super::execute::{Executor, NoBookkeeping, next_after};
 use super::owners;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
@@ -154,8 +153,7 @@ impl Reconcile for Syncer {
 }
 
 impl Syncer {
-    /// One sync of the Deployment `key`, per the executor contract of
-    /// `kcm_controllers::deployment`.
+    /// One sync of the Deployment `key`.
     async fn sync_deployment(&self, key: &str) -> Result<Next, runner::SyncError> {
         let Some(d) = self.deployments.get(key) else {
             tracing::debug!(%key, "Deployment has been deleted");
@@ -166,23 +164,12 @@ impl Syncer {
         // Only Recreate reads pods: spare the copy of a large namespace's.
         let pods = if core::is_recreate(&d) { self.pods.list_namespace(namespace) } else { Vec::new() };
         let snapshot = Snapshot { deployment: &d, replica_sets: &replica_sets, pods: &pods, now: Timestamp::now() };
-        let plan = match core::sync(&snapshot, &self.options) {
-            Ok(plan) => plan,
+        match SyncMachine::new(&snapshot, &self.options) {
+            Ok(machine) => next_after(self.executor.drive(machine, &NoBookkeeping).await),
             Err(error) => {
                 tracing::warn!(%key, %error, "cannot sync Deployment; waiting for it to change");
-                return Ok(Next::Done);
+                Ok(Next::Done)
             }
-        };
-        match self.executor.run(&plan, &NoBookkeeping).await {
-            Executed::CreateReplicaSetFailed(failure) => {
-                let d = self.deployments.get(key).unwrap_or(d);
-                let plan = core::after_create_failure(&d, &failure, Timestamp::now());
-                if let Executed::Failed(error) = self.executor.run(&plan, &NoBookkeeping).await {
-                    tracing::info!(%key, %error, "cannot record the failed ReplicaSet create");
-                }
-                Err(failure.to_string().into())
-            }
-            executed => executed.into_next(),
         }
     }
 }

@@ -148,8 +148,7 @@ impl Reconcile for Syncer {
 }
 
 impl Syncer {
-    /// One sync of the ReplicaSet `key`, per the executor contract of
-    /// `kcm_controllers::replicaset`.
+    /// One sync of the ReplicaSet `key`.
     async fn sync_replica_set(&self, key: &str) -> Result<Next, runner::SyncError> {
         let Some(rs) = self.replica_sets.get(key) else {
             tracing::debug!(%key, "ReplicaSet has been deleted");

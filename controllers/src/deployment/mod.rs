@@ -46,14 +46,13 @@
 //! - `rolling`, `recreate`, `rollback`: one path each;
 //! - `sync`: the dispatcher.
 //!
-//! # What the executor does with the plan
-//! - Runs the steps in order and stops at the first failed one; the driver
-//!   then retries the key with rate limiting (at most 15 times).
-//! - [`Action::CreateReplicaSet`] answered AlreadyExists: see its doc. On a
-//!   hash collision or another create error the driver runs
-//!   [`after_create_failure`] and retries the key with rate limiting.
-//! - Updates of an object already written earlier in the same plan are sent
-//!   with the resourceVersion that write returned.
+//! # How the plan is run
+//! [`SyncMachine`] hands the plan out step by step to the driver's loop and
+//! decides what each refusal means (its module doc): the first failed step
+//! ends the sync, retried with rate limiting (at most 15 times); a failed
+//! create of the new ReplicaSet is recorded first ([`after_create_failure`]).
+//! Updates of an object already written earlier in the same plan are sent
+//! with the resourceVersion that write returned.
 //!
 //! # The new ReplicaSet's name
 //! `<deployment>-<hash>`, where the hash is 32-bit FNV-1a over a canonical
@@ -64,12 +63,12 @@
 //! created are recognised as the current revision.
 //!
 //! [`Plan`]: crate::plan::Plan
-//! [`Action::CreateReplicaSet`]: crate::plan::Action::CreateReplicaSet
 
 mod cleanup;
 mod conditions;
 mod counts;
 mod fenceposts;
+mod machine;
 mod new_replica_set;
 mod planner;
 mod progress;
@@ -95,6 +94,7 @@ pub use self::conditions::{
     RS_UPDATED_REASON, TIMED_OUT_REASON,
 };
 pub use self::fenceposts::{max_replicas, max_surge, max_unavailable, resolve_fenceposts};
+pub use self::machine::SyncMachine;
 pub use self::new_replica_set::{CreateFailure, after_create_failure, is_same_replica_set};
 pub use self::revision::{
     DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,

@@ -45,10 +45,7 @@ impl Core for SyncMachine<'_> {
     type Own = NoOwnWrites;
 
     fn poll(&mut self) -> Option<&Step> {
-        if matches!(self.state, State::Over(_)) || self.steps.rest().is_empty() {
-            return None;
-        }
-        self.steps.next_step()
+        if matches!(self.state, State::Over(_)) { None } else { self.steps.next_step() }
     }
 
     fn told(&mut self, answers: Vec<Told>) {
@@ -113,22 +110,13 @@ mod tests {
     use crate::plan::OwnerRefPatch;
     use crate::protocol::{Answer, Refusal, WriteError};
     use crate::replicaset::testing::{NOW, World, owned, rs_status};
-    use crate::testing::{PodBuilder, RsBuilder, describe_step, ts};
+    use crate::testing::{PodBuilder, RsBuilder, ts};
 
-    /// Drives a sync of `w` to its end, each action answered by `answer`:
-    /// the steps handed out (one line each, see [`describe_step`]) and how
-    /// the sync finished.
+    /// Drives a sync of `w` to its end, each action answered by `answer`.
     fn drive(w: &World, answer: impl Fn(&Action) -> Told) -> (Vec<String>, Finish) {
         let pods = || w.pods.clone();
         let snapshot = w.snapshot(&pods);
-        let mut machine = SyncMachine::new(&snapshot, &w.options);
-        let mut lines = Vec::new();
-        while let Some(step) = machine.poll() {
-            lines.push(describe_step(step));
-            let answers = step.actions.iter().map(&answer).collect();
-            machine.told(answers);
-        }
-        (lines, machine.finish())
+        crate::testing::drive(SyncMachine::new(&snapshot, &w.options), answer)
     }
 
     fn refused(refusal: Refusal, message: &str) -> Told {

@@ -52,6 +52,10 @@ impl Executor {
             Action::PatchReplicaSetOwnerRefs { namespace, name, uid, patch } => {
                 self.patch_owner_refs::<ReplicaSet>(namespace, name, uid, patch, versions).await
             }
+            Action::CreateReplicaSet { namespace, replica_set } => {
+                self.create_replica_set(namespace, replica_set, versions).await
+            }
+            Action::ReadReplicaSet { namespace, name } => self.read_replica_set(namespace, name).await,
             Action::UpdateReplicaSet { replica_set } => self.replace(&**replica_set, false, versions).await,
             Action::DeleteReplicaSet { namespace, name, uid } => self.delete_replica_set(namespace, name, uid).await,
             Action::UpdateDeploymentStatus { deployment } => self.replace(&**deployment, true, versions).await,
@@ -63,10 +67,10 @@ impl Executor {
                 self.record(event);
                 Ok(Answer::Done)
             }
-            Action::CreateReplicaSet { .. } | Action::ControllerRevision(_) | Action::Own(_) => Err(WriteError {
+            Action::ControllerRevision(_) | Action::Own(_) => Err(WriteError {
                 refusal: Refusal::Other,
-                message: "kcm-rs: this write is not performed for a driven core yet (the Deployment, DaemonSet, \
-                          StatefulSet and Job cores still run as plans)"
+                message: "kcm-rs: this write is not performed for a driven core yet (the DaemonSet, StatefulSet \
+                          and Job cores still run as plans)"
                     .into(),
             }),
         }

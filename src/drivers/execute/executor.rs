@@ -10,7 +10,6 @@ use std::sync::{Mutex, PoisonError};
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_controllers::deployment::CreateFailure;
 use kcm_controllers::plan::{Event, ObjectRef};
 use kcm_controllers::protocol::{Told, Verdict};
 use kube::api::{DeleteParams, Preconditions};
@@ -30,8 +29,6 @@ pub enum Outcome {
     Stale,
     /// Failed.
     Failed(String),
-    /// A ReplicaSet create failed this way.
-    CreateFailed(CreateFailure),
     /// Stop here without an error.
     Halt,
     /// A ControllerRevision create found its name taken by other data and

@@ -55,7 +55,6 @@ use std::time::Duration;
 use futures::future::{BoxFuture, join_all};
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use kcm_controllers::common::history;
-use kcm_controllers::deployment::CreateFailure;
 use kcm_controllers::plan::{Action, NoOwnWrites, Plan};
 use kcm_controllers::protocol::{Verdict, judge};
 
@@ -84,9 +83,6 @@ pub enum Executed {
     ManageFailed(String),
     /// Another step (status update) failed.
     Failed(String),
-    /// Creating a ReplicaSet failed: the caller plans the Deployment's
-    /// `after_create_failure` and requeues with rate limiting.
-    CreateReplicaSetFailed(CreateFailure),
     /// A create was refused because the namespace is terminating: the plan
     /// stopped there, and there is nothing to retry (upstream forgets the
     /// key on a `NamespaceTerminating` cause).
@@ -118,7 +114,6 @@ impl Executed {
             Executed::Stale | Executed::RevisionRenamed(_) => Ok(Next::After(Duration::ZERO)),
             Executed::Halted => Ok(Next::Done),
             Executed::ClaimFailed(error) | Executed::ManageFailed(error) | Executed::Failed(error) => Err(error.into()),
-            Executed::CreateReplicaSetFailed(failure) => Err(failure.to_string().into()),
             Executed::RevisionExists(existing) => {
                 Err(format!("controller revision {} already exists", existing.metadata.name.unwrap_or_default()).into())
             }
@@ -176,7 +171,6 @@ impl Executor {
                     Outcome::Halt => return Executed::Halted,
                     Outcome::Renamed(count) => return Executed::RevisionRenamed(count),
                     Outcome::RevisionExists(existing) => return Executed::RevisionExists(existing),
-                    Outcome::CreateFailed(failure) => return Executed::CreateReplicaSetFailed(failure),
                     Outcome::Failed(error) => {
                         if matches!(action, Action::CreatePod { .. }) {
                             failed_creates += 1;
@@ -221,9 +215,6 @@ impl Executor {
         Self: OwnWrites<W>,
     {
         match action {
-            Action::CreateReplicaSet { namespace, replica_set } => {
-                self.create_replica_set(namespace, replica_set, versions).await
-            }
             Action::ControllerRevision(write) => self.write_revision(write, versions).await,
             Action::Own(write) => OwnWrites::perform(self, write, book, versions).await,
             shared => {

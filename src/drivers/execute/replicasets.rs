@@ -1,39 +1,27 @@
-//! A Deployment's ReplicaSet creates (AlreadyExists told apart from a
-//! hash collision) and deletes.
+//! A Deployment's ReplicaSet creates, live reads and deletes.
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use kcm_controllers::deployment::{CreateFailure, is_same_replica_set};
+use kcm_controllers::protocol::{Answer, Refusal, Told, WriteError};
 use kube::Api;
 use kube::api::PostParams;
 
-use super::executor::{Executor, Outcome, Versions};
-use kcm_controllers::protocol::{Answer, Refusal, Told, WriteError};
-
-use crate::drivers::api_errors::{error_message, namespace_terminating, reason, write_error};
+use super::executor::{Executor, Versions};
+use crate::drivers::api_errors::write_error;
 
 impl Executor {
-    /// Creates a Deployment's new ReplicaSet; see
-    /// [`Action::CreateReplicaSet`](kcm_controllers::plan::Action::CreateReplicaSet) for AlreadyExists.
-    pub(super) async fn create_replica_set(&self, namespace: &str, rs: &ReplicaSet, versions: &Versions) -> Outcome {
+    /// Creates a Deployment's new ReplicaSet.
+    pub(super) async fn create_replica_set(&self, namespace: &str, rs: &ReplicaSet, versions: &Versions) -> Told {
         let api: Api<ReplicaSet> = Api::namespaced(self.client.clone(), namespace);
-        let name = rs.metadata.name.clone().unwrap_or_default();
-        match api.create(&PostParams::default(), rs).await {
-            Ok(created) => {
-                versions.record("ReplicaSet", &created.metadata);
-                Outcome::Ok
-            }
-            Err(error) if namespace_terminating(&error) => Outcome::Halt,
-            Err(error) if reason(&error) == Some("AlreadyExists") => match api.get(&name).await {
-                Ok(existing) if is_same_replica_set(&existing, rs) => Outcome::Failed(format!(
-                    "replica set {name} already exists and is this deployment's; waiting for the cache"
-                )),
-                Ok(_) => Outcome::CreateFailed(CreateFailure::Collision),
-                Err(error) => Outcome::Failed(error_message(&error)),
-            },
-            Err(error) => {
-                Outcome::CreateFailed(CreateFailure::Error { replica_set: name, message: error_message(&error) })
-            }
-        }
+        let created = api.create(&PostParams::default(), rs).await.map_err(|error| write_error(&error))?;
+        versions.record("ReplicaSet", &created.metadata);
+        Ok(Answer::Done)
+    }
+
+    /// Reads a ReplicaSet live.
+    pub(super) async fn read_replica_set(&self, namespace: &str, name: &str) -> Told {
+        let api: Api<ReplicaSet> = Api::namespaced(self.client.clone(), namespace);
+        let rs = api.get(name).await.map_err(|error| write_error(&error))?;
+        Ok(Answer::ReplicaSet(Box::new(rs)))
     }
 
     pub(super) async fn delete_replica_set(&self, namespace: &str, name: &str, uid: &str) -> Told {
@@ -51,53 +39,50 @@ impl Executor {
 mod tests {
     use k8s_openapi::api::core::v1::Namespace;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kcm_controllers::deployment::is_same_replica_set;
+    use kcm_controllers::plan::Action;
     use kube::api::DeleteParams;
 
     use super::*;
-    use crate::drivers::execute::testing::{create, replica_set, start};
-    use crate::drivers::execute::{Executed, NoBookkeeping};
+    use crate::drivers::execute::NoBookkeeping;
+    use crate::drivers::execute::testing::{replica_set, start};
 
-    /// AlreadyExists for a ReplicaSet that is the planned one (stale
-    /// cache): the plan stops with an error to retry, no collision.
-    #[tokio::test]
-    async fn already_existing_own_replica_set_is_not_a_collision() {
-        let (_sim, executor, client) = start().await;
-        let mut rs = replica_set("default", "d-abc", "v1", Some("d-uid"));
-        let api: Api<ReplicaSet> = Api::namespaced(client, "default");
-        let created = api.create(&PostParams::default(), &rs).await.expect("create");
-        // A planned template comes from a Deployment the API server
-        // defaulted the same way.
-        rs.spec.template = created.spec.template;
-        match executor.run(&create(&rs), &NoBookkeeping).await {
-            Executed::Failed(message) => assert!(message.contains("waiting for the cache"), "{message}"),
-            other => panic!("{other:?}"),
+    fn create(rs: &ReplicaSet) -> Action {
+        Action::CreateReplicaSet {
+            namespace: rs.metadata.namespace.clone().unwrap_or_default(),
+            replica_set: Box::new(rs.clone()),
         }
     }
 
-    /// AlreadyExists for someone else's ReplicaSet, or another template: a
-    /// hash collision.
+    /// A create whose name is taken answers AlreadyExists; the live read
+    /// answers the ReplicaSet under that name, as the API server defaulted
+    /// it: the planned one (from a Deployment defaulted the same way) is
+    /// told apart from another template or owner by what the read returns.
     #[tokio::test]
-    async fn name_taken_by_another_replica_set_is_a_collision() {
+    async fn a_taken_name_answers_already_exists_and_the_read_returns_its_holder() {
         let (_sim, executor, client) = start().await;
         let api: Api<ReplicaSet> = Api::namespaced(client, "default");
-        api.create(&PostParams::default(), &replica_set("default", "orphan", "v1", None)).await.expect("create");
+        let mut own = replica_set("default", "d-abc", "v1", Some("d-uid"));
+        own.spec.template = api.create(&PostParams::default(), &own).await.expect("create").spec.template;
         api.create(&PostParams::default(), &replica_set("default", "other", "v9", Some("d-uid")))
             .await
             .expect("create");
-        for name in ["orphan", "other"] {
-            let planned = replica_set("default", name, "v1", Some("d-uid"));
-            assert_eq!(
-                executor.run(&create(&planned), &NoBookkeeping).await,
-                Executed::CreateReplicaSetFailed(CreateFailure::Collision),
-                "{name}"
-            );
+        let versions = Versions::default();
+        for (planned, same) in [(own, true), (replica_set("default", "other", "v1", Some("d-uid")), false)] {
+            let name = planned.metadata.name.clone().unwrap_or_default();
+            let told = executor.answer(&create(&planned), &NoBookkeeping, &versions).await;
+            assert_eq!(told.map_err(|e| e.refusal), Err(Refusal::AlreadyExists), "{name}");
+            let read: Action = Action::ReadReplicaSet { namespace: "default".into(), name: name.clone() };
+            let Ok(Answer::ReplicaSet(holder)) = executor.answer(&read, &NoBookkeeping, &versions).await else {
+                panic!("{name}: the read answers its ReplicaSet")
+            };
+            assert_eq!(is_same_replica_set(&holder, &planned), same, "{name}");
         }
     }
 
-    /// A create refused because the namespace is terminating halts the plan
-    /// without an error.
+    /// A create in a namespace being deleted answers NamespaceTerminating.
     #[tokio::test]
-    async fn terminating_namespace_halts() {
+    async fn a_create_in_a_terminating_namespace_says_so() {
         let (_sim, executor, client) = start().await;
         let namespaces: Api<Namespace> = Api::all(client);
         let ns = Namespace {
@@ -106,7 +91,8 @@ mod tests {
         };
         namespaces.create(&PostParams::default(), &ns).await.expect("create namespace");
         namespaces.delete("going", &DeleteParams::default()).await.expect("delete namespace");
-        let plan = create(&replica_set("going", "d-abc", "v1", Some("d-uid")));
-        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Halted);
+        let action = create(&replica_set("going", "d-abc", "v1", Some("d-uid")));
+        let told = executor.answer(&action, &NoBookkeeping, &Versions::default()).await;
+        assert_eq!(told.map_err(|e| e.refusal), Err(Refusal::NamespaceTerminating));
     }
 }

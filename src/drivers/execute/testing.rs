@@ -1,10 +1,9 @@
 //! Test fixtures of the executor's tests: an executor on a fresh kube-sim,
-//! a ReplicaSet, a plan that creates it.
+//! a ReplicaSet.
 
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
-use kcm_controllers::plan::{Action, Plan};
 use kube::Client;
 use kube_sim::{Sim, SimConfig};
 
@@ -53,13 +52,4 @@ pub(super) fn replica_set(ns: &str, name: &str, image: &str, owner_uid: Option<&
         },
         status: None,
     }
-}
-
-pub(super) fn create(rs: &ReplicaSet) -> Plan {
-    let mut plan = Plan::new();
-    plan.push(Action::CreateReplicaSet {
-        namespace: rs.metadata.namespace.clone().unwrap_or_default(),
-        replica_set: Box::new(rs.clone()),
-    });
-    plan
 }
