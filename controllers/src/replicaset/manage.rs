@@ -4,10 +4,10 @@
 //!
 //! Worked example, `replicas: 10`, no pods, nothing in flight: diff = -10,
 //! so the plan records 10 expected creations and creates in steps of 1, 2,
-//! 4 and 3 pods. If a pod of the step of 2 fails, the executor finishes that
-//! step and stops: 2 pods exist (1 + 1), and it lowers the expectations by
-//! 1 (the failure) + 7 (the steps of 4 and 3 never run) = 8
-//! ([`Plan::creations_after`]), so only the 2 real creations are awaited.
+//! 4 and 3 pods. If a pod of the step of 2 fails, that step finishes and
+//! the sync stops: 2 pods exist (1 + 1), and the expectations are lowered
+//! by 1 (the failure) + 7 (the steps of 4 and 3 never run) = 8
+//! ([`super::SyncMachine`]), so only the 2 real creations are awaited.
 //! With `replicas: 1000` one sync creates 500 (steps 1, 2, ... 128, then
 //! 245); the rest come once those 500 are observed.
 

@@ -13,22 +13,20 @@
 //! 4. compute the status and write it if it changed (`status`);
 //! 5. requeue after `minReadySeconds` if a Ready pod is not yet available.
 //!
-//! # What the executor does with the plan
-//! - Runs the steps in order and stops at the first failed step.
-//!   [`Action::ExpectCreations`]/[`Action::ExpectDeletions`] update the
-//!   controller's [`Expectations`] (with the executor's `now`).
-//! - A failed adopt/release/re-check (the claim) ends the sync: requeue with
-//!   rate limiting, nothing else (upstream returns before manage and status).
-//! - [`Action::CreatePod`] steps are slow-start batches. When a batch fails,
-//!   the executor lets the whole batch finish, then calls
-//!   [`Expectations::creations_skipped`] with (failures in that batch +
-//!   [`Plan::creations_after`] that step), records the events, runs
-//!   [`after_manage_error`] with the first error's message (status with
-//!   `ReplicaFailure`), and requeues with rate limiting. Each successful
-//!   create is reported with [`Expectations::creation_succeeded`].
-//! - A failed [`Action::DeletePod`] (other than NotFound) calls
-//!   [`Expectations::deletion_observed`] for that pod; after the step, if any
-//!   failed, the executor runs [`after_manage_error`] the same way.
+//! # How the plan is run
+//! [`SyncMachine`] hands the plan out step by step and decides what each
+//! refusal means (its module doc). The driver's executor performs the
+//! bookkeeping actions on the controller's [`Expectations`]
+//! ([`Action::ExpectCreations`], [`Action::ExpectDeletions`],
+//! [`Action::ForgetCreations`]), reports each accepted create with
+//! [`Expectations::creation_succeeded`] and each failed delete (other than
+//! NotFound) with [`Expectations::deletion_observed`].
+//!
+//! [`CreatePod`] steps are slow-start batches: when a batch fails, the
+//! whole batch finishes, then the machine forgets the failures in that
+//! batch plus the creations of the steps never run, writes the status
+//! with `ReplicaFailure` ([`after_manage_error`]) and ends the sync with
+//! the first error.
 //!
 //! # Design note: no extra pods when expectations expire
 //! Upstream forgets in-flight creations when their record expires (5
@@ -60,11 +58,10 @@
 //! one.
 //!
 //! [`Plan`]: crate::plan::Plan
-//! [`Plan::creations_after`]: crate::plan::Plan::creations_after
 //! [`Action::ExpectCreations`]: crate::plan::Action::ExpectCreations
 //! [`Action::ExpectDeletions`]: crate::plan::Action::ExpectDeletions
-//! [`Action::CreatePod`]: crate::plan::Action::CreatePod
-//! [`Action::DeletePod`]: crate::plan::Action::DeletePod
+//! [`Action::ForgetCreations`]: crate::plan::Action::ForgetCreations
+//! [`CreatePod`]: crate::plan::Action::CreatePod
 
 mod machine;
 mod manage;

@@ -1,5 +1,5 @@
 //! One sync of a ReplicaSet: claim, manage, status, in upstream's order
-//! (`syncReplicaSet`). The executor contract is in the module above.
+//! (`syncReplicaSet`); how the plan is run is in the module above.
 
 use std::collections::HashSet;
 use std::sync::Arc;
