@@ -315,4 +315,27 @@ mod tests {
         );
         assert_eq!(finish, Finish::Done);
     }
+
+    /// A failed write of `after_failure` ends the sync there: the status
+    /// write is refused, so the history cleanup after it is not handed out.
+    #[test]
+    fn a_failed_status_write_after_a_failure_ends_the_sync_there() {
+        let old = crate::statefulset::new_revision(&SetBuilder::new(3).image("old").build(), 1, 0);
+        let mut w = World::new(SetBuilder::new(3).history(0));
+        w.revisions.push(Arc::new(crate::statefulset::testing::stored(old.clone())));
+        let delete_old = format!("revision delete {}", revision_name(&old));
+        let all_accepted = run(&w, |action| match action {
+            Action::Own(Write::CreatePod { .. }) => refused(Refusal::Forbidden, QUOTA),
+            _ => Ok(Answer::Done),
+        });
+        assert!(all_accepted.0.contains(&delete_old), "{all_accepted:?}");
+        let (lines, finish) = run(&w, |action| match action {
+            Action::Own(Write::CreatePod { .. }) => refused(Refusal::Forbidden, QUOTA),
+            Action::Own(Write::UpdateStatus { .. }) => refused(Refusal::Conflict, "the object has been modified"),
+            _ => Ok(Answer::Done),
+        });
+        assert!(lines.last().is_some_and(|l| l.starts_with("status")), "{lines:?}");
+        assert!(!lines.contains(&delete_old), "{lines:?}");
+        assert_eq!(finish, Finish::Retry(QUOTA.into()));
+    }
 }
