@@ -12,7 +12,7 @@
 //!   revision holding the name is read live and judged
 //!   ([`after_already_exists`]: the cache was behind, or a hash collision
 //!   that bumps `status.collisionCount`), and the sync ends with
-//!   "controller revision <name> already exists";
+//!   `controller revision <name> already exists`;
 //! - the create refused because the namespace is terminating ends the sync
 //!   with nothing to retry;
 //! - [`Outcome::error`] (an invalid selector or maxUnavailable/maxSurge)
