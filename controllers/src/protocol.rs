@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 
+use crate::common::history;
 use crate::plan::{Action, OwnerRefPatch, Plan, Step};
 
 /// Why the API server refused a write.
@@ -112,8 +113,12 @@ pub fn judge<W>(action: &Action<W>, answer: &Told, own: impl FnOnce(&W, &WriteEr
         Action::Own(write) => return own(write, error),
         // Any creation fails in a terminating namespace: nothing to retry.
         Action::CreatePod { .. } => error.refusal == Refusal::NamespaceTerminating,
-        Action::DeletePod { .. } | Action::DeleteReplicaSet { .. } => error.refusal == Refusal::NotFound,
-        Action::PatchPodOwnerRefs { patch, .. } | Action::PatchReplicaSetOwnerRefs { patch, .. } => {
+        Action::DeletePod { .. }
+        | Action::DeleteReplicaSet { .. }
+        | Action::ControllerRevision(history::Write::Delete { .. }) => error.refusal == Refusal::NotFound,
+        Action::PatchPodOwnerRefs { patch, .. }
+        | Action::PatchReplicaSetOwnerRefs { patch, .. }
+        | Action::ControllerRevision(history::Write::PatchOwnerRefs { patch, .. }) => {
             return judge_owner_ref_patch(patch, error);
         }
         _ => false,
@@ -130,6 +135,46 @@ pub fn judge_owner_ref_patch(patch: &OwnerRefPatch, error: &WriteError) -> Verdi
         OwnerRefPatch::Adopt(_) if error.refusal == Refusal::NotFound => Verdict::Stale,
         OwnerRefPatch::Release { .. } if matches!(error.refusal, Refusal::NotFound | Refusal::Invalid) => Verdict::Fine,
         _ => Verdict::Failed(error.message.clone()),
+    }
+}
+
+/// What the answers to one step add up to, by [`judge`].
+#[derive(Debug)]
+pub struct Summary<'a, W> {
+    /// The first failure's message.
+    pub first_error: Option<String>,
+    /// The actions that failed, in the step's order.
+    pub failed: Vec<&'a Action<W>>,
+    /// An adoption found its dependent gone: the snapshot was stale.
+    pub stale: bool,
+    /// A ControllerRevision create found its name taken: the revision it
+    /// sent (the core reads the one there and decides).
+    pub taken: Option<&'a ControllerRevision>,
+    /// A ControllerRevision create was refused because the namespace is
+    /// terminating: the sync ends, with nothing to retry.
+    pub namespace_terminating: bool,
+}
+
+impl<'a, W> Summary<'a, W> {
+    /// Sums up `answers` to `step`'s actions, the own writes' by `own`.
+    pub fn of(step: &'a Step<W>, answers: &[Told], own: impl Fn(&W, &WriteError) -> Verdict) -> Self {
+        let mut summary =
+            Summary { first_error: None, failed: Vec::new(), stale: false, taken: None, namespace_terminating: false };
+        for (action, answer) in step.actions.iter().zip(answers) {
+            if let (Action::ControllerRevision(history::Write::Create { revision }), Err(error)) = (action, answer) {
+                summary.taken = summary.taken.or((error.refusal == Refusal::AlreadyExists).then_some(&**revision));
+                summary.namespace_terminating |= error.refusal == Refusal::NamespaceTerminating;
+            }
+            match judge(action, answer, &own) {
+                Verdict::Fine => {}
+                Verdict::Stale => summary.stale = true,
+                Verdict::Failed(error) => {
+                    summary.failed.push(action);
+                    summary.first_error.get_or_insert(error);
+                }
+            }
+        }
+        summary
     }
 }
 

@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 
 use crate::plan::{Action, NoOwnWrites, OwnerRefPatch, Plan, Step};
-use crate::protocol::{Core, Finish, Told};
+use crate::protocol::{Core, Finish, Refusal, Told, WriteError};
 
 /// Upstream's `serviceAccount(secretRefs)`: `default/default`, uid
 /// `12345`, listing `secrets` (`tokenSecretReferences()` is
@@ -229,22 +229,6 @@ impl RsBuilder {
 
 // === plans ===
 
-/// Drives `core` to its end as the driver's loop does, each action
-/// answered by `answer`: the steps handed out (one line each, see
-/// [`describe_step`]) and how the sync finished.
-pub fn drive<C: Core>(mut core: C, answer: impl Fn(&Action<C::Own>) -> Told) -> (Vec<String>, Finish)
-where
-    C::Own: DescribeOwn,
-{
-    let mut lines = Vec::new();
-    while let Some(step) = core.poll() {
-        lines.push(describe_step(step));
-        let answers = step.actions.iter().map(&answer).collect();
-        core.told(answers);
-    }
-    (lines, core.finish())
-}
-
 /// One line per action of `plan` (see [`describe`]).
 pub fn describe_plan<W: DescribeOwn>(plan: &Plan<W>) -> Vec<String> {
     plan.actions().map(describe).collect()
@@ -270,6 +254,27 @@ pub fn describe_step<W: DescribeOwn>(step: &Step<W>) -> String {
         return format!("delete {}", deletes.join(","));
     }
     step.actions.iter().map(describe).collect::<Vec<_>>().join(" ")
+}
+
+/// Drives `core` to its end, each action answered by `answer`: the steps
+/// handed out (one line each, see [`describe_step`]) and how the sync
+/// finished.
+pub fn drive<C: Core>(mut core: C, answer: impl Fn(&Action<C::Own>) -> Told) -> (Vec<String>, Finish)
+where
+    C::Own: DescribeOwn,
+{
+    let mut lines = Vec::new();
+    while let Some(step) = core.poll() {
+        lines.push(describe_step(step));
+        let answers = step.actions.iter().map(&answer).collect();
+        core.told(answers);
+    }
+    (lines, core.finish())
+}
+
+/// A refusal, as a canned answer.
+pub fn refused(refusal: Refusal, message: &str) -> Told {
+    Err(WriteError { refusal, message: message.into() })
 }
 
 /// One line for an action, as the table tests compare plans:
@@ -384,13 +389,14 @@ impl DescribeOwn for crate::job::Write {
 }
 
 /// `revision create <name> <number>`, `revision update <name> <number>`,
-/// `revision delete <name>`, `revision adopt <name>`, `revision release <name>`.
+/// `revision get <name>`, `revision delete <name>`, `revision adopt <name>`, `revision release <name>`.
 fn describe_revision_write(write: &crate::common::history::Write) -> String {
     use crate::common::history::{Write, number};
     let name = |cr: &k8s_openapi::api::apps::v1::ControllerRevision| cr.metadata.name.clone().unwrap_or_default();
     match write {
         Write::Create { revision, .. } => format!("revision create {} {}", name(revision), number(revision)),
         Write::Update { revision } => format!("revision update {} {}", name(revision), number(revision)),
+        Write::Get { name, .. } => format!("revision get {name}"),
         Write::Delete { name, .. } => format!("revision delete {name}"),
         Write::PatchOwnerRefs { name, patch: OwnerRefPatch::Adopt(_), .. } => format!("revision adopt {name}"),
         Write::PatchOwnerRefs { name, patch: OwnerRefPatch::Release { .. }, .. } => format!("revision release {name}"),

@@ -13,10 +13,8 @@
 //! - the `statefulset` workqueue (upstream's default controller rate
 //!   limiter, retried for as long as it fails: upstream has no
 //!   `maxRetries`) and the worker pool (`--concurrent-statefulset-syncs`);
-//! - the per-key sync: a [`Snapshot`] of the caches, the core's plan, and
-//!   the executor contract of `kcm_controllers::statefulset` (a failed pod
-//!   or claim write, or a revision renamed after a collision, is followed
-//!   by `after_failure`: the status and the history cleanup).
+//! - the per-key sync: a [`Snapshot`] of the caches, and the core's
+//!   [`SyncMachine`] driven to its end by the executor.
 //!
 //! The pods a sync reads are those its set controls and its namespace's
 //! orphans, from the shared pod informer's indexes by controller (`owners`,
@@ -30,12 +28,11 @@ use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kcm_controllers::common::pod::is_pod_ready;
 use kcm_controllers::common::selector::Selector;
-use kcm_controllers::statefulset::Plan;
-use kcm_controllers::statefulset::{self as core, Options, Snapshot};
+use kcm_controllers::statefulset::{self as core, Options, Snapshot, SyncMachine};
 use kcm_objects::{OwnerRef, Pod};
 use kube::Client;
 
-use super::execute::{Executed, Executor, NoBookkeeping};
+use super::execute::{Executor, NoBookkeeping, next_after};
 use super::owners;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
@@ -153,29 +150,13 @@ impl Syncer {
             tracing::debug!(%key, "StatefulSet has been deleted");
             return Ok(Next::Done);
         };
-        let plan = self.plan(&set, |snapshot| core::sync(snapshot, &self.options));
-        let executed = self.executor.run(&plan, &NoBookkeeping).await;
-        let collision_count = match executed {
-            Executed::ManageFailed(_) => None,
-            Executed::RevisionRenamed(count) => Some(count),
-            _ => return executed.into_next(),
-        };
-        // Upstream writes the status and truncates the history even then.
-        let set = self.stateful_sets.get(key).unwrap_or(set);
-        let rest = self.plan(&set, |snapshot| core::after_failure(snapshot, collision_count));
-        if let Executed::Failed(error) = self.executor.run(&rest, &NoBookkeeping).await {
-            tracing::info!(%key, %error, "cannot write the StatefulSet's status");
-        }
-        executed.into_next()
-    }
-
-    /// Plans with `planner` on a snapshot of the caches taken now.
-    fn plan(&self, set: &StatefulSet, planner: impl FnOnce(&Snapshot<'_>) -> Plan) -> Plan {
         let namespace = set.metadata.namespace.as_deref().unwrap_or("");
         let pods = owners::claimable(&self.pods, set.metadata.uid.as_deref(), namespace);
         let claims = self.claims.list_namespace(namespace);
         let revisions = self.revisions.list_namespace(namespace);
-        planner(&Snapshot { set, pods: &pods, claims: &claims, revisions: &revisions, now: Timestamp::now() })
+        let snapshot =
+            Snapshot { set: &set, pods: &pods, claims: &claims, revisions: &revisions, now: Timestamp::now() };
+        next_after(self.executor.drive(SyncMachine::new(&snapshot, &self.options), &NoBookkeeping).await)
     }
 }
 

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use super::{Action, Plan};
 use super::{CONTROLLER_REVISION_HASH_LABEL, Write as DaemonSetWrite};
 use crate::common::controller_ref::new_controller_ref;
-use crate::common::history::{self, OnAlreadyExists, Write, number, sort_controller_revisions};
+use crate::common::history::{self, Write, number, sort_controller_revisions};
 use crate::common::semantic::semantically_equal;
 use crate::common::template_hash::compute_hash;
 
@@ -111,8 +111,7 @@ pub(super) fn construct_history<'a>(
     let hash = if current.is_empty() {
         let created = snapshot(ds, next);
         let hash = hash_of(&created).unwrap_or_default();
-        let on_already_exists = OnAlreadyExists::Report;
-        plan.push(Action::ControllerRevision(Write::Create { revision: Box::new(created), on_already_exists }));
+        plan.push(Action::ControllerRevision(Write::Create { revision: Box::new(created) }));
         hash
     } else {
         let keep = dedup_current(&current, pods, plan);

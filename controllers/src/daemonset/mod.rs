@@ -3,8 +3,8 @@
 //! plan-returning shape: [`sync`] turns a [`Snapshot`] (the DaemonSet, the
 //! cached pods of its namespace, every node, the ControllerRevisions of its
 //! namespace, the expectations, the failed-pod backoff, `now`) into a
-//! [`Outcome`]: a [`Plan`] and what the driver records before
-//! running it.
+//! [`Outcome`]: a [`Plan`], the backoff steps and the sync's own error,
+//! which [`SyncMachine`] hands out step by step.
 //!
 //! One sync, in upstream's order (`syncDaemonSet`):
 //! 1. a DaemonSet selecting everything gets the Warning `SelectingAll` and
@@ -23,25 +23,20 @@
 //!    (`RollingUpdate` with maxUnavailable or maxSurge; `OnDelete` waits for
 //!    the user), then the history cleanup, then the status.
 //!
-//! # What the executor and driver do with an [`Outcome`]
-//! - Before running the plan, the driver calls
-//!   [`FailedPodsBackoff::next`] for each key of [`Outcome::backoff_next`] (upstream
-//!   steps the backoff when it decides to kill a failed pod).
-//! - The plan runs as the ReplicaSet controller's does: expectations
+//! # How a sync is driven
+//! - [`SyncMachine`] runs [`sync`]'s plan as a core of the sync protocol
+//!   and decides what a refused write means (see `machine`): the status
+//!   after a failed create or delete ([`after_manage_error`]), the
+//!   current revision's taken name ([`after_already_exists`]), the
+//!   sync's own [`Outcome::error`].
+//! - Before driving it, the driver calls [`FailedPodsBackoff::next`] for
+//!   each key of [`SyncMachine::backoff_next`] (upstream steps the backoff
+//!   when it decides to kill a failed pod).
+//! - The plan's pods are the ReplicaSet controller's: expectations
 //!   ([`Expectations`]), slow-start create batches
-//!   ([`slow_start`](crate::common::slow_start)), deletes. When a create or delete step fails, the driver runs
-//!   [`after_manage_error`] (the status upstream still writes) and requeues
-//!   with rate limiting. A failed claim ends the sync there.
-//! - The current revision's create
-//!   ([`OnAlreadyExists::Report`](crate::common::history::OnAlreadyExists)): when
-//!   the name is taken, the driver reads the existing revision live and
-//!   plans [`after_already_exists`] (a stale cache, or a hash collision that
-//!   bumps `status.collisionCount`), then requeues with rate limiting.
+//!   ([`slow_start`](crate::common::slow_start)), deletes.
 //! - The driver's node handler: [`should_ignore_node_update`], then
 //!   [`node_update_requires_sync`] for each DaemonSet.
-//! - [`Outcome::error`]: the sync also failed (an invalid selector or
-//!   maxUnavailable/maxSurge); the plan still runs, then the key is requeued
-//!   with rate limiting.
 //!
 //! # Where kcm-rs differs from upstream, and why
 //! - The current revision is found by comparing its data with the
@@ -61,6 +56,7 @@
 
 mod backoff;
 mod history;
+mod machine;
 mod manage;
 mod node_affinity;
 mod node_events;
@@ -85,6 +81,7 @@ pub use self::backoff::{
     FAILED_PODS_BACKOFF_INITIAL, FAILED_PODS_BACKOFF_MAX, FailedPodsBackoff, failed_pods_backoff_key,
 };
 pub use self::history::{get_patch, matches_revision};
+pub use self::machine::SyncMachine;
 pub use self::node_affinity::required_node_affinity_matches;
 pub use self::node_events::{node_update_requires_sync, should_ignore_node_update};
 pub use self::placement::{add_or_update_daemon_pod_tolerations, node_should_run_daemon_pod};

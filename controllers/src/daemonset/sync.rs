@@ -116,8 +116,8 @@ fn manage(
 }
 
 /// The rest of the sync once a create or delete step failed: the status
-/// upstream still writes (observedGeneration raised). The driver then
-/// requeues the key with rate limiting.
+/// upstream still writes (observedGeneration raised). The sync then ends
+/// with the failed write's error ([`SyncMachine`](super::SyncMachine)).
 pub fn after_manage_error(snapshot: &Snapshot<'_>) -> Plan {
     let ds = snapshot.daemon_set;
     let mut plan = Plan::new();
@@ -144,8 +144,8 @@ pub fn after_manage_error(snapshot: &Snapshot<'_>) -> Plan {
 /// when `existing` holds the current template (the cache was behind; the
 /// retry finds it); otherwise a hash collision: `status.collisionCount`
 /// raised by one, written without retry so that a DaemonSet changed since
-/// the snapshot (a stale count) is not bumped twice. Either way the driver
-/// requeues the key with rate limiting.
+/// the snapshot (a stale count) is not bumped twice. Either way the sync
+/// then ends with an error ([`SyncMachine`](super::SyncMachine)).
 pub fn after_already_exists(ds: &DaemonSet, existing: &ControllerRevision) -> Plan {
     let mut plan = Plan::new();
     if matches_revision(ds, existing) {

@@ -305,6 +305,7 @@ impl World {
                     }
                 }
             }
+            history::Write::Get { .. } => {}
             history::Write::Delete { name: deleted, .. } => {
                 self.revisions.retain(|r| r.metadata.name.as_deref() != Some(deleted.as_str()));
             }

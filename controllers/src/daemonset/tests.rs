@@ -1000,12 +1000,11 @@ fn construct_history_creates_the_current_revision() {
     let hash = hash_of(&w.ds);
     let out = w.sync_and_apply();
     assert_eq!(revision_lines(&out.plan), [format!("revision create foo-{hash} 1")]);
-    let Some(Action::ControllerRevision(crate::common::history::Write::Create { revision, on_already_exists })) =
+    let Some(Action::ControllerRevision(crate::common::history::Write::Create { revision })) =
         out.plan.actions().find(|a| matches!(a, Action::ControllerRevision(_)))
     else {
         panic!()
     };
-    assert_eq!(*on_already_exists, crate::common::history::OnAlreadyExists::Report);
     let labels = revision.metadata.labels.as_ref().unwrap();
     assert_eq!(labels.get(CONTROLLER_REVISION_HASH_LABEL), Some(&hash));
     assert_eq!(labels.get("type").map(String::as_str), Some("production"), "the template's labels");

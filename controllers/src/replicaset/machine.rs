@@ -108,19 +108,15 @@ mod tests {
 
     use super::*;
     use crate::plan::OwnerRefPatch;
-    use crate::protocol::{Answer, Refusal, WriteError};
+    use crate::protocol::{Answer, Refusal};
     use crate::replicaset::testing::{NOW, World, owned, rs_status};
-    use crate::testing::{PodBuilder, RsBuilder, ts};
+    use crate::testing::{PodBuilder, RsBuilder, refused, ts};
 
     /// Drives a sync of `w` to its end, each action answered by `answer`.
     fn drive(w: &World, answer: impl Fn(&Action) -> Told) -> (Vec<String>, Finish) {
         let pods = || w.pods.clone();
         let snapshot = w.snapshot(&pods);
         crate::testing::drive(SyncMachine::new(&snapshot, &w.options), answer)
-    }
-
-    fn refused(refusal: Refusal, message: &str) -> Told {
-        Err(WriteError { refusal, message: message.into() })
     }
 
     const QUOTA: &str = "pods \"web-x\" is forbidden: exceeded quota";

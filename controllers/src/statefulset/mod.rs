@@ -41,19 +41,17 @@
 //! - `rolling`: the RollingUpdate deletions;
 //! - `status`: the status, the rollover, when to write it;
 //! - `write`: the [`Write`]s and their events;
-//! - `sync`: the dispatcher, the claims on pods and revisions.
+//! - `sync`: the dispatcher, the claims on pods and revisions;
+//! - `machine`: [`SyncMachine`], the sync as a core of the sync protocol.
 //!
-//! # What the executor does with the plan
-//! - Runs the steps in order and stops at the first failed one; the driver
-//!   then retries the key with rate limiting and, as upstream writes the
-//!   status and truncates the history even when a pod or claim write
-//!   failed, runs [`after_failure`]. A failed adoption or release (steps 1
-//!   and 2) or revision write only requeues, as upstream returns before the
-//!   status then.
-//! - [`Write`]s and their events are documented on each variant.
-//! - A revision create that is renamed after a name collision (see
-//!   [`history`](crate::common::history)) stops the plan after it; the driver then
-//!   runs [`after_failure`] with the new collision count and requeues.
+//! # How a sync is driven
+//! [`SyncMachine`] runs [`sync`]'s plan as a core of the sync protocol and
+//! decides what a refused write means (see `machine`): [`after_failure`]
+//! (the status and the history cleanup upstream writes even then) after a
+//! failed pod or claim write, and the collision loop of a revision create
+//! whose name is taken (see [`history`](crate::common::history)), after
+//! which [`after_failure`] records the new collision count and the sync
+//! runs again. [`Write`]s and their events are documented on each variant.
 //!
 //! # Where kcm-rs differs
 //! - A revision is also equal to the set's template when their templates
@@ -74,6 +72,7 @@
 mod claims;
 mod control;
 mod identity;
+mod machine;
 mod pod_state;
 mod retention;
 mod revisions;
@@ -98,6 +97,7 @@ pub use self::identity::{
     Repair, claim_name, claims_for, end_ordinal, identity_matches, is_member_of, parent_and_ordinal, pod_name,
     start_ordinal, storage_matches,
 };
+pub use self::machine::SyncMachine;
 pub use self::retention::{PodOwner, claim_owner_matches_set_and_pod, update_claim_owner_ref_for_set_and_pod};
 pub use self::revisions::{apply_revision, new_revision};
 pub use self::status::{complete_rolling_update, inconsistent_status};

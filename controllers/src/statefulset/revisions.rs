@@ -19,7 +19,7 @@ use kcm_objects::Pod;
 use serde_json::json;
 
 use super::pod_state::pod_revision;
-use crate::common::history::{self, OnAlreadyExists, Write as HistoryWrite, number};
+use crate::common::history::{self, Write as HistoryWrite, number};
 use crate::common::template_hash::equal_ignore_hash;
 
 /// Why a revision cannot be used.
@@ -108,10 +108,7 @@ pub(super) fn stateful_set_revisions(set: &StatefulSet, revisions: &[&Controller
             (update, write)
         }
         (None, _) => {
-            let write = HistoryWrite::Create {
-                revision: Box::new(planned.clone()),
-                on_already_exists: OnAlreadyExists::Rename { collision_count },
-            };
+            let write = HistoryWrite::Create { revision: Box::new(planned.clone()) };
             (planned, Some(write))
         }
     };

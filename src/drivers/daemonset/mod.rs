@@ -12,11 +12,9 @@
 //!   a failing key for as long as it fails);
 //! - the failed-pod backoff, shared by the syncs and collected every minute
 //!   (upstream `BackoffGCInterval`);
-//! - the per-key sync: a [`Snapshot`] of the caches, the core's
-//!   [`Outcome`](kcm_controllers::daemonset::Outcome), and the executor
-//!   contract of `kcm_controllers::daemonset` (the backoff steps before the
-//!   plan, `after_manage_error` after a failed create or delete step,
-//!   `after_already_exists` when the current revision's name is taken).
+//! - the per-key sync: a [`Snapshot`] of the caches, the backoff steps the
+//!   core asks for, and the core's [`SyncMachine`] driven to its end by the
+//!   executor, which reports pod creates and deletes to the expectations.
 
 mod handlers;
 
@@ -26,11 +24,11 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
-use kcm_controllers::daemonset::{self as core, FailedPodsBackoff, Options, Snapshot};
+use kcm_controllers::daemonset::{self as core, FailedPodsBackoff, Options, Snapshot, SyncMachine};
 use kcm_objects::{Node, Pod};
 use kube::Client;
 
-use super::execute::{Executed, Executor};
+use super::execute::{Executor, next_after};
 use super::expectations::{OwnKindHandler, SharedExpectations};
 use handlers::{HistoryHandler, Lookup, NodeHandler, PodHandler};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
@@ -179,61 +177,31 @@ impl Syncer {
             self.expectations.lock().delete(key);
             return Ok(Next::Done);
         };
-        let now = Timestamp::now();
-        let outcome = self.plan(&ds, now, |snapshot| core::sync(snapshot, &self.options));
-        {
-            let mut backoff = self.backoff();
-            for backoff_key in &outcome.backoff_next {
-                backoff.next(backoff_key, now);
-            }
-        }
-        match self.executor.run(&outcome.plan, &self.expectations).await {
-            Executed::ManageFailed(error) => {
-                let ds = self.daemon_sets.get(key).unwrap_or(ds);
-                let plan = self.plan(&ds, Timestamp::now(), core::after_manage_error);
-                if let Executed::Failed(status_error) = self.executor.run(&plan, &self.expectations).await {
-                    tracing::info!(%key, error = %status_error, "cannot write the DaemonSet status");
-                }
-                Err(error.into())
-            }
-            Executed::RevisionExists(existing) => {
-                let plan = core::after_already_exists(&ds, &existing);
-                if let Executed::Failed(error) = self.executor.run(&plan, &self.expectations).await {
-                    tracing::info!(%key, %error, "cannot record the revision name collision");
-                }
-                Err(format!("controller revision {} already exists", existing.metadata.name.as_deref().unwrap_or(""))
-                    .into())
-            }
-            executed => {
-                let next = executed.into_next()?;
-                match outcome.error {
-                    Some(error) => Err(error.into()),
-                    None => Ok(next),
-                }
-            }
-        }
-    }
-
-    /// Plans with `planner` on a snapshot of the caches: the pods and
-    /// revisions of the DaemonSet's namespace and every node.
-    fn plan<T>(&self, ds: &DaemonSet, now: Timestamp, planner: impl FnOnce(&Snapshot<'_>) -> T) -> T {
         let namespace = ds.metadata.namespace.as_deref().unwrap_or("");
         let pods = self.pods.list_namespace(namespace);
         let nodes = self.nodes.list();
         let revisions = self.revisions.list_namespace(namespace);
         // Copies: the other workers and the handlers go on while this one
-        // plans.
-        let expectations = self.expectations.lock().of(&core::key(ds));
+        // syncs.
+        let expectations = self.expectations.lock().of(&core::key(&ds));
         let backoff = self.backoff().clone();
-        planner(&Snapshot {
-            daemon_set: ds,
+        let snapshot = Snapshot {
+            daemon_set: &ds,
             pods: &pods,
             nodes: &nodes,
             revisions: &revisions,
             expectations: &expectations,
             backoff: &backoff,
-            now,
-        })
+            now: Timestamp::now(),
+        };
+        let machine = SyncMachine::new(&snapshot, &self.options);
+        {
+            let mut backoff = self.backoff();
+            for backoff_key in machine.backoff_next() {
+                backoff.next(backoff_key, snapshot.now);
+            }
+        }
+        next_after(self.executor.drive(machine, &self.expectations).await)
     }
 
     fn backoff(&self) -> MutexGuard<'_, FailedPodsBackoff> {

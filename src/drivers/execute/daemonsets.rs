@@ -7,38 +7,38 @@
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::daemonset::Write;
+use kcm_controllers::protocol::{Answer, Told};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 
 use super::OwnWrites;
 use super::bookkeeping::Bookkeeping;
-use super::executor::{Executor, Outcome, Versions};
+use super::executor::{Executor, Versions};
 use super::updates::StatusTarget;
-use crate::drivers::api_errors::error_message;
+use crate::drivers::api_errors::write_error;
 use futures::future::BoxFuture;
 
 impl OwnWrites<Write> for Executor {
-    fn perform<'a>(&'a self, write: &'a Write, _: &'a dyn Bookkeeping, _: &'a Versions) -> BoxFuture<'a, Outcome> {
+    fn answer<'a>(&'a self, write: &'a Write, _: &'a dyn Bookkeeping, _: &'a Versions) -> BoxFuture<'a, Told> {
         Box::pin(self.daemon_set(write))
     }
 }
 
 impl Executor {
-    async fn daemon_set(&self, write: &Write) -> Outcome {
+    async fn daemon_set(&self, write: &Write) -> Told {
         match write {
             Write::UpdateStatus { namespace, name, resource_version, status, retry } => {
                 let cached = self.daemon_sets.as_ref().and_then(|s| s.get_namespaced(Some(namespace), name));
                 let retries = usize::from(*retry);
                 let target =
                     StatusTarget { namespace, name, cached, resource_version: resource_version.as_deref(), retries };
-                self.write_status(target, |ds: &mut DaemonSet| ds.status = Some((**status).clone())).await.into()
+                self.write_status(target, |ds: &mut DaemonSet| ds.status = Some((**status).clone())).await
             }
             Write::RelabelPod { namespace, name, hash } => {
                 let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
-                match api.patch(name, &PatchParams::default(), &Patch::Merge(Write::relabel_body(hash))).await {
-                    Ok(_) => Outcome::Ok,
-                    Err(error) => Outcome::Failed(error_message(&error)),
-                }
+                let body = Patch::Merge(Write::relabel_body(hash));
+                api.patch(name, &PatchParams::default(), &body).await.map_err(|error| write_error(&error))?;
+                Ok(Answer::Done)
             }
         }
     }
@@ -47,13 +47,12 @@ impl Executor {
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::DaemonSetStatus;
-    use kcm_controllers::daemonset::{Action, Plan};
     use kube::api::PostParams;
     use serde_json::json;
 
     use super::*;
+    use crate::drivers::execute::NoBookkeeping;
     use crate::drivers::execute::testing::start;
-    use crate::drivers::execute::{Executed, NoBookkeeping};
 
     async fn created(client: &kube::Client) -> DaemonSet {
         let ds = json!({"metadata": {"name": "ds"}, "spec": {"selector": {"matchLabels": {"app": "ds"}},
@@ -62,17 +61,19 @@ mod tests {
         api.create(&PostParams::default(), &serde_json::from_value(ds).expect("a DaemonSet")).await.expect("create")
     }
 
-    fn status_write(ds: &DaemonSet, retry: bool) -> Plan {
+    fn status_write(ds: &DaemonSet, retry: bool) -> Write {
         let status = DaemonSetStatus { collision_count: Some(1), observed_generation: Some(1), ..Default::default() };
-        let mut plan = Plan::new();
-        plan.push(Action::Own(Write::UpdateStatus {
+        Write::UpdateStatus {
             namespace: "default".into(),
             name: "ds".into(),
             resource_version: ds.metadata.resource_version.clone(),
             status: Box::new(status),
             retry,
-        }));
-        plan
+        }
+    }
+
+    async fn answer(executor: &Executor, write: &Write) -> Told {
+        OwnWrites::answer(executor, write, &NoBookkeeping, &Versions::default()).await
     }
 
     /// A status computed from a DaemonSet that changed since is retried on
@@ -84,8 +85,8 @@ mod tests {
         let stale = created(&client).await;
         let annotate = json!({"metadata": {"annotations": {"example.com/touched": "yes"}}});
         api.patch("ds", &PatchParams::default(), &Patch::Merge(&annotate)).await.expect("annotated");
-        assert!(matches!(executor.run(&status_write(&stale, false), &NoBookkeeping).await, Executed::Failed(_)));
-        assert_eq!(executor.run(&status_write(&stale, true), &NoBookkeeping).await, Executed::Done(None));
+        assert!(answer(&executor, &status_write(&stale, false)).await.is_err());
+        assert_eq!(answer(&executor, &status_write(&stale, true)).await, Ok(Answer::Done));
         let now = api.get("ds").await.expect("get");
         assert_eq!(now.status.and_then(|s| s.collision_count), Some(1));
         assert_eq!(now.metadata.annotations.unwrap_or_default()["example.com/touched"], "yes");
@@ -102,9 +103,8 @@ mod tests {
         let pod = json!({"metadata": {"name": "p", "labels": {"app": "ds", "controller-revision-hash": "old"}},
             "spec": {"containers": [{"name": "c", "image": "i"}]}});
         pods.create(&PostParams::default(), &serde_json::from_value(pod).expect("a Pod")).await.expect("create");
-        let mut plan = Plan::new();
-        plan.push(Action::Own(Write::RelabelPod { namespace: "default".into(), name: "p".into(), hash: "new".into() }));
-        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        let relabel = Write::RelabelPod { namespace: "default".into(), name: "p".into(), hash: "new".into() };
+        assert_eq!(answer(&executor, &relabel).await, Ok(Answer::Done));
         let labels = pods.get("p").await.expect("get").metadata.labels.unwrap_or_default();
         assert_eq!((labels["app"].as_str(), labels["controller-revision-hash"].as_str()), ("ds", "new"));
     }

@@ -1,7 +1,7 @@
 //! The one loop that drives a controller core ([`Core`]): poll it for a
 //! step, perform the step's actions at once, tell it their answers, until
-//! it is over; and [`Executor::answer`], what one shared action answered,
-//! typed ([`Told`]).
+//! it is over; and [`Executor::answer`], what one action answered, typed
+//! ([`Told`]): a controller's own write through [`OwnWrites::answer`].
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -9,6 +9,7 @@ use kcm_controllers::plan::Action;
 use kcm_controllers::protocol::{Answer, Core, Finish, Refusal, Told, WriteError};
 use kcm_runtime::runner::{Next, SyncError};
 
+use super::OwnWrites;
 use super::bookkeeping::Bookkeeping;
 use super::executor::{Executor, Versions};
 
@@ -16,7 +17,10 @@ impl Executor {
     /// Runs `core` to its end: each step it hands out is performed (its
     /// actions concurrently) and the answers told to it in the step's
     /// order.
-    pub async fn drive<C: Core>(&self, mut core: C, book: &dyn Bookkeeping) -> Finish {
+    pub async fn drive<C: Core>(&self, mut core: C, book: &dyn Bookkeeping) -> Finish
+    where
+        Self: OwnWrites<C::Own>,
+    {
         let versions = Versions::default();
         while let Some(step) = core.poll() {
             let answers = futures::future::join_all(step.actions.iter().map(|a| self.answer(a, book, &versions))).await;
@@ -25,9 +29,12 @@ impl Executor {
         core.finish()
     }
 
-    /// Performs the shared `action` and says what it answered. Bookkeeping
+    /// Performs `action` and says what it answered. Bookkeeping
     /// and events answer `Ok` at once.
-    pub(super) async fn answer<W>(&self, action: &Action<W>, book: &dyn Bookkeeping, versions: &Versions) -> Told {
+    pub(super) async fn answer<W>(&self, action: &Action<W>, book: &dyn Bookkeeping, versions: &Versions) -> Told
+    where
+        Self: OwnWrites<W>,
+    {
         match action {
             Action::RecheckOwner { owner } => self.recheck_owner(owner).await,
             Action::ExpectCreations { key, count } => {
@@ -67,13 +74,20 @@ impl Executor {
                 self.record(event);
                 Ok(Answer::Done)
             }
-            Action::ControllerRevision(_) | Action::Own(_) => Err(WriteError {
-                refusal: Refusal::Other,
-                message: "kcm-rs: this write is not performed for a driven core yet (the DaemonSet, StatefulSet \
-                          and Job cores still run as plans)"
-                    .into(),
-            }),
+            Action::ControllerRevision(write) => self.revision(write, versions).await,
+            Action::Own(write) => OwnWrites::answer(self, write, book, versions).await,
         }
+    }
+}
+
+/// The answer to a write the executor performs only for a plan
+/// ([`Executor::run`]): its core is not driven yet.
+pub fn not_driven_yet() -> WriteError {
+    WriteError {
+        refusal: Refusal::Other,
+        message: "kcm-rs: this write is not performed for a driven core yet (the Deployment and Job cores still run \
+                  as plans)"
+            .into(),
     }
 }
 

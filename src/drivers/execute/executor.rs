@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::{Mutex, PoisonError};
 
-use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, ReplicaSet, StatefulSet};
+use k8s_openapi::api::apps::v1::{DaemonSet, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_controllers::plan::{Event, ObjectRef};
@@ -31,14 +31,6 @@ pub enum Outcome {
     Failed(String),
     /// Stop here without an error.
     Halt,
-    /// A ControllerRevision create found its name taken by other data and
-    /// was created under the name this collision count gives: stop here.
-    Renamed(i32),
-    /// A ControllerRevision create ([`OnAlreadyExists::Report`]) found its
-    /// name taken by this revision, read live: stop here.
-    ///
-    /// [`OnAlreadyExists::Report`]: kcm_controllers::common::history::OnAlreadyExists::Report
-    RevisionExists(Box<ControllerRevision>),
 }
 
 impl Outcome {

@@ -29,7 +29,7 @@
 //! - `pods`: pod creates and deletes;
 //! - `replicasets`: ReplicaSet creates and deletes;
 //! - `revisions`: ControllerRevision writes (DaemonSet and StatefulSet
-//!   history), with the create's name-collision step;
+//!   history) and the live read of one;
 //! - `statefulsets`: the StatefulSet controller's pod, claim and status
 //!   writes;
 //! - `updates`: object and status updates.
@@ -53,17 +53,15 @@ mod updates;
 use std::time::Duration;
 
 use futures::future::{BoxFuture, join_all};
-use k8s_openapi::api::apps::v1::ControllerRevision;
-use kcm_controllers::common::history;
 use kcm_controllers::plan::{Action, NoOwnWrites, Plan};
-use kcm_controllers::protocol::{Verdict, judge};
+use kcm_controllers::protocol::{Told, Verdict, judge};
 
 pub use executor::{Outcome, Versions};
 use kcm_runtime::runner::{Next, SyncError};
 use pods::owner_key;
 
 pub use bookkeeping::{Bookkeeping, NoBookkeeping};
-pub use drive::next_after;
+pub use drive::{next_after, not_driven_yet};
 pub use executor::{Executor, object_reference};
 
 /// How running a plan ended.
@@ -77,9 +75,9 @@ pub enum Executed {
     /// A claim step (re-check, adopt, release) failed: requeue with rate
     /// limiting, nothing else.
     ClaimFailed(String),
-    /// A create or delete step (for a StatefulSet, any pod or claim write)
-    /// failed with this first error: the caller writes the status (with
-    /// `ReplicaFailure` for a ReplicaSet) and requeues with rate limiting.
+    /// A create or delete step (of pods, or of what
+    /// [`OwnWrites::is_manage`] names) failed with this first error: the
+    /// caller writes the status and requeues with rate limiting.
     ManageFailed(String),
     /// Another step (status update) failed.
     Failed(String),
@@ -87,17 +85,6 @@ pub enum Executed {
     /// stopped there, and there is nothing to retry (upstream forgets the
     /// key on a `NamespaceTerminating` cause).
     Halted,
-    /// A ControllerRevision create was renamed after a name collision and
-    /// the plan stopped after it: the caller records this collision count
-    /// (the StatefulSet's `after_failure`) and syncs again.
-    RevisionRenamed(i32),
-    /// The current revision's create found its name taken by this
-    /// revision, read live ([`OnAlreadyExists::Report`]): the plan stopped
-    /// there; the caller judges it (the DaemonSet's `after_already_exists`)
-    /// and requeues with rate limiting.
-    ///
-    /// [`OnAlreadyExists::Report`]: kcm_controllers::common::history::OnAlreadyExists::Report
-    RevisionExists(Box<ControllerRevision>),
 }
 
 impl Executed {
@@ -111,23 +98,30 @@ impl Executed {
     pub fn into_next(self) -> Result<Next, SyncError> {
         match self {
             Executed::Done(after) => Ok(after.map_or(Next::Done, Next::After)),
-            Executed::Stale | Executed::RevisionRenamed(_) => Ok(Next::After(Duration::ZERO)),
+            Executed::Stale => Ok(Next::After(Duration::ZERO)),
             Executed::Halted => Ok(Next::Done),
             Executed::ClaimFailed(error) | Executed::ManageFailed(error) | Executed::Failed(error) => Err(error.into()),
-            Executed::RevisionExists(existing) => {
-                Err(format!("controller revision {} already exists", existing.metadata.name.unwrap_or_default()).into())
-            }
         }
     }
 }
 
 /// How the executor performs a controller's own writes
 /// ([`Action::Own`]), and which of them are part of its claim or its
-/// management of pods (what a failed step of them means for the run).
+/// management of pods (what a failed step of them means for
+/// [`Executor::run`]).
 pub trait OwnWrites<W>: Sync {
-    /// Performs `write`.
-    fn perform<'a>(&'a self, write: &'a W, book: &'a dyn Bookkeeping, versions: &'a Versions)
-    -> BoxFuture<'a, Outcome>;
+    /// Performs `write` and says what it answered, typed, for a core the
+    /// executor drives ([`Executor::drive`]). A controller still run as a
+    /// plan keeps the default: an error saying so.
+    fn answer<'a>(&'a self, _write: &'a W, _: &'a dyn Bookkeeping, _: &'a Versions) -> BoxFuture<'a, Told> {
+        Box::pin(async { Err(not_driven_yet()) })
+    }
+
+    /// Performs `write` for [`Executor::run`]. A driven controller keeps
+    /// the default: a failure saying it is not run as a plan.
+    fn perform<'a>(&'a self, _write: &'a W, _: &'a dyn Bookkeeping, _: &'a Versions) -> BoxFuture<'a, Outcome> {
+        Box::pin(async { Outcome::Failed("kcm-rs: this controller's core is driven, not run as a plan".into()) })
+    }
 
     /// Whether `write` adopts or releases (a failed claim ends the sync).
     fn is_claim(_write: &W) -> bool {
@@ -141,12 +135,7 @@ pub trait OwnWrites<W>: Sync {
 }
 
 impl OwnWrites<NoOwnWrites> for Executor {
-    fn perform<'a>(
-        &'a self,
-        write: &'a NoOwnWrites,
-        _: &'a dyn Bookkeeping,
-        _: &'a Versions,
-    ) -> BoxFuture<'a, Outcome> {
+    fn answer<'a>(&'a self, write: &'a NoOwnWrites, _: &'a dyn Bookkeeping, _: &'a Versions) -> BoxFuture<'a, Told> {
         match *write {}
     }
 }
@@ -169,8 +158,6 @@ impl Executor {
                     Outcome::Ok => {}
                     Outcome::Stale => stale = true,
                     Outcome::Halt => return Executed::Halted,
-                    Outcome::Renamed(count) => return Executed::RevisionRenamed(count),
-                    Outcome::RevisionExists(existing) => return Executed::RevisionExists(existing),
                     Outcome::Failed(error) => {
                         if matches!(action, Action::CreatePod { .. }) {
                             failed_creates += 1;
@@ -186,7 +173,6 @@ impl Executor {
                         Action::RecheckOwner { .. }
                             | Action::PatchPodOwnerRefs { .. }
                             | Action::PatchReplicaSetOwnerRefs { .. }
-                            | Action::ControllerRevision(history::Write::PatchOwnerRefs { .. })
                     ) || matches!(a, Action::Own(write) if Self::is_claim(write))
                 });
                 let manage = step.actions.iter().any(|a| match a {
@@ -215,7 +201,6 @@ impl Executor {
         Self: OwnWrites<W>,
     {
         match action {
-            Action::ControllerRevision(write) => self.write_revision(write, versions).await,
             Action::Own(write) => OwnWrites::perform(self, write, book, versions).await,
             shared => {
                 let answer = self.answer(shared, book, versions).await;

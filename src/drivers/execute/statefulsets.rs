@@ -7,46 +7,34 @@
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetStatus};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kcm_controllers::plan::ObjectRef;
+use kcm_controllers::protocol::{Answer, Refusal, Told, WriteError};
 use kcm_controllers::statefulset::{Repair, Write, claim_event, pod_event};
 use kube::Api;
 use kube::api::PostParams;
 
 use super::OwnWrites;
 use super::bookkeeping::Bookkeeping;
-use super::executor::{Executor, Outcome, Versions};
-use super::revisions::CONFLICT_RETRIES;
-use crate::drivers::api_errors::{code, error_message, reason};
+use super::executor::{Executor, Versions};
+use super::revisions::{CONFLICT_RETRIES, conflict};
+use crate::drivers::api_errors::{code, error_message, reason, write_error};
 use futures::future::BoxFuture;
 
 impl OwnWrites<Write> for Executor {
-    fn perform<'a>(&'a self, write: &'a Write, _: &'a dyn Bookkeeping, _: &'a Versions) -> BoxFuture<'a, Outcome> {
+    fn answer<'a>(&'a self, write: &'a Write, _: &'a dyn Bookkeeping, _: &'a Versions) -> BoxFuture<'a, Told> {
         Box::pin(self.write_stateful_set(write))
-    }
-
-    /// The pod and claim writes, after whose failure the driver still
-    /// writes the status (`kcm_controllers::statefulset::after_failure`).
-    fn is_manage(write: &Write) -> bool {
-        !matches!(write, Write::UpdateStatus { .. })
     }
 }
 
 impl Executor {
-    async fn write_stateful_set(&self, write: &Write) -> Outcome {
+    async fn write_stateful_set(&self, write: &Write) -> Told {
         match write {
             Write::CreatePod { set, claims, pod } => {
-                let name = pod.metadata.name.as_deref().unwrap_or("");
-                if let Err(error) = self.create_claims(set, name, claims).await {
-                    return error;
-                }
+                self.create_claims(set, pod.metadata.name.as_deref().unwrap_or(""), claims).await?;
                 self.create_stateful_pod(set, pod).await
             }
-            Write::CreateClaims { set, pod_name, claims } => {
-                self.create_claims(set, pod_name, claims).await.err().unwrap_or(Outcome::Ok)
-            }
+            Write::CreateClaims { set, pod_name, claims } => self.create_claims(set, pod_name, claims).await,
             Write::RepairPod { set, repair, claims } => {
-                if let Err(error) = self.create_claims(set, &repair.name, claims).await {
-                    return error;
-                }
+                self.create_claims(set, &repair.name, claims).await?;
                 self.repair_pod(set, repair).await
             }
             Write::UpdateClaim { set, pod_name, claim } => self.update_claim(set, pod_name, claim).await,
@@ -54,14 +42,14 @@ impl Executor {
             Write::UpdateStatus { namespace, name, resource_version, status } => {
                 self.update_stateful_set_status(namespace, name, resource_version.as_deref(), status).await
             }
-            Write::Fail { error } => Outcome::Failed(error.clone()),
+            Write::Fail { error } => Err(WriteError { refusal: Refusal::Other, message: error.clone() }),
         }
     }
 
     /// Upstream `createPersistentVolumeClaims`: each claim created, an
     /// existing one left; the first other failure fails the pod's write,
     /// with the claim's event and the pod's.
-    async fn create_claims(&self, set: &ObjectRef, pod: &str, claims: &[PersistentVolumeClaim]) -> Result<(), Outcome> {
+    async fn create_claims(&self, set: &ObjectRef, pod: &str, claims: &[PersistentVolumeClaim]) -> Told {
         let namespace = set.namespace.as_deref().unwrap_or("");
         let api: Api<PersistentVolumeClaim> = Api::namespaced(self.client.clone(), namespace);
         for claim in claims {
@@ -71,93 +59,88 @@ impl Executor {
                 Err(error) if reason(&error) == Some("AlreadyExists") => {}
                 Err(error) => {
                     self.record(&claim_event(set, "create", name, pod, Some(&error_message(&error))));
-                    let message = format!("failed to create PVC {name}: {}", error_message(&error));
-                    self.record(&pod_event(set, "create", pod, Some(&message)));
-                    return Err(Outcome::Failed(message));
+                    let mut refused = write_error(&error);
+                    refused.message = format!("failed to create PVC {name}: {}", refused.message);
+                    self.record(&pod_event(set, "create", pod, Some(&refused.message)));
+                    return Err(refused);
                 }
             }
         }
-        Ok(())
+        Ok(Answer::Done)
     }
 
     /// Upstream `CreateStatefulPod`'s pod create.
-    async fn create_stateful_pod(&self, set: &ObjectRef, pod: &Pod) -> Outcome {
+    async fn create_stateful_pod(&self, set: &ObjectRef, pod: &Pod) -> Told {
         let name = pod.metadata.name.as_deref().unwrap_or("");
         let api: Api<Pod> = Api::namespaced(self.client.clone(), set.namespace.as_deref().unwrap_or(""));
-        match api.create(&PostParams::default(), pod).await {
+        let error = match api.create(&PostParams::default(), pod).await {
             Ok(_) => {
                 self.record(&pod_event(set, "create", name, None));
-                Outcome::Ok
+                return Ok(Answer::Done);
             }
-            Err(error) if reason(&error) == Some("AlreadyExists") => Outcome::Failed(error_message(&error)),
-            Err(error) => {
-                let message = error_message(&error);
-                self.record(&pod_event(set, "create", name, Some(&message)));
-                Outcome::Failed(message)
-            }
+            Err(error) => write_error(&error),
+        };
+        if error.refusal != Refusal::AlreadyExists {
+            self.record(&pod_event(set, "create", name, Some(&error.message)));
         }
+        Err(error)
     }
 
     /// Upstream `UpdateStatefulPod`: the live pod given its identity and
     /// storage, updated only if that changed it; a conflict starts again
     /// from a fresh read.
-    async fn repair_pod(&self, set: &ObjectRef, repair: &Repair) -> Outcome {
+    async fn repair_pod(&self, set: &ObjectRef, repair: &Repair) -> Told {
         let api: Api<Pod> = Api::namespaced(self.client.clone(), &repair.namespace);
-        let mut last = String::new();
+        let mut last = conflict();
         for _ in 0..CONFLICT_RETRIES {
-            let mut pod = match api.get(&repair.name).await {
-                Ok(pod) => pod,
-                Err(error) => return Outcome::Failed(error_message(&error)),
-            };
+            let mut pod = api.get(&repair.name).await.map_err(|error| write_error(&error))?;
             if !repair.apply(&mut pod) {
-                return Outcome::Ok;
+                return Ok(Answer::Done);
             }
             match api.replace(&repair.name, &PostParams::default(), &pod).await {
                 Ok(_) => {
                     self.record(&pod_event(set, "update", &repair.name, None));
-                    return Outcome::Ok;
+                    return Ok(Answer::Done);
                 }
-                Err(error) if code(&error) == Some(409) => last = error_message(&error),
+                Err(error) if code(&error) == Some(409) => last = write_error(&error),
                 Err(error) => {
-                    let message = error_message(&error);
-                    self.record(&pod_event(set, "update", &repair.name, Some(&message)));
-                    return Outcome::Failed(message);
+                    let error = write_error(&error);
+                    self.record(&pod_event(set, "update", &repair.name, Some(&error.message)));
+                    return Err(error);
                 }
             }
         }
-        self.record(&pod_event(set, "update", &repair.name, Some(&last)));
-        Outcome::Failed(last)
+        self.record(&pod_event(set, "update", &repair.name, Some(&last.message)));
+        Err(last)
     }
 
     /// Upstream `UpdatePodClaimForRetentionPolicy`'s update, at the cached
     /// version.
-    async fn update_claim(&self, set: &ObjectRef, pod: &str, claim: &PersistentVolumeClaim) -> Outcome {
+    async fn update_claim(&self, set: &ObjectRef, pod: &str, claim: &PersistentVolumeClaim) -> Told {
         let namespace = claim.metadata.namespace.as_deref().unwrap_or("");
         let name = claim.metadata.name.as_deref().unwrap_or("");
         let api: Api<PersistentVolumeClaim> = Api::namespaced(self.client.clone(), namespace);
-        match api.replace(name, &PostParams::default(), claim).await {
-            Ok(_) => Outcome::Ok,
-            Err(error) => {
-                let message =
-                    format!("could not update claim {name} for delete policy ownerRefs: {}", error_message(&error));
-                self.record(&pod_event(set, "update", pod, Some(&message)));
-                Outcome::Failed(message)
-            }
-        }
+        let error = match api.replace(name, &PostParams::default(), claim).await {
+            Ok(_) => return Ok(Answer::Done),
+            Err(error) => write_error(&error),
+        };
+        let message = format!("could not update claim {name} for delete policy ownerRefs: {}", error.message);
+        self.record(&pod_event(set, "update", pod, Some(&message)));
+        Err(WriteError { message, ..error })
     }
 
     /// Upstream `DeleteStatefulPod`, with the cached uid as precondition.
-    async fn delete_stateful_pod(&self, set: &ObjectRef, namespace: &str, name: &str, uid: &str) -> Outcome {
+    async fn delete_stateful_pod(&self, set: &ObjectRef, namespace: &str, name: &str, uid: &str) -> Told {
         match self.delete_with_uid::<Pod>(namespace, name, uid).await {
             Ok(true) => {
                 self.record(&pod_event(set, "delete", name, None));
-                Outcome::Ok
+                Ok(Answer::Done)
             }
-            Ok(false) => Outcome::Ok,
+            Ok(false) => Ok(Answer::Done),
             Err(error) => {
-                let message = error_message(&error);
-                self.record(&pod_event(set, "delete", name, Some(&message)));
-                Outcome::Failed(message)
+                let error = write_error(&error);
+                self.record(&pod_event(set, "delete", name, Some(&error.message)));
+                Err(error)
             }
         }
     }
@@ -171,43 +154,37 @@ impl Executor {
         name: &str,
         resource_version: Option<&str>,
         status: &StatefulSetStatus,
-    ) -> Outcome {
+    ) -> Told {
         let api: Api<StatefulSet> = Api::namespaced(self.client.clone(), namespace);
         let cached = self.stateful_sets.as_ref().and_then(|s| s.get_namespaced(Some(namespace), name));
         let mut body = match cached {
             Some(set) => (*set).clone(),
-            None => match api.get(name).await {
-                Ok(set) => set,
-                Err(error) => return Outcome::Failed(error_message(&error)),
-            },
+            None => api.get(name).await.map_err(|error| write_error(&error))?,
         };
         body.metadata.resource_version = resource_version.map(str::to_owned);
         body.status = Some(status.clone());
-        let mut last = String::new();
+        let mut last = conflict();
         for _ in 0..CONFLICT_RETRIES {
             match api.replace_status(name, &PostParams::default(), &body).await {
-                Ok(_) => return Outcome::Ok,
-                Err(error) if code(&error) == Some(409) => last = error_message(&error),
-                Err(error) => return Outcome::Failed(error_message(&error)),
+                Ok(_) => return Ok(Answer::Done),
+                Err(error) if code(&error) == Some(409) => last = write_error(&error),
+                Err(error) => return Err(write_error(&error)),
             }
-            match api.get(name).await {
-                Ok(fresh) => body = StatefulSet { status: Some(status.clone()), ..fresh },
-                Err(error) => return Outcome::Failed(error_message(&error)),
-            }
+            let fresh = api.get(name).await.map_err(|error| write_error(&error))?;
+            body = StatefulSet { status: Some(status.clone()), ..fresh };
         }
-        Outcome::Failed(last)
+        Err(last)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use kcm_controllers::statefulset::{Action, Plan};
     use kube::api::{Patch, PatchParams};
     use serde_json::json;
 
     use super::*;
+    use crate::drivers::execute::NoBookkeeping;
     use crate::drivers::execute::testing::start;
-    use crate::drivers::execute::{Executed, NoBookkeeping};
 
     /// Upstream's status updater: a write at a stale version conflicts and
     /// is retried on the live set, keeping what another writer changed.
@@ -224,14 +201,14 @@ mod tests {
         let note = json!({"metadata": {"annotations": {"note": "kept"}}});
         api.patch("web", &PatchParams::default(), &Patch::Merge(note)).await.expect("annotated");
         let status = StatefulSetStatus { replicas: 0, observed_generation: Some(1), ..Default::default() };
-        let mut plan = Plan::new();
-        plan.push(Action::Own(Write::UpdateStatus {
+        let write = Write::UpdateStatus {
             namespace: "default".into(),
             name: "web".into(),
             resource_version: cached.metadata.resource_version.clone(),
             status: Box::new(status),
-        }));
-        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        };
+        let answer = OwnWrites::answer(&executor, &write, &NoBookkeeping, &Versions::default()).await;
+        assert_eq!(answer, Ok(Answer::Done));
         let now = api.get("web").await.expect("read");
         assert_eq!(now.status.and_then(|s| s.observed_generation), Some(1));
         assert_eq!(now.metadata.annotations.unwrap_or_default()["note"], "kept");

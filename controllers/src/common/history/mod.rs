@@ -10,7 +10,7 @@
 //! and plans the writes to them as [`Write`]s, including the create's
 //! name-collision loop ([`after_already_exists`]). Nothing here does I/O:
 //! upstream's `Interface` methods become a [`Write`] for the executor and,
-//! where upstream loops on an API answer, a pure function the executor calls
+//! where upstream loops on an API answer, a pure function the core calls
 //! with that answer.
 //!
 //! # Layout
@@ -30,7 +30,7 @@ pub use self::revision::{
     hash_controller_revision, list_controller_revisions, new_controller_revision, number, raw_data,
     sort_controller_revisions,
 };
-pub use self::write::{AfterAlreadyExists, OnAlreadyExists, Write, after_already_exists, delete, update_revision};
+pub use self::write::{AfterAlreadyExists, Write, after_already_exists, delete, get, update_revision};
 
 #[cfg(test)]
 pub(crate) mod testing;

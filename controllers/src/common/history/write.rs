@@ -9,13 +9,13 @@
 //! revision: if it holds the same data bytes, that is the revision (a
 //! stale cache, or a create that succeeded before); otherwise it is a
 //! collision, and it adds one to `collisionCount` and tries again under the
-//! new name. Here the executor runs that loop: it sends
-//! [`Write::Create`]; on AlreadyExists with [`OnAlreadyExists::Rename`] it
-//! reads the existing revision live and asks [`after_already_exists`], which
-//! answers [`AfterAlreadyExists::Existing`] (done) or
-//! [`AfterAlreadyExists::Retry`] (send this renamed revision; the count is
-//! now this). The final count goes back to the parent's
-//! `status.collisionCount`, which the driver hands to the core's next sync.
+//! new name. Here the controller's core runs that loop: it hands out
+//! [`Write::Create`]; told AlreadyExists, it hands out [`Write::Get`] and,
+//! told the existing revision, asks [`after_already_exists`], which answers
+//! [`AfterAlreadyExists::Existing`] (done) or [`AfterAlreadyExists::Retry`]
+//! (create this renamed revision; the count is now this). The final count
+//! goes back to the parent's `status.collisionCount`. (The DaemonSet names
+//! its revisions by its template's hash and judges a taken name itself.)
 //!
 //! Worked example: parent `web`, data D, count 0, name `web-<h(D,0)>` is
 //! taken by data E: the retry is `web-<h(D,1)>` with count 1; if that is
@@ -29,15 +29,20 @@ use crate::plan::OwnerRefPatch;
 /// One write to a ControllerRevision.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Write {
-    /// Create `revision` (named in full, in its namespace). On
-    /// AlreadyExists, see `on_already_exists`. A refusal because the
-    /// namespace is terminating stops the plan with no error; other errors
-    /// fail the step.
+    /// Create `revision` (named in full, in its namespace). What a refusal
+    /// means is the controller's: AlreadyExists starts the collision step
+    /// above, a terminating namespace ends the sync with no error.
     Create {
         /// The object to send.
         revision: Box<ControllerRevision>,
-        /// What the executor does when the name is taken.
-        on_already_exists: OnAlreadyExists,
+    },
+    /// Read a revision live (not from the cache): answered with
+    /// [`Answer::ControllerRevision`](crate::protocol::Answer::ControllerRevision).
+    Get {
+        /// Namespace of the revision.
+        namespace: String,
+        /// Name of the revision.
+        name: String,
     },
     /// Replace `revision`: its `revision` number (upstream
     /// `UpdateControllerRevision`, a revision reused for a newer version) or
@@ -75,24 +80,7 @@ pub enum Write {
     },
 }
 
-/// What the executor does when a [`Write::Create`]'s name is taken.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OnAlreadyExists {
-    /// Upstream `CreateControllerRevision`: read the existing revision live
-    /// and follow [`after_already_exists`], the name having been hashed with
-    /// this collision count (StatefulSets).
-    Rename {
-        /// The count the planned name was hashed with.
-        collision_count: i32,
-    },
-    /// Stop the plan and hand the existing revision (read live) to the
-    /// controller's own handling (DaemonSets, whose revisions are named by
-    /// their pod template's hash and whose collisions bump the DaemonSet's
-    /// `status.collisionCount`).
-    Report,
-}
-
-/// The answer to a taken name during [`OnAlreadyExists::Rename`].
+/// The answer to a taken name during the create's collision loop.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AfterAlreadyExists {
     /// The existing revision holds the same data: it is the created one.
@@ -135,6 +123,15 @@ pub fn update_revision(revision: &ControllerRevision, new_revision: i64) -> Opti
     })
 }
 
+/// The live read of the revision holding `revision`'s name (after its
+/// create was refused with AlreadyExists).
+pub fn get(revision: &ControllerRevision) -> Write {
+    Write::Get {
+        namespace: revision.metadata.namespace.clone().unwrap_or_default(),
+        name: revision.metadata.name.clone().unwrap_or_default(),
+    }
+}
+
 /// The write deleting `revision`.
 pub fn delete(revision: &ControllerRevision) -> Write {
     Write::Delete {
@@ -151,8 +148,8 @@ mod tests {
     use super::*;
     use crate::common::history::testing::{raw_template, revision, stateful_set};
 
-    /// An API server's ControllerRevisions by name, and the executor's
-    /// create loop over it.
+    /// An API server's ControllerRevisions by name, and a core's create
+    /// loop over it.
     fn create(
         existing: &mut BTreeMap<String, ControllerRevision>,
         planned: &ControllerRevision,
