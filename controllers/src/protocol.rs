@@ -176,6 +176,17 @@ impl<'a, W> Summary<'a, W> {
         }
         summary
     }
+
+    /// Whether a pod create or delete failed (upstream's `manageReplicas`
+    /// returned an error).
+    pub fn pod_write_failed(&self) -> bool {
+        self.failed.iter().any(|a| matches!(a, Action::CreatePod { .. } | Action::DeletePod { .. }))
+    }
+}
+
+/// Whether `action` creates a pod.
+fn creates_pod<W>(action: &Action<W>) -> bool {
+    matches!(action, Action::CreatePod { .. })
 }
 
 /// A plan handed out one step at a time, as a [`Core`] does.
@@ -210,6 +221,20 @@ impl<W> Stepper<W> {
     /// The steps not handed out yet.
     pub fn rest(&self) -> &[Step<W>] {
         &self.plan.steps[self.handed..]
+    }
+
+    /// After the current step was answered so (`summary`), when it created
+    /// pods: forget under `key` the creations the cache will never show,
+    /// the failed ones and those of the steps never handed out (upstream's
+    /// `CreationObserved` for each skipped pod).
+    pub fn forget_unseen_creations(&self, summary: &Summary<'_, W>, key: String) -> Option<Action<W>> {
+        if !self.current().actions.iter().any(creates_pod) {
+            return None;
+        }
+        let failed = summary.failed.iter().filter(|a| creates_pod(a)).count();
+        let never_issued = self.rest().iter().flat_map(|s| &s.actions).filter(|a| creates_pod(a)).count();
+        let count = failed + never_issued;
+        (count > 0).then_some(Action::ForgetCreations { key, count })
     }
 
     /// The plan's requeue ([`Plan::requeue_after`]).

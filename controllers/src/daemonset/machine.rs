@@ -80,11 +80,8 @@ impl<'a> SyncMachine<'a> {
         if summary.namespace_terminating {
             return State::Over(Finish::Done);
         }
-        let creates = step.actions.iter().any(|a| matches!(a, Action::CreatePod { .. }));
-        let manage = summary.failed.iter().any(|a| matches!(a, Action::CreatePod { .. } | Action::DeletePod { .. }));
-        let failed_creates = summary.failed.iter().filter(|a| matches!(a, Action::CreatePod { .. })).count();
-        let never_issued = self.steps.rest().iter().flat_map(|s| &s.actions);
-        let skipped = failed_creates + never_issued.filter(|a| matches!(a, Action::CreatePod { .. })).count();
+        let manage = summary.pod_write_failed();
+        let forget = self.steps.forget_unseen_creations(&summary, key(self.snapshot.daemon_set));
         if let Some(read) = summary.taken.map(history::get) {
             let mut plan = Plan::new();
             plan.push(Action::ControllerRevision(read));
@@ -94,9 +91,7 @@ impl<'a> SyncMachine<'a> {
             None if summary.stale => State::Over(Finish::Now),
             Some(error) if manage => {
                 let mut plan = Plan::new();
-                if creates && skipped > 0 {
-                    plan.push(Action::ForgetCreations { key: key(self.snapshot.daemon_set), count: skipped });
-                }
+                plan.steps.extend(forget.map(|a| Step { actions: vec![a] }));
                 plan.steps.extend(after_manage_error(self.snapshot).steps);
                 self.then(plan, State::AfterManageError(error))
             }

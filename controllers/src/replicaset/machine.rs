@@ -13,7 +13,7 @@
 
 use super::{Options, Snapshot, after_manage_error, key, sync};
 use crate::plan::{Action, NoOwnWrites, Plan, Step};
-use crate::protocol::{Core, Finish, Stepper, Told, Verdict, judge};
+use crate::protocol::{Core, Finish, Stepper, Summary, Told};
 
 /// One ReplicaSet sync in progress.
 pub struct SyncMachine<'a> {
@@ -49,37 +49,13 @@ impl Core for SyncMachine<'_> {
     }
 
     fn told(&mut self, answers: Vec<Told>) {
-        let step = self.steps.current();
-        let mut first_error = None;
-        let mut manage = false;
-        let mut failed_creates = 0;
-        let mut stale = false;
-        for (action, answer) in step.actions.iter().zip(&answers) {
-            match judge(action, answer, |never, _| match *never {}) {
-                Verdict::Fine => {}
-                Verdict::Stale => stale = true,
-                Verdict::Failed(error) => {
-                    match action {
-                        Action::CreatePod { .. } => {
-                            manage = true;
-                            failed_creates += 1;
-                        }
-                        Action::DeletePod { .. } => manage = true,
-                        _ => {}
-                    }
-                    first_error.get_or_insert(error);
-                }
-            }
-        }
-        let creates = step.actions.iter().any(|a| matches!(a, Action::CreatePod { .. }));
-        self.state = match (std::mem::replace(&mut self.state, State::Syncing), first_error) {
+        let summary = Summary::of(self.steps.current(), &answers, |never, _| match *never {});
+        let forget = self.steps.forget_unseen_creations(&summary, key(self.snapshot.replica_set));
+        let (manage, stale) = (summary.pod_write_failed(), summary.stale);
+        self.state = match (std::mem::replace(&mut self.state, State::Syncing), summary.first_error) {
             (State::Syncing, Some(error)) if manage => {
-                let never_issued = self.steps.rest().iter().flat_map(|s| &s.actions);
-                let skipped = failed_creates + never_issued.filter(|a| matches!(a, Action::CreatePod { .. })).count();
                 let mut plan = Plan::new();
-                if creates && skipped > 0 {
-                    plan.push(Action::ForgetCreations { key: key(self.snapshot.replica_set), count: skipped });
-                }
+                plan.steps.extend(forget.map(|a| Step { actions: vec![a] }));
                 plan.steps.extend(after_manage_error(self.snapshot, self.options, &error).steps);
                 self.steps = Stepper::new(plan);
                 State::AfterManageError(error)
