@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 
 use crate::plan::{Action, NoOwnWrites, OwnerRefPatch, Plan, Step};
+use crate::protocol::{Core, Finish, Refusal, Told, WriteError};
 
 /// Upstream's `serviceAccount(secretRefs)`: `default/default`, uid
 /// `12345`, listing `secrets` (`tokenSecretReferences()` is
@@ -227,6 +228,27 @@ impl RsBuilder {
 }
 
 // === plans ===
+
+/// Drives `core` to its end, each action answered by `answer`: the steps
+/// it handed out, one line each by `line`, and how it finished.
+pub fn drive<C: Core>(
+    mut core: C,
+    line: impl Fn(&Step<C::Own>) -> String,
+    answer: impl Fn(&Action<C::Own>) -> Told,
+) -> (Vec<String>, Finish) {
+    let mut lines = Vec::new();
+    while let Some(step) = core.poll() {
+        lines.push(line(step));
+        let answers = step.actions.iter().map(&answer).collect();
+        core.told(answers);
+    }
+    (lines, core.finish())
+}
+
+/// An answer refusing a write so.
+pub fn refused(refusal: Refusal, message: &str) -> Told {
+    Err(WriteError { refusal, message: message.into() })
+}
 
 /// One line per action of `plan` (see [`describe`]).
 pub fn describe_plan<W: DescribeOwn>(plan: &Plan<W>) -> Vec<String> {

@@ -111,9 +111,9 @@ mod tests {
 
     use super::*;
     use crate::plan::OwnerRefPatch;
-    use crate::protocol::{Answer, Refusal, WriteError};
+    use crate::protocol::{Answer, Refusal};
     use crate::replicaset::testing::{NOW, World, owned, rs_status};
-    use crate::testing::{PodBuilder, RsBuilder, describe_step, ts};
+    use crate::testing::{self, PodBuilder, RsBuilder, describe_step, refused, ts};
 
     /// Drives a sync of `w` to its end, each action answered by `answer`:
     /// the steps handed out (one line each, see [`describe_step`]) and how
@@ -121,18 +121,7 @@ mod tests {
     fn drive(w: &World, answer: impl Fn(&Action) -> Told) -> (Vec<String>, Finish) {
         let pods = || w.pods.clone();
         let snapshot = w.snapshot(&pods);
-        let mut machine = SyncMachine::new(&snapshot, &w.options);
-        let mut lines = Vec::new();
-        while let Some(step) = machine.poll() {
-            lines.push(describe_step(step));
-            let answers = step.actions.iter().map(&answer).collect();
-            machine.told(answers);
-        }
-        (lines, machine.finish())
-    }
-
-    fn refused(refusal: Refusal, message: &str) -> Told {
-        Err(WriteError { refusal, message: message.into() })
+        testing::drive(SyncMachine::new(&snapshot, &w.options), describe_step, answer)
     }
 
     const QUOTA: &str = "pods \"web-x\" is forbidden: exceeded quota";
