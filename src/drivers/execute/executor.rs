@@ -92,7 +92,7 @@ impl Versions {
 #[derive(Clone)]
 pub struct Executor {
     /// Every write goes through it.
-    pub(super) client: Client,
+    pub(crate) client: Client,
     /// Events are recorded as the controller's component.
     pub(super) recorder: EventRecorder,
     /// The cached ReplicaSets a status update is written on (the API
@@ -139,7 +139,7 @@ impl Executor {
 impl Executor {
     /// Deletes `name` in `namespace` with its `uid` as precondition:
     /// `Ok(true)` once deleted, `Ok(false)` when it was already gone.
-    pub(super) async fn delete_with_uid<K>(&self, namespace: &str, name: &str, uid: &str) -> Result<bool, kube::Error>
+    pub(crate) async fn delete_with_uid<K>(&self, namespace: &str, name: &str, uid: &str) -> Result<bool, kube::Error>
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
     {

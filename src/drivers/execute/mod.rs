@@ -17,15 +17,13 @@
 //!   actions at once) and how a run ended, [`Executed`], for the cores
 //!   that still return a whole plan;
 //! - `drive`: [`Executor::drive`], the loop that runs a core of the sync
-//!   protocol (`kcm_controllers::protocol`), and each shared action's
-//!   typed answer;
+//!   protocol (`kcm_controllers::protocol`), each shared action's typed
+//!   answer, and [`OwnWriter`], what performs a driven core's own writes;
 //! - `executor`: [`Executor`] itself, its events, and what the actions of
 //!   one run share;
 //! - `bookkeeping`: [`Bookkeeping`], what the executor reports;
 //! - `claims`: the owner re-check and the ownerReference patches;
 //! - `daemonsets`: the DaemonSet controller's status write and pod relabel;
-//! - `jobs`: the Job controller's adoption, status and finalizer writes,
-//!   and its bookkeeping;
 //! - `pods`: pod creates and deletes;
 //! - `replicasets`: ReplicaSet creates and deletes;
 //! - `revisions`: ControllerRevision writes (DaemonSet and StatefulSet
@@ -41,7 +39,6 @@ mod claims;
 mod daemonsets;
 mod drive;
 mod executor;
-mod jobs;
 mod pods;
 mod replicasets;
 mod revisions;
@@ -64,7 +61,7 @@ use kcm_runtime::runner::{Next, SyncError};
 use pods::owner_key;
 
 pub use bookkeeping::{Bookkeeping, NoBookkeeping};
-pub use drive::next_after;
+pub use drive::{OwnWriter, next_after};
 pub use executor::{Executor, object_reference};
 
 /// How running a plan ended.
@@ -127,17 +124,12 @@ impl Executed {
 }
 
 /// How the executor performs a controller's own writes
-/// ([`Action::Own`]), and which of them are part of its claim or its
+/// ([`Action::Own`]) in a plan run, and which of them are part of its
 /// management of pods (what a failed step of them means for the run).
 pub trait OwnWrites<W>: Sync {
     /// Performs `write`.
     fn perform<'a>(&'a self, write: &'a W, book: &'a dyn Bookkeeping, versions: &'a Versions)
     -> BoxFuture<'a, Outcome>;
-
-    /// Whether `write` adopts or releases (a failed claim ends the sync).
-    fn is_claim(_write: &W) -> bool {
-        false
-    }
 
     /// Whether `write` creates or deletes what the controller manages.
     fn is_manage(_write: &W) -> bool {
@@ -193,7 +185,7 @@ impl Executor {
                             | Action::PatchPodOwnerRefs { .. }
                             | Action::PatchReplicaSetOwnerRefs { .. }
                             | Action::ControllerRevision(history::Write::PatchOwnerRefs { .. })
-                    ) || matches!(a, Action::Own(write) if Self::is_claim(write))
+                    )
                 });
                 let manage = step.actions.iter().any(|a| match a {
                     Action::CreatePod { .. } | Action::DeletePod { .. } => true,

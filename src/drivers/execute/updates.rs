@@ -20,7 +20,7 @@ use crate::drivers::api_errors::write_error;
 impl Executor {
     /// Replaces `object` (or, with `status`, its status subresource), at the
     /// latest version this run knows of.
-    pub(super) async fn replace<K>(&self, object: &K, status: bool, versions: &Versions) -> Told
+    pub(crate) async fn replace<K>(&self, object: &K, status: bool, versions: &Versions) -> Told
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
             + Clone
