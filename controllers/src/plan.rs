@@ -338,37 +338,11 @@ impl<W> Plan<W> {
     pub fn actions(&self) -> impl Iterator<Item = &Action<W>> {
         self.steps.iter().flat_map(|s| s.actions.iter())
     }
-
-    /// How many [`Action::CreatePod`] the steps after `step` hold: with the
-    /// failures inside `step`, what the executor lowers the creation
-    /// expectations by when it stops at `step` (upstream's "skipped pods").
-    pub fn creations_after(&self, step: usize) -> usize {
-        self.steps
-            .iter()
-            .skip(step + 1)
-            .flat_map(|s| s.actions.iter())
-            .filter(|a| matches!(a, Action::CreatePod { .. }))
-            .count()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn create() -> Action {
-        Action::CreatePod {
-            namespace: "ns".into(),
-            pod: Box::default(),
-            owner: ObjectRef {
-                api_version: "apps/v1".into(),
-                kind: "ReplicaSet".into(),
-                namespace: Some("ns".into()),
-                name: "rs".into(),
-                uid: "u".into(),
-            },
-        }
-    }
 
     #[test]
     fn adopt_patch_is_upstreams_strategic_merge_patch() {
@@ -394,18 +368,5 @@ mod tests {
             patch.body("pod-uid"),
             json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": "rs-uid"}], "uid": "pod-uid"}})
         );
-    }
-
-    #[test]
-    fn creations_after_counts_skipped_batches() {
-        let mut plan: Plan = Plan::new();
-        plan.push(create());
-        plan.push_concurrent(vec![create(), create()]);
-        plan.push_concurrent(vec![create(), create(), create(), create()]);
-        plan.push_concurrent(vec![]);
-        assert_eq!(plan.steps.len(), 3);
-        assert_eq!(plan.creations_after(0), 6);
-        assert_eq!(plan.creations_after(1), 4);
-        assert_eq!(plan.creations_after(2), 0);
     }
 }

@@ -259,13 +259,23 @@ pub fn describe_step<W: DescribeOwn>(step: &Step<W>) -> String {
 /// Drives `core` to its end, each action answered by `answer`: the steps
 /// handed out (one line each, see [`describe_step`]) and how the sync
 /// finished.
-pub fn drive<C: Core>(mut core: C, answer: impl Fn(&Action<C::Own>) -> Told) -> (Vec<String>, Finish)
+pub fn drive<C: Core>(core: C, answer: impl Fn(&Action<C::Own>) -> Told) -> (Vec<String>, Finish)
 where
     C::Own: DescribeOwn,
 {
+    drive_with(core, describe_step, answer)
+}
+
+/// Drives `core` to its end, each action answered by `answer`: the steps
+/// it handed out, one line each by `line`, and how it finished.
+pub fn drive_with<C: Core>(
+    mut core: C,
+    line: impl Fn(&Step<C::Own>) -> String,
+    answer: impl Fn(&Action<C::Own>) -> Told,
+) -> (Vec<String>, Finish) {
     let mut lines = Vec::new();
     while let Some(step) = core.poll() {
-        lines.push(describe_step(step));
+        lines.push(line(step));
         let answers = step.actions.iter().map(&answer).collect();
         core.told(answers);
     }

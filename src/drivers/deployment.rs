@@ -165,7 +165,7 @@ impl Syncer {
         let pods = if core::is_recreate(&d) { self.pods.list_namespace(namespace) } else { Vec::new() };
         let snapshot = Snapshot { deployment: &d, replica_sets: &replica_sets, pods: &pods, now: Timestamp::now() };
         match SyncMachine::new(&snapshot, &self.options) {
-            Ok(machine) => next_after(self.executor.drive(machine, &NoBookkeeping).await),
+            Ok(machine) => next_after(self.executor.drive(machine, &NoBookkeeping, &self.executor).await),
             Err(error) => {
                 tracing::warn!(%key, %error, "cannot sync Deployment; waiting for it to change");
                 Ok(Next::Done)

@@ -177,7 +177,8 @@ impl Syncer {
             pods_resource_version,
             now: Timestamp::now(),
         };
-        next_after(self.executor.drive(SyncMachine::new(&snapshot, &self.options), &self.expectations).await)
+        let machine = SyncMachine::new(&snapshot, &self.options);
+        next_after(self.executor.drive(machine, &self.expectations, &self.executor).await)
     }
 }
 

@@ -156,7 +156,9 @@ impl Syncer {
         let revisions = self.revisions.list_namespace(namespace);
         let snapshot =
             Snapshot { set: &set, pods: &pods, claims: &claims, revisions: &revisions, now: Timestamp::now() };
-        next_after(self.executor.drive(SyncMachine::new(&snapshot, &self.options), &NoBookkeeping).await)
+        next_after(
+            self.executor.drive(SyncMachine::new(&snapshot, &self.options), &NoBookkeeping, &self.executor).await,
+        )
     }
 }
 

@@ -5,13 +5,16 @@
 //! success policies, `activeDeadlineSeconds`, suspension and
 //! `podReplacementPolicy`.
 //!
-//! A *plan-returning* core: [`sync`] turns a [`Snapshot`] (the Job, the
-//! cached pods of its namespace, the expectations, the backoff records,
-//! whether the Job was written finished, `now`) into a [`Synced`]: a
-//! [`Plan`](crate::plan::Plan) and what the metrics label it with.
+//! A core of the sync protocol (`crate::protocol`): [`sync`] turns a
+//! [`Snapshot`] (the Job, the cached pods of its namespace, the
+//! expectations, the backoff records, whether the Job was written
+//! finished, `now`) into a [`Synced`]: a [`Plan`](crate::plan::Plan) and
+//! what the metrics label it with; [`SyncMachine`] runs that plan step by
+//! step and decides what each answer calls for.
 //!
 //! # Layout
 //! - `sync`: the dispatcher (`syncJob`) and the failure decisions;
+//! - `machine`: the sync as a state machine told each write's answer;
 //! - `ctx`: what the phases of one sync share (`syncJobCtx`);
 //! - `claim`: adoption (with the tracking finalizer) and release;
 //! - `manage`: creating and deleting pods (`manageJob`), `templates` the
@@ -39,15 +42,17 @@
 //! - [`backoff`]: the delay before failed pods are replaced, and when a
 //!   pod finished.
 //!
-//! # What the executor does with the plan
-//! - Runs the steps in order and stops at the first failed one; the key
-//!   is then retried with rate limiting. Upstream writes the status after
-//!   a failed pod create or delete, and writes partial progress after a
-//!   failed finalizer removal; kcm-rs retries the sync instead, which
-//!   writes the same status from the cache (the uncounted lists and the
-//!   finalizers are in the API, so nothing is counted twice or lost).
-//! - [`Write`]s are documented on each variant; the pod creates and
-//!   deletes and their expectations are the ReplicaSet's.
+//! # What follows a refused write
+//! - [`SyncMachine`] hands out the steps in order and stops at the first
+//!   refused one; the key is then retried with rate limiting. Upstream
+//!   writes the status after a failed pod create or delete, and writes
+//!   partial progress after a failed finalizer removal; kcm-rs retries the
+//!   sync instead, which writes the same status from the cache (the
+//!   uncounted lists and the finalizers are in the API, so nothing is
+//!   counted twice or lost).
+//! - [`Write`]s are documented on each variant, and performed by the Job
+//!   controller's driver; the pod creates and deletes and their
+//!   expectations are the ReplicaSet's.
 //!
 //! # Where kcm-rs differs
 //! - The feature gates GA in 1.37 are on (`JobManagedBy`,
@@ -66,6 +71,7 @@ pub mod index_template;
 pub mod indexed;
 mod indexed_sync;
 pub mod intervals;
+mod machine;
 mod manage;
 pub mod orphan;
 pub mod pod_failure_policy;
@@ -82,6 +88,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::batch::v1::Job;
 
+pub use self::machine::SyncMachine;
 pub use self::manage::MAX_POD_CREATE_DELETE_PER_SYNC;
 pub use self::sync::{Snapshot, Synced, sync};
 pub use self::track::MAX_UNCOUNTED_PODS;

@@ -31,7 +31,7 @@ const JOB_UID: &str = "job-uid";
 
 /// Job `ns/foobar` (uid `job-uid`), selector and template `app=web`,
 /// `restartPolicy: Never`.
-fn job(parallelism: i32, completions: Option<i32>, backoff_limit: i32) -> Job {
+pub(super) fn job(parallelism: i32, completions: Option<i32>, backoff_limit: i32) -> Job {
     let mut template = template("busybox");
     template.spec.as_mut().unwrap().restart_policy = Some("Never".into());
     Job {
@@ -60,7 +60,7 @@ fn indexed(mut j: Job) -> Job {
 }
 
 /// A pod of the Job, with the tracking finalizer, in `phase`.
-fn pod(name: &str, phase: &str) -> ApiPod {
+pub(super) fn pod(name: &str, phase: &str) -> ApiPod {
     ApiPod {
         metadata: ObjectMeta {
             name: Some(name.into()),
@@ -103,7 +103,7 @@ fn with_index(mut p: ApiPod, index: &str) -> ApiPod {
 }
 
 /// The pods of upstream's `newPodList`-style counts.
-fn pods(active: usize, ready_pods: usize, succeeded: usize, failed: usize) -> Vec<ApiPod> {
+pub(super) fn pods(active: usize, ready_pods: usize, succeeded: usize, failed: usize) -> Vec<ApiPod> {
     let mut all = Vec::new();
     for i in 0..active {
         let p = pod(&format!("active-{i}"), "Running");
@@ -114,7 +114,7 @@ fn pods(active: usize, ready_pods: usize, succeeded: usize, failed: usize) -> Ve
     all
 }
 
-struct World {
+pub(super) struct World {
     job: Job,
     pods: Vec<Arc<Pod>>,
     expectations: Expectations,
@@ -125,7 +125,7 @@ struct World {
 }
 
 impl World {
-    fn new(job: Job, pods: Vec<ApiPod>) -> Self {
+    pub(super) fn new(job: Job, pods: Vec<ApiPod>) -> Self {
         Self {
             job,
             pods: pods.iter().map(|p| Arc::new(slim(p))).collect(),
@@ -137,7 +137,7 @@ impl World {
         }
     }
 
-    fn sync(&self) -> Synced {
+    pub(super) fn sync(&self) -> Synced {
         sync(&Snapshot {
             job: &self.job,
             pods: &self.pods,

@@ -60,7 +60,8 @@ pub enum Write {
     },
     /// Remove the tracking finalizer from a pod (a strategic merge patch
     /// that keeps its other finalizers). NotFound counts as done; any other
-    /// failure forgets the pod's finalizer expectation and fails the step.
+    /// refusal fails the step, and the sync then forgets the pod's
+    /// finalizer expectation ([`Write::ForgetFinalizerRemovals`]).
     RemoveFinalizer {
         /// The Job's queue key.
         key: String,
@@ -74,7 +75,9 @@ pub enum Write {
     /// Remove the tracking finalizer (when the pod has it), then delete the
     /// pod (upstream `deleteJobPods`). Records `SuccessfulDelete` /
     /// `FailedDelete` as a pod delete does; NotFound counts as done; any
-    /// failure lowers the deletion expectations for the pod.
+    /// failure lowers the deletion expectations for the pod. Its answer
+    /// names the part that was refused (`removing completion finalizer:`
+    /// for the patch).
     RemoveFinalizerAndDelete {
         /// Namespace of the pod.
         namespace: String,
@@ -86,6 +89,15 @@ pub enum Write {
         has_finalizer: bool,
         /// The Job (events are recorded on it).
         job: ObjectRef,
+    },
+    /// Bookkeeping, no API call: the finalizer removals of these pods
+    /// failed, so the controller no longer expects to see them (upstream
+    /// `finalizerRemovalObserved` after a failed patch).
+    ForgetFinalizerRemovals {
+        /// The Job's queue key.
+        key: String,
+        /// Uids of the pods.
+        uids: Vec<String>,
     },
     /// Bookkeeping, no API call: the pod-recreation backoff of the Job after
     /// the pods this sync counted (upstream `updateBackoffRecord`, done once
@@ -134,6 +146,17 @@ pub enum Count {
     FailurePolicyAction {
         /// `FailJob`, `FailIndex`, `Ignore` or `Count`.
         action: String,
+        /// How many.
+        n: u64,
+    },
+    /// `job_pods_creation_total{reason, status}` += `n`: the pod creates
+    /// answered so, counted once the sync's plan is over
+    /// ([`SyncMachine`](super::SyncMachine)).
+    PodsCreated {
+        /// `new`, `recreate_terminating_or_failed` or `recreate_failed`.
+        reason: &'static str,
+        /// `succeeded` or `failed`.
+        status: &'static str,
         /// How many.
         n: u64,
     },

@@ -12,7 +12,7 @@
 //! - a failed status write ends the sync with its error.
 
 use super::{Options, Snapshot, after_manage_error, key, sync};
-use crate::plan::{Action, NoOwnWrites, Plan, Step};
+use crate::plan::{NoOwnWrites, Plan, Step};
 use crate::protocol::{Core, Finish, Stepper, Summary, Told};
 
 /// One ReplicaSet sync in progress.
@@ -83,7 +83,7 @@ mod tests {
     use std::cell::Cell;
 
     use super::*;
-    use crate::plan::OwnerRefPatch;
+    use crate::plan::{Action, OwnerRefPatch};
     use crate::protocol::{Answer, Refusal};
     use crate::replicaset::testing::{NOW, World, owned, rs_status};
     use crate::testing::{PodBuilder, RsBuilder, refused, ts};

@@ -201,7 +201,7 @@ impl Syncer {
                 backoff.next(backoff_key, snapshot.now);
             }
         }
-        next_after(self.executor.drive(machine, &self.expectations).await)
+        next_after(self.executor.drive(machine, &self.expectations, &self.executor).await)
     }
 
     fn backoff(&self) -> MutexGuard<'_, FailedPodsBackoff> {

@@ -81,8 +81,7 @@ mod tests {
     use kube::api::{DeleteParams, PostParams};
 
     use super::*;
-    use crate::drivers::execute::testing::{replica_set, start};
-    use crate::drivers::execute::{Executed, NoBookkeeping};
+    use crate::drivers::execute::testing::{perform, replica_set, start};
 
     /// The live re-check before adopting reads the owner's own kind and
     /// fails for a Deployment being deleted.
@@ -115,10 +114,13 @@ mod tests {
         };
         let mut plan: Plan = Plan::new();
         plan.push(Action::RecheckOwner { owner: owner.clone() });
-        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        assert_eq!(perform(&executor, plan.clone()).await, [Ok(Answer::Done)]);
         api.delete("d", &DeleteParams::default()).await.expect("delete");
-        match executor.run(&plan, &NoBookkeeping).await {
-            Executed::ClaimFailed(message) => assert!(message.contains("has just been deleted"), "{message}"),
+        match &perform(&executor, plan).await[..] {
+            [Err(error)] => {
+                assert_eq!(error.refusal, Refusal::NotFound);
+                assert!(error.message.contains("has just been deleted"), "{}", error.message);
+            }
             other => panic!("{other:?}"),
         }
     }

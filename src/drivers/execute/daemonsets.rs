@@ -11,15 +11,14 @@ use kcm_controllers::protocol::{Answer, Told};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 
-use super::OwnWrites;
-use super::bookkeeping::Bookkeeping;
+use super::OwnWriter;
 use super::executor::{Executor, Versions};
 use super::updates::StatusTarget;
 use crate::drivers::api_errors::write_error;
 use futures::future::BoxFuture;
 
-impl OwnWrites<Write> for Executor {
-    fn answer<'a>(&'a self, write: &'a Write, _: &'a dyn Bookkeeping, _: &'a Versions) -> BoxFuture<'a, Told> {
+impl OwnWriter<Write> for Executor {
+    fn write<'a>(&'a self, write: &'a Write, _: &'a Versions) -> BoxFuture<'a, Told> {
         Box::pin(self.daemon_set(write))
     }
 }
@@ -51,7 +50,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::drivers::execute::NoBookkeeping;
     use crate::drivers::execute::testing::start;
 
     async fn created(client: &kube::Client) -> DaemonSet {
@@ -73,7 +71,7 @@ mod tests {
     }
 
     async fn answer(executor: &Executor, write: &Write) -> Told {
-        OwnWrites::answer(executor, write, &NoBookkeeping, &Versions::default()).await
+        OwnWriter::write(executor, write, &Versions::default()).await
     }
 
     /// A status computed from a DaemonSet that changed since is retried on

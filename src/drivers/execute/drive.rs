@@ -1,29 +1,47 @@
 //! The one loop that drives a controller core ([`Core`]): poll it for a
 //! step, perform the step's actions at once, tell it their answers, until
-//! it is over; and [`Executor::answer`], what one action answered, typed
-//! ([`Told`]): a controller's own write through [`OwnWrites::answer`].
+//! it is over; [`Executor::answer`], what one shared action answered,
+//! typed ([`Told`]); and [`OwnWriter`], what performs a core's own writes.
 
+use futures::future::BoxFuture;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
-use kcm_controllers::plan::Action;
+use kcm_controllers::plan::{Action, NoOwnWrites};
 use kcm_controllers::protocol::{Answer, Core, Finish, Refusal, Told, WriteError};
 use kcm_runtime::runner::{Next, SyncError};
 
-use super::OwnWrites;
 use super::bookkeeping::Bookkeeping;
 use super::executor::{Executor, Versions};
 
+/// Performs a driven core's own writes ([`Action::Own`]) and says what
+/// each answered: the controller's driver, which holds what they need (a
+/// controller's memory, its metrics), or the executor.
+pub trait OwnWriter<W>: Sync {
+    /// Performs `write`; `versions` are the resourceVersions the sync's
+    /// writes returned so far.
+    fn write<'a>(&'a self, write: &'a W, versions: &'a Versions) -> BoxFuture<'a, Told>;
+}
+
+impl OwnWriter<NoOwnWrites> for Executor {
+    fn write<'a>(&'a self, write: &'a NoOwnWrites, _: &'a Versions) -> BoxFuture<'a, Told> {
+        match *write {}
+    }
+}
+
 impl Executor {
     /// Runs `core` to its end: each step it hands out is performed (its
-    /// actions concurrently) and the answers told to it in the step's
-    /// order.
-    pub async fn drive<C: Core>(&self, mut core: C, book: &dyn Bookkeeping) -> Finish
-    where
-        Self: OwnWrites<C::Own>,
-    {
-        let versions = Versions::default();
+    /// actions concurrently; its own writes by `own`) and the answers told
+    /// to it in the step's order.
+    pub async fn drive<C: Core>(&self, mut core: C, book: &dyn Bookkeeping, own: &dyn OwnWriter<C::Own>) -> Finish {
+        let versions = &Versions::default();
         while let Some(step) = core.poll() {
-            let answers = futures::future::join_all(step.actions.iter().map(|a| self.answer(a, book, &versions))).await;
+            let answers = futures::future::join_all(step.actions.iter().map(|action| async move {
+                match action {
+                    Action::Own(write) => own.write(write, versions).await,
+                    shared => self.answer(shared, book, versions).await,
+                }
+            }))
+            .await;
             core.told(answers);
         }
         core.finish()
@@ -31,10 +49,7 @@ impl Executor {
 
     /// Performs `action` and says what it answered. Bookkeeping
     /// and events answer `Ok` at once.
-    pub(super) async fn answer<W>(&self, action: &Action<W>, book: &dyn Bookkeeping, versions: &Versions) -> Told
-    where
-        Self: OwnWrites<W>,
-    {
+    pub(super) async fn answer<W>(&self, action: &Action<W>, book: &dyn Bookkeeping, versions: &Versions) -> Told {
         match action {
             Action::RecheckOwner { owner } => self.recheck_owner(owner).await,
             Action::ExpectCreations { key, count } => {
@@ -75,19 +90,12 @@ impl Executor {
                 Ok(Answer::Done)
             }
             Action::ControllerRevision(write) => self.revision(write, versions).await,
-            Action::Own(write) => OwnWrites::answer(self, write, book, versions).await,
+            Action::Own(_) => Err(WriteError {
+                refusal: Refusal::Other,
+                message: "kcm-rs: a controller's own write is performed by its OwnWriter, not as a shared action"
+                    .into(),
+            }),
         }
-    }
-}
-
-/// The answer to a write the executor performs only for a plan
-/// ([`Executor::run`]): its core is not driven yet.
-pub fn not_driven_yet() -> WriteError {
-    WriteError {
-        refusal: Refusal::Other,
-        message: "kcm-rs: this write is not performed for a driven core yet (the Deployment and Job cores still run \
-                  as plans)"
-            .into(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`Executor`], what every action is performed with (the client, the
-//! recorder, the cached ReplicaSets, StatefulSets and DaemonSets) and the events it records; and what
-//! the actions share within one run: each one's [`Outcome`] and the
-//! resourceVersions its writes returned ([`Versions`]).
+//! recorder, the cached ReplicaSets, StatefulSets and DaemonSets) and the
+//! events it records; and what the actions of one sync share: the
+//! resourceVersions their writes returned ([`Versions`]).
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -11,7 +11,6 @@ use k8s_openapi::api::apps::v1::{DaemonSet, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_controllers::plan::{Event, ObjectRef};
-use kcm_controllers::protocol::{Told, Verdict};
 use kube::api::{DeleteParams, Preconditions};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
@@ -21,40 +20,7 @@ use kcm_runtime::informer::Store;
 
 use crate::drivers::api_errors::code;
 
-/// The outcome of one action.
-pub enum Outcome {
-    /// Done, or failed in a way the action tolerates.
-    Ok,
-    /// The pod to adopt is gone.
-    Stale,
-    /// Failed.
-    Failed(String),
-    /// Stop here without an error.
-    Halt,
-}
-
-impl Outcome {
-    /// The outcome of a shared action, from the verdict on its answer.
-    pub(super) fn of(verdict: Verdict) -> Self {
-        match verdict {
-            Verdict::Fine => Outcome::Ok,
-            Verdict::Stale => Outcome::Stale,
-            Verdict::Failed(message) => Outcome::Failed(message),
-        }
-    }
-}
-
-impl From<Told> for Outcome {
-    /// A write whose every refusal is a failure.
-    fn from(told: Told) -> Self {
-        match told {
-            Ok(_) => Outcome::Ok,
-            Err(error) => Outcome::Failed(error.message),
-        }
-    }
-}
-
-/// resourceVersions returned by the writes of one plan run, by object
+/// resourceVersions returned by the writes of one sync, by object
 /// (`kind/namespace/name`).
 #[derive(Default)]
 pub struct Versions(Mutex<HashMap<String, String>>);
@@ -81,7 +47,7 @@ impl Versions {
 #[derive(Clone)]
 pub struct Executor {
     /// Every write goes through it.
-    pub(super) client: Client,
+    pub(crate) client: Client,
     /// Events are recorded as the controller's component.
     pub(super) recorder: EventRecorder,
     /// The cached ReplicaSets a status update is written on (the API
@@ -128,7 +94,7 @@ impl Executor {
 impl Executor {
     /// Deletes `name` in `namespace` with its `uid` as precondition:
     /// `Ok(true)` once deleted, `Ok(false)` when it was already gone.
-    pub(super) async fn delete_with_uid<K>(&self, namespace: &str, name: &str, uid: &str) -> Result<bool, kube::Error>
+    pub(crate) async fn delete_with_uid<K>(&self, namespace: &str, name: &str, uid: &str) -> Result<bool, kube::Error>
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
     {

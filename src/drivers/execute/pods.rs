@@ -35,7 +35,6 @@ impl Executor {
                 // Upstream: any creation fails in a terminating namespace;
                 // nothing to report.
                 if error.refusal != Refusal::NamespaceTerminating {
-                    book.creation_failed(&owner_key(owner));
                     self.record(&pod_control::failed_create(owner, &error.message));
                 }
                 Err(error)

@@ -12,15 +12,14 @@ use kcm_controllers::statefulset::{Repair, Write, claim_event, pod_event};
 use kube::Api;
 use kube::api::PostParams;
 
-use super::OwnWrites;
-use super::bookkeeping::Bookkeeping;
+use super::OwnWriter;
 use super::executor::{Executor, Versions};
 use super::revisions::{CONFLICT_RETRIES, conflict};
 use crate::drivers::api_errors::{code, error_message, reason, write_error};
 use futures::future::BoxFuture;
 
-impl OwnWrites<Write> for Executor {
-    fn answer<'a>(&'a self, write: &'a Write, _: &'a dyn Bookkeeping, _: &'a Versions) -> BoxFuture<'a, Told> {
+impl OwnWriter<Write> for Executor {
+    fn write<'a>(&'a self, write: &'a Write, _: &'a Versions) -> BoxFuture<'a, Told> {
         Box::pin(self.write_stateful_set(write))
     }
 }
@@ -183,7 +182,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::drivers::execute::NoBookkeeping;
     use crate::drivers::execute::testing::start;
 
     /// Upstream's status updater: a write at a stale version conflicts and
@@ -207,7 +205,7 @@ mod tests {
             resource_version: cached.metadata.resource_version.clone(),
             status: Box::new(status),
         };
-        let answer = OwnWrites::answer(&executor, &write, &NoBookkeeping, &Versions::default()).await;
+        let answer = OwnWriter::write(&executor, &write, &Versions::default()).await;
         assert_eq!(answer, Ok(Answer::Done));
         let now = api.get("web").await.expect("read");
         assert_eq!(now.status.and_then(|s| s.observed_generation), Some(1));

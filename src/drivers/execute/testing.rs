@@ -7,7 +7,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, 
 use kube::Client;
 use kube_sim::{Sim, SimConfig};
 
-use super::Executor;
+use kcm_controllers::plan::{NoOwnWrites, Plan, Step};
+use kcm_controllers::protocol::{Core, Finish, Stepper, Told};
+
+use super::{Executor, NoBookkeeping};
 use kcm_runtime::events::EventRecorder;
 
 pub(super) async fn start() -> (Sim, Executor, Client) {
@@ -52,4 +55,36 @@ pub(super) fn replica_set(ns: &str, name: &str, image: &str, owner_uid: Option<&
         },
         status: None,
     }
+}
+
+/// A core that hands out every step of a plan, whatever the answers, and
+/// keeps them.
+struct Recorder<'a> {
+    steps: Stepper<NoOwnWrites>,
+    answers: &'a mut Vec<Told>,
+}
+
+impl Core for Recorder<'_> {
+    type Own = NoOwnWrites;
+
+    fn poll(&mut self) -> Option<&Step> {
+        self.steps.next_step()
+    }
+
+    fn told(&mut self, answers: Vec<Told>) {
+        self.answers.extend(answers);
+    }
+
+    fn finish(self) -> Finish {
+        Finish::Done
+    }
+}
+
+/// Performs every step of `plan` in one sync, as [`Executor::drive`]
+/// does, and returns every action's answer in order.
+pub(super) async fn perform(executor: &Executor, plan: Plan) -> Vec<Told> {
+    let mut answers = Vec::new();
+    let recorder = Recorder { steps: Stepper::new(plan), answers: &mut answers };
+    executor.drive(recorder, &NoBookkeeping, executor).await;
+    answers
 }

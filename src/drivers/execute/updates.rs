@@ -20,7 +20,7 @@ use crate::drivers::api_errors::write_error;
 impl Executor {
     /// Replaces `object` (or, with `status`, its status subresource), at the
     /// latest version this run knows of.
-    pub(super) async fn replace<K>(&self, object: &K, status: bool, versions: &Versions) -> Told
+    pub(crate) async fn replace<K>(&self, object: &K, status: bool, versions: &Versions) -> Told
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
             + Clone
@@ -118,10 +118,10 @@ pub(super) struct StatusTarget<'a, K> {
 mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
     use kcm_controllers::plan::{Action, OwnerRefPatch, Plan};
+    use kcm_controllers::protocol::Refusal;
 
     use super::*;
-    use crate::drivers::execute::testing::{replica_set, start};
-    use crate::drivers::execute::{Executed, NoBookkeeping};
+    use crate::drivers::execute::testing::{perform, replica_set, start};
 
     /// A status write that conflicts is retried on the fresh object: what
     /// another writer changed meanwhile (here an annotation) is kept.
@@ -141,7 +141,7 @@ mod tests {
             resource_version: cached.metadata.resource_version.clone(),
             status: Box::new(status),
         });
-        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        assert!(perform(&executor, plan).await.iter().all(Result::is_ok));
         let now = api.get("rs").await.expect("get");
         assert_eq!(now.status.and_then(|s| s.observed_generation), Some(1));
         assert_eq!(now.metadata.annotations.unwrap_or_default()["deployment.kubernetes.io/revision"], "2");
@@ -162,7 +162,7 @@ mod tests {
         let mut plan: Plan = Plan::new();
         plan.push(Action::UpdateReplicaSet { replica_set: Box::new(first) });
         plan.push(Action::UpdateReplicaSet { replica_set: Box::new(second) });
-        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        assert!(perform(&executor, plan).await.iter().all(Result::is_ok));
         let now = api.get("rs").await.expect("get");
         assert_eq!(now.spec.replicas, Some(3));
         assert_eq!(now.metadata.annotations.unwrap()["a"], "1");
@@ -187,13 +187,13 @@ mod tests {
             patch: OwnerRefPatch::Adopt(owner),
         });
         plan.push(Action::UpdateReplicaSet { replica_set: Box::new(adopted) });
-        assert_eq!(executor.run(&plan, &NoBookkeeping).await, Executed::Done(None));
+        assert!(perform(&executor, plan).await.iter().all(Result::is_ok));
         let now = api.get("rs").await.expect("get");
         assert_eq!(now.spec.replicas, Some(4));
         assert_eq!(now.metadata.owner_references.unwrap()[0].uid, "d-uid");
         // A stale version from outside the plan still conflicts.
         let mut plan: Plan = Plan::new();
         plan.push(Action::UpdateReplicaSet { replica_set: Box::new(cached) });
-        assert!(matches!(executor.run(&plan, &NoBookkeeping).await, Executed::Failed(_)));
+        assert!(matches!(&perform(&executor, plan).await[..], [Err(e)] if e.refusal == Refusal::Conflict));
     }
 }

@@ -1,18 +1,16 @@
 //! The Job controller's metrics, as upstream names them
 //! (`pkg/controller/job/metrics`, subsystem `job_controller`), and the
-//! per-sync [`Bookkeeping`] that feeds them and the controller's memory
-//! (pod expectations, finalizer removals in flight, backoff records, Jobs
-//! written finished).
+//! controller's memory (pod expectations, finalizer removals in flight,
+//! backoff records, Jobs written finished).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use kcm_controllers::job::Count;
-use kcm_controllers::job::backoff::{BackoffRecord, BackoffStore};
+use kcm_controllers::job::backoff::BackoffStore;
 use kcm_controllers::job::finalizers::FinalizerExpectations;
 use kcm_controllers::job::finished::FinishedJobExpectations;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, exponential_buckets};
 
-use crate::drivers::execute::Bookkeeping;
 use crate::drivers::expectations::SharedExpectations;
 
 /// `job_controller_*`.
@@ -105,7 +103,8 @@ impl JobMetrics {
         Ok(metrics)
     }
 
-    fn count(&self, count: &Count) {
+    /// Counts `count`.
+    pub(super) fn count(&self, count: &Count) {
         match count {
             Count::PodsFinished { completion_mode, result, n } => {
                 self.pods_finished.with_label_values(&[completion_mode, result]).inc_by(*n);
@@ -116,6 +115,9 @@ impl JobMetrics {
             Count::FailurePolicyAction { action, n } => {
                 self.failure_policy_actions.with_label_values(&[action.as_str()]).inc_by(*n);
             }
+            Count::PodsCreated { reason, status, n } => {
+                self.pods_creation.with_label_values(&[reason, status]).inc_by(*n);
+            }
             Count::JobFinished { completion_mode, result, reason } => {
                 self.finished.with_label_values(&[completion_mode, result, reason.as_str()]).inc();
             }
@@ -124,8 +126,8 @@ impl JobMetrics {
 }
 
 /// What the Job controller remembers between syncs, shared by the
-/// handlers, the workers and the executor; no lock is held across an
-/// await.
+/// handlers, the workers and the executor's loop; no lock is held across
+/// an await.
 #[derive(Clone, Default)]
 pub(super) struct Memory {
     /// Pod creations and deletions in flight.
@@ -150,70 +152,5 @@ impl Memory {
 
     pub fn finished(&self) -> MutexGuard<'_, FinishedJobExpectations> {
         self.finished.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// The [`Bookkeeping`] of one plan run: the memory, the metrics, and the
-/// `reason` label of the pods the plan creates.
-pub(super) struct SyncBook<'a> {
-    pub memory: &'a Memory,
-    pub metrics: Option<&'a JobMetrics>,
-    pub creation_reason: &'static str,
-}
-
-impl SyncBook<'_> {
-    fn created(&self, status: &str) {
-        if let Some(m) = self.metrics {
-            m.pods_creation.with_label_values(&[self.creation_reason, status]).inc();
-        }
-    }
-}
-
-impl Bookkeeping for SyncBook<'_> {
-    fn expect_creations(&self, key: &str, count: usize) {
-        self.memory.expectations.expect_creations(key, count);
-    }
-
-    fn expect_deletions(&self, key: &str, pod_keys: &[String]) {
-        self.memory.expectations.expect_deletions(key, pod_keys);
-    }
-
-    fn creation_succeeded(&self, key: &str, pod_key: &str, resource_version: Option<u64>) {
-        self.created("succeeded");
-        self.memory.expectations.creation_succeeded(key, pod_key, resource_version);
-    }
-
-    fn creations_skipped(&self, key: &str, count: usize) {
-        self.memory.expectations.creations_skipped(key, count);
-    }
-
-    fn deletion_failed(&self, key: &str, pod_key: &str) {
-        self.memory.expectations.deletion_failed(key, pod_key);
-    }
-
-    fn creation_failed(&self, _key: &str) {
-        self.created("failed");
-    }
-
-    fn expect_finalizer_removals(&self, key: &str, uids: &[String]) {
-        self.memory.finalizers().expect_removals(key, uids.iter().cloned());
-    }
-
-    fn finalizer_removal_failed(&self, key: &str, uid: &str) {
-        self.memory.finalizers().removal_observed(key, uid);
-    }
-
-    fn record_backoff(&self, key: &str, record: &BackoffRecord) {
-        self.memory.backoff().update(key, record.clone());
-    }
-
-    fn expect_job_finished(&self, uid: &str) {
-        self.memory.finished().expect(uid);
-    }
-
-    fn count(&self, count: &Count) {
-        if let Some(m) = self.metrics {
-            m.count(count);
-        }
     }
 }

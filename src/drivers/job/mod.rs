@@ -11,15 +11,17 @@
 //!   `job_orphan_pod` (one worker), both with upstream's per-item
 //!   exponential backoff of 1 s to 1 min and no overall bucket, retried
 //!   without limit;
-//! - the syncs (`sync`): a Job's snapshot, the core's plan, its execution
-//!   with the controller's memory (`metrics::Memory`) and metrics
-//!   ([`JobMetrics`]); an orphan pod's finalizer removed.
+//! - the syncs (`sync`): a Job's snapshot, the core driven to its end by
+//!   the executor's loop; an orphan pod's finalizer removed;
+//! - the Job's own writes (`writes`), performed for that loop, with the
+//!   controller's memory (`metrics::Memory`) and metrics ([`JobMetrics`]).
 //!
 //! [`SYNC_JOB_BATCH_PERIOD`]: kcm_controllers::job::SYNC_JOB_BATCH_PERIOD
 
 mod handlers;
 mod metrics;
 mod sync;
+mod writes;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -125,10 +127,9 @@ impl JobController {
             },
             resync,
         );
+        let orphans = Arc::new(OrphanSyncer { pods: pods.store(), jobs: jobs.store(), client: client.clone() });
         let executor = Executor::new(client, recorder);
-        let syncer =
-            Arc::new(Syncer { pods: pods.store(), jobs: jobs.store(), memory, executor: executor.clone(), metrics });
-        let orphans = Arc::new(OrphanSyncer { pods: pods.store(), jobs: jobs.store(), executor });
+        let syncer = Arc::new(Syncer { pods: pods.store(), jobs: jobs.store(), memory, executor, metrics });
         Ok(Self {
             queue,
             orphan_queue,

@@ -1,6 +1,7 @@
 //! The Job controller's syncs: a Job (its snapshot of the caches and the
-//! controller's memory, the core's plan, the execution, the sync metrics)
-//! and an orphan pod (its finalizer removed when no Job will count it).
+//! controller's memory, the core driven by the executor's loop with its
+//! own writes performed here, the sync metrics) and an orphan pod (its
+//! finalizer removed when no Job will count it).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -11,14 +12,16 @@ use kcm_controllers::job::backoff::BackoffStore;
 use kcm_controllers::job::finalizers::FinalizerExpectations;
 use kcm_controllers::job::finished::FinishedJobExpectations;
 use kcm_controllers::job::orphan::remove_orphan_finalizer;
-use kcm_controllers::job::{self as core, Snapshot, Write};
-use kcm_controllers::job::{Action, Plan};
+use kcm_controllers::job::{self as core, Snapshot, SyncMachine};
+use kcm_controllers::protocol::Refusal;
 use kcm_objects::Pod;
 use kcm_runtime::informer::Store;
 use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
+use kube::Client;
 
-use super::metrics::{JobMetrics, Memory, SyncBook};
-use crate::drivers::execute::{Executed, Executor, NoBookkeeping};
+use super::metrics::{JobMetrics, Memory};
+use super::writes::{JobWriter, remove_tracking_finalizer};
+use crate::drivers::execute::{Executor, next_after};
 use crate::drivers::owners;
 
 /// The Job syncs, shared by the workers.
@@ -30,7 +33,7 @@ pub(super) struct Syncer {
     /// Expectations, finalizer removals, backoff records, Jobs written
     /// finished.
     pub memory: Memory,
-    /// Performs the plans.
+    /// Drives the core, performing its shared writes.
     pub executor: Executor,
     /// `job_controller_*`, when registered.
     pub metrics: Option<JobMetrics>,
@@ -63,20 +66,21 @@ impl Syncer {
                 self.memory.finished().observed(uid);
             }
         }
-        let book =
-            SyncBook { memory: &self.memory, metrics: self.metrics.as_ref(), creation_reason: synced.creation_reason };
-        let next = self.executor.run(&synced.plan, &book).await.into_next();
-        if let (Some(action), Some(m)) = (synced.action, &self.metrics) {
+        let (completion_mode, action) = (synced.completion_mode, synced.action);
+        let writer = JobWriter { executor: &self.executor, memory: &self.memory, metrics: self.metrics.as_ref() };
+        let finish = self.executor.drive(SyncMachine::new(synced), &self.memory.expectations, &writer).await;
+        let next = next_after(finish);
+        if let (Some(action), Some(m)) = (action, &self.metrics) {
             let result = if next.is_ok() { "success" } else { "error" };
-            let labels = [synced.completion_mode.as_str(), result, action.as_str()];
+            let labels = [completion_mode.as_str(), result, action.as_str()];
             m.sync_duration.with_label_values(&labels).observe(started.elapsed().as_secs_f64());
             m.syncs.with_label_values(&labels).inc();
         }
         next
     }
 
-    /// The core's answer on a snapshot of the caches and of this Job's
-    /// part of the memory, taken now.
+    /// The core's plan on a snapshot of the caches and of this Job's part
+    /// of the memory, taken now.
     fn plan(&self, key: &str, job: &Job) -> core::Synced {
         let namespace = job.metadata.namespace.as_deref().unwrap_or("");
         let pods = owners::claimable(&self.pods, job.metadata.uid.as_deref(), namespace);
@@ -109,8 +113,8 @@ pub(super) struct OrphanSyncer {
     pub pods: Store<Pod>,
     /// Cached Jobs.
     pub jobs: Store<Job>,
-    /// Performs the finalizer removal.
-    pub executor: Executor,
+    /// Removes the finalizer.
+    pub client: Client,
 }
 
 impl Reconcile for OrphanSyncer {
@@ -130,16 +134,11 @@ impl OrphanSyncer {
         if !remove_orphan_finalizer(&pod, job.as_deref()) {
             return Ok(Next::Done);
         }
-        let mut plan = Plan::new();
-        plan.push(Action::Own(Write::RemoveFinalizer {
-            key: String::new(),
-            namespace: pod.metadata.namespace.to_string(),
-            name: pod.metadata.name.to_string(),
-            uid: pod.metadata.uid.to_string(),
-        }));
-        match self.executor.run(&plan, &NoBookkeeping).await {
-            Executed::Done(_) => Ok(Next::Done),
-            executed => executed.into_next(),
+        match remove_tracking_finalizer(&self.client, &pod.metadata.namespace, &pod.metadata.name).await {
+            Err(error) if error.refusal != Refusal::NotFound => {
+                Err(format!("removing tracking finalizer: {}", error.message).into())
+            }
+            _ => Ok(Next::Done),
         }
     }
 }
