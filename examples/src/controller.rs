@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use k8s_openapi::jiff::Timestamp;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{Enqueue, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
-use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, ResourceExt};
@@ -79,15 +79,9 @@ struct Syncer {
 }
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(self.sync_widget(key))
-    }
-}
-
-impl Syncer {
     /// One sync: snapshot, plan, execute. An error requeues the key with
     /// backoff (the runner does that).
-    async fn sync_widget(&self, key: &str) -> Result<Next, SyncError> {
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some(widget) = self.widgets.get(key) else {
             // Deleted: nothing of ours to clean up (no finalizer).
             tracing::debug!(%key, "Widget has been deleted");

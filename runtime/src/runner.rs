@@ -18,7 +18,6 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,14 +40,11 @@ pub enum Next {
 /// A sync that failed: the key is retried with backoff.
 pub type SyncError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A boxed sync future.
-pub type SyncFuture<'a> = Pin<Box<dyn Future<Output = Result<Next, SyncError>> + Send + 'a>>;
-
 /// A controller's per-key sync, as its driver implements it (read the
-/// caches, plan, execute the plan's writes).
+/// caches, ask the core, perform its answer), written as an `async fn`.
 pub trait Reconcile: Send + Sync + 'static {
     /// Brings the object named by `key` to its desired state.
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a>;
+    fn sync(&self, key: &str) -> impl Future<Output = Result<Next, SyncError>> + Send;
 }
 
 /// How a controller's worker pool runs.
@@ -178,23 +174,21 @@ mod tests {
     }
 
     impl Reconcile for Scripted {
-        fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-            Box::pin(async move {
-                self.seen.lock().unwrap().push(key.to_owned());
-                let left = self.script.lock().unwrap().get(key).copied().unwrap_or(0);
-                if left < 0 {
-                    self.script.lock().unwrap().insert(key.to_owned(), left + 1);
-                    panic!("boom on {key}");
-                }
-                if left > 0 {
-                    self.script.lock().unwrap().insert(key.to_owned(), left - 1);
-                    return Err("transient".into());
-                }
-                if let Some((k, d)) = self.later.lock().unwrap().take_if(|(k, _)| k == key) {
-                    return Ok(Next::After(d)).inspect(|_| drop(k));
-                }
-                Ok(Next::Done)
-            })
+        async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+            self.seen.lock().unwrap().push(key.to_owned());
+            let left = self.script.lock().unwrap().get(key).copied().unwrap_or(0);
+            if left < 0 {
+                self.script.lock().unwrap().insert(key.to_owned(), left + 1);
+                panic!("boom on {key}");
+            }
+            if left > 0 {
+                self.script.lock().unwrap().insert(key.to_owned(), left - 1);
+                return Err("transient".into());
+            }
+            if let Some((k, d)) = self.later.lock().unwrap().take_if(|(k, _)| k == key) {
+                return Ok(Next::After(d)).inspect(|_| drop(k));
+            }
+            Ok(Next::Done)
         }
     }
 
@@ -291,12 +285,10 @@ mod tests {
     async fn shutdown_waits_for_the_sync_in_flight() {
         struct Slow(Arc<Mutex<bool>>);
         impl Reconcile for Slow {
-            fn sync<'a>(&'a self, _key: &'a str) -> SyncFuture<'a> {
-                Box::pin(async move {
-                    tokio::time::sleep(Duration::from_secs(2)).await;
-                    *self.0.lock().unwrap() = true;
-                    Ok(Next::Done)
-                })
+            async fn sync(&self, _key: &str) -> Result<Next, SyncError> {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                *self.0.lock().unwrap() = true;
+                Ok(Next::Done)
             }
         }
         let registry = Registry::new();

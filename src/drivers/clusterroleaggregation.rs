@@ -31,7 +31,7 @@ use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{
     EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
-use kcm_runtime::runner::{Next, Reconcile, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field, and the
@@ -127,14 +127,12 @@ impl EventHandler<ClusterRole> for RoleHandler {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move {
-            let Some(role) = self.cluster_roles.get(key) else { return Ok(Next::Done) };
-            let Some(rules) = core::aggregate(&role, &self.cluster_roles.list())? else { return Ok(Next::Done) };
-            self.write(&role, &rules).await?;
-            tracing::debug!(cluster_role = key, rules = rules.len(), "aggregated rules written");
-            Ok(Next::Done)
-        })
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        let Some(role) = self.cluster_roles.get(key) else { return Ok(Next::Done) };
+        let Some(rules) = core::aggregate(&role, &self.cluster_roles.list())? else { return Ok(Next::Done) };
+        self.write(&role, &rules).await?;
+        tracing::debug!(cluster_role = key, rules = rules.len(), "aggregated rules written");
+        Ok(Next::Done)
     }
 }
 

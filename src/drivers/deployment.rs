@@ -41,7 +41,7 @@ use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::{
     self, Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
-use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
@@ -147,14 +147,8 @@ impl Controller for DeploymentController {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(self.sync_deployment(key))
-    }
-}
-
-impl Syncer {
     /// One sync of the Deployment `key`.
-    async fn sync_deployment(&self, key: &str) -> Result<Next, runner::SyncError> {
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some(d) = self.deployments.get(key) else {
             tracing::debug!(%key, "Deployment has been deleted");
             return Ok(Next::Done);

@@ -36,7 +36,7 @@ use kcm_runtime::events::{EventRecorder, EventType};
 use kcm_runtime::informer::{
     Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, key_of,
 };
-use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 use kube::Client;
 use kube::api::{Api, DeleteParams, PostParams};
@@ -197,11 +197,9 @@ fn lock(trackers: &Mutex<Trackers>) -> MutexGuard<'_, Trackers> {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move {
-            self.sync_service(key).await?;
-            Ok(Next::Done)
-        })
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        self.sync_service(key).await?;
+        Ok(Next::Done)
     }
 }
 

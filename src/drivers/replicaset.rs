@@ -33,7 +33,7 @@ use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::{
     self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
-use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
@@ -142,14 +142,8 @@ impl Controller for ReplicaSetController {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(self.sync_replica_set(key))
-    }
-}
-
-impl Syncer {
     /// One sync of the ReplicaSet `key`.
-    async fn sync_replica_set(&self, key: &str) -> Result<Next, runner::SyncError> {
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some(rs) = self.replica_sets.get(key) else {
             tracing::debug!(%key, "ReplicaSet has been deleted");
             self.expectations.lock().delete(key);

@@ -37,7 +37,7 @@ use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{
     EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
-use kcm_runtime::runner::{Next, Reconcile, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
@@ -223,16 +223,14 @@ impl EventHandler<ConfigMap> for ConfigMapHandler {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move {
-            let start = Instant::now();
-            let result = self.publish(key).await;
-            if let Some(metrics) = &self.metrics {
-                metrics.record(start, &result);
-            }
-            result?;
-            Ok(Next::Done)
-        })
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        let start = Instant::now();
+        let result = self.publish(key).await;
+        if let Some(metrics) = &self.metrics {
+            metrics.record(start, &result);
+        }
+        result?;
+        Ok(Next::Done)
     }
 }
 

@@ -28,7 +28,7 @@ use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{
     EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
-use kcm_runtime::runner::{Next, Reconcile, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
@@ -124,19 +124,17 @@ impl EventHandler<ServiceAccount> for ServiceAccountHandler {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move {
-            let namespace = self.namespaces.get(key);
-            let exists = |name: &str| self.service_accounts.get_namespaced(Some(key), name).is_some();
-            for account in core::sync(namespace.as_deref(), &ENSURED, exists) {
-                let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), key);
-                match api.create(&PostParams::default(), &account).await {
-                    Ok(_) => tracing::debug!(namespace = key, name = account.name_any(), "created ServiceAccount"),
-                    Err(e) if reason(&e) == Some("AlreadyExists") || namespace_terminating(&e) => {}
-                    Err(e) => return Err(e.into()),
-                }
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        let namespace = self.namespaces.get(key);
+        let exists = |name: &str| self.service_accounts.get_namespaced(Some(key), name).is_some();
+        for account in core::sync(namespace.as_deref(), &ENSURED, exists) {
+            let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), key);
+            match api.create(&PostParams::default(), &account).await {
+                Ok(_) => tracing::debug!(namespace = key, name = account.name_any(), "created ServiceAccount"),
+                Err(e) if reason(&e) == Some("AlreadyExists") || namespace_terminating(&e) => {}
+                Err(e) => return Err(e.into()),
             }
-            Ok(Next::Done)
-        })
+        }
+        Ok(Next::Done)
     }
 }

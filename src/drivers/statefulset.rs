@@ -40,7 +40,7 @@ use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::{
     self, Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
-use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 pub use core::{CONTROLLER_NAME, QUEUE_NAME};
@@ -137,15 +137,9 @@ impl Controller for StatefulSetController {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(self.sync_stateful_set(key))
-    }
-}
-
-impl Syncer {
     /// One sync of the StatefulSet `key`, per the executor contract of
     /// `kcm_controllers::statefulset`.
-    async fn sync_stateful_set(&self, key: &str) -> Result<Next, runner::SyncError> {
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some(set) = self.stateful_sets.get(key) else {
             tracing::debug!(%key, "StatefulSet has been deleted");
             return Ok(Next::Done);

@@ -35,7 +35,7 @@ use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{
     EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, key_of,
 };
-use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 use kube::Client;
 use kube::api::{Api, DeleteParams, Preconditions, PropagationPolicy};
@@ -164,14 +164,8 @@ impl EventHandler<Job> for JobHandler {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(self.process_job(key))
-    }
-}
-
-impl Syncer {
     /// Upstream `processJob`.
-    async fn process_job(&self, key: &str) -> Result<Next, SyncError> {
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some((namespace, name)) = key.split_once('/') else {
             return Err(format!("unexpected key format: {key:?}").into());
         };

@@ -19,7 +19,7 @@ use kcm_controllers::cronjob::job::jobs_to_be_reconciled;
 use kcm_controllers::cronjob::{Created, Decision, JobKey, Options, Start, Sync};
 use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::Store;
-use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kube::Client;
 use kube::api::{Api, DeleteParams, PostParams};
 
@@ -61,25 +61,8 @@ pub(super) struct Syncer {
 }
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(self.sync_cron_job(key))
-    }
-}
-
-impl Syncer {
-    pub(super) fn new(
-        cron_jobs: Store<CronJob>,
-        jobs: Store<Job>,
-        client: Client,
-        recorder: EventRecorder,
-        options: Options,
-        metrics: Option<CronJobMetrics>,
-    ) -> Self {
-        Self { cron_jobs, jobs, client, recorder, options, metrics }
-    }
-
     /// upstream `sync`.
-    async fn sync_cron_job(&self, key: &str) -> Result<Next, runner::SyncError> {
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some(cron_job) = self.cron_jobs.get(key) else {
             tracing::debug!(%key, "CronJob not found, may be it is deleted");
             return Ok(Next::Done);
@@ -112,6 +95,19 @@ impl Syncer {
             Ok(None) => Ok(Next::Done),
             Err(error) => Err(Box::new(error)),
         }
+    }
+}
+
+impl Syncer {
+    pub(super) fn new(
+        cron_jobs: Store<CronJob>,
+        jobs: Store<Job>,
+        client: Client,
+        recorder: EventRecorder,
+        options: Options,
+        metrics: Option<CronJobMetrics>,
+    ) -> Self {
+        Self { cron_jobs, jobs, client, recorder, options, metrics }
     }
 
     /// The phases up to the decision's end; the answer is when to sync

@@ -34,7 +34,7 @@ use handlers::{HistoryHandler, Lookup, NodeHandler, PodHandler};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::{HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
-use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field.
@@ -163,15 +163,9 @@ impl Controller for DaemonSetController {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(self.sync_daemon_set(key))
-    }
-}
-
-impl Syncer {
     /// One sync of the DaemonSet `key`, per the executor contract of
     /// `kcm_controllers::daemonset`.
-    async fn sync_daemon_set(&self, key: &str) -> Result<Next, runner::SyncError> {
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some(ds) = self.daemon_sets.get(key) else {
             tracing::debug!(%key, "DaemonSet has been deleted");
             self.expectations.lock().delete(key);
@@ -203,7 +197,9 @@ impl Syncer {
         }
         next_after(self.executor.drive(machine, &self.expectations, &self.executor).await)
     }
+}
 
+impl Syncer {
     fn backoff(&self) -> MutexGuard<'_, FailedPodsBackoff> {
         // Every critical section leaves the backoff whole.
         self.backoff.lock().unwrap_or_else(PoisonError::into_inner)

@@ -14,7 +14,7 @@ use kcm_controllers::endpointslice::{
 use kcm_objects::{Node, Pod};
 use kcm_runtime::events::{EventRecorder, EventType};
 use kcm_runtime::informer::Store;
-use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kube::Client;
 use kube::api::{Api, DeleteParams, PostParams};
 
@@ -54,18 +54,16 @@ pub(super) struct Syncer {
 }
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move {
-            let result = self.sync_service(key).await;
-            if let Some(metrics) = &self.metrics {
-                metrics.synced(match &result {
-                    Ok(()) => "success",
-                    Err(Error::Stale) => "stale",
-                    Err(Error::Failed(_)) => "error",
-                });
-            }
-            result.map(|()| Next::Done).map_err(|e| Box::new(e) as SyncError)
-        })
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        let result = self.sync_service(key).await;
+        if let Some(metrics) = &self.metrics {
+            metrics.synced(match &result {
+                Ok(()) => "success",
+                Err(Error::Stale) => "stale",
+                Err(Error::Failed(_)) => "error",
+            });
+        }
+        result.map(|()| Next::Done).map_err(|e| Box::new(e) as SyncError)
     }
 }
 
@@ -288,19 +286,17 @@ pub(super) struct TopologySyncer {
 }
 
 impl Reconcile for TopologySyncer {
-    fn sync<'a>(&'a self, _key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move {
-            let nodes = self.nodes.list();
-            let overloaded = {
-                let mut state = self.shared.lock();
-                state.topology.set_nodes(nodes.iter().map(Arc::as_ref));
-                state.topology.overloaded_services()
-            };
-            for key in overloaded {
-                tracing::debug!(%key, "Queuing Service after Node change due to overloading");
-                self.queue.add(key);
-            }
-            Ok(Next::Done)
-        })
+    async fn sync(&self, _key: &str) -> Result<Next, SyncError> {
+        let nodes = self.nodes.list();
+        let overloaded = {
+            let mut state = self.shared.lock();
+            state.topology.set_nodes(nodes.iter().map(Arc::as_ref));
+            state.topology.overloaded_services()
+        };
+        for key in overloaded {
+            tracing::debug!(%key, "Queuing Service after Node change due to overloading");
+            self.queue.add(key);
+        }
+        Ok(Next::Done)
     }
 }

@@ -38,7 +38,7 @@ use kcm_controllers::endpointslicemirroring::{self as core, MAX_RETRIES, Sync as
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::{EventRecorder, EventType};
 use kcm_runtime::informer::{HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, key_of};
-use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, QueueMetrics, WorkQueue,
 };
@@ -171,16 +171,14 @@ impl Controller for EndpointSliceMirroringController {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move {
-            let start = Instant::now();
-            let result = self.sync_endpoints(key).await;
-            if let Some(metrics) = &self.metrics {
-                metrics.record_duration(start.elapsed());
-            }
-            result?;
-            Ok(Next::Done)
-        })
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        let start = Instant::now();
+        let result = self.sync_endpoints(key).await;
+        if let Some(metrics) = &self.metrics {
+            metrics.record_duration(start.elapsed());
+        }
+        result?;
+        Ok(Next::Done)
     }
 }
 

@@ -14,7 +14,7 @@ use kube::Client;
 use super::operations::{Calls, Error, Result};
 use super::shared::Shared;
 use crate::drivers::api_errors::code;
-use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 
 // === attemptToDelete ===
 
@@ -104,8 +104,8 @@ impl AttemptToDelete {
 }
 
 impl Reconcile for AttemptToDelete {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move { self.attempt(key).await.map_err(|e| Box::new(e) as SyncError) })
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        self.attempt(key).await.map_err(|e| Box::new(e) as SyncError)
     }
 }
 
@@ -143,7 +143,7 @@ impl AttemptToOrphan {
 }
 
 impl Reconcile for AttemptToOrphan {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move { self.orphan(key).await.map_err(|e| Box::new(e) as SyncError) })
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        self.orphan(key).await.map_err(|e| Box::new(e) as SyncError)
     }
 }

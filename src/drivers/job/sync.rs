@@ -16,7 +16,7 @@ use kcm_controllers::job::{self as core, Snapshot, SyncMachine};
 use kcm_controllers::protocol::Refusal;
 use kcm_objects::Pod;
 use kcm_runtime::informer::Store;
-use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kube::Client;
 
 use super::metrics::{JobMetrics, Memory};
@@ -40,14 +40,8 @@ pub(super) struct Syncer {
 }
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(self.sync_job(key))
-    }
-}
-
-impl Syncer {
     /// One sync of the Job `key` (upstream `syncJob`).
-    async fn sync_job(&self, key: &str) -> Result<Next, runner::SyncError> {
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let started = Instant::now();
         let Some(job) = self.jobs.get(key) else {
             tracing::debug!(%key, "Job has been deleted");
@@ -78,7 +72,9 @@ impl Syncer {
         }
         next
     }
+}
 
+impl Syncer {
     /// The core's plan on a snapshot of the caches and of this Job's part
     /// of the memory, taken now.
     fn plan(&self, key: &str, job: &Job) -> core::Synced {
@@ -118,13 +114,7 @@ pub(super) struct OrphanSyncer {
 }
 
 impl Reconcile for OrphanSyncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(self.sync_orphan_pod(key))
-    }
-}
-
-impl OrphanSyncer {
-    async fn sync_orphan_pod(&self, key: &str) -> Result<Next, runner::SyncError> {
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some(pod) = self.pods.get(key) else {
             tracing::debug!(pod = %key, "orphan pod has been deleted");
             return Ok(Next::Done);

@@ -34,7 +34,7 @@ use super::api_errors::code;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
-use kcm_runtime::runner::{self, Next, Reconcile, SyncFuture};
+use kcm_runtime::runner::{self, Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, namespace_controller_rate_limiter};
 
 /// Upstream's controller name: metric label, log field, user-agent suffix.
@@ -158,13 +158,11 @@ impl EventHandler<Namespace> for NamespaceHandler {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move {
-            match self.delete(key).await {
-                Ok(next) => Ok(next),
-                Err(e) => Err(Box::new(e) as runner::SyncError),
-            }
-        })
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        match self.delete(key).await {
+            Ok(next) => Ok(next),
+            Err(e) => Err(Box::new(e) as runner::SyncError),
+        }
     }
 }
 

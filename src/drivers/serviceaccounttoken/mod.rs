@@ -34,7 +34,7 @@ use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{
     EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
-use kcm_runtime::runner::{Next, Reconcile, SyncError, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 use kube::{Client, ResourceExt};
@@ -191,24 +191,22 @@ impl EventHandler<Secret> for SecretHandler {
 struct ServiceAccountSyncer(Arc<Inner>);
 
 impl Reconcile for ServiceAccountSyncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move {
-            let Some(key) = ServiceAccountKey::parse(key) else { return Ok(Next::Done) };
-            let inner = &self.0;
-            if inner.cached_account(&key.namespace, &key.name, &key.uid).is_some() {
-                return Ok(Next::Done);
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        let Some(key) = ServiceAccountKey::parse(key) else { return Ok(Next::Done) };
+        let inner = &self.0;
+        if inner.cached_account(&key.namespace, &key.name, &key.uid).is_some() {
+            return Ok(Next::Done);
+        }
+        let secrets = inner.secrets.list_namespace(&key.namespace);
+        let tokens = core::tokens_of(secrets.iter().map(|s| &**s), &key);
+        let mut failed = None;
+        for (name, uid) in tokens {
+            if let Err(e) = inner.delete_token(&key.namespace, &name, &uid).await {
+                tracing::error!(namespace = key.namespace, serviceaccount = key.name, error = %e, "Error deleting serviceaccount tokens");
+                failed = Some(e);
             }
-            let secrets = inner.secrets.list_namespace(&key.namespace);
-            let tokens = core::tokens_of(secrets.iter().map(|s| &**s), &key);
-            let mut failed = None;
-            for (name, uid) in tokens {
-                if let Err(e) = inner.delete_token(&key.namespace, &name, &uid).await {
-                    tracing::error!(namespace = key.namespace, serviceaccount = key.name, error = %e, "Error deleting serviceaccount tokens");
-                    failed = Some(e);
-                }
-            }
-            failed.map_or(Ok(Next::Done), |e| Err(e.into()))
-        })
+        }
+        failed.map_or(Ok(Next::Done), |e| Err(e.into()))
     }
 }
 
@@ -216,35 +214,33 @@ impl Reconcile for ServiceAccountSyncer {
 struct SecretSyncer(Arc<Inner>);
 
 impl Reconcile for SecretSyncer {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move {
-            let Some(key) = SecretKey::parse(key) else { return Ok(Next::Done) };
-            let inner = &self.0;
-            let cached = inner
-                .secrets
-                .get_namespaced(Some(&key.namespace), &key.name)
-                .filter(|s| key.uid.is_empty() || s.metadata.uid.as_deref() == Some(key.uid.as_str()));
-            let account = match (&cached, inner.cached_account(&key.namespace, &key.sa_name, &key.sa_uid)) {
-                (_, Some(account)) => Some(account),
-                (None, None) => None,
-                // The Secret exists: look the ServiceAccount up live on a cache miss.
-                (Some(_), None) => inner.live_account(&key.namespace, &key.sa_name, &key.sa_uid).await?,
-            };
-            match core::sync_secret(cached.as_deref(), account.as_ref()) {
-                SecretSync::None => {}
-                SecretSync::RemoveReference => {
-                    if let Err(e) = inner.remove_secret_reference(&key).await {
-                        tracing::error!(namespace = key.namespace, secret = key.name, error = %e, "removing the secret reference");
-                    }
-                }
-                SecretSync::DeleteToken => inner.delete_token(&key.namespace, &key.name, &key.uid).await?,
-                SecretSync::Populate => {
-                    let (Some(secret), Some(account)) = (cached, account) else { return Ok(Next::Done) };
-                    inner.generate_token_if_needed(&account, &secret).await?;
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        let Some(key) = SecretKey::parse(key) else { return Ok(Next::Done) };
+        let inner = &self.0;
+        let cached = inner
+            .secrets
+            .get_namespaced(Some(&key.namespace), &key.name)
+            .filter(|s| key.uid.is_empty() || s.metadata.uid.as_deref() == Some(key.uid.as_str()));
+        let account = match (&cached, inner.cached_account(&key.namespace, &key.sa_name, &key.sa_uid)) {
+            (_, Some(account)) => Some(account),
+            (None, None) => None,
+            // The Secret exists: look the ServiceAccount up live on a cache miss.
+            (Some(_), None) => inner.live_account(&key.namespace, &key.sa_name, &key.sa_uid).await?,
+        };
+        match core::sync_secret(cached.as_deref(), account.as_ref()) {
+            SecretSync::None => {}
+            SecretSync::RemoveReference => {
+                if let Err(e) = inner.remove_secret_reference(&key).await {
+                    tracing::error!(namespace = key.namespace, secret = key.name, error = %e, "removing the secret reference");
                 }
             }
-            Ok(Next::Done)
-        })
+            SecretSync::DeleteToken => inner.delete_token(&key.namespace, &key.name, &key.uid).await?,
+            SecretSync::Populate => {
+                let (Some(secret), Some(account)) = (cached, account) else { return Ok(Next::Done) };
+                inner.generate_token_if_needed(&account, &secret).await?;
+            }
+        }
+        Ok(Next::Done)
     }
 }
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::evictor::Evictor;
-use kcm_runtime::runner::{Next, Reconcile, SyncFuture};
+use kcm_runtime::runner::{Next, Reconcile, SyncError};
 
 /// `noexec_taint_node` (every pod on a node, upstream `handleNodeUpdate`)
 /// and `noexec_taint_pod` (one pod, upstream `handlePodUpdate`): decisions
@@ -17,11 +17,9 @@ pub(super) struct Judge {
 }
 
 impl Reconcile for Judge {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(async move {
-            (self.on)(&self.evictor, key);
-            Ok(Next::Done)
-        })
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        (self.on)(&self.evictor, key);
+        Ok(Next::Done)
     }
 }
 
@@ -29,7 +27,7 @@ impl Reconcile for Judge {
 pub(super) struct DeletionSync(pub(super) Arc<Evictor>);
 
 impl Reconcile for DeletionSync {
-    fn sync<'a>(&'a self, key: &'a str) -> SyncFuture<'a> {
-        Box::pin(self.0.fire(key))
+    async fn sync(&self, key: &str) -> Result<Next, SyncError> {
+        self.0.fire(key).await
     }
 }
