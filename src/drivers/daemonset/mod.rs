@@ -17,6 +17,7 @@
 //!   executor, which reports pod creates and deletes to the expectations.
 
 mod handlers;
+mod writes;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -128,7 +129,7 @@ impl DaemonSetController {
             revisions: revisions.store(),
             expectations,
             backoff: Mutex::new(FailedPodsBackoff::default()),
-            executor: Executor::new(client, recorder).with_daemon_sets(daemon_sets.store()),
+            executor: Executor::new(client, recorder),
             options,
         });
         Self { queue, daemon_sets, pods, nodes, revisions, registrations, syncer }
@@ -195,7 +196,8 @@ impl Reconcile for Syncer {
                 backoff.next(backoff_key, snapshot.now);
             }
         }
-        next_after(self.executor.drive(machine, &self.expectations, &self.executor).await)
+        let own = writes::Writes { executor: &self.executor, daemon_sets: &self.daemon_sets };
+        next_after(self.executor.drive(machine, &self.expectations, &own).await)
     }
 }
 

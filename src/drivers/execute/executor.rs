@@ -1,13 +1,12 @@
 //! [`Executor`], what every action is performed with (the client, the
-//! recorder, the cached ReplicaSets, StatefulSets and DaemonSets) and the
-//! events it records; and what the actions of one sync share: the
+//! recorder, the cached ReplicaSets) and the events it records; and what the actions of one sync share: the
 //! resourceVersions their writes returned ([`Versions`]).
 
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::{Mutex, PoisonError};
 
-use k8s_openapi::api::apps::v1::{DaemonSet, ReplicaSet, StatefulSet};
+use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_controllers::plan::{Event, ObjectRef};
@@ -53,10 +52,6 @@ pub struct Executor {
     /// The cached ReplicaSets a status update is written on (the API
     /// server keeps the spec; the whole object is sent as upstream does).
     pub(super) replica_sets: Option<Store<ReplicaSet>>,
-    /// The cached StatefulSets a status update is written on, likewise.
-    pub(super) stateful_sets: Option<Store<StatefulSet>>,
-    /// The cached DaemonSets a status update is written on, likewise.
-    pub(super) daemon_sets: Option<Store<DaemonSet>>,
 }
 
 // === impl Executor ===
@@ -64,24 +59,12 @@ pub struct Executor {
 impl Executor {
     /// An executor writing with `client` and recording through `recorder`.
     pub fn new(client: Client, recorder: EventRecorder) -> Self {
-        Self { client, recorder, replica_sets: None, stateful_sets: None, daemon_sets: None }
+        Self { client, recorder, replica_sets: None }
     }
 
     /// Writes ReplicaSet status on the objects of `store`.
     pub fn with_replica_sets(mut self, store: Store<ReplicaSet>) -> Self {
         self.replica_sets = Some(store);
-        self
-    }
-
-    /// Writes StatefulSet status on the objects of `store`.
-    pub fn with_stateful_sets(mut self, store: Store<StatefulSet>) -> Self {
-        self.stateful_sets = Some(store);
-        self
-    }
-
-    /// Writes DaemonSet status on the objects of `store`.
-    pub fn with_daemon_sets(mut self, store: Store<DaemonSet>) -> Self {
-        self.daemon_sets = Some(store);
         self
     }
 

@@ -11,7 +11,8 @@
 //! controller remembers between syncs (the pod expectations) stays with
 //! the controller: the executor reports through [`Bookkeeping`]. A core's
 //! own writes are performed by an [`OwnWriter`]: the controller's driver
-//! (the Job's), or the executor (the DaemonSet's and StatefulSet's).
+//! (the DaemonSet's, the StatefulSet's and the Job's); the executor names
+//! no controller.
 //! What a refusal means is the core's to decide, not the executor's.
 //!
 //! # Layout
@@ -21,13 +22,10 @@
 //!   one sync's writes returned;
 //! - `bookkeeping`: [`Bookkeeping`], what the executor reports;
 //! - `claims`: the owner re-check and the ownerReference patches;
-//! - `daemonsets`: the DaemonSet controller's status write and pod relabel;
 //! - `pods`: pod creates and deletes;
 //! - `replicasets`: ReplicaSet creates, live reads and deletes;
 //! - `revisions`: ControllerRevision writes (DaemonSet and StatefulSet
 //!   history) and the live read of one;
-//! - `statefulsets`: the StatefulSet controller's pod, claim and status
-//!   writes;
 //! - `updates`: object and status updates.
 //!
 //! The API errors are read with `drivers::api_errors`.
@@ -37,17 +35,17 @@
 
 mod bookkeeping;
 mod claims;
-mod daemonsets;
 mod drive;
 mod executor;
 mod pods;
 mod replicasets;
 mod revisions;
-mod statefulsets;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 mod updates;
 
 pub use bookkeeping::{Bookkeeping, NoBookkeeping};
 pub use drive::{OwnWriter, next_after};
 pub use executor::{Executor, Versions, object_reference};
+pub use revisions::{CONFLICT_RETRIES, conflict};
+pub use updates::StatusTarget;

@@ -15,10 +15,10 @@ use crate::drivers::api_errors::{code, write_error};
 
 /// Attempts of a write retried on conflict (client-go's `DefaultRetry`: 5
 /// steps).
-pub(super) const CONFLICT_RETRIES: usize = 5;
+pub const CONFLICT_RETRIES: usize = 5;
 
 /// What a write retried on conflict answers before its first attempt.
-pub(super) fn conflict() -> WriteError {
+pub fn conflict() -> WriteError {
     WriteError { refusal: Refusal::Conflict, message: String::new() }
 }
 

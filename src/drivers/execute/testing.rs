@@ -13,7 +13,7 @@ use kcm_controllers::protocol::{Core, Finish, Stepper, Told};
 use super::{Executor, NoBookkeeping};
 use kcm_runtime::events::EventRecorder;
 
-pub(super) async fn start() -> (Sim, Executor, Client) {
+pub(crate) async fn start() -> (Sim, Executor, Client) {
     let sim = Sim::start(SimConfig::default()).await.expect("sim starts");
     let client = sim.client().expect("client");
     let executor = Executor::new(client.clone(), EventRecorder::new(client.clone(), "test"));

@@ -61,7 +61,7 @@ impl Executor {
     /// Writes `set`'s status on the cached object (at the target's
     /// resourceVersion); on a failure re-reads the object and retries, at
     /// most `retries` times.
-    pub(super) async fn write_status<K>(&self, target: StatusTarget<'_, K>, set: impl Fn(&mut K)) -> Told
+    pub(crate) async fn write_status<K>(&self, target: StatusTarget<'_, K>, set: impl Fn(&mut K)) -> Told
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
             + Clone
@@ -101,7 +101,7 @@ impl Executor {
 }
 
 /// The object a status write goes to.
-pub(super) struct StatusTarget<'a, K> {
+pub struct StatusTarget<'a, K> {
     /// Its namespace.
     pub namespace: &'a str,
     /// Its name.

@@ -12,19 +12,25 @@ use kcm_controllers::statefulset::{Repair, Write, claim_event, pod_event};
 use kube::Api;
 use kube::api::PostParams;
 
-use super::OwnWriter;
-use super::executor::{Executor, Versions};
-use super::revisions::{CONFLICT_RETRIES, conflict};
 use crate::drivers::api_errors::{code, error_message, reason, write_error};
+use crate::drivers::execute::{CONFLICT_RETRIES, Executor, OwnWriter, Versions, conflict};
 use futures::future::BoxFuture;
+use kcm_runtime::informer::Store;
 
-impl OwnWriter<Write> for Executor {
+/// Performs the StatefulSet core's own writes with the executor's client
+/// and recorder, and the cached StatefulSets a status is written on.
+pub(super) struct Writes<'a> {
+    pub executor: &'a Executor,
+    pub stateful_sets: &'a Store<StatefulSet>,
+}
+
+impl OwnWriter<Write> for Writes<'_> {
     fn write<'a>(&'a self, write: &'a Write, _: &'a Versions) -> BoxFuture<'a, Told> {
         Box::pin(self.write_stateful_set(write))
     }
 }
 
-impl Executor {
+impl Writes<'_> {
     async fn write_stateful_set(&self, write: &Write) -> Told {
         match write {
             Write::CreatePod { set, claims, pod } => {
@@ -50,17 +56,17 @@ impl Executor {
     /// with the claim's event and the pod's.
     async fn create_claims(&self, set: &ObjectRef, pod: &str, claims: &[PersistentVolumeClaim]) -> Told {
         let namespace = set.namespace.as_deref().unwrap_or("");
-        let api: Api<PersistentVolumeClaim> = Api::namespaced(self.client.clone(), namespace);
+        let api: Api<PersistentVolumeClaim> = Api::namespaced(self.executor.client.clone(), namespace);
         for claim in claims {
             let name = claim.metadata.name.as_deref().unwrap_or("");
             match api.create(&PostParams::default(), claim).await {
-                Ok(_) => self.record(&claim_event(set, "create", name, pod, None)),
+                Ok(_) => self.executor.record(&claim_event(set, "create", name, pod, None)),
                 Err(error) if reason(&error) == Some("AlreadyExists") => {}
                 Err(error) => {
-                    self.record(&claim_event(set, "create", name, pod, Some(&error_message(&error))));
+                    self.executor.record(&claim_event(set, "create", name, pod, Some(&error_message(&error))));
                     let mut refused = write_error(&error);
                     refused.message = format!("failed to create PVC {name}: {}", refused.message);
-                    self.record(&pod_event(set, "create", pod, Some(&refused.message)));
+                    self.executor.record(&pod_event(set, "create", pod, Some(&refused.message)));
                     return Err(refused);
                 }
             }
@@ -71,16 +77,16 @@ impl Executor {
     /// Upstream `CreateStatefulPod`'s pod create.
     async fn create_stateful_pod(&self, set: &ObjectRef, pod: &Pod) -> Told {
         let name = pod.metadata.name.as_deref().unwrap_or("");
-        let api: Api<Pod> = Api::namespaced(self.client.clone(), set.namespace.as_deref().unwrap_or(""));
+        let api: Api<Pod> = Api::namespaced(self.executor.client.clone(), set.namespace.as_deref().unwrap_or(""));
         let error = match api.create(&PostParams::default(), pod).await {
             Ok(_) => {
-                self.record(&pod_event(set, "create", name, None));
+                self.executor.record(&pod_event(set, "create", name, None));
                 return Ok(Answer::Done);
             }
             Err(error) => write_error(&error),
         };
         if error.refusal != Refusal::AlreadyExists {
-            self.record(&pod_event(set, "create", name, Some(&error.message)));
+            self.executor.record(&pod_event(set, "create", name, Some(&error.message)));
         }
         Err(error)
     }
@@ -89,7 +95,7 @@ impl Executor {
     /// storage, updated only if that changed it; a conflict starts again
     /// from a fresh read.
     async fn repair_pod(&self, set: &ObjectRef, repair: &Repair) -> Told {
-        let api: Api<Pod> = Api::namespaced(self.client.clone(), &repair.namespace);
+        let api: Api<Pod> = Api::namespaced(self.executor.client.clone(), &repair.namespace);
         let mut last = conflict();
         for _ in 0..CONFLICT_RETRIES {
             let mut pod = api.get(&repair.name).await.map_err(|error| write_error(&error))?;
@@ -98,18 +104,18 @@ impl Executor {
             }
             match api.replace(&repair.name, &PostParams::default(), &pod).await {
                 Ok(_) => {
-                    self.record(&pod_event(set, "update", &repair.name, None));
+                    self.executor.record(&pod_event(set, "update", &repair.name, None));
                     return Ok(Answer::Done);
                 }
                 Err(error) if code(&error) == Some(409) => last = write_error(&error),
                 Err(error) => {
                     let error = write_error(&error);
-                    self.record(&pod_event(set, "update", &repair.name, Some(&error.message)));
+                    self.executor.record(&pod_event(set, "update", &repair.name, Some(&error.message)));
                     return Err(error);
                 }
             }
         }
-        self.record(&pod_event(set, "update", &repair.name, Some(&last.message)));
+        self.executor.record(&pod_event(set, "update", &repair.name, Some(&last.message)));
         Err(last)
     }
 
@@ -118,27 +124,27 @@ impl Executor {
     async fn update_claim(&self, set: &ObjectRef, pod: &str, claim: &PersistentVolumeClaim) -> Told {
         let namespace = claim.metadata.namespace.as_deref().unwrap_or("");
         let name = claim.metadata.name.as_deref().unwrap_or("");
-        let api: Api<PersistentVolumeClaim> = Api::namespaced(self.client.clone(), namespace);
+        let api: Api<PersistentVolumeClaim> = Api::namespaced(self.executor.client.clone(), namespace);
         let error = match api.replace(name, &PostParams::default(), claim).await {
             Ok(_) => return Ok(Answer::Done),
             Err(error) => write_error(&error),
         };
         let message = format!("could not update claim {name} for delete policy ownerRefs: {}", error.message);
-        self.record(&pod_event(set, "update", pod, Some(&message)));
+        self.executor.record(&pod_event(set, "update", pod, Some(&message)));
         Err(WriteError { message, ..error })
     }
 
     /// Upstream `DeleteStatefulPod`, with the cached uid as precondition.
     async fn delete_stateful_pod(&self, set: &ObjectRef, namespace: &str, name: &str, uid: &str) -> Told {
-        match self.delete_with_uid::<Pod>(namespace, name, uid).await {
+        match self.executor.delete_with_uid::<Pod>(namespace, name, uid).await {
             Ok(true) => {
-                self.record(&pod_event(set, "delete", name, None));
+                self.executor.record(&pod_event(set, "delete", name, None));
                 Ok(Answer::Done)
             }
             Ok(false) => Ok(Answer::Done),
             Err(error) => {
                 let error = write_error(&error);
-                self.record(&pod_event(set, "delete", name, Some(&error.message)));
+                self.executor.record(&pod_event(set, "delete", name, Some(&error.message)));
                 Err(error)
             }
         }
@@ -154,9 +160,8 @@ impl Executor {
         resource_version: Option<&str>,
         status: &StatefulSetStatus,
     ) -> Told {
-        let api: Api<StatefulSet> = Api::namespaced(self.client.clone(), namespace);
-        let cached = self.stateful_sets.as_ref().and_then(|s| s.get_namespaced(Some(namespace), name));
-        let mut body = match cached {
+        let api: Api<StatefulSet> = Api::namespaced(self.executor.client.clone(), namespace);
+        let mut body = match self.stateful_sets.get_namespaced(Some(namespace), name) {
             Some(set) => (*set).clone(),
             None => api.get(name).await.map_err(|error| write_error(&error))?,
         };
@@ -181,6 +186,8 @@ mod tests {
     use kube::api::{Patch, PatchParams};
     use serde_json::json;
 
+    use kcm_runtime::informer::SharedInformerFactory;
+
     use super::*;
     use crate::drivers::execute::testing::start;
 
@@ -189,7 +196,7 @@ mod tests {
     #[tokio::test]
     async fn a_conflicting_status_write_is_retried_on_the_live_set() {
         let (_sim, executor, client) = start().await;
-        let api: Api<StatefulSet> = Api::namespaced(client, "default");
+        let api: Api<StatefulSet> = Api::namespaced(client.clone(), "default");
         let set: StatefulSet = serde_json::from_value(json!({
             "metadata": {"name": "web"},
             "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}},
@@ -205,7 +212,9 @@ mod tests {
             resource_version: cached.metadata.resource_version.clone(),
             status: Box::new(status),
         };
-        let answer = OwnWriter::write(&executor, &write, &Versions::default()).await;
+        let stateful_sets = SharedInformerFactory::new(client.clone()).informer::<StatefulSet>().store();
+        let own = Writes { executor: &executor, stateful_sets: &stateful_sets };
+        let answer = OwnWriter::write(&own, &write, &Versions::default()).await;
         assert_eq!(answer, Ok(Answer::Done));
         let now = api.get("web").await.expect("read");
         assert_eq!(now.status.and_then(|s| s.observed_generation), Some(1));

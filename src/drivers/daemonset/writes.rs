@@ -11,30 +11,36 @@ use kcm_controllers::protocol::{Answer, Told};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 
-use super::OwnWriter;
-use super::executor::{Executor, Versions};
-use super::updates::StatusTarget;
 use crate::drivers::api_errors::write_error;
+use crate::drivers::execute::{Executor, OwnWriter, StatusTarget, Versions};
 use futures::future::BoxFuture;
+use kcm_runtime::informer::Store;
 
-impl OwnWriter<Write> for Executor {
+/// Performs the DaemonSet core's own writes, with the executor's client
+/// and the cached DaemonSets a status is written on.
+pub(super) struct Writes<'a> {
+    pub executor: &'a Executor,
+    pub daemon_sets: &'a Store<DaemonSet>,
+}
+
+impl OwnWriter<Write> for Writes<'_> {
     fn write<'a>(&'a self, write: &'a Write, _: &'a Versions) -> BoxFuture<'a, Told> {
-        Box::pin(self.daemon_set(write))
+        Box::pin(self.perform(write))
     }
 }
 
-impl Executor {
-    async fn daemon_set(&self, write: &Write) -> Told {
+impl Writes<'_> {
+    async fn perform(&self, write: &Write) -> Told {
         match write {
             Write::UpdateStatus { namespace, name, resource_version, status, retry } => {
-                let cached = self.daemon_sets.as_ref().and_then(|s| s.get_namespaced(Some(namespace), name));
+                let cached = self.daemon_sets.get_namespaced(Some(namespace), name);
                 let retries = usize::from(*retry);
                 let target =
                     StatusTarget { namespace, name, cached, resource_version: resource_version.as_deref(), retries };
-                self.write_status(target, |ds: &mut DaemonSet| ds.status = Some((**status).clone())).await
+                self.executor.write_status(target, |ds: &mut DaemonSet| ds.status = Some((**status).clone())).await
             }
             Write::RelabelPod { namespace, name, hash } => {
-                let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+                let api: Api<Pod> = Api::namespaced(self.executor.client.clone(), namespace);
                 let body = Patch::Merge(Write::relabel_body(hash));
                 api.patch(name, &PatchParams::default(), &body).await.map_err(|error| write_error(&error))?;
                 Ok(Answer::Done)
@@ -50,6 +56,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use kcm_runtime::informer::SharedInformerFactory;
+
     use crate::drivers::execute::testing::start;
 
     async fn created(client: &kube::Client) -> DaemonSet {
@@ -70,8 +78,11 @@ mod tests {
         }
     }
 
-    async fn answer(executor: &Executor, write: &Write) -> Told {
-        OwnWriter::write(executor, write, &Versions::default()).await
+    /// `write` performed with nothing cached: a status goes to a fresh
+    /// object at the planned resourceVersion.
+    async fn answer(executor: &Executor, client: &kube::Client, write: &Write) -> Told {
+        let daemon_sets = SharedInformerFactory::new(client.clone()).informer::<DaemonSet>().store();
+        OwnWriter::write(&Writes { executor, daemon_sets: &daemon_sets }, write, &Versions::default()).await
     }
 
     /// A status computed from a DaemonSet that changed since is retried on
@@ -83,8 +94,8 @@ mod tests {
         let stale = created(&client).await;
         let annotate = json!({"metadata": {"annotations": {"example.com/touched": "yes"}}});
         api.patch("ds", &PatchParams::default(), &Patch::Merge(&annotate)).await.expect("annotated");
-        assert!(answer(&executor, &status_write(&stale, false)).await.is_err());
-        assert_eq!(answer(&executor, &status_write(&stale, true)).await, Ok(Answer::Done));
+        assert!(answer(&executor, &client, &status_write(&stale, false)).await.is_err());
+        assert_eq!(answer(&executor, &client, &status_write(&stale, true)).await, Ok(Answer::Done));
         let now = api.get("ds").await.expect("get");
         assert_eq!(now.status.and_then(|s| s.collision_count), Some(1));
         assert_eq!(now.metadata.annotations.unwrap_or_default()["example.com/touched"], "yes");
@@ -97,12 +108,12 @@ mod tests {
         let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(client.clone(), "default");
         let account = serde_json::from_value(json!({"metadata": {"name": "default"}})).expect("a ServiceAccount");
         accounts.create(&PostParams::default(), &account).await.expect("create");
-        let pods: Api<Pod> = Api::namespaced(client, "default");
+        let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
         let pod = json!({"metadata": {"name": "p", "labels": {"app": "ds", "controller-revision-hash": "old"}},
             "spec": {"containers": [{"name": "c", "image": "i"}]}});
         pods.create(&PostParams::default(), &serde_json::from_value(pod).expect("a Pod")).await.expect("create");
         let relabel = Write::RelabelPod { namespace: "default".into(), name: "p".into(), hash: "new".into() };
-        assert_eq!(answer(&executor, &relabel).await, Ok(Answer::Done));
+        assert_eq!(answer(&executor, &client, &relabel).await, Ok(Answer::Done));
         let labels = pods.get("p").await.expect("get").metadata.labels.unwrap_or_default();
         assert_eq!((labels["app"].as_str(), labels["controller-revision-hash"].as_str()), ("ds", "new"));
     }

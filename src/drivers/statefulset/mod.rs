@@ -20,6 +20,8 @@
 //! orphans, from the shared pod informer's indexes by controller (`owners`,
 //! which the ReplicaSet driver registers too); a claim ignores the others.
 
+mod writes;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -116,7 +118,7 @@ impl StatefulSetController {
             pods: pods.store(),
             claims: claims.store(),
             revisions: revisions.store(),
-            executor: Executor::new(client, recorder).with_stateful_sets(stateful_sets.store()),
+            executor: Executor::new(client, recorder),
             options,
         });
         Ok(Self { queue, stateful_sets, pods, claims, revisions, registrations, syncer })
@@ -137,8 +139,7 @@ impl Controller for StatefulSetController {
 // === impl Syncer ===
 
 impl Reconcile for Syncer {
-    /// One sync of the StatefulSet `key`, per the executor contract of
-    /// `kcm_controllers::statefulset`.
+    /// One sync of the StatefulSet `key`.
     async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some(set) = self.stateful_sets.get(key) else {
             tracing::debug!(%key, "StatefulSet has been deleted");
@@ -150,9 +151,8 @@ impl Reconcile for Syncer {
         let revisions = self.revisions.list_namespace(namespace);
         let snapshot =
             Snapshot { set: &set, pods: &pods, claims: &claims, revisions: &revisions, now: Timestamp::now() };
-        next_after(
-            self.executor.drive(SyncMachine::new(&snapshot, &self.options), &NoBookkeeping, &self.executor).await,
-        )
+        let own = writes::Writes { executor: &self.executor, stateful_sets: &self.stateful_sets };
+        next_after(self.executor.drive(SyncMachine::new(&snapshot, &self.options), &NoBookkeeping, &own).await)
     }
 }
 
