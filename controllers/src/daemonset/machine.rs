@@ -91,7 +91,9 @@ impl<'a> SyncMachine<'a> {
             None if summary.stale => State::Over(Finish::Now),
             Some(error) if manage => {
                 let mut plan = Plan::new();
-                plan.steps.extend(forget.map(|a| Step { actions: vec![a] }));
+                if let Some(forget) = forget {
+                    plan.push(forget);
+                }
                 plan.steps.extend(after_manage_error(self.snapshot).steps);
                 self.then(plan, State::AfterManageError(error))
             }

@@ -17,7 +17,7 @@ use k8s_openapi::api::apps::v1::ReplicaSet;
 
 use super::{CreateFailure, Error, Options, Snapshot, after_create_failure, is_same_replica_set, sync};
 use crate::plan::{Action, NoOwnWrites, Plan, Step};
-use crate::protocol::{Answer, Core, Finish, Refusal, Stepper, Told, Verdict, judge};
+use crate::protocol::{Answer, Core, Finish, Refusal, Stepper, Summary, Told};
 
 /// One Deployment sync in progress.
 pub struct SyncMachine<'a> {
@@ -63,9 +63,8 @@ impl<'a> SyncMachine<'a> {
 
     /// The state after a step of the sync's plan was answered so.
     fn syncing_told(&mut self, answers: &[Told]) -> State {
-        let mut stale = false;
-        let mut first_error = None;
-        for (action, answer) in self.steps.current().actions.iter().zip(answers) {
+        let step = self.steps.current();
+        for (action, answer) in step.actions.iter().zip(answers) {
             if let (Action::CreateReplicaSet { namespace, replica_set }, Err(error)) = (action, answer) {
                 let name = replica_set.metadata.name.clone().unwrap_or_default();
                 return match error.refusal {
@@ -79,17 +78,11 @@ impl<'a> SyncMachine<'a> {
                     _ => self.create_failed(CreateFailure::Error { replica_set: name, message: error.message.clone() }),
                 };
             }
-            match judge(action, answer, |never, _| match *never {}) {
-                Verdict::Fine => {}
-                Verdict::Stale => stale = true,
-                Verdict::Failed(error) => {
-                    first_error.get_or_insert(error);
-                }
-            }
         }
-        match first_error {
+        let summary = Summary::of(step, answers, |never, _| match *never {});
+        match summary.first_error {
             Some(error) => State::Over(Finish::Retry(error)),
-            None if stale => State::Over(Finish::Now),
+            None if summary.stale => State::Over(Finish::Now),
             None => State::Syncing,
         }
     }

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use super::write::{Count, Write};
 use super::{Action, Plan, Synced};
 use crate::plan::Step;
-use crate::protocol::{Core, Finish, Refusal, Stepper, Told, Verdict, WriteError, judge};
+use crate::protocol::{Core, Finish, Refusal, Stepper, Summary, Told, Verdict, WriteError};
 
 /// One Job sync in progress.
 #[derive(Debug)]
@@ -57,8 +57,8 @@ struct Closing {
     created: u64,
     /// Pod creates refused (but by a terminating namespace).
     creations_failed: u64,
-    /// The creations to forget, by the Job's queue key.
-    forget_creations: Option<(String, usize)>,
+    /// The creations to forget ([`Action::ForgetCreations`]).
+    forget_creations: Option<Action>,
     /// The refused finalizer removals, pod uids by the Job's queue key.
     failed_removals: BTreeMap<String, Vec<String>>,
 }
@@ -79,9 +79,7 @@ impl SyncMachine {
     fn close(&mut self, finish: Finish) {
         let closing = std::mem::take(&mut self.closing);
         let mut actions = Vec::new();
-        if let Some((key, count)) = closing.forget_creations {
-            actions.push(Action::ForgetCreations { key, count });
-        }
+        actions.extend(closing.forget_creations);
         for (key, uids) in closing.failed_removals {
             actions.push(Action::Own(Write::ForgetFinalizerRemovals { key, uids }));
         }
@@ -116,9 +114,6 @@ impl Core for SyncMachine {
             return;
         }
         let step = self.steps.current();
-        let mut first_error = None;
-        let mut stale = false;
-        let mut failed_creates = 0;
         let mut owner = None;
         for (action, answer) in step.actions.iter().zip(&answers) {
             if let Action::CreatePod { owner: job, .. } = action {
@@ -131,31 +126,17 @@ impl Core for SyncMachine {
                     Err(_) => {}
                 }
             }
-            match judge(action, answer, judge_own) {
-                Verdict::Fine => {}
-                Verdict::Stale => stale = true,
-                Verdict::Failed(error) => {
-                    match action {
-                        Action::CreatePod { .. } => failed_creates += 1,
-                        Action::Own(Write::RemoveFinalizer { key, uid, .. }) => {
-                            self.closing.failed_removals.entry(key.clone()).or_default().push(uid.clone());
-                        }
-                        _ => {}
-                    }
-                    first_error.get_or_insert(error);
-                }
+        }
+        let summary = Summary::of(step, &answers, judge_own);
+        for action in &summary.failed {
+            if let Action::Own(Write::RemoveFinalizer { key, uid, .. }) = action {
+                self.closing.failed_removals.entry(key.clone()).or_default().push(uid.clone());
             }
         }
-        if let Some(error) = first_error {
-            if let Some(key) = owner {
-                let never_issued = self.steps.rest().iter().flat_map(|s| &s.actions);
-                let skipped = failed_creates + never_issued.filter(|a| matches!(a, Action::CreatePod { .. })).count();
-                if skipped > 0 {
-                    self.closing.forget_creations = Some((key, skipped));
-                }
-            }
+        if let Some(error) = summary.first_error.clone() {
+            self.closing.forget_creations = owner.and_then(|key| self.steps.forget_unseen_creations(&summary, key));
             self.close(Finish::Retry(error));
-        } else if stale {
+        } else if summary.stale {
             self.close(Finish::Now);
         }
     }

@@ -55,7 +55,9 @@ impl Core for SyncMachine<'_> {
         self.state = match (std::mem::replace(&mut self.state, State::Syncing), summary.first_error) {
             (State::Syncing, Some(error)) if manage => {
                 let mut plan = Plan::new();
-                plan.steps.extend(forget.map(|a| Step { actions: vec![a] }));
+                if let Some(forget) = forget {
+                    plan.push(forget);
+                }
                 plan.steps.extend(after_manage_error(self.snapshot, self.options, &error).steps);
                 self.steps = Stepper::new(plan);
                 State::AfterManageError(error)
