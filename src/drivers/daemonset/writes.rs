@@ -13,7 +13,6 @@ use kube::api::{Patch, PatchParams};
 
 use crate::drivers::api_errors::write_error;
 use crate::drivers::execute::{Executor, OwnWriter, StatusTarget, Versions};
-use futures::future::BoxFuture;
 use kcm_runtime::informer::Store;
 
 /// Performs the DaemonSet core's own writes, with the executor's client
@@ -24,8 +23,8 @@ pub(super) struct Writes<'a> {
 }
 
 impl OwnWriter<Write> for Writes<'_> {
-    fn write<'a>(&'a self, write: &'a Write, _: &'a Versions) -> BoxFuture<'a, Told> {
-        Box::pin(self.perform(write))
+    async fn write(&self, write: &Write, _: &Versions) -> Told {
+        self.perform(write).await
     }
 }
 

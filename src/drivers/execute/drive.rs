@@ -3,7 +3,6 @@
 //! it is over; [`Executor::answer`], what one shared action answered,
 //! typed ([`Told`]); and [`OwnWriter`], what performs a core's own writes.
 
-use futures::future::BoxFuture;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::plan::{Action, NoOwnWrites};
@@ -19,11 +18,11 @@ use super::executor::{Executor, Versions};
 pub trait OwnWriter<W>: Sync {
     /// Performs `write`; `versions` are the resourceVersions the sync's
     /// writes returned so far.
-    fn write<'a>(&'a self, write: &'a W, versions: &'a Versions) -> BoxFuture<'a, Told>;
+    fn write(&self, write: &W, versions: &Versions) -> impl Future<Output = Told> + Send;
 }
 
 impl OwnWriter<NoOwnWrites> for Executor {
-    fn write<'a>(&'a self, write: &'a NoOwnWrites, _: &'a Versions) -> BoxFuture<'a, Told> {
+    async fn write(&self, write: &NoOwnWrites, _: &Versions) -> Told {
         match *write {}
     }
 }
@@ -32,7 +31,7 @@ impl Executor {
     /// Runs `core` to its end: each step it hands out is performed (its
     /// actions concurrently; its own writes by `own`) and the answers told
     /// to it in the step's order.
-    pub async fn drive<C: Core>(&self, mut core: C, book: &dyn Bookkeeping, own: &dyn OwnWriter<C::Own>) -> Finish {
+    pub async fn drive<C: Core>(&self, mut core: C, book: &dyn Bookkeeping, own: &impl OwnWriter<C::Own>) -> Finish {
         let versions = &Versions::default();
         while let Some(step) = core.poll() {
             let answers = futures::future::join_all(step.actions.iter().map(|action| async move {

@@ -8,7 +8,6 @@
 //! metrics. What a refusal means is the core's to decide
 //! (`kcm_controllers::job::SyncMachine`).
 
-use futures::future::BoxFuture;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::common::pod_control;
@@ -34,8 +33,8 @@ pub(super) struct JobWriter<'a> {
 }
 
 impl OwnWriter<Write> for JobWriter<'_> {
-    fn write<'a>(&'a self, write: &'a Write, versions: &'a Versions) -> BoxFuture<'a, Told> {
-        Box::pin(self.perform(write, versions))
+    async fn write(&self, write: &Write, versions: &Versions) -> Told {
+        self.perform(write, versions).await
     }
 }
 

@@ -14,7 +14,6 @@ use kube::api::PostParams;
 
 use crate::drivers::api_errors::{code, error_message, reason, write_error};
 use crate::drivers::execute::{CONFLICT_RETRIES, Executor, OwnWriter, Versions, conflict};
-use futures::future::BoxFuture;
 use kcm_runtime::informer::Store;
 
 /// Performs the StatefulSet core's own writes with the executor's client
@@ -25,8 +24,8 @@ pub(super) struct Writes<'a> {
 }
 
 impl OwnWriter<Write> for Writes<'_> {
-    fn write<'a>(&'a self, write: &'a Write, _: &'a Versions) -> BoxFuture<'a, Told> {
-        Box::pin(self.write_stateful_set(write))
+    async fn write(&self, write: &Write, _: &Versions) -> Told {
+        self.write_stateful_set(write).await
     }
 }
 
