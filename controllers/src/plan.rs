@@ -302,6 +302,45 @@ pub struct Event {
     pub message: String,
 }
 
+// === impl Action ===
+
+impl<W> Action<W> {
+    /// This action typed for any own write type if it is a shared one;
+    /// its own write otherwise. How a core that sends an own write as
+    /// several calls hands out the shared actions beside them.
+    ///
+    /// # Errors
+    /// The own write, when the action is [`Action::Own`].
+    pub fn into_shared<V>(self) -> Result<Action<V>, W> {
+        Ok(match self {
+            Action::RecheckOwner { owner } => Action::RecheckOwner { owner },
+            Action::ExpectCreations { key, count } => Action::ExpectCreations { key, count },
+            Action::ExpectDeletions { key, pod_keys } => Action::ExpectDeletions { key, pod_keys },
+            Action::ForgetCreations { key, count } => Action::ForgetCreations { key, count },
+            Action::CreatePod { namespace, pod, owner } => Action::CreatePod { namespace, pod, owner },
+            Action::DeletePod { namespace, name, uid, owner } => Action::DeletePod { namespace, name, uid, owner },
+            Action::PatchPodOwnerRefs { namespace, name, uid, patch } => {
+                Action::PatchPodOwnerRefs { namespace, name, uid, patch }
+            }
+            Action::UpdateReplicaSetStatus { namespace, name, resource_version, status } => {
+                Action::UpdateReplicaSetStatus { namespace, name, resource_version, status }
+            }
+            Action::PatchReplicaSetOwnerRefs { namespace, name, uid, patch } => {
+                Action::PatchReplicaSetOwnerRefs { namespace, name, uid, patch }
+            }
+            Action::CreateReplicaSet { namespace, replica_set } => Action::CreateReplicaSet { namespace, replica_set },
+            Action::ReadReplicaSet { namespace, name } => Action::ReadReplicaSet { namespace, name },
+            Action::UpdateReplicaSet { replica_set } => Action::UpdateReplicaSet { replica_set },
+            Action::DeleteReplicaSet { namespace, name, uid } => Action::DeleteReplicaSet { namespace, name, uid },
+            Action::UpdateDeploymentStatus { deployment } => Action::UpdateDeploymentStatus { deployment },
+            Action::UpdateDeployment { deployment } => Action::UpdateDeployment { deployment },
+            Action::ControllerRevision(write) => Action::ControllerRevision(write),
+            Action::Event(event) => Action::Event(event),
+            Action::Own(write) => return Err(write),
+        })
+    }
+}
+
 // === impl Plan ===
 
 impl<W> Default for Plan<W> {

@@ -13,6 +13,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
+use k8s_openapi::api::core::v1::Pod;
 
 use crate::common::history;
 use crate::plan::{Action, OwnerRefPatch, Plan, Step};
@@ -55,6 +56,9 @@ pub enum Answer {
     ReplicaSet(Box<ReplicaSet>),
     /// A read answered with this ControllerRevision.
     ControllerRevision(Box<ControllerRevision>),
+    /// A read answered with this pod, whole (a write made from it drops
+    /// no field).
+    Pod(Box<Pod>),
 }
 
 /// What one action answered: accepted, or refused.

@@ -305,7 +305,8 @@ pub fn refused(refusal: Refusal, message: &str) -> Told {
 ///   `repair <pod> [+<claim>,...]`, `claim <claim> [<owner kind>,...]`,
 ///   `delete <pod>`, `fail <error>`, and the status `status
 ///   <replicas>/<ready>/<available>/<current>/<updated> <current
-///   revision>-><update revision>`;
+///   revision>-><update revision>`; their calls: `claim create <claim>`,
+///   `create <pod>`, `read <pod>`, `update <pod>`, and as above;
 /// - Jobs: `job <write as Debug>` (the Job tests judge plans otherwise);
 /// - `event <reason>: <message>`.
 pub fn describe<W: DescribeOwn>(action: &Action<W>) -> String {
@@ -392,6 +393,12 @@ impl DescribeOwn for crate::statefulset::Write {
     }
 }
 
+impl DescribeOwn for crate::statefulset::Call {
+    fn describe_own(&self) -> String {
+        describe_stateful_set_call(self)
+    }
+}
+
 impl DescribeOwn for crate::job::Write {
     fn describe_own(&self) -> String {
         format!("job {self:?}")
@@ -420,30 +427,55 @@ fn describe_stateful_set_write(write: &crate::statefulset::Write) -> String {
         let names: Vec<&str> = claims.iter().filter_map(|c| c.metadata.name.as_deref()).collect();
         if names.is_empty() { String::new() } else { format!(" +{}", names.join(",")) }
     };
-    let n = |v: Option<i32>| v.unwrap_or(0);
     match write {
         Write::CreatePod { pod, claims: c, .. } => {
             format!("create {}{}", pod.metadata.name.as_deref().unwrap_or_default(), claims(c))
         }
         Write::CreateClaims { claims: c, .. } => format!("claims{}", claims(c)),
         Write::RepairPod { repair, claims: c, .. } => format!("repair {}{}", repair.name, claims(c)),
-        Write::UpdateClaim { claim, .. } => {
-            let owners: Vec<&str> = claim.metadata.owner_references.iter().flatten().map(|r| r.kind.as_str()).collect();
-            format!("claim {} [{}]", claim.metadata.name.as_deref().unwrap_or_default(), owners.join(","))
-        }
+        Write::UpdateClaim { claim, .. } => describe_claim_update(claim),
         Write::DeletePod { name, .. } => format!("delete {name}"),
-        Write::UpdateStatus { status: s, .. } => format!(
-            "status {}/{}/{}/{}/{} {}->{}",
-            s.replicas,
-            n(s.ready_replicas),
-            n(s.available_replicas),
-            n(s.current_replicas),
-            n(s.updated_replicas),
-            s.current_revision.as_deref().unwrap_or_default(),
-            s.update_revision.as_deref().unwrap_or_default(),
-        ),
-        Write::Fail { error } => format!("fail {error}"),
+        Write::UpdateStatus(update) => describe_stateful_set_status(&update.status),
+        Write::Fail { error, .. } => format!("fail {error}"),
     }
+}
+
+/// See [`describe`]: `claim create <claim>`, `create <pod>`, `read <pod>`,
+/// `update <pod>`, the claim update, `delete <pod>`, the status.
+fn describe_stateful_set_call(call: &crate::statefulset::Call) -> String {
+    use crate::statefulset::Call;
+    let name = |meta: &ObjectMeta| meta.name.clone().unwrap_or_default();
+    match call {
+        Call::CreateClaim { claim } => format!("claim create {}", name(&claim.metadata)),
+        Call::CreatePod { pod } => format!("create {}", name(&pod.metadata)),
+        Call::ReadPod { name, .. } => format!("read {name}"),
+        Call::UpdatePod { pod } => format!("update {}", name(&pod.metadata)),
+        Call::UpdateClaim { claim } => describe_claim_update(claim),
+        Call::DeletePod { name, .. } => format!("delete {name}"),
+        Call::UpdateStatus(update) => describe_stateful_set_status(&update.status),
+    }
+}
+
+/// `claim <claim> [<owner kind>,...]`.
+fn describe_claim_update(claim: &k8s_openapi::api::core::v1::PersistentVolumeClaim) -> String {
+    let owners: Vec<&str> = claim.metadata.owner_references.iter().flatten().map(|r| r.kind.as_str()).collect();
+    format!("claim {} [{}]", claim.metadata.name.as_deref().unwrap_or_default(), owners.join(","))
+}
+
+/// `status <replicas>/<ready>/<available>/<current>/<updated> <current
+/// revision>-><update revision>`.
+fn describe_stateful_set_status(s: &k8s_openapi::api::apps::v1::StatefulSetStatus) -> String {
+    let n = |v: Option<i32>| v.unwrap_or(0);
+    format!(
+        "status {}/{}/{}/{}/{} {}->{}",
+        s.replicas,
+        n(s.ready_replicas),
+        n(s.available_replicas),
+        n(s.current_replicas),
+        n(s.updated_replicas),
+        s.current_revision.as_deref().unwrap_or_default(),
+        s.update_revision.as_deref().unwrap_or_default(),
+    )
 }
 
 /// ` <type>=<reason>` for each condition.

@@ -76,7 +76,7 @@ impl<'a> Control<'a> {
             .find(|c| self.cached(c).is_some_and(|c| c.metadata.deletion_timestamp.is_some()))?;
         let error = format!("pvc {} is being deleted", claim.metadata.name.unwrap_or_default());
         let event = event.then(|| Action::Event(super::pod_event(&self.owner, "create", pod_name, Some(&error))));
-        Some(event.into_iter().chain([Action::Own(Write::Fail { error })]).collect())
+        Some(event.into_iter().chain([Action::Own(Write::Fail { set: self.owner.clone(), error })]).collect())
     }
 
     /// The claims of `ordinal` in `set` that the cache does not hold.

@@ -8,8 +8,8 @@
 //!
 //! The checks (`identity_matches`, `storage_matches`) read the cached
 //! projection of a pod; the repairs (`update_identity`, `update_storage`)
-//! write the API's form, which is what a new pod is built from and what the
-//! executor fixes an existing pod in ([`Repair`]).
+//! write the API's form, which is what a new pod is built from and what
+//! an existing pod's live copy is repaired with ([`Repair`]).
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{
@@ -117,7 +117,7 @@ pub fn claims_for(set: &StatefulSet, ordinal: i32) -> Vec<PersistentVolumeClaim>
 }
 
 /// What makes a pod the member `<set>-<ordinal>`: applied to a new pod, and
-/// by the executor to the live copy of a pod whose identity or storage does
+/// by the sync to the live copy of a pod whose identity or storage does
 /// not match (upstream `updateIdentity` and `updateStorage`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Repair {
@@ -142,7 +142,7 @@ impl Repair {
     }
 
     /// Gives `pod` its identity and storage; true if anything changed, so
-    /// the executor updates the pod only then (and re-applies this to the
+    /// the sync updates the pod only then (and re-applies this to the
     /// fresh copy after a conflict, as upstream's `RetryOnConflict` does).
     pub fn apply(&self, pod: &mut ApiPod) -> bool {
         let before = pod.clone();

@@ -23,6 +23,8 @@
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 
+use super::call::Call;
+use super::expand::Expansion;
 use super::{Action, Options, Plan, Snapshot, Write, after_failure, name, sync};
 use crate::common::history::{self, AfterAlreadyExists};
 use crate::plan::Step;
@@ -36,6 +38,8 @@ pub struct SyncMachine<'a> {
     /// The collision loop's read or create, handed out between two steps
     /// of the plan.
     detour: Stepper<Write>,
+    /// The plan step being performed, as single calls.
+    calls: Expansion,
     state: State,
 }
 
@@ -74,6 +78,7 @@ impl<'a> SyncMachine<'a> {
             snapshot,
             steps: Stepper::new(sync(snapshot, options)),
             detour: Stepper::new(Plan::new()),
+            calls: Expansion::idle(),
             state: State::Syncing,
         }
     }
@@ -105,10 +110,8 @@ impl<'a> SyncMachine<'a> {
         if summary.namespace_terminating {
             return State::Over(Finish::Done);
         }
-        let manage = summary
-            .failed
-            .iter()
-            .any(|a| matches!(a, Action::Own(write) if !matches!(write, Write::UpdateStatus { .. })));
+        let manage =
+            summary.failed.iter().any(|a| matches!(a, Action::Own(write) if !matches!(write, Write::UpdateStatus(_))));
         if let Some(planned) = summary.taken.cloned() {
             let first = self.snapshot.set.status.as_ref().and_then(|s| s.collision_count).unwrap_or(0);
             let read = history::get(&planned);
@@ -157,10 +160,9 @@ impl<'a> SyncMachine<'a> {
     }
 }
 
-impl Core for SyncMachine<'_> {
-    type Own = Write;
-
-    fn poll(&mut self) -> Option<&Step<Write>> {
+impl SyncMachine<'_> {
+    /// The plan's next step: the sync's, or the collision loop's.
+    fn next_plan_step(&mut self) -> Option<&Step<Write>> {
         match self.state {
             State::Over(_) => None,
             State::ReadingTaken(_) | State::Creating(_) => self.detour.next_step(),
@@ -169,14 +171,39 @@ impl Core for SyncMachine<'_> {
         }
     }
 
-    fn told(&mut self, answers: Vec<Told>) {
+    /// The answers to the plan step handed out last, in its order.
+    fn plan_step_told(&mut self, answers: &[Told]) {
         self.state = match std::mem::replace(&mut self.state, State::Syncing) {
-            State::Syncing => self.after_sync_step(&answers),
+            State::Syncing => self.after_sync_step(answers),
             State::ReadingTaken(renaming) => self.after_read(renaming, answers.first()),
             State::Creating(renaming) => self.after_create(renaming, answers.first()),
-            State::AfterFailure(finish) if self.failed(&answers) => State::Over(finish),
+            State::AfterFailure(finish) if self.failed(answers) => State::Over(finish),
             state => state,
         };
+    }
+}
+
+impl Core for SyncMachine<'_> {
+    type Own = Call;
+
+    fn poll(&mut self) -> Option<&Step<Call>> {
+        while self.calls.step().is_none() {
+            let mut calls = Expansion::new(self.next_plan_step()?);
+            match calls.step() {
+                Some(_) => self.calls = calls,
+                None => {
+                    let answers = calls.told(Vec::new()).unwrap_or_default();
+                    self.plan_step_told(&answers);
+                }
+            }
+        }
+        self.calls.step()
+    }
+
+    fn told(&mut self, answers: Vec<Told>) {
+        if let Some(answers) = self.calls.told(answers) {
+            self.plan_step_told(&answers);
+        }
     }
 
     fn finish(self) -> Finish {
@@ -201,10 +228,13 @@ mod tests {
     use crate::statefulset::testing::{SetBuilder, World};
     use crate::testing::{drive, refused};
 
+    /// An action as the machine hands it out.
+    type Handed = crate::plan::Action<Call>;
+
     const QUOTA: &str = "pods \"web-0\" is forbidden: exceeded quota";
 
     /// Drives a sync of `w` with `answer`.
-    fn run(w: &World, answer: impl Fn(&Action) -> Told) -> (Vec<String>, Finish) {
+    fn run(w: &World, answer: impl Fn(&Handed) -> Told) -> (Vec<String>, Finish) {
         let pods: Vec<Arc<Pod>> = w.pods.values().map(|p| Arc::new(crate::testing::slim(p))).collect();
         let snapshot = Snapshot { set: &w.set, pods: &pods, claims: &w.claims, revisions: &w.revisions, now: w.now };
         drive(SyncMachine::new(&snapshot, &w.options), answer)
@@ -224,26 +254,28 @@ mod tests {
     }
 
     /// The collision count of the status write `action` is, if it is one.
-    fn collisions(action: &Action) -> Option<i32> {
+    fn collisions(action: &Handed) -> Option<i32> {
         match action {
-            Action::Own(Write::UpdateStatus { status, .. }) => status.collision_count,
+            Handed::Own(Call::UpdateStatus(update)) => update.status.collision_count,
             _ => None,
         }
     }
 
     /// Upstream writes the status even when a pod write failed: the plan
-    /// ends at the failed create, the status of the pods as they are is
-    /// written, and the sync is retried with the create's error.
+    /// ends at the failed create (its `FailedCreate` event recorded), the
+    /// status of the pods as they are is written, and the sync is retried
+    /// with the create's error.
     #[test]
     fn a_failed_pod_create_still_writes_the_status() {
         let w = World::new(SetBuilder::new(3));
         let name = revision_name(&planned(&w));
         let (lines, finish) = run(&w, |action| match action {
-            Action::Own(Write::CreatePod { .. }) => refused(Refusal::Forbidden, QUOTA),
+            Handed::Own(Call::CreatePod { .. }) => refused(Refusal::Forbidden, QUOTA),
             _ => Ok(Answer::Done),
         });
         let status = format!("status 0/0/0/0/0 {name}->{name}");
-        assert_eq!(lines, [format!("revision create {name} 1"), "create foo-0".into(), status]);
+        let event = format!("event FailedCreate: create Pod foo-0 in StatefulSet foo failed error: {QUOTA}");
+        assert_eq!(lines, [format!("revision create {name} 1"), "create foo-0".into(), event, status]);
         assert_eq!(finish, Finish::Retry(QUOTA.into()));
     }
 
@@ -264,10 +296,10 @@ mod tests {
         };
         let recorded = Cell::new(None);
         let (lines, finish) = run(&w, |action| match action {
-            Action::ControllerRevision(history::Write::Create { revision }) if **revision == planned => {
+            Handed::ControllerRevision(history::Write::Create { revision }) if **revision == planned => {
                 refused(Refusal::AlreadyExists, "already exists")
             }
-            Action::ControllerRevision(history::Write::Get { .. }) => {
+            Handed::ControllerRevision(history::Write::Get { .. }) => {
                 Ok(Answer::ControllerRevision(Box::new(squatter.clone())))
             }
             status => {
@@ -295,10 +327,10 @@ mod tests {
         let w = World::new(SetBuilder::new(3));
         let planned = planned(&w);
         let (lines, finish) = run(&w, |action| match action {
-            Action::ControllerRevision(history::Write::Create { .. }) => {
+            Handed::ControllerRevision(history::Write::Create { .. }) => {
                 refused(Refusal::AlreadyExists, "already exists")
             }
-            Action::ControllerRevision(history::Write::Get { .. }) => {
+            Handed::ControllerRevision(history::Write::Get { .. }) => {
                 Ok(Answer::ControllerRevision(Box::new(planned.clone())))
             }
             _ => Ok(Answer::Done),
@@ -310,6 +342,7 @@ mod tests {
                 format!("revision create {name} 1"),
                 format!("revision get {name}"),
                 "create foo-0".into(),
+                "event SuccessfulCreate: create Pod foo-0 in StatefulSet foo successful".into(),
                 format!("status 0/0/0/0/0 {name}->{name}")
             ]
         );
@@ -325,13 +358,13 @@ mod tests {
         w.revisions.push(Arc::new(crate::statefulset::testing::stored(old.clone())));
         let delete_old = format!("revision delete {}", revision_name(&old));
         let all_accepted = run(&w, |action| match action {
-            Action::Own(Write::CreatePod { .. }) => refused(Refusal::Forbidden, QUOTA),
+            Handed::Own(Call::CreatePod { .. }) => refused(Refusal::Forbidden, QUOTA),
             _ => Ok(Answer::Done),
         });
         assert!(all_accepted.0.contains(&delete_old), "{all_accepted:?}");
         let (lines, finish) = run(&w, |action| match action {
-            Action::Own(Write::CreatePod { .. }) => refused(Refusal::Forbidden, QUOTA),
-            Action::Own(Write::UpdateStatus { .. }) => refused(Refusal::Conflict, "the object has been modified"),
+            Handed::Own(Call::CreatePod { .. }) => refused(Refusal::Forbidden, QUOTA),
+            Handed::Own(Call::UpdateStatus(_)) => refused(Refusal::Conflict, "the object has been modified"),
             _ => Ok(Answer::Done),
         });
         assert!(lines.last().is_some_and(|l| l.starts_with("status")), "{lines:?}");

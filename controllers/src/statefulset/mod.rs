@@ -40,7 +40,10 @@
 //! - `claims`: the claims those pods need created or rewritten;
 //! - `rolling`: the RollingUpdate deletions;
 //! - `status`: the status, the rollover, when to write it;
-//! - `write`: the [`Write`]s and their events;
+//! - `write`: the [`Write`]s and their events' texts;
+//! - `call`: the single API calls ([`Call`]) a write comes down to, sent
+//!   one after the other, each answer judged and its event recorded;
+//! - `expand`: a plan step performed as those calls;
 //! - `sync`: the dispatcher, the claims on pods and revisions;
 //! - `machine`: [`SyncMachine`], the sync as a core of the sync protocol.
 //!
@@ -51,7 +54,11 @@
 //! failed pod or claim write, and the collision loop of a revision create
 //! whose name is taken (see [`history`](crate::common::history)), after
 //! which [`after_failure`] records the new collision count and the sync
-//! runs again. [`Write`]s and their events are documented on each variant.
+//! runs again. Each of its own [`Write`]s goes out as single [`Call`]s
+//! (a pod's claims, then the pod; a repair's live read, then its update,
+//! read and sent again after a conflict), and the events are recorded as
+//! the core is told their answers, so its driver performs each call as it
+//! is and decides nothing.
 //!
 //! # Where kcm-rs differs
 //! - A revision is also equal to the set's template when their templates
@@ -69,8 +76,10 @@
 //!
 //! [`Plan`]: crate::plan::Plan
 
+mod call;
 mod claims;
 mod control;
+mod expand;
 mod identity;
 mod machine;
 mod pod_state;
@@ -92,6 +101,7 @@ use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kcm_objects::Pod;
 
+pub use self::call::{Call, REPAIR_ATTEMPTS};
 pub use self::claims::CONFLICTING_CONTROLLER;
 pub use self::identity::{
     Repair, claim_name, claims_for, end_ordinal, identity_matches, is_member_of, parent_and_ordinal, pod_name,
@@ -102,7 +112,7 @@ pub use self::retention::{PodOwner, claim_owner_matches_set_and_pod, update_clai
 pub use self::revisions::{apply_revision, new_revision};
 pub use self::status::{complete_rolling_update, inconsistent_status};
 pub use self::sync::{after_failure, sync};
-pub use self::write::{Write, claim_event, pod_event};
+pub use self::write::{StatusUpdate, Write, claim_event, pod_event};
 use crate::common::object;
 use crate::plan::ObjectRef;
 

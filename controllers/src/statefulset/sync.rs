@@ -10,7 +10,7 @@ use super::control::{Control, Versions};
 use super::identity::is_member_of;
 use super::revisions::{Revisions, apply_revision, stateful_set_revisions, truncate_history};
 use super::status::{complete_rolling_update, count_pods, inconsistent_status, requeue_after};
-use super::write::Write;
+use super::write::{StatusUpdate, Write};
 use super::{Action, Plan};
 use super::{Options, Snapshot, min_ready_seconds, object_ref, strategy_type};
 use crate::common::controller_ref::{Claims, claim, claim_all, new_controller_ref};
@@ -164,12 +164,12 @@ fn finish(
 ) -> Plan {
     complete_rolling_update(set, &mut status);
     if inconsistent_status(set, &status) {
-        plan.push(Action::Own(Write::UpdateStatus {
+        plan.push(Action::Own(Write::UpdateStatus(StatusUpdate {
             namespace: super::namespace(set).to_owned(),
             name: super::name(set).to_owned(),
             resource_version: set.metadata.resource_version.clone(),
             status: Box::new(status.clone()),
-        }));
+        })));
     }
     let live =
         [found.current.metadata.name.as_deref().unwrap_or(""), found.update.metadata.name.as_deref().unwrap_or("")];

@@ -362,7 +362,7 @@ impl World {
             Action::Own(Write::DeletePod { name, .. }) => {
                 self.pods.remove(name);
             }
-            Action::Own(Write::UpdateStatus { status, .. }) => self.set.status = Some((**status).clone()),
+            Action::Own(Write::UpdateStatus(update)) => self.set.status = Some((*update.status).clone()),
             Action::ControllerRevision(HistoryWrite::Create { revision, .. }) => {
                 self.revisions.push(Arc::new(stored((**revision).clone())));
             }

@@ -1,6 +1,6 @@
 //! The writes a StatefulSet sync plans ([`Write`], carried by
-//! [`Action::Own`](crate::plan::Action::Own)) and the events
-//! the executor records for them, in upstream's words
+//! [`Action::Own`](crate::plan::Action::Own)) and the events recorded as
+//! their calls are answered (see `call`), in upstream's words
 //! (`stateful_pod_control.go` `recordPodEvent`, `recordClaimEvent`):
 //! `SuccessfulCreate` "create Pod web-0 in StatefulSet web successful",
 //! `FailedCreate` "create Pod web-0 in StatefulSet web failed error: ...",
@@ -44,7 +44,8 @@ pub enum Write {
     /// Give an existing pod its identity and storage (upstream
     /// `UpdateStatefulPod`): read the pod live, [`Repair::apply`] it, and
     /// update it if that changed anything, re-reading and re-applying on a
-    /// conflict. Records [`pod_event`] `update` when an update was sent.
+    /// conflict, at most [`REPAIR_ATTEMPTS`](super::REPAIR_ATTEMPTS) sends.
+    /// Records [`pod_event`] `update` when an update was sent.
     RepairPod {
         /// The set.
         set: ObjectRef,
@@ -79,25 +80,32 @@ pub enum Write {
         /// Uid it had in the cache.
         uid: String,
     },
-    /// Write the set's status subresource at the cached resourceVersion; on
-    /// a conflict re-read the set and retry with the same status (upstream
-    /// `UpdateStatefulSetStatus`, `RetryOnConflict`).
-    UpdateStatus {
-        /// Namespace of the set.
-        namespace: String,
-        /// Name of the set.
-        name: String,
-        /// resourceVersion of the cached set.
-        resource_version: Option<String>,
-        /// The whole new status.
-        status: Box<StatefulSetStatus>,
-    },
+    /// Write the set's status (upstream `UpdateStatefulSetStatus`), as
+    /// [`StatusUpdate`] says.
+    UpdateStatus(StatusUpdate),
     /// An error upstream returns at this point without a write (a claim the
     /// pod needs is being deleted): the executor fails the step with it.
     Fail {
+        /// The set.
+        set: ObjectRef,
         /// The error.
         error: String,
     },
+}
+
+/// A status write: the set's status subresource at the cached
+/// resourceVersion; on a conflict the set is read again and the same status
+/// written on it (upstream `UpdateStatefulSetStatus`, `RetryOnConflict`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusUpdate {
+    /// Namespace of the set.
+    pub namespace: String,
+    /// Name of the set.
+    pub name: String,
+    /// resourceVersion of the cached set.
+    pub resource_version: Option<String>,
+    /// The whole new status.
+    pub status: Box<StatefulSetStatus>,
 }
 
 /// `Successful<Verb>` `"<verb> Pod <pod> in StatefulSet <set> successful"`,

@@ -6,7 +6,7 @@
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::plan::{Action, NoOwnWrites};
-use kcm_controllers::protocol::{Answer, Core, Finish, Refusal, Told, WriteError};
+use kcm_controllers::protocol::{Answer, Core, Finish, Told};
 use kcm_runtime::runner::{Next, SyncError};
 
 use super::bookkeeping::Bookkeeping;
@@ -34,21 +34,23 @@ impl Executor {
     pub async fn drive<C: Core>(&self, mut core: C, book: &dyn Bookkeeping, own: &impl OwnWriter<C::Own>) -> Finish {
         let versions = &Versions::default();
         while let Some(step) = core.poll() {
-            let answers = futures::future::join_all(step.actions.iter().map(|action| async move {
-                match action {
-                    Action::Own(write) => own.write(write, versions).await,
-                    shared => self.answer(shared, book, versions).await,
-                }
-            }))
-            .await;
+            let answers =
+                futures::future::join_all(step.actions.iter().map(|action| self.answer(action, book, own, versions)))
+                    .await;
             core.told(answers);
         }
         core.finish()
     }
 
-    /// Performs `action` and says what it answered. Bookkeeping
-    /// and events answer `Ok` at once.
-    pub(super) async fn answer<W>(&self, action: &Action<W>, book: &dyn Bookkeeping, versions: &Versions) -> Told {
+    /// Performs `action` (an own write by `own`) and says what it
+    /// answered. Bookkeeping and events answer `Ok` at once.
+    pub(super) async fn answer<W>(
+        &self,
+        action: &Action<W>,
+        book: &dyn Bookkeeping,
+        own: &impl OwnWriter<W>,
+        versions: &Versions,
+    ) -> Told {
         match action {
             Action::RecheckOwner { owner } => self.recheck_owner(owner).await,
             Action::ExpectCreations { key, count } => {
@@ -89,11 +91,7 @@ impl Executor {
                 Ok(Answer::Done)
             }
             Action::ControllerRevision(write) => self.revision(write, versions).await,
-            Action::Own(_) => Err(WriteError {
-                refusal: Refusal::Other,
-                message: "kcm-rs: a controller's own write is performed by its OwnWriter, not as a shared action"
-                    .into(),
-            }),
+            Action::Own(write) => own.write(write, versions).await,
         }
     }
 }

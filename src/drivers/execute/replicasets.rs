@@ -70,10 +70,11 @@ mod tests {
         let versions = Versions::default();
         for (planned, same) in [(own, true), (replica_set("default", "other", "v1", Some("d-uid")), false)] {
             let name = planned.metadata.name.clone().unwrap_or_default();
-            let told = executor.answer(&create(&planned), &NoBookkeeping, &versions).await;
+            let told = executor.answer(&create(&planned), &NoBookkeeping, &executor, &versions).await;
             assert_eq!(told.map_err(|e| e.refusal), Err(Refusal::AlreadyExists), "{name}");
             let read: Action = Action::ReadReplicaSet { namespace: "default".into(), name: name.clone() };
-            let Ok(Answer::ReplicaSet(holder)) = executor.answer(&read, &NoBookkeeping, &versions).await else {
+            let Ok(Answer::ReplicaSet(holder)) = executor.answer(&read, &NoBookkeeping, &executor, &versions).await
+            else {
                 panic!("{name}: the read answers its ReplicaSet")
             };
             assert_eq!(is_same_replica_set(&holder, &planned), same, "{name}");
@@ -92,7 +93,7 @@ mod tests {
         namespaces.create(&PostParams::default(), &ns).await.expect("create namespace");
         namespaces.delete("going", &DeleteParams::default()).await.expect("delete namespace");
         let action = create(&replica_set("going", "d-abc", "v1", Some("d-uid")));
-        let told = executor.answer(&action, &NoBookkeeping, &Versions::default()).await;
+        let told = executor.answer(&action, &NoBookkeeping, &executor, &Versions::default()).await;
         assert_eq!(told.map_err(|e| e.refusal), Err(Refusal::NamespaceTerminating));
     }
 }

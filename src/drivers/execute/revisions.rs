@@ -105,10 +105,10 @@ mod tests {
         api.create(&PostParams::default(), &squatter).await.expect("squatter");
         let planned = revision("web-1", json!({"spec": {"template": {"a": 1}}}));
         let create: Action = Action::ControllerRevision(history::Write::Create { revision: Box::new(planned.clone()) });
-        let answer = executor.answer(&create, &NoBookkeeping, &Versions::default()).await;
+        let answer = executor.answer(&create, &NoBookkeeping, &executor, &Versions::default()).await;
         assert_eq!(answer.map_err(|e| e.refusal), Err(Refusal::AlreadyExists));
         let read: Action = Action::ControllerRevision(history::get(&planned));
-        match executor.answer(&read, &NoBookkeeping, &Versions::default()).await {
+        match executor.answer(&read, &NoBookkeeping, &executor, &Versions::default()).await {
             Ok(Answer::ControllerRevision(found)) => assert_eq!(found.data, squatter.data),
             other => panic!("{other:?}"),
         }
@@ -124,7 +124,7 @@ mod tests {
             name: "web-1".into(),
             uid: "gone".into(),
         });
-        let answer = executor.answer(&delete, &NoBookkeeping, &Versions::default()).await;
+        let answer = executor.answer(&delete, &NoBookkeeping, &executor, &Versions::default()).await;
         assert_eq!(answer.map_err(|e| e.refusal), Err(Refusal::NotFound));
     }
 }

@@ -1,170 +1,91 @@
-//! The StatefulSet controller's writes ([`statefulset::Write`], upstream
-//! `stateful_pod_control.go` and `stateful_set_status_updater.go`): pods
-//! created with their claims, identities and storage repaired on a live
-//! read, claims' owner references rewritten, pods deleted, and the status
-//! written through `/status`, each with the events the variant documents.
+//! The StatefulSet controller's calls ([`statefulset::Call`]), each
+//! performed as it is: claims and pods created, a pod read live and
+//! replaced, a claim replaced, a pod deleted with its uid as precondition,
+//! and the status written through `/status` (upstream
+//! `stateful_set_status_updater.go`, retried on the live set after a
+//! conflict). What an answer means, and the events it records, the core
+//! decides.
 
-use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetStatus};
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use kcm_controllers::plan::ObjectRef;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
 use kcm_controllers::protocol::{Answer, Refusal, Told, WriteError};
-use kcm_controllers::statefulset::{Repair, Write, claim_event, pod_event};
-use kube::Api;
+use kcm_controllers::statefulset::{Call, StatusUpdate};
 use kube::api::PostParams;
+use kube::{Api, Resource};
 
-use crate::drivers::api_errors::{code, error_message, reason, write_error};
+use crate::drivers::api_errors::{code, write_error};
 use crate::drivers::execute::{CONFLICT_RETRIES, Executor, OwnWriter, Versions, conflict};
 use kcm_runtime::informer::Store;
 
-/// Performs the StatefulSet core's own writes with the executor's client
-/// and recorder, and the cached StatefulSets a status is written on.
+/// Performs the StatefulSet core's calls with the executor's client, and
+/// the cached StatefulSets a status is written on.
 pub(super) struct Writes<'a> {
     pub executor: &'a Executor,
     pub stateful_sets: &'a Store<StatefulSet>,
 }
 
-impl OwnWriter<Write> for Writes<'_> {
-    async fn write(&self, write: &Write, _: &Versions) -> Told {
-        self.write_stateful_set(write).await
+impl OwnWriter<Call> for Writes<'_> {
+    async fn write(&self, call: &Call, _: &Versions) -> Told {
+        match call {
+            Call::CreateClaim { claim } => self.create(&**claim).await,
+            Call::CreatePod { pod } => self.create(&**pod).await,
+            Call::ReadPod { namespace, name } => {
+                let api: Api<Pod> = Api::namespaced(self.executor.client.clone(), namespace);
+                api.get(name).await.map(|pod| Answer::Pod(Box::new(pod))).map_err(|error| write_error(&error))
+            }
+            Call::UpdatePod { pod } => self.replace(&**pod).await,
+            Call::UpdateClaim { claim } => self.replace(&**claim).await,
+            Call::DeletePod { namespace, name, uid } => {
+                match self.executor.delete_with_uid::<Pod>(namespace, name, uid).await {
+                    Ok(true) => Ok(Answer::Done),
+                    Ok(false) => {
+                        Err(WriteError { refusal: Refusal::NotFound, message: format!("pods \"{name}\" not found") })
+                    }
+                    Err(error) => Err(write_error(&error)),
+                }
+            }
+            Call::UpdateStatus(update) => self.update_stateful_set_status(update).await,
+        }
     }
 }
 
 impl Writes<'_> {
-    async fn write_stateful_set(&self, write: &Write) -> Told {
-        match write {
-            Write::CreatePod { set, claims, pod } => {
-                self.create_claims(set, pod.metadata.name.as_deref().unwrap_or(""), claims).await?;
-                self.create_stateful_pod(set, pod).await
-            }
-            Write::CreateClaims { set, pod_name, claims } => self.create_claims(set, pod_name, claims).await,
-            Write::RepairPod { set, repair, claims } => {
-                self.create_claims(set, &repair.name, claims).await?;
-                self.repair_pod(set, repair).await
-            }
-            Write::UpdateClaim { set, pod_name, claim } => self.update_claim(set, pod_name, claim).await,
-            Write::DeletePod { set, namespace, name, uid } => self.delete_stateful_pod(set, namespace, name, uid).await,
-            Write::UpdateStatus { namespace, name, resource_version, status } => {
-                self.update_stateful_set_status(namespace, name, resource_version.as_deref(), status).await
-            }
-            Write::Fail { error } => Err(WriteError { refusal: Refusal::Other, message: error.clone() }),
-        }
+    /// The API of `object`'s kind in its namespace.
+    fn api<K>(&self, object: &K) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        Api::namespaced(self.executor.client.clone(), object.meta().namespace.as_deref().unwrap_or(""))
     }
 
-    /// Upstream `createPersistentVolumeClaims`: each claim created, an
-    /// existing one left; the first other failure fails the pod's write,
-    /// with the claim's event and the pod's.
-    async fn create_claims(&self, set: &ObjectRef, pod: &str, claims: &[PersistentVolumeClaim]) -> Told {
-        let namespace = set.namespace.as_deref().unwrap_or("");
-        let api: Api<PersistentVolumeClaim> = Api::namespaced(self.executor.client.clone(), namespace);
-        for claim in claims {
-            let name = claim.metadata.name.as_deref().unwrap_or("");
-            match api.create(&PostParams::default(), claim).await {
-                Ok(_) => self.executor.record(&claim_event(set, "create", name, pod, None)),
-                Err(error) if reason(&error) == Some("AlreadyExists") => {}
-                Err(error) => {
-                    self.executor.record(&claim_event(set, "create", name, pod, Some(&error_message(&error))));
-                    let mut refused = write_error(&error);
-                    refused.message = format!("failed to create PVC {name}: {}", refused.message);
-                    self.executor.record(&pod_event(set, "create", pod, Some(&refused.message)));
-                    return Err(refused);
-                }
-            }
-        }
-        Ok(Answer::Done)
+    /// Creates `object`.
+    async fn create<K: Whole>(&self, object: &K) -> Told {
+        let created = self.api(object).create(&PostParams::default(), object).await;
+        created.map(|_| Answer::Done).map_err(|error| write_error(&error))
     }
 
-    /// Upstream `CreateStatefulPod`'s pod create.
-    async fn create_stateful_pod(&self, set: &ObjectRef, pod: &Pod) -> Told {
-        let name = pod.metadata.name.as_deref().unwrap_or("");
-        let api: Api<Pod> = Api::namespaced(self.executor.client.clone(), set.namespace.as_deref().unwrap_or(""));
-        let error = match api.create(&PostParams::default(), pod).await {
-            Ok(_) => {
-                self.executor.record(&pod_event(set, "create", name, None));
-                return Ok(Answer::Done);
-            }
-            Err(error) => write_error(&error),
-        };
-        if error.refusal != Refusal::AlreadyExists {
-            self.executor.record(&pod_event(set, "create", name, Some(&error.message)));
-        }
-        Err(error)
-    }
-
-    /// Upstream `UpdateStatefulPod`: the live pod given its identity and
-    /// storage, updated only if that changed it; a conflict starts again
-    /// from a fresh read.
-    async fn repair_pod(&self, set: &ObjectRef, repair: &Repair) -> Told {
-        let api: Api<Pod> = Api::namespaced(self.executor.client.clone(), &repair.namespace);
-        let mut last = conflict();
-        for _ in 0..CONFLICT_RETRIES {
-            let mut pod = api.get(&repair.name).await.map_err(|error| write_error(&error))?;
-            if !repair.apply(&mut pod) {
-                return Ok(Answer::Done);
-            }
-            match api.replace(&repair.name, &PostParams::default(), &pod).await {
-                Ok(_) => {
-                    self.executor.record(&pod_event(set, "update", &repair.name, None));
-                    return Ok(Answer::Done);
-                }
-                Err(error) if code(&error) == Some(409) => last = write_error(&error),
-                Err(error) => {
-                    let error = write_error(&error);
-                    self.executor.record(&pod_event(set, "update", &repair.name, Some(&error.message)));
-                    return Err(error);
-                }
-            }
-        }
-        self.executor.record(&pod_event(set, "update", &repair.name, Some(&last.message)));
-        Err(last)
-    }
-
-    /// Upstream `UpdatePodClaimForRetentionPolicy`'s update, at the cached
-    /// version.
-    async fn update_claim(&self, set: &ObjectRef, pod: &str, claim: &PersistentVolumeClaim) -> Told {
-        let namespace = claim.metadata.namespace.as_deref().unwrap_or("");
-        let name = claim.metadata.name.as_deref().unwrap_or("");
-        let api: Api<PersistentVolumeClaim> = Api::namespaced(self.executor.client.clone(), namespace);
-        let error = match api.replace(name, &PostParams::default(), claim).await {
-            Ok(_) => return Ok(Answer::Done),
-            Err(error) => write_error(&error),
-        };
-        let message = format!("could not update claim {name} for delete policy ownerRefs: {}", error.message);
-        self.executor.record(&pod_event(set, "update", pod, Some(&message)));
-        Err(WriteError { message, ..error })
-    }
-
-    /// Upstream `DeleteStatefulPod`, with the cached uid as precondition.
-    async fn delete_stateful_pod(&self, set: &ObjectRef, namespace: &str, name: &str, uid: &str) -> Told {
-        match self.executor.delete_with_uid::<Pod>(namespace, name, uid).await {
-            Ok(true) => {
-                self.executor.record(&pod_event(set, "delete", name, None));
-                Ok(Answer::Done)
-            }
-            Ok(false) => Ok(Answer::Done),
-            Err(error) => {
-                let error = write_error(&error);
-                self.executor.record(&pod_event(set, "delete", name, Some(&error.message)));
-                Err(error)
-            }
-        }
+    /// Replaces `object` at the resourceVersion it carries.
+    async fn replace<K: Whole>(&self, object: &K) -> Told {
+        let name = object.meta().name.as_deref().unwrap_or("");
+        self.api(object)
+            .replace(name, &PostParams::default(), object)
+            .await
+            .map(|_| Answer::Done)
+            .map_err(|error| write_error(&error))
     }
 
     /// Upstream `UpdateStatefulSetStatus`: the status written on the cached
     /// set at `resource_version`; on a conflict the set is read live and the
     /// same status written on it (`RetryOnConflict`).
-    async fn update_stateful_set_status(
-        &self,
-        namespace: &str,
-        name: &str,
-        resource_version: Option<&str>,
-        status: &StatefulSetStatus,
-    ) -> Told {
+    async fn update_stateful_set_status(&self, update: &StatusUpdate) -> Told {
+        let StatusUpdate { namespace, name, resource_version, status } = update;
+        let status = &**status;
         let api: Api<StatefulSet> = Api::namespaced(self.executor.client.clone(), namespace);
         let mut body = match self.stateful_sets.get_namespaced(Some(namespace), name) {
             Some(set) => (*set).clone(),
             None => api.get(name).await.map_err(|error| write_error(&error))?,
         };
-        body.metadata.resource_version = resource_version.map(str::to_owned);
+        body.metadata.resource_version.clone_from(resource_version);
         body.status = Some(status.clone());
         let mut last = conflict();
         for _ in 0..CONFLICT_RETRIES {
@@ -178,6 +99,25 @@ impl Writes<'_> {
         }
         Err(last)
     }
+}
+
+/// A namespaced object the writer sends whole (a claim, a pod).
+trait Whole:
+    Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + std::fmt::Debug
+    + serde::Serialize
+    + serde::de::DeserializeOwned
+{
+}
+
+impl<K> Whole for K where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+{
 }
 
 #[cfg(test)]
@@ -204,13 +144,17 @@ mod tests {
         let cached = api.create(&PostParams::default(), &set).await.expect("created");
         let note = json!({"metadata": {"annotations": {"note": "kept"}}});
         api.patch("web", &PatchParams::default(), &Patch::Merge(note)).await.expect("annotated");
-        let status = StatefulSetStatus { replicas: 0, observed_generation: Some(1), ..Default::default() };
-        let write = Write::UpdateStatus {
+        let status = k8s_openapi::api::apps::v1::StatefulSetStatus {
+            replicas: 0,
+            observed_generation: Some(1),
+            ..Default::default()
+        };
+        let write = Call::UpdateStatus(StatusUpdate {
             namespace: "default".into(),
             name: "web".into(),
             resource_version: cached.metadata.resource_version.clone(),
             status: Box::new(status),
-        };
+        });
         let stateful_sets = SharedInformerFactory::new(client.clone()).informer::<StatefulSet>().store();
         let own = Writes { executor: &executor, stateful_sets: &stateful_sets };
         let answer = OwnWriter::write(&own, &write, &Versions::default()).await;
