@@ -206,6 +206,7 @@ on_both!(
     rolling_update_and_rollback_through_kubectl_rollout,
     canary_and_phased_updates_follow_the_partition,
     a_deleted_or_failed_pod_is_recreated_with_its_identity,
+    a_member_that_lost_its_identity_label_gets_it_back_in_place,
     the_scale_and_status_subresources_show_the_set,
     on_delete_replaces_only_deleted_pods,
     a_pod_is_available_after_min_ready_seconds,
@@ -372,6 +373,36 @@ async fn a_deleted_or_failed_pod_is_recreated_with_its_identity() {
     let events = crate::common::events(&env, &env.ns, "rec", "SuccessfulCreate").await;
     assert!(events.iter().any(|e| e.message.as_deref() == Some("create Pod rec-0 in StatefulSet rec successful")));
     checker.finish();
+}
+
+/// Upstream `UpdateStatefulPod`: a member whose identity label was taken
+/// off is given it back on its live copy, in place (same uid, what else was
+/// written to it kept), with a `SuccessfulUpdate` event.
+async fn a_member_that_lost_its_identity_label_gets_it_back_in_place() {
+    let env = start().await;
+    apply(&env, "rep", json!({"replicas": 1})).await;
+    wait_ready(&env, "rep", &["rep-0"]).await;
+    let before = pods(&env, "rep").await;
+    let ns = env.ns.as_str();
+    let unlabel = ["-n", ns, "label", "pod", "rep-0", "statefulset.kubernetes.io/pod-name-", "kept=yes"];
+    kubectl_ok(&env.kubeconfig, &unlabel).await;
+    wait_for(&env.cluster, PATIENCE, "rep-0's identity label back", || async {
+        let now = pods(&env, "rep").await;
+        let labels = now.get("rep-0").and_then(|p| p.metadata.labels.clone()).unwrap_or_default();
+        let back = labels.get("statefulset.kubernetes.io/pod-name").is_some_and(|v| v == "rep-0");
+        if back { Ok(()) } else { Err(format!("{labels:?}")) }
+    })
+    .await;
+    let after = &pods(&env, "rep").await["rep-0"];
+    assert_eq!(after.metadata.uid, before["rep-0"].metadata.uid, "repaired in place, not recreated");
+    assert_eq!(after.metadata.labels.as_ref().map(|l| l["kept"].as_str()), Some("yes"));
+    wait_for(&env.cluster, PATIENCE, "the SuccessfulUpdate event", || async {
+        let events = crate::common::events(&env, ns, "rep", "SuccessfulUpdate").await;
+        let found =
+            events.iter().any(|e| e.message.as_deref() == Some("update Pod rep-0 in StatefulSet rep successful"));
+        if found { Ok(()) } else { Err(format!("{} SuccessfulUpdate events", events.len())) }
+    })
+    .await;
 }
 
 /// Upstream "should have a working scale subresource" and the status
