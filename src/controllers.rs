@@ -81,74 +81,57 @@ pub const TABLE: &[&dyn Wiring] = &[
         },
     },
     &Row::<DeploymentFlags> {
-        name: deployment::CONTROLLER_NAME,
+        name: deployment::IDENTITY.name,
         workers: |settings| settings.workers,
         start: |_, cx| {
-            let client = cx.own_client(deployment::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), deployment::EVENT_COMPONENT);
+            let parts = cx.parts(&deployment::IDENTITY)?;
             let options = DeploymentFlags::options(&cx.config.feature_gates);
-            let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(DeploymentController::new(cx.factory, client, recorder, options, queues)?)))
+            Ok(Some(Box::new(DeploymentController::new(parts, options)?)))
         },
     },
     &Row::<ReplicaSetFlags> {
-        name: replicaset::CONTROLLER_NAME,
+        name: replicaset::IDENTITY.name,
         workers: |settings| settings.workers,
         start: |_, cx| {
-            let client = cx.own_client(replicaset::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), replicaset::EVENT_COMPONENT);
+            let parts = cx.parts(&replicaset::IDENTITY)?;
             let options = ReplicaSetFlags::options(&cx.config.feature_gates);
-            let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(ReplicaSetController::new(cx.factory, client, recorder, options, queues)?)))
+            Ok(Some(Box::new(ReplicaSetController::new(parts, options)?)))
         },
     },
     &Row::<StatefulSetFlags> {
-        name: statefulset::CONTROLLER_NAME,
+        name: statefulset::IDENTITY.name,
         workers: |settings| settings.workers,
         start: |_, cx| {
-            let client = cx.own_client(statefulset::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), statefulset::EVENT_COMPONENT);
+            let parts = cx.parts(&statefulset::IDENTITY)?;
             let options = StatefulSetFlags::options(&cx.config.feature_gates);
-            let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(StatefulSetController::new(cx.factory, client, recorder, options, queues)?)))
+            Ok(Some(Box::new(StatefulSetController::new(parts, options)?)))
         },
     },
     &Row::<DaemonSetFlags> {
-        name: daemonset::CONTROLLER_NAME,
+        name: daemonset::IDENTITY.name,
         workers: |settings| settings.workers,
         start: |_, cx| {
-            let client = cx.own_client(daemonset::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), daemonset::EVENT_COMPONENT);
+            let parts = cx.parts(&daemonset::IDENTITY)?;
             let options = kcm_controllers::daemonset::Options::default();
-            let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(DaemonSetController::new(cx.factory, client, recorder, options, queues))))
+            Ok(Some(Box::new(DaemonSetController::new(parts, options))))
         },
     },
     &Row::<JobFlags> {
-        name: job::CONTROLLER_NAME,
+        name: job::IDENTITY.name,
         workers: |settings| settings.workers,
         start: |_, cx| {
-            let client = cx.own_client(job::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), job::EVENT_COMPONENT);
+            let parts = cx.parts(&job::IDENTITY)?;
             let metrics = JobMetrics::register(cx.registry)?;
-            let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(JobController::new(cx.factory, client, recorder, Some(metrics), queues)?)))
+            Ok(Some(Box::new(JobController::new(parts, Some(metrics))?)))
         },
     },
     &Row::<CronJobFlags> {
-        name: cronjob::CONTROLLER_NAME,
+        name: cronjob::IDENTITY.name,
         workers: |settings| settings.workers,
         start: |_, cx| {
-            let client = cx.own_client(cronjob::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), cronjob::EVENT_COMPONENT);
+            let parts = cx.parts(&cronjob::IDENTITY)?;
             let metrics = CronJobMetrics::register(cx.registry)?;
-            Ok(Some(Box::new(CronJobController::new(
-                cx.factory,
-                client,
-                recorder,
-                Some(metrics),
-                Some(cx.queue_metrics),
-            ))))
+            Ok(Some(Box::new(CronJobController::new(parts, Some(metrics)))))
         },
     },
     &Row::<NamespaceFlags> {
@@ -165,32 +148,21 @@ pub const TABLE: &[&dyn Wiring] = &[
         },
     },
     &Row::<NoFlags> {
-        name: tainteviction::CONTROLLER_NAME,
+        name: tainteviction::IDENTITY.name,
         workers: |_| tainteviction::WORKERS,
         start: |_, cx| {
-            let client = cx.own_client(tainteviction::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), tainteviction::EVENT_COMPONENT);
+            let parts = cx.parts(&tainteviction::IDENTITY)?;
             let metrics = EvictionMetrics::register(cx.registry)?;
-            let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(TaintEvictionController::new(cx.factory, client, recorder, Some(metrics), queues)?)))
+            Ok(Some(Box::new(TaintEvictionController::new(parts, Some(metrics))?)))
         },
     },
     &Row::<NodeLifecycleFlags> {
-        name: nodelifecycle::CONTROLLER_NAME,
+        name: nodelifecycle::IDENTITY.name,
         workers: |_| nodelifecycle::NODE_WORKERS,
         start: |settings, cx| {
-            let client = cx.own_client(nodelifecycle::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), nodelifecycle::EVENT_COMPONENT);
+            let parts = cx.parts(&nodelifecycle::IDENTITY)?;
             let metrics = NodeLifecycleMetrics::register(cx.registry)?;
-            let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(NodeLifecycleController::new(
-                cx.factory,
-                client,
-                recorder,
-                *settings,
-                Some(metrics),
-                queues,
-            )?)))
+            Ok(Some(Box::new(NodeLifecycleController::new(parts, *settings, Some(metrics))?)))
         },
     },
     &Row::<NoFlags> {
@@ -227,30 +199,21 @@ pub const TABLE: &[&dyn Wiring] = &[
         },
     },
     &Row::<EndpointFlags> {
-        name: endpoint::CONTROLLER_NAME,
+        name: endpoint::IDENTITY.name,
         workers: |settings| settings.workers,
         start: |settings, cx| {
-            let client = cx.own_client(endpoint::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), endpoint::EVENT_COMPONENT);
+            let parts = cx.parts(&endpoint::IDENTITY)?;
             let batch = settings.batch_period;
-            Ok(Some(Box::new(EndpointController::new(cx.factory, client, recorder, batch, Some(cx.queue_metrics)))))
+            Ok(Some(Box::new(EndpointController::new(parts, batch))))
         },
     },
     &Row::<EndpointSliceMirroringFlags> {
-        name: endpointslicemirroring::CONTROLLER_NAME,
+        name: endpointslicemirroring::IDENTITY.name,
         workers: |settings| settings.workers,
         start: |settings, cx| {
-            let client = cx.own_client(endpointslicemirroring::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), endpointslicemirroring::EVENT_COMPONENT);
+            let parts = cx.parts(&endpointslicemirroring::IDENTITY)?;
             let metrics = MirroringMetrics::register(cx.registry)?;
-            Ok(Some(Box::new(EndpointSliceMirroringController::new(
-                cx.factory,
-                client,
-                recorder,
-                settings.driver,
-                Some(metrics),
-                Some(cx.queue_metrics),
-            ))))
+            Ok(Some(Box::new(EndpointSliceMirroringController::new(parts, settings.driver, Some(metrics)))))
         },
     },
     &Row::<LegacyTokenCleanerFlags> {
@@ -264,21 +227,12 @@ pub const TABLE: &[&dyn Wiring] = &[
         },
     },
     &Row::<EndpointSliceFlags> {
-        name: endpointslice::CONTROLLER_NAME,
+        name: endpointslice::IDENTITY.name,
         workers: |settings| settings.concurrent_syncs,
         start: |settings, cx| {
-            let client = cx.own_client(endpointslice::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), endpointslice::EVENT_COMPONENT);
+            let parts = cx.parts(&endpointslice::IDENTITY)?;
             let metrics = EndpointSliceMetrics::register(cx.registry)?;
-            let queues = Some(cx.queue_metrics);
-            Ok(Some(Box::new(EndpointSliceController::new(
-                cx.factory,
-                client,
-                recorder,
-                settings.driver,
-                Some(metrics),
-                queues,
-            ))))
+            Ok(Some(Box::new(EndpointSliceController::new(parts, settings.driver, Some(metrics)))))
         },
     },
     &Row::<PodGcFlags> {
@@ -303,11 +257,11 @@ pub const TABLE: &[&dyn Wiring] = &[
         },
     },
     &Row::<GarbageCollectorFlags> {
-        name: garbagecollector::CONTROLLER_NAME,
+        name: garbagecollector::IDENTITY.name,
         workers: |settings| settings.workers,
         start: |_, cx| {
-            let client = cx.own_client(garbagecollector::CLIENT_NAME)?;
-            let recorder = EventRecorder::new(client.clone(), garbagecollector::EVENT_COMPONENT);
+            let client = cx.own_client(garbagecollector::IDENTITY.client)?;
+            let recorder = EventRecorder::new(client.clone(), garbagecollector::IDENTITY.events);
             let metrics = GcMetrics::register(cx.registry)?;
             Ok(Some(Box::new(GarbageCollector::new(client, recorder, Some(cx.queue_metrics), metrics))))
         },
@@ -395,6 +349,6 @@ mod tests {
 
     #[test]
     fn the_garbage_collector_starts_last_to_share_the_others_informers() {
-        assert_eq!(TABLE.last().map(|row| row.name()), Some(garbagecollector::CONTROLLER_NAME));
+        assert_eq!(TABLE.last().map(|row| row.name()), Some(garbagecollector::IDENTITY.name));
     }
 }

@@ -1563,7 +1563,7 @@ async fn exercise_node_lifecycle_controller(sim: &Sim, client: &kube::Client) {
 /// resource type (emptying a namespace, collecting garbage): the only ones a
 /// wildcard rule is for.
 const WILDCARD_CLIENTS: [&str; 2] =
-    [kcm_rs::drivers::namespace::CONTROLLER_NAME, kcm_rs::drivers::garbagecollector::CLIENT_NAME];
+    [kcm_rs::drivers::namespace::CONTROLLER_NAME, kcm_rs::drivers::garbagecollector::IDENTITY.client];
 
 /// Permissions no call can show in use, as (verb, group, resource, why they
 /// are granted): each must be granted, and is not reported unused.

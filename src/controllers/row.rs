@@ -5,12 +5,14 @@
 
 use kcm_runtime::client::{self, ClientConfig};
 use kcm_runtime::controller::Controller;
+use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::SharedInformerFactory;
 use kcm_runtime::workqueue::QueueMetrics;
 use prometheus::Registry;
 
 use crate::config::settings::{self, ControllerFlags, Implemented};
 use crate::config::{Config, Result as ConfigResult};
+use crate::drivers::parts::{Identity, Parts};
 
 /// Why a controller could not be built.
 pub type StartError = Box<dyn std::error::Error + Send + Sync>;
@@ -47,11 +49,19 @@ pub struct Context<'a> {
     pub queue_metrics: &'a QueueMetrics,
 }
 
-impl Context<'_> {
+impl<'a> Context<'a> {
     /// A client of its own, with the flags' QPS and burst and `name` as its
     /// user agent (upstream's `ClientOrDie(name)`).
     pub fn own_client(&self, name: &str) -> Result<kube::Client, StartError> {
         Ok(client::build(self.client_config, self.registry, Some(name))?)
+    }
+
+    /// What the controller named `identity` is built from: the shared
+    /// informers, its own client, its events' recorder, the queue metrics.
+    pub fn parts(&self, identity: &Identity) -> Result<Parts<'a>, StartError> {
+        let client = self.own_client(identity.client)?;
+        let recorder = EventRecorder::new(client.clone(), identity.events);
+        Ok(Parts { factory: self.factory, client, recorder, queue_metrics: Some(self.queue_metrics) })
     }
 }
 

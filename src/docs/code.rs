@@ -16,36 +16,38 @@ use crate::drivers::{
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: &[&str] = match controller {
-        serviceaccounttoken::CONTROLLER_NAME => {
-            &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME]
-        }
-        deployment::CONTROLLER_NAME => &[deployment::QUEUE_NAME],
-        replicaset::CONTROLLER_NAME => &[replicaset::QUEUE_NAME],
-        statefulset::CONTROLLER_NAME => &[statefulset::QUEUE_NAME],
-        daemonset::CONTROLLER_NAME => &[daemonset::QUEUE_NAME],
-        job::CONTROLLER_NAME => &[job::QUEUE_NAME, job::ORPHAN_QUEUE_NAME],
-        cronjob::CONTROLLER_NAME => &[cronjob::QUEUE_NAME],
-        namespace::CONTROLLER_NAME => &[namespace::QUEUE_NAME],
+    let queues: [(&str, &'static [&'static str]); 20] = [
+        (
+            serviceaccounttoken::CONTROLLER_NAME,
+            &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
+        ),
+        (deployment::IDENTITY.name, &[deployment::QUEUE_NAME]),
+        (replicaset::IDENTITY.name, &[replicaset::QUEUE_NAME]),
+        (statefulset::IDENTITY.name, &[statefulset::QUEUE_NAME]),
+        (daemonset::IDENTITY.name, &[daemonset::QUEUE_NAME]),
+        (job::IDENTITY.name, &[job::QUEUE_NAME, job::ORPHAN_QUEUE_NAME]),
+        (cronjob::IDENTITY.name, &[cronjob::QUEUE_NAME]),
+        (namespace::CONTROLLER_NAME, &[namespace::QUEUE_NAME]),
         // Its deletion timers' queue has no metrics.
-        tainteviction::CONTROLLER_NAME => &[tainteviction::NODE_QUEUE_NAME, tainteviction::POD_QUEUE_NAME],
-        nodelifecycle::CONTROLLER_NAME => &[nodelifecycle::NODE_QUEUE_NAME, nodelifecycle::POD_QUEUE_NAME],
-        serviceaccount::CONTROLLER_NAME => &[serviceaccount::QUEUE_NAME],
-        rootcacertpublisher::CONTROLLER_NAME => &[rootcacertpublisher::QUEUE_NAME],
-        clusterroleaggregation::CONTROLLER_NAME => &[clusterroleaggregation::QUEUE_NAME],
-        endpoint::CONTROLLER_NAME => &[endpoint::QUEUE_NAME],
-        endpointslicemirroring::CONTROLLER_NAME => &[endpointslicemirroring::QUEUE_NAME],
+        (tainteviction::IDENTITY.name, &[tainteviction::NODE_QUEUE_NAME, tainteviction::POD_QUEUE_NAME]),
+        (nodelifecycle::IDENTITY.name, &[nodelifecycle::NODE_QUEUE_NAME, nodelifecycle::POD_QUEUE_NAME]),
+        (serviceaccount::CONTROLLER_NAME, &[serviceaccount::QUEUE_NAME]),
+        (rootcacertpublisher::CONTROLLER_NAME, &[rootcacertpublisher::QUEUE_NAME]),
+        (clusterroleaggregation::CONTROLLER_NAME, &[clusterroleaggregation::QUEUE_NAME]),
+        (endpoint::IDENTITY.name, &[endpoint::QUEUE_NAME]),
+        (endpointslicemirroring::IDENTITY.name, &[endpointslicemirroring::QUEUE_NAME]),
         // One pass a day, one every 20 s: no queue.
-        legacytokencleaner::CONTROLLER_NAME | podgc::CONTROLLER_NAME => &[],
+        (legacytokencleaner::CONTROLLER_NAME, &[]),
+        (podgc::CONTROLLER_NAME, &[]),
         // Its topology queue has no metrics.
-        endpointslice::CONTROLLER_NAME => &[endpointslice::QUEUE_NAME],
-        ttlafterfinished::CONTROLLER_NAME => &[ttlafterfinished::QUEUE_NAME],
-        garbagecollector::CONTROLLER_NAME => {
-            &[garbagecollector::ATTEMPT_TO_DELETE_QUEUE, garbagecollector::ATTEMPT_TO_ORPHAN_QUEUE]
-        }
-        _ => return None,
-    };
-    Some(queues)
+        (endpointslice::IDENTITY.name, &[endpointslice::QUEUE_NAME]),
+        (ttlafterfinished::CONTROLLER_NAME, &[ttlafterfinished::QUEUE_NAME]),
+        (
+            garbagecollector::IDENTITY.name,
+            &[garbagecollector::ATTEMPT_TO_DELETE_QUEUE, garbagecollector::ATTEMPT_TO_ORPHAN_QUEUE],
+        ),
+    ];
+    queues.into_iter().find(|(name, _)| *name == controller).map(|(_, queues)| queues)
 }
 
 /// Every flag `kcm-rs --help` shows, as written on a command line (the

@@ -31,31 +31,22 @@ use kcm_controllers::common::controller_ref::controller_of;
 use kcm_controllers::common::selector::Selector;
 use kcm_controllers::deployment::{self as core, Options, Snapshot, SyncMachine};
 use kcm_objects::Pod;
-use kube::Client;
 
 use super::execute::{Executor, NoBookkeeping, next_after};
 use super::owners;
+use crate::drivers::parts::{Identity, Parts};
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
-use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{
-    self, Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
-};
+use kcm_runtime::informer::{self, Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, Store};
 use kcm_runtime::runner::{Next, Reconcile, SyncError};
-use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::workqueue::{WorkQueue, default_controller_rate_limiter};
 
-/// Upstream's controller name: metric label, log field.
-pub const CONTROLLER_NAME: &str = "deployment-controller";
+/// How upstream names the controller.
+pub const IDENTITY: Identity =
+    Identity { name: "deployment-controller", client: "deployment-controller", events: "deployment-controller" };
 
 /// The workqueue's name (the `name` label of the `workqueue_*` metrics).
 pub const QUEUE_NAME: &str = "deployment";
-
-/// The `source.component` of the controller's Events.
-pub const EVENT_COMPONENT: &str = "deployment-controller";
-
-/// The user-agent suffix of the controller's own client, with its own
-/// QPS/burst budget (upstream's `ClientOrDie("deployment-controller")`).
-pub const CLIENT_NAME: &str = "deployment-controller";
 
 /// Failed syncs of one key before it is dropped, 15 (upstream `maxRetries`:
 /// 5 ms · 2^15 ≈ 82 s of backoff in total), drained on stop.
@@ -93,23 +84,17 @@ struct Syncer {
 // === impl DeploymentController ===
 
 impl DeploymentController {
-    /// Builds the controller on `factory`'s informers and registers its
-    /// handlers (before `factory.start()`). Events are recorded through
-    /// `recorder` (component [`EVENT_COMPONENT`]); `options` are the core's
-    /// settings (from `--feature-gates`).
+    /// Builds the controller on `parts` (its Deployment, ReplicaSet and pod
+    /// handlers); `options` are the core's settings (from
+    /// `--feature-gates`).
     ///
     /// # Errors
     /// The ReplicaSet indexes cannot be added: `factory` has started.
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
-    pub fn new(
-        factory: &SharedInformerFactory,
-        client: Client,
-        recorder: EventRecorder,
-        options: Options,
-        queue_metrics: Option<&QueueMetrics>,
-    ) -> Result<Self, informer::Error> {
+    pub fn new(parts: Parts<'_>, options: Options) -> Result<Self, informer::Error> {
+        let Parts { factory, client, recorder, queue_metrics } = parts;
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let deployments = factory.informer::<Deployment>();
         let replica_sets = factory.informer::<ReplicaSet>();

@@ -33,25 +33,19 @@ use kcm_controllers::endpoint::{self as core, MAX_RETRIES, Write};
 use kcm_objects::Pod;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::{EventRecorder, EventType};
-use kcm_runtime::informer::{
-    Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, key_of,
-};
+use kcm_runtime::informer::{Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, Store, key_of};
 use kcm_runtime::runner::{Next, Reconcile, SyncError};
-use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::workqueue::{WorkQueue, default_controller_rate_limiter};
 use kube::Client;
 use kube::api::{Api, DeleteParams, PostParams};
 
 use super::api_errors::{code, error_message, namespace_terminating};
 use super::service_pods::{ServicePodHandler, register_pod_label_index, selected_pods};
+use crate::drivers::parts::{Identity, Parts};
 
-/// Upstream's controller name: metric label, log field.
-pub const CONTROLLER_NAME: &str = "endpoints-controller";
-
-/// The user-agent suffix of its client (upstream's `ClientOrDie` name).
-pub const CLIENT_NAME: &str = "endpoint-controller";
-
-/// The component of its events.
-pub const EVENT_COMPONENT: &str = "endpoint-controller";
+/// How upstream names the controller.
+pub const IDENTITY: Identity =
+    Identity { name: "endpoints-controller", client: "endpoint-controller", events: "endpoint-controller" };
 
 /// The workqueue's name (the `name` label of the `workqueue_*` metrics).
 pub const QUEUE_NAME: &str = "endpoint";
@@ -101,19 +95,13 @@ struct Trackers {
 // === impl EndpointController ===
 
 impl EndpointController {
-    /// Builds the controller on `factory`'s Service, Pod and Endpoints
-    /// informers, writing through `client`; pod changes are batched over
-    /// `batch_period`.
+    /// Builds the controller on `parts`, reading the Service, Pod and
+    /// Endpoints informers; pod changes are batched over `batch_period`.
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
-    pub fn new(
-        factory: &SharedInformerFactory,
-        client: Client,
-        recorder: EventRecorder,
-        batch_period: Duration,
-        queue_metrics: Option<&QueueMetrics>,
-    ) -> Self {
+    pub fn new(parts: Parts<'_>, batch_period: Duration) -> Self {
+        let Parts { factory, client, recorder, queue_metrics } = parts;
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let services = factory.informer::<Service>();
         let pods = factory.informer::<Pod>();

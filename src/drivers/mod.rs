@@ -15,6 +15,8 @@
 //!   (Deployment, StatefulSet);
 //! - `expectations`: the pod expectations of the ReplicaSet and DaemonSet
 //!   drivers, shared by their handlers, syncs and executor;
+//! - `parts`: what a driver is named ([`Identity`](parts::Identity)) and
+//!   built from ([`Parts`](parts::Parts));
 //! - `owners`: the indexes of pods and ReplicaSets by controller the
 //!   ReplicaSet, Deployment and StatefulSet drivers read;
 //! - `service_pods`: the Pod handler of the endpoints and EndpointSlice
@@ -82,6 +84,7 @@ mod namespace_keys;
 pub mod nodelifecycle;
 mod nodes;
 mod owners;
+pub mod parts;
 pub mod podgc;
 pub mod replicaset;
 pub mod rootcacertpublisher;

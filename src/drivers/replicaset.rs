@@ -22,32 +22,23 @@ use kcm_controllers::common::pod::is_pod_ready;
 use kcm_controllers::common::selector::Selector;
 use kcm_controllers::replicaset::{self as core, NamespacePods, Options, Snapshot, SyncMachine};
 use kcm_objects::{OwnerRef, Pod};
-use kube::Client;
 
 use super::execute::{Executor, next_after};
 use super::expectations::{OwnKindHandler, SharedExpectations};
 use super::owners;
+use crate::drivers::parts::{Identity, Parts};
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
-use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{
-    self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
-};
+use kcm_runtime::informer::{self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, Store};
 use kcm_runtime::runner::{Next, Reconcile, SyncError};
-use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::workqueue::{WorkQueue, default_controller_rate_limiter};
 
-/// Upstream's controller name: metric label, log field.
-pub const CONTROLLER_NAME: &str = "replicaset-controller";
+/// How upstream names the controller.
+pub const IDENTITY: Identity =
+    Identity { name: "replicaset-controller", client: "replicaset-controller", events: "replicaset-controller" };
 
 /// The workqueue's name (the `name` label of the `workqueue_*` metrics).
 pub const QUEUE_NAME: &str = "replicaset";
-
-/// The `source.component` of the controller's Events.
-pub const EVENT_COMPONENT: &str = "replicaset-controller";
-
-/// The user-agent suffix of the controller's own client, with its own
-/// QPS/burst budget (upstream's `ClientOrDie("replicaset-controller")`).
-pub const CLIENT_NAME: &str = "replicaset-controller";
 
 /// Failed syncs of one key before it is dropped, 15 (upstream `maxRetries`:
 /// 5 ms · 2^15 ≈ 82 s of backoff in total), drained on stop.
@@ -87,23 +78,17 @@ struct Syncer {
 // === impl ReplicaSetController ===
 
 impl ReplicaSetController {
-    /// Builds the controller on `factory`'s informers and registers its
-    /// handlers (before `factory.start()`). Events are recorded through
-    /// `recorder` (component [`EVENT_COMPONENT`]); `options` are the core's
-    /// settings (from `--feature-gates`).
+    /// Builds the controller on `parts` (its pod and ReplicaSet handlers
+    /// and indexes); `options` are the core's settings (from
+    /// `--feature-gates`).
     ///
     /// # Errors
     /// The pod indexes cannot be added (the pod informer has started).
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
-    pub fn new(
-        factory: &SharedInformerFactory,
-        client: Client,
-        recorder: EventRecorder,
-        options: Options,
-        queue_metrics: Option<&QueueMetrics>,
-    ) -> Result<Self, informer::Error> {
+    pub fn new(parts: Parts<'_>, options: Options) -> Result<Self, informer::Error> {
+        let Parts { factory, client, recorder, queue_metrics } = parts;
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let pods = factory.informer::<Pod>();
         let replica_sets = factory.informer::<ReplicaSet>();

@@ -28,24 +28,20 @@ use k8s_openapi::api::batch::v1::{CronJob, Job};
 use kcm_controllers::cronjob::{self as core, OnUpdate, Options};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{
-    EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
-};
-use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
-use kube::Client;
+use kcm_runtime::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, Store};
+use kcm_runtime::workqueue::{WorkQueue, default_controller_rate_limiter};
 use prometheus::{Histogram, HistogramOpts, Registry};
 
 use sync::Syncer;
 
 use super::execute::object_reference;
+use crate::drivers::parts::{Identity, Parts};
 
-pub use core::{CONTROLLER_NAME, QUEUE_NAME};
+pub use core::QUEUE_NAME;
 
-/// The `source.component` of the controller's Events.
-pub const EVENT_COMPONENT: &str = "cronjob-controller";
-
-/// The user-agent suffix of its client (upstream's `ClientOrDie` name).
-pub const CLIENT_NAME: &str = "cronjob-controller";
+/// How upstream names the controller.
+pub const IDENTITY: Identity =
+    Identity { name: core::CONTROLLER_NAME, client: "cronjob-controller", events: "cronjob-controller" };
 
 /// Upstream's buckets: `ExponentialBuckets(1, 2, 10)`, 1 s to 512 s.
 const SKEW_BUCKETS: [f64; 10] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
@@ -90,21 +86,15 @@ pub struct CronJobController {
 }
 
 impl CronJobController {
-    /// Builds the controller on `factory`'s informers and registers its
-    /// handlers (before `factory.start()`), writing through `client` and
-    /// recording through `recorder`. Schedules naming no zone are read in
+    /// Builds the controller on `parts`: its CronJob and Job handlers.
+    /// Schedules naming no zone are read in
     /// the process's local zone (`TZ`, else `/etc/localtime`, else UTC),
     /// as kube-controller-manager reads them in its own.
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
-    pub fn new(
-        factory: &SharedInformerFactory,
-        client: Client,
-        recorder: EventRecorder,
-        metrics: Option<CronJobMetrics>,
-        queue_metrics: Option<&QueueMetrics>,
-    ) -> Self {
+    pub fn new(parts: Parts<'_>, metrics: Option<CronJobMetrics>) -> Self {
+        let Parts { factory, client, recorder, queue_metrics } = parts;
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let cron_jobs = factory.informer::<CronJob>();
         let jobs = factory.informer::<Job>();
@@ -117,7 +107,8 @@ impl CronJobController {
             ),
             jobs.add_handler(JobHandler { queue: queue.clone(), cron_jobs: cron_jobs.store() }, resync),
         ];
-        let syncer = Arc::new(Syncer::new(cron_jobs.store(), jobs.store(), client, recorder, options, metrics));
+        let syncer =
+            Arc::new(Syncer { cron_jobs: cron_jobs.store(), jobs: jobs.store(), client, recorder, options, metrics });
         Self { queue, cron_jobs, jobs, registrations, syncer }
     }
 }

@@ -51,13 +51,18 @@ fn api(what: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
 
 /// The per-key sync, shared by the workers.
 pub(super) struct Syncer {
-    cron_jobs: Store<CronJob>,
+    /// Cached CronJobs.
+    pub cron_jobs: Store<CronJob>,
     /// Cached Jobs (all namespaces).
-    jobs: Store<Job>,
-    client: Client,
-    recorder: EventRecorder,
-    options: Options,
-    metrics: Option<CronJobMetrics>,
+    pub jobs: Store<Job>,
+    /// Writes the Jobs and the CronJob's status.
+    pub client: Client,
+    /// Records the core's events.
+    pub recorder: EventRecorder,
+    /// The zones schedules are read in.
+    pub options: Options,
+    /// `cronjob_controller_*`, when registered.
+    pub metrics: Option<CronJobMetrics>,
 }
 
 impl Reconcile for Syncer {
@@ -99,17 +104,6 @@ impl Reconcile for Syncer {
 }
 
 impl Syncer {
-    pub(super) fn new(
-        cron_jobs: Store<CronJob>,
-        jobs: Store<Job>,
-        client: Client,
-        recorder: EventRecorder,
-        options: Options,
-        metrics: Option<CronJobMetrics>,
-    ) -> Self {
-        Self { cron_jobs, jobs, client, recorder, options, metrics }
-    }
-
     /// The phases up to the decision's end; the answer is when to sync
     /// again.
     async fn walk(&self, sync: &mut Sync, namespace: &str, name: &str) -> Result<Option<SignedDuration>, Error> {

@@ -27,29 +27,22 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
 use kcm_controllers::daemonset::{self as core, FailedPodsBackoff, Options, Snapshot, SyncMachine};
 use kcm_objects::{Node, Pod};
-use kube::Client;
 
 use super::execute::{Executor, next_after};
 use super::expectations::{OwnKindHandler, SharedExpectations};
+use crate::drivers::parts::{Identity, Parts};
 use handlers::{HistoryHandler, Lookup, NodeHandler, PodHandler};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
-use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
+use kcm_runtime::informer::{HandlerRegistration, HasSynced, SharedInformer, Store};
 use kcm_runtime::runner::{Next, Reconcile, SyncError};
-use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::workqueue::{WorkQueue, default_controller_rate_limiter};
 
-/// Upstream's controller name: metric label, log field.
-pub const CONTROLLER_NAME: &str = "daemonset-controller";
+/// How upstream names the controller (upstream's service account `daemon-set-controller` is its client).
+pub const IDENTITY: Identity =
+    Identity { name: "daemonset-controller", client: "daemon-set-controller", events: "daemonset-controller" };
 
 /// The workqueue's name (the `name` label of the `workqueue_*` metrics).
 pub const QUEUE_NAME: &str = "daemonset";
-
-/// The `source.component` of the controller's Events.
-pub const EVENT_COMPONENT: &str = "daemonset-controller";
-
-/// The name of the controller's own client (upstream's service account
-/// `daemon-set-controller`).
-pub const CLIENT_NAME: &str = "daemon-set-controller";
 
 /// How often the failed-pod backoff forgets idle keys (upstream
 /// `BackoffGCInterval`).
@@ -94,19 +87,13 @@ struct Syncer {
 // === impl DaemonSetController ===
 
 impl DaemonSetController {
-    /// Builds the controller on `factory`'s informers and registers its
-    /// handlers (before `factory.start()`). Events are recorded through
-    /// `recorder` (component [`EVENT_COMPONENT`]).
+    /// Builds the controller on `parts`: its DaemonSet, revision, pod and
+    /// node handlers.
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
-    pub fn new(
-        factory: &SharedInformerFactory,
-        client: Client,
-        recorder: EventRecorder,
-        options: Options,
-        queue_metrics: Option<&QueueMetrics>,
-    ) -> Self {
+    pub fn new(parts: Parts<'_>, options: Options) -> Self {
+        let Parts { factory, client, recorder, queue_metrics } = parts;
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let daemon_sets = factory.informer::<DaemonSet>();
         let pods = factory.informer::<Pod>();

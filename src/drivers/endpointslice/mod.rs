@@ -30,13 +30,10 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kcm_controllers::endpointslice::{EndpointSliceTracker, MetricsCache, TopologyCache, TriggerTimeTracker};
 use kcm_objects::{Node, Pod};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
-use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{Enqueue, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
+use kcm_runtime::informer::{Enqueue, HandlerRegistration, HasSynced, SharedInformer};
 use kcm_runtime::workqueue::{
-    BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, QueueMetrics, WorkQueue,
-    default_controller_rate_limiter,
+    BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, WorkQueue, default_controller_rate_limiter,
 };
-use kube::Client;
 
 pub use handlers::ENDPOINT_SLICE_CHANGE_MIN_SYNC_DELAY;
 pub use metrics::EndpointSliceMetrics;
@@ -45,16 +42,15 @@ pub use sync::Error;
 use handlers::{NodeHandler, SliceHandler};
 
 use super::service_pods::{ServicePodHandler, register_pod_label_index};
+use crate::drivers::parts::{Identity, Parts};
 use sync::{Syncer, TopologySyncer};
 
-/// Upstream's controller name: metric label, log field.
-pub const CONTROLLER_NAME: &str = "endpointslice-controller";
-
-/// The user-agent suffix of its client (upstream's `ClientOrDie` name).
-pub const CLIENT_NAME: &str = "endpointslice-controller";
-
-/// The `source.component` of its Events.
-pub const EVENT_COMPONENT: &str = "endpoint-slice-controller";
+/// How upstream names the controller.
+pub const IDENTITY: Identity = Identity {
+    name: "endpointslice-controller",
+    client: "endpointslice-controller",
+    events: "endpoint-slice-controller",
+};
 
 /// The workqueue's name (the `name` label of the `workqueue_*` metrics).
 pub const QUEUE_NAME: &str = "endpoint_slice";
@@ -129,19 +125,12 @@ pub struct EndpointSliceController {
 }
 
 impl EndpointSliceController {
-    /// Builds the controller on `factory`'s informers, writing through
-    /// `client` and recording events through `recorder`.
+    /// Builds the controller on `parts`.
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
-    pub fn new(
-        factory: &SharedInformerFactory,
-        client: Client,
-        recorder: EventRecorder,
-        settings: Settings,
-        metrics: Option<EndpointSliceMetrics>,
-        queue_metrics: Option<&QueueMetrics>,
-    ) -> Self {
+    pub fn new(parts: Parts<'_>, settings: Settings, metrics: Option<EndpointSliceMetrics>) -> Self {
+        let Parts { factory, client, recorder, queue_metrics } = parts;
         let limiter = MaxOfRateLimiter::new(vec![
             Box::new(ItemExponentialFailureRateLimiter::new(DEFAULT_SYNC_BACKOFF, MAX_SYNC_BACKOFF)),
             Box::new(BucketRateLimiter::new(10.0, 100)),

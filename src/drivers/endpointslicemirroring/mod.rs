@@ -37,26 +37,23 @@ use kcm_controllers::endpointslicemirroring::tracker::EndpointSliceTracker;
 use kcm_controllers::endpointslicemirroring::{self as core, MAX_RETRIES, Sync as Decision};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::{EventRecorder, EventType};
-use kcm_runtime::informer::{HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store, key_of};
+use kcm_runtime::informer::{HandlerRegistration, HasSynced, SharedInformer, Store, key_of};
 use kcm_runtime::runner::{Next, Reconcile, SyncError};
-use kcm_runtime::workqueue::{
-    BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, QueueMetrics, WorkQueue,
-};
+use kcm_runtime::workqueue::{BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, WorkQueue};
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, ResourceExt};
 pub use metrics::MirroringMetrics;
 
 use self::handlers::{EndpointsHandler, ServiceHandler, SliceHandler};
 use super::api_errors::{error_message, namespace_terminating};
+use crate::drivers::parts::{Identity, Parts};
 
-/// Upstream's controller name: metric label, log field.
-pub const CONTROLLER_NAME: &str = "endpointslice-mirroring-controller";
-
-/// The user-agent suffix of its client (upstream's `ClientOrDie` name).
-pub const CLIENT_NAME: &str = "endpointslicemirroring-controller";
-
-/// The component of its events.
-pub const EVENT_COMPONENT: &str = "endpoint-slice-mirroring-controller";
+/// How upstream names the controller.
+pub const IDENTITY: Identity = Identity {
+    name: "endpointslice-mirroring-controller",
+    client: "endpointslicemirroring-controller",
+    events: "endpoint-slice-mirroring-controller",
+};
 
 /// The workqueue's name (the `name` label of the `workqueue_*` metrics).
 pub const QUEUE_NAME: &str = "endpoint_slice_mirroring";
@@ -112,19 +109,13 @@ struct Syncer {
 // === impl EndpointSliceMirroringController ===
 
 impl EndpointSliceMirroringController {
-    /// Builds the controller on `factory`'s Endpoints, EndpointSlice and
-    /// Service informers, writing through `client`.
+    /// Builds the controller on `parts`, reading the Endpoints,
+    /// EndpointSlice and Service informers.
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
-    pub fn new(
-        factory: &SharedInformerFactory,
-        client: Client,
-        recorder: EventRecorder,
-        settings: Settings,
-        metrics: Option<MirroringMetrics>,
-        queue_metrics: Option<&QueueMetrics>,
-    ) -> Self {
+    pub fn new(parts: Parts<'_>, settings: Settings, metrics: Option<MirroringMetrics>) -> Self {
+        let Parts { factory, client, recorder, queue_metrics } = parts;
         let limiter = MaxOfRateLimiter::new(vec![
             Box::new(ItemExponentialFailureRateLimiter::new(Duration::from_secs(1), Duration::from_secs(100))),
             Box::new(BucketRateLimiter::new(10.0, 100)),

@@ -40,6 +40,7 @@ use kcm_controllers::garbagecollector::graph::Graph;
 use kube::Client;
 use tokio::sync::{Notify, watch};
 
+use crate::drivers::parts::Identity;
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
@@ -50,16 +51,12 @@ use shared::{Mapper, Shared};
 pub use metrics::GcMetrics;
 pub use monitors::{RESOURCE_SYNC_PERIOD, ignored};
 
-/// Upstream's controller name: log field, sync metric label.
-pub const CONTROLLER_NAME: &str = "garbage-collector-controller";
-
-/// The `source.component` of the collector's Events (upstream
-/// `garbage-collector-controller`).
-pub const EVENT_COMPONENT: &str = "garbage-collector-controller";
-
-/// The user agent suffix of the collector's client (upstream's
-/// `generic-garbage-collector` client).
-pub const CLIENT_NAME: &str = "generic-garbage-collector";
+/// How upstream names the controller (upstream's `generic-garbage-collector` client).
+pub const IDENTITY: Identity = Identity {
+    name: "garbage-collector-controller",
+    client: "generic-garbage-collector",
+    events: "garbage-collector-controller",
+};
 
 /// The `attemptToDelete` queue's name (upstream's).
 pub const ATTEMPT_TO_DELETE_QUEUE: &str = "garbage_collector_attempt_to_delete";
@@ -90,7 +87,7 @@ pub struct GarbageCollector {
 
 impl GarbageCollector {
     /// A collector talking through `client` (upstream builds it a client
-    /// named [`CLIENT_NAME`]).
+    /// named [`IDENTITY.client`]).
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueues spawn their timer tasks).
@@ -151,7 +148,7 @@ impl Controller for GarbageCollector {
             tokio::select! {
                 all = wait_all(synced) => {
                     if !all {
-                        tracing::warn!(controller = CONTROLLER_NAME, "starting before every resource type has listed");
+                        tracing::warn!(controller = IDENTITY.name, "starting before every resource type has listed");
                     }
                 }
                 () = stop.clone() => {
@@ -160,7 +157,7 @@ impl Controller for GarbageCollector {
                 }
             }
             self.started.send_replace(true);
-            tracing::info!(controller = CONTROLLER_NAME, workers = cx.workers, "starting workers");
+            tracing::info!(controller = IDENTITY.name, workers = cx.workers, "starting workers");
             let deleter = Arc::new(workers::AttemptToDelete::new(self.shared.clone(), self.client.clone()));
             let orphaner = Arc::new(workers::AttemptToOrphan::new(self.shared.clone(), self.client.clone()));
             futures::join!(

@@ -30,26 +30,18 @@ use futures::future::BoxFuture;
 use k8s_openapi::api::batch::v1::Job;
 use kcm_objects::Pod;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
-use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{self, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
-use kcm_runtime::workqueue::{ItemExponentialFailureRateLimiter, QueueMetrics, WorkQueue};
-use kube::Client;
+use kcm_runtime::informer::{self, HandlerRegistration, HasSynced, SharedInformer};
+use kcm_runtime::workqueue::{ItemExponentialFailureRateLimiter, WorkQueue};
 
 pub use self::metrics::JobMetrics;
 use self::metrics::Memory;
 use self::sync::{OrphanSyncer, Syncer};
 use super::execute::Executor;
 use super::owners;
+use crate::drivers::parts::{Identity, Parts};
 
-/// Upstream's controller name: metric label, log field.
-pub const CONTROLLER_NAME: &str = "job-controller";
-
-/// The user agent of the controller's own client (upstream's
-/// `ClientOrDie("job-controller")`).
-pub const CLIENT_NAME: &str = "job-controller";
-
-/// The `source.component` of the controller's Events.
-pub const EVENT_COMPONENT: &str = "job-controller";
+/// How upstream names the controller.
+pub const IDENTITY: Identity = Identity { name: "job-controller", client: "job-controller", events: "job-controller" };
 
 /// The Job queue's name (the `name` label of the `workqueue_*` metrics).
 pub const QUEUE_NAME: &str = "job";
@@ -83,22 +75,16 @@ pub struct JobController {
 }
 
 impl JobController {
-    /// Builds the controller on `factory`'s informers and registers its
-    /// handlers (before `factory.start()`); writes go through `client`,
-    /// events through `recorder` (component [`EVENT_COMPONENT`]).
+    /// Builds the controller on `parts`: its Job and pod handlers, its two
+    /// queues, the pod index.
     ///
     /// # Errors
     /// The pod indexes cannot be added (the pod informer has started).
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueues spawn their timer tasks).
-    pub fn new(
-        factory: &SharedInformerFactory,
-        client: Client,
-        recorder: EventRecorder,
-        metrics: Option<JobMetrics>,
-        queue_metrics: Option<&QueueMetrics>,
-    ) -> Result<Self, informer::Error> {
+    pub fn new(parts: Parts<'_>, metrics: Option<JobMetrics>) -> Result<Self, informer::Error> {
+        let Parts { factory, client, recorder, queue_metrics } = parts;
         let limiter = || ItemExponentialFailureRateLimiter::new(DEFAULT_JOB_API_BACK_OFF, MAX_JOB_API_BACK_OFF);
         let queue = WorkQueue::new(QUEUE_NAME, limiter(), queue_metrics);
         let orphan_queue = WorkQueue::new(ORPHAN_QUEUE_NAME, limiter(), queue_metrics);

@@ -50,28 +50,21 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kcm_controllers::node::monitor::{self, Monitor};
 use kcm_objects::Node;
 use kcm_objects::Pod;
-use kube::Client;
 
 use crate::drivers::nodes::{NODE_CONTROLLER, register_pod_node_name_index};
+use crate::drivers::parts::{Identity, Parts};
 use handlers::{NodeHandler, PodHandler};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
-use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{self, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
-use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::informer::{self, HandlerRegistration, HasSynced, SharedInformer};
+use kcm_runtime::workqueue::{WorkQueue, default_controller_rate_limiter};
 use shared::Inner;
 use workers::{NodeSyncer, PodSyncer};
 
 pub use metrics::NodeLifecycleMetrics;
 
-/// Upstream's controller name: metric label, log field.
-pub const CONTROLLER_NAME: &str = "node-lifecycle-controller";
-
-/// The `source.component` of the controller's Events.
-pub const EVENT_COMPONENT: &str = NODE_CONTROLLER;
-
-/// The user-agent suffix of the controller's own client (upstream's client
-/// name).
-pub const CLIENT_NAME: &str = NODE_CONTROLLER;
+/// How upstream names the controller.
+pub const IDENTITY: Identity =
+    Identity { name: "node-lifecycle-controller", client: NODE_CONTROLLER, events: NODE_CONTROLLER };
 
 /// The node queue's name (the `name` label of the `workqueue_*` metrics).
 pub const NODE_QUEUE_NAME: &str = "node_lifecycle_controller";
@@ -120,7 +113,8 @@ pub struct NodeLifecycleController {
 // === impl NodeLifecycleController ===
 
 impl NodeLifecycleController {
-    /// Builds the controller on `factory`'s Node, Pod and Lease informers.
+    /// Builds the controller on `parts`, reading the Node, Pod and Lease
+    /// informers.
     ///
     /// # Errors
     /// The pod index cannot be added (the informers have started).
@@ -128,13 +122,11 @@ impl NodeLifecycleController {
     /// # Panics
     /// Outside a tokio runtime (the workqueues spawn their timer tasks).
     pub fn new(
-        factory: &SharedInformerFactory,
-        client: Client,
-        recorder: EventRecorder,
+        parts: Parts<'_>,
         settings: Settings,
         metrics: Option<NodeLifecycleMetrics>,
-        queue_metrics: Option<&QueueMetrics>,
     ) -> Result<Self, informer::Error> {
+        let Parts { factory, client, recorder, queue_metrics } = parts;
         let node_queue = WorkQueue::new(NODE_QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let pod_queue = WorkQueue::new(POD_QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let nodes = factory.informer::<Node>();

@@ -32,26 +32,21 @@ use kcm_controllers::common::pod::is_pod_ready;
 use kcm_controllers::common::selector::Selector;
 use kcm_controllers::statefulset::{self as core, Options, Snapshot, SyncMachine};
 use kcm_objects::{OwnerRef, Pod};
-use kube::Client;
 
 use super::execute::{Executor, NoBookkeeping, next_after};
 use super::owners;
+use crate::drivers::parts::{Identity, Parts};
 use futures::future::BoxFuture;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
-use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{
-    self, Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
-};
+use kcm_runtime::informer::{self, Enqueue, EventHandler, HandlerRegistration, HasSynced, SharedInformer, Store};
 use kcm_runtime::runner::{Next, Reconcile, SyncError};
-use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::workqueue::{WorkQueue, default_controller_rate_limiter};
 
-pub use core::{CONTROLLER_NAME, QUEUE_NAME};
+pub use core::QUEUE_NAME;
 
-/// The `source.component` of the controller's Events.
-pub const EVENT_COMPONENT: &str = "statefulset-controller";
-
-/// The user-agent suffix of its client (upstream's `ClientOrDie` name).
-pub const CLIENT_NAME: &str = "statefulset-controller";
+/// How upstream names the controller.
+pub const IDENTITY: Identity =
+    Identity { name: core::CONTROLLER_NAME, client: "statefulset-controller", events: "statefulset-controller" };
 
 /// The StatefulSet controller, ready to run once its caches sync.
 pub struct StatefulSetController {
@@ -85,23 +80,17 @@ struct Syncer {
 // === impl StatefulSetController ===
 
 impl StatefulSetController {
-    /// Builds the controller on `factory`'s informers and registers its
-    /// handlers (before `factory.start()`). Events are recorded through
-    /// `recorder` (component [`EVENT_COMPONENT`]); `options` are the core's
-    /// settings (from `--feature-gates`).
+    /// Builds the controller on `parts` (its StatefulSet and pod handlers,
+    /// the pod index); `options` are the core's settings (from
+    /// `--feature-gates`).
     ///
     /// # Errors
     /// The pod indexes cannot be added (the pod informer has started).
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
-    pub fn new(
-        factory: &SharedInformerFactory,
-        client: Client,
-        recorder: EventRecorder,
-        options: Options,
-        queue_metrics: Option<&QueueMetrics>,
-    ) -> Result<Self, informer::Error> {
+    pub fn new(parts: Parts<'_>, options: Options) -> Result<Self, informer::Error> {
+        let Parts { factory, client, recorder, queue_metrics } = parts;
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let stateful_sets = factory.informer::<StatefulSet>();
         let pods = factory.informer::<Pod>();

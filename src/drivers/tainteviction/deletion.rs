@@ -11,7 +11,7 @@ use kcm_controllers::node::eviction::{self as core, Scheduled};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use serde_json::json;
 
-use super::CONTROLLER_NAME;
+use super::IDENTITY;
 use super::evictor::{Evictor, pod_reference, split, until};
 use crate::drivers::api_errors::code;
 use kcm_runtime::events::EventType;
@@ -43,7 +43,7 @@ impl Evictor {
             entry.in_flight = true;
             if !entry.announced {
                 entry.announced = true;
-                tracing::info!(controller = CONTROLLER_NAME, pod = key, "Deleting pod");
+                tracing::info!(controller = IDENTITY.name, pod = key, "Deleting pod");
                 self.recorder.event(
                     &pod_reference(namespace, name),
                     EventType::Normal,

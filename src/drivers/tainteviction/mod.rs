@@ -52,28 +52,21 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use kcm_objects::Node;
 use kcm_objects::Pod;
-use kube::Client;
 
 use crate::drivers::nodes::{NODE_CONTROLLER, register_pod_node_name_index};
+use crate::drivers::parts::{Identity, Parts};
 use evictor::Evictor;
 use handlers::{NodeHandler, PodHandler};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
-use kcm_runtime::events::EventRecorder;
-use kcm_runtime::informer::{self, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory};
-use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
+use kcm_runtime::informer::{self, HandlerRegistration, HasSynced, SharedInformer};
+use kcm_runtime::workqueue::{WorkQueue, default_controller_rate_limiter};
 use workers::{DeletionSync, Judge};
 
 pub use metrics::EvictionMetrics;
 
-/// Upstream's controller name: metric label, log field.
-pub const CONTROLLER_NAME: &str = "taint-eviction-controller";
-
-/// The `source.component` of the controller's Events.
-pub const EVENT_COMPONENT: &str = "taint-eviction-controller";
-
-/// The user-agent suffix of the controller's own client: upstream builds it
-/// as `node-controller`, whose cluster role it uses.
-pub const CLIENT_NAME: &str = NODE_CONTROLLER;
+/// How upstream names the controller (its client is upstream's `node-controller`, whose cluster role it uses).
+pub const IDENTITY: Identity =
+    Identity { name: "taint-eviction-controller", client: NODE_CONTROLLER, events: "taint-eviction-controller" };
 
 /// The node queue's name (the `name` label of the `workqueue_*` metrics).
 pub const NODE_QUEUE_NAME: &str = "noexec_taint_node";
@@ -109,21 +102,16 @@ pub struct TaintEvictionController {
 // === impl TaintEvictionController ===
 
 impl TaintEvictionController {
-    /// Builds the controller on `factory`'s Pod and Node informers and
-    /// registers its handlers and the pod index (before `factory.start()`).
+    /// Builds the controller on `parts`: its pod and node handlers and the
+    /// pod index.
     ///
     /// # Errors
     /// The pod index cannot be added (the pod informer already started).
     ///
     /// # Panics
     /// Outside a tokio runtime (the workqueues spawn their timer tasks).
-    pub fn new(
-        factory: &SharedInformerFactory,
-        client: Client,
-        recorder: EventRecorder,
-        metrics: Option<EvictionMetrics>,
-        queue_metrics: Option<&QueueMetrics>,
-    ) -> Result<Self, informer::Error> {
+    pub fn new(parts: Parts<'_>, metrics: Option<EvictionMetrics>) -> Result<Self, informer::Error> {
+        let Parts { factory, client, recorder, queue_metrics } = parts;
         let node_queue = WorkQueue::new(NODE_QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let pod_queue = WorkQueue::new(POD_QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         // Not an upstream queue (upstream runs one timer per pod): no metrics.
