@@ -257,6 +257,7 @@ async fn sim(nodes: usize, history: usize) -> Sim {
         .await
         .expect("kube-sim starts");
     kube_sim::testing::provision_namespace(&sim, NAMESPACE).await;
+    objects::create_template_sources(&sim).await;
     sim
 }
 

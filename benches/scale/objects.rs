@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kcm_controllers::common::template_hash::compute_hash;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
@@ -82,6 +82,28 @@ fn with_hash(labels: Option<&std::collections::BTreeMap<String, String>>, hash: 
     json!(labels)
 }
 
+/// Creates what the pods of [`deployment`] mount and read, the ConfigMap
+/// `web-config` and the Secret `web-db`, as a cluster running such pods
+/// holds them: kube-sim's kubelet, like a kubelet, leaves a pod whose
+/// ConfigMap volume is missing `ContainerCreating`.
+pub async fn create_template_sources(sim: &Sim) {
+    let client = sim.client().expect("client");
+    let config: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "web-config", "namespace": NAMESPACE}, "data": {"web.yaml": "port: 8080"}}))
+    .expect("a ConfigMap");
+    Api::<ConfigMap>::namespaced(client.clone(), NAMESPACE)
+        .create(&PostParams::default(), &config)
+        .await
+        .expect("the pods' ConfigMap created");
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "web-db", "namespace": NAMESPACE}, "data": {"url": "cG9zdGdyZXM6Ly9kYi93ZWI="}}))
+    .expect("a Secret");
+    Api::<Secret>::namespaced(client, NAMESPACE)
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("the pods' Secret created");
+}
+
 /// A converged Deployment as kcm-rs leaves it (10 replicas, one
 /// ReplicaSet, every pod Running and Ready), taken from a calibration run:
 /// what the objects made for the scale run copy.
@@ -102,6 +124,7 @@ impl Converged {
     /// Deployment (labels, selector, template, hash).
     pub async fn calibrate(replicas: i32) -> Converged {
         let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
+        create_template_sources(&sim).await;
         let (dir, kubeconfig) = common::kubeconfig(&sim);
         let log = dir.path().join("kcm-rs.log");
         let started = std::time::Instant::now();
