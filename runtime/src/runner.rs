@@ -116,7 +116,9 @@ async fn worker<S: Reconcile>(queue: WorkQueue<String>, sync: Arc<S>, config: Po
     let controller = config.controller;
     while let Some(key) = queue.get().await {
         let started = Instant::now();
-        let outcome = AssertUnwindSafe(sync.sync(&key)).catch_unwind().await;
+        // Boxed: a worker lives as long as its controller, and its task would
+        // otherwise keep room for the largest sync future all that time.
+        let outcome = AssertUnwindSafe(Box::pin(sync.sync(&key))).catch_unwind().await;
         metrics.duration.with_label_values(&[controller]).observe(started.elapsed().as_secs_f64());
         let result = match outcome {
             Ok(Ok(next)) => {
