@@ -103,16 +103,7 @@ impl Lane {
             Write::DeletePod { set, namespace, name, uid } => {
                 (set, name.clone(), vec![Call::DeletePod { namespace, name, uid }], None)
             }
-            Write::UpdateStatus(update) => {
-                let set = ObjectRef {
-                    api_version: "apps/v1".into(),
-                    kind: "StatefulSet".into(),
-                    namespace: Some(update.namespace.clone()),
-                    name: update.name.clone(),
-                    uid: String::new(),
-                };
-                (set, String::new(), vec![Call::UpdateStatus(update)], None)
-            }
+            Write::UpdateStatus(update) => (update.set.clone(), String::new(), vec![Call::UpdateStatus(update)], None),
             Write::Fail { set, error } => {
                 let ended = Some(Err(WriteError { refusal: Refusal::Other, message: error }));
                 return Self { set, pod: String::new(), calls: Vec::new(), repair: None, ended };

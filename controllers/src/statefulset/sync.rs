@@ -165,8 +165,7 @@ fn finish(
     complete_rolling_update(set, &mut status);
     if inconsistent_status(set, &status) {
         plan.push(Action::Own(Write::UpdateStatus(StatusUpdate {
-            namespace: super::namespace(set).to_owned(),
-            name: super::name(set).to_owned(),
+            set: object_ref(set),
             resource_version: set.metadata.resource_version.clone(),
             status: Box::new(status.clone()),
         })));

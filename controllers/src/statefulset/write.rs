@@ -98,10 +98,8 @@ pub enum Write {
 /// written on it (upstream `UpdateStatefulSetStatus`, `RetryOnConflict`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StatusUpdate {
-    /// Namespace of the set.
-    pub namespace: String,
-    /// Name of the set.
-    pub name: String,
+    /// The set.
+    pub set: ObjectRef,
     /// resourceVersion of the cached set.
     pub resource_version: Option<String>,
     /// The whole new status.

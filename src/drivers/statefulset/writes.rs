@@ -33,8 +33,10 @@ impl OwnWriter<Call> for Writes<'_> {
                 let api: Api<Pod> = Api::namespaced(self.executor.client.clone(), namespace);
                 api.get(name).await.map(|pod| Answer::Pod(Box::new(pod))).map_err(|error| write_error(&error))
             }
-            Call::UpdatePod { pod } => self.replace(&**pod).await,
-            Call::UpdateClaim { claim } => self.replace(&**claim).await,
+            // At the version each carries (the live read's, the cache's), not
+            // the run's: a pod read after this run wrote it is newer still.
+            Call::UpdatePod { pod } => self.executor.replace(&**pod, false, &Versions::default()).await,
+            Call::UpdateClaim { claim } => self.executor.replace(&**claim, false, &Versions::default()).await,
             Call::DeletePod { namespace, name, uid } => {
                 match self.executor.delete_with_uid::<Pod>(namespace, name, uid).await {
                     Ok(true) => Ok(Answer::Done),
@@ -59,27 +61,24 @@ impl Writes<'_> {
     }
 
     /// Creates `object`.
-    async fn create<K: Whole>(&self, object: &K) -> Told {
+    async fn create<K>(&self, object: &K) -> Told
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + std::fmt::Debug
+            + serde::Serialize
+            + serde::de::DeserializeOwned,
+    {
         let created = self.api(object).create(&PostParams::default(), object).await;
         created.map(|_| Answer::Done).map_err(|error| write_error(&error))
-    }
-
-    /// Replaces `object` at the resourceVersion it carries.
-    async fn replace<K: Whole>(&self, object: &K) -> Told {
-        let name = object.meta().name.as_deref().unwrap_or("");
-        self.api(object)
-            .replace(name, &PostParams::default(), object)
-            .await
-            .map(|_| Answer::Done)
-            .map_err(|error| write_error(&error))
     }
 
     /// Upstream `UpdateStatefulSetStatus`: the status written on the cached
     /// set at `resource_version`; on a conflict the set is read live and the
     /// same status written on it (`RetryOnConflict`).
     async fn update_stateful_set_status(&self, update: &StatusUpdate) -> Told {
-        let StatusUpdate { namespace, name, resource_version, status } = update;
-        let status = &**status;
+        let StatusUpdate { set, resource_version, status } = update;
+        let (namespace, name, status) = (set.namespace.as_deref().unwrap_or(""), set.name.as_str(), &**status);
         let api: Api<StatefulSet> = Api::namespaced(self.executor.client.clone(), namespace);
         let mut body = match self.stateful_sets.get_namespaced(Some(namespace), name) {
             Some(set) => (*set).clone(),
@@ -99,25 +98,6 @@ impl Writes<'_> {
         }
         Err(last)
     }
-}
-
-/// A namespaced object the writer sends whole (a claim, a pod).
-trait Whole:
-    Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-    + Clone
-    + std::fmt::Debug
-    + serde::Serialize
-    + serde::de::DeserializeOwned
-{
-}
-
-impl<K> Whole for K where
-    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-        + Clone
-        + std::fmt::Debug
-        + serde::Serialize
-        + serde::de::DeserializeOwned
-{
 }
 
 #[cfg(test)]
@@ -150,8 +130,7 @@ mod tests {
             ..Default::default()
         };
         let write = Call::UpdateStatus(StatusUpdate {
-            namespace: "default".into(),
-            name: "web".into(),
+            set: kcm_controllers::statefulset::object_ref(&cached),
             resource_version: cached.metadata.resource_version.clone(),
             status: Box::new(status),
         });
