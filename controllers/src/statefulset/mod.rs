@@ -73,6 +73,9 @@
 //! - In `Parallel` mode a pod planned for creation is not also given its
 //!   claim owner references a second time in the same sync (upstream sends
 //!   that update again from a stale cache and fails with a conflict).
+//! - A pod's repair is made on a live read of the pod (`call`), not on the
+//!   cached copy upstream updates: the cache holds pods in a slim form, and
+//!   a write made from it would drop the fields it does not keep.
 //!
 //! [`Plan`]: crate::plan::Plan
 
