@@ -16,6 +16,14 @@
 // does:
 //
 //	testbed etcd|kube-apiserver|kube-scheduler|kube-controller-manager|kwok [ARGS]
+//
+// and
+//
+//	testbed conformance --e2e E2E --ginkgo GINKGO --kcm-rs KCM_RS --controllers LIST [...]
+//
+// runs upstream's e2e suite with kube-controller-manager and with kcm-rs,
+// each on a fresh testbed, and writes the table of their results
+// (scripts/conformance builds what it needs and runs it).
 package main
 
 import (
@@ -38,8 +46,11 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	if os.Args[1] == "up" {
+	switch os.Args[1] {
+	case "up":
 		os.Exit(up(os.Args[2:]))
+	case "conformance":
+		os.Exit(runConformance(os.Args[2:]))
 	}
 	code, ok := components.Run(os.Args[1], os.Args[2:])
 	if !ok {
@@ -50,7 +61,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage: testbed up --dir DIR [--nodes N] [--audit] [--stop-on-stdin-eof] [--remove-dir]\n       testbed %s [ARGS]\n",
+	fmt.Fprintf(os.Stderr, "usage: testbed up --dir DIR [--nodes N] [--audit] [--stop-on-stdin-eof] [--remove-dir]\n       testbed conformance --e2e E2E --ginkgo GINKGO --kcm-rs KCM_RS --controllers LIST [...]\n       testbed %s [ARGS]\n",
 		strings.Join(components.Names, "|"))
 }
 

@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// process is one control-plane program, run as `testbed <name> <args>`
-// in a child process whose output goes to <logs>/<name>.log. The child is
-// killed by the kernel when the testbed dies, so a killed testbed leaves
-// nothing running.
+// process is one program in a child process whose output goes to
+// <logs>/<name>.log: a control-plane component, run as
+// `testbed <name> <args>`, or a controller manager under test. The child
+// is killed by the kernel when the testbed dies, so a killed testbed
+// leaves nothing running.
 type process struct {
 	name    string
 	logPath string
@@ -23,17 +24,23 @@ type process struct {
 	err     error
 }
 
+// start runs the component called name: `testbed <name> <args>`.
 func start(name, logs string, args ...string) (*process, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
+	return startCommand(name, logs, self, append([]string{name}, args...))
+}
+
+// startCommand runs the program at path with args, its log named after name.
+func startCommand(name, logs, path string, args []string) (*process, error) {
 	logPath := filepath.Join(logs, name+".log")
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, append([]string{name}, args...)...)
+	cmd := exec.Command(path, args...)
 	cmd.Stdout = log
 	cmd.Stderr = log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -220,6 +220,18 @@ func (c *Cluster) start(name, logs string, args ...string) (*process, error) {
 	return p, nil
 }
 
+// Run starts one more program beside the control plane (a controller
+// manager under test): path with args, its log at <logs>/<name>.log. Down
+// stops it first, and Wait returns when it exits.
+func (c *Cluster) Run(name, path string, args ...string) error {
+	p, err := startCommand(name, c.State.Logs, path, args)
+	if err != nil {
+		return err
+	}
+	c.processes = append(c.processes, p)
+	return nil
+}
+
 // waitFor polls check until it passes, the process exits (its log's tail
 // in the error), or the timeout passes.
 func waitFor(ctx context.Context, timeout time.Duration, p *process, what string, check func(context.Context) error) error {
