@@ -22,7 +22,7 @@ func runConformance(args []string) int {
 	flags.StringVar(&opts.Dir, "dir", "conformance", "where each run's testbed, logs and report go, and the table")
 	flags.StringVar(&opts.E2E, "e2e", "", "upstream's e2e test binary (go test -c k8s.io/kubernetes/test/e2e)")
 	flags.StringVar(&opts.Ginkgo, "ginkgo", "", "the ginkgo command")
-	flags.IntVar(&opts.Procs, "procs", 4, "specs run at a time")
+	flags.IntVar(&opts.Procs, "procs", 8, "specs run at a time, per program")
 	flags.DurationVar(&opts.SuiteTimeout, "suite-timeout", 6*time.Hour, "how long each program's suite may take")
 	flags.StringVar(&opts.KcmRs, "kcm-rs", "", "the kcm-rs binary")
 	flags.StringVar(&opts.Deploy, "deploy", "deploy", "the directory of kcm-rs's serviceaccount.yaml and rbac.yaml")

@@ -1,8 +1,8 @@
 // Package conformance runs upstream's own end-to-end suite (the
 // k8s.io/kubernetes/test/e2e binary of the pinned release) against each
-// controller manager in turn, kube-controller-manager and kcm-rs, each on a
-// fresh testbed of its own with the same controllers, and compares them
-// spec by spec: a table of each spec's result and time with each program.
+// controller manager, kube-controller-manager and kcm-rs, each on a fresh
+// testbed of its own with the same controllers, and compares them spec by
+// spec: a table of each spec's result and time with each program.
 package conformance
 
 import (
@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/kcm-rs/kcm-rs/testbed/internal/cluster"
@@ -48,7 +49,7 @@ type Options struct {
 	StartTimeout time.Duration
 }
 
-// Run runs the suite with each program and writes the table. It fails when
+// Run runs the suite with each program, all at once, and writes the table. It fails when
 // a program's run did not happen, and when kcm-rs fails a spec that
 // kube-controller-manager passed in the same run, or (run alone) any spec
 // at all, unless the spec is a listed difference.
@@ -56,19 +57,47 @@ func Run(ctx context.Context, opts Options) error {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return err
 	}
-	runs := map[string]Results{}
-	for _, program := range opts.Programs {
-		fmt.Printf("conformance: the suite with %s\n", program)
-		start := time.Now()
-		results, err := runProgram(ctx, program, opts)
-		if err != nil {
-			return fmt.Errorf("%s: %w", program, err)
+	// The suite runs in each program's directory: the paths given must
+	// not depend on where the command was started.
+	for _, path := range []*string{&opts.E2E, &opts.Ginkgo, &opts.KcmRs, &opts.Deploy} {
+		if *path == "" {
+			continue
 		}
-		runs[program] = results
-		fmt.Printf("conformance: %s passed %d of %d specs in %s\n",
-			program, passed(results), len(results), time.Since(start).Round(time.Second))
+		abs, err := filepath.Abs(*path)
+		if err != nil {
+			return err
+		}
+		*path = abs
 	}
-	table := newTable(runs, opts)
+	// The programs run at the same time, each on its own testbed: the
+	// specs mostly wait (on kwok's nodes, on timeouts of what the testbed
+	// cannot do), and side by side both see the same machine.
+	runs := make([]Results, len(opts.Programs))
+	errs := make([]error, len(opts.Programs))
+	var wg sync.WaitGroup
+	for i, program := range opts.Programs {
+		wg.Go(func() {
+			fmt.Printf("conformance: the suite with %s\n", program)
+			start := time.Now()
+			results, err := runProgram(ctx, program, opts)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", program, err)
+				return
+			}
+			runs[i] = results
+			fmt.Printf("conformance: %s passed %d of %d specs in %s\n",
+				program, passed(results), len(results), time.Since(start).Round(time.Second))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	byProgram := map[string]Results{}
+	for i, program := range opts.Programs {
+		byProgram[program] = runs[i]
+	}
+	table := newTable(byProgram, opts)
 	if err := table.write(opts.Dir); err != nil {
 		return err
 	}
