@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/kcm-rs/kcm-rs/testbed/internal/cluster"
 )
@@ -45,9 +47,18 @@ func runSuite(ctx context.Context, c *cluster.Cluster, dir string, opts Options)
 	cmd.Dir = dir
 	cmd.Stdout = log
 	cmd.Stderr = log
+	// ginkgo runs the specs in processes of its own: a run that ends
+	// early (interrupted, a component gone) stops them all, as their
+	// process group, and kills what is left after a grace period.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	// ginkgo's exit code says whether every spec passed; the report says
 	// which did not.
 	runErr := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	if _, err := os.Stat(report); err != nil {
 		return "", fmt.Errorf("ginkgo wrote no report (%v); see %s", runErr, log.Name())
 	}
