@@ -49,10 +49,11 @@ type Options struct {
 	StartTimeout time.Duration
 }
 
-// Run runs the suite with each program, all at once, and writes the table. It fails when
-// a program's run did not happen, and when kcm-rs fails a spec that
-// kube-controller-manager passed in the same run, or (run alone) any spec
-// at all, unless the spec is a listed difference.
+// Run runs the suite with each program, all at once, and writes the table.
+// It fails when a program's run did not happen, when the API server
+// refused kcm-rs anything (a grant deploy/rbac.yaml lacks), and when
+// kcm-rs fails a spec that kube-controller-manager passed in the same run,
+// or (run alone) any spec at all, unless the spec is a listed difference.
 func Run(ctx context.Context, opts Options) error {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return err
@@ -73,18 +74,19 @@ func Run(ctx context.Context, opts Options) error {
 	// specs mostly wait (on kwok's nodes, on timeouts of what the testbed
 	// cannot do), and side by side both see the same machine.
 	runs := make([]Results, len(opts.Programs))
+	refused := make([][]string, len(opts.Programs))
 	errs := make([]error, len(opts.Programs))
 	var wg sync.WaitGroup
 	for i, program := range opts.Programs {
 		wg.Go(func() {
 			fmt.Printf("conformance: the suite with %s\n", program)
 			start := time.Now()
-			results, err := runProgram(ctx, program, opts)
+			results, refusals, err := runProgram(ctx, program, opts)
 			if err != nil {
 				errs[i] = fmt.Errorf("%s: %w", program, err)
 				return
 			}
-			runs[i] = results
+			runs[i], refused[i] = results, refusals
 			fmt.Printf("conformance: %s passed %d of %d specs in %s\n",
 				program, passed(results), len(results), time.Since(start).Round(time.Second))
 		})
@@ -94,10 +96,13 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	byProgram := map[string]Results{}
+	var allRefused []string
 	for i, program := range opts.Programs {
 		byProgram[program] = runs[i]
+		allRefused = append(allRefused, refused[i]...)
 	}
 	table := newTable(byProgram, opts)
+	table.refused = allRefused
 	if err := table.write(opts.Dir); err != nil {
 		return err
 	}
@@ -107,17 +112,17 @@ func Run(ctx context.Context, opts Options) error {
 }
 
 // runProgram brings up a fresh testbed, starts program on it, runs the
-// suite and reads its report.
-func runProgram(ctx context.Context, program string, opts Options) (Results, error) {
+// suite and reads its report, and the refusals in the program's log.
+func runProgram(ctx context.Context, program string, opts Options) (Results, []string, error) {
 	dir, err := filepath.Abs(filepath.Join(opts.Dir, program))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := cluster.Up(ctx, cluster.Options{
 		Dir:          filepath.Join(dir, "testbed"),
@@ -125,11 +130,11 @@ func runProgram(ctx context.Context, program string, opts Options) (Results, err
 		StartTimeout: opts.StartTimeout,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.Down()
 	if err := startProgram(ctx, c, program, opts); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// A component or the program exiting mid-run ends the run: its
 	// results would say nothing about the program.
@@ -142,12 +147,17 @@ func runProgram(ctx context.Context, program string, opts Options) (Results, err
 	}()
 	report, err := runSuite(suiteCtx, c, dir, opts)
 	if cause := context.Cause(suiteCtx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return nil, cause
+		return nil, nil, cause
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return readReport(report)
+	results, err := readReport(report)
+	if err != nil {
+		return nil, nil, err
+	}
+	refused, err := refusals(c, program)
+	return results, refused, err
 }
 
 func passed(results Results) int {

@@ -74,6 +74,28 @@ func startProgram(ctx context.Context, c *cluster.Cluster, program string, opts 
 	return fmt.Errorf("no controller manager is called %q (%s)", program, strings.Join(Programs, ", "))
 }
 
+// refusals are the lines of program's log on c that say the API server
+// refused it (403 Forbidden): a grant deploy/rbac.yaml lacks. A create in
+// a namespace being deleted is refused with a 403 too, and is no missing
+// grant. kube-controller-manager runs with its own bootstrap roles, which
+// are upstream's to get right: only kcm-rs is read.
+func refusals(c *cluster.Cluster, program string) ([]string, error) {
+	if program != KcmRs {
+		return nil, nil
+	}
+	log, err := os.ReadFile(filepath.Join(c.State.Logs, program+".log"))
+	if err != nil {
+		return nil, err
+	}
+	var refused []string
+	for _, line := range strings.Split(string(log), "\n") {
+		if strings.Contains(strings.ToLower(line), "forbidden") && !strings.Contains(line, "being terminated") {
+			refused = append(refused, line)
+		}
+	}
+	return refused, nil
+}
+
 // grantKcmRs applies deploy/'s ServiceAccount and RBAC with kubectl, as an
 // operator does, and writes a kubeconfig for that ServiceAccount (a day's
 // token from the TokenRequest API) at out.

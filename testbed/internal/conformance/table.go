@@ -15,6 +15,9 @@ type table struct {
 	runs  map[string]Results
 	opts  Options
 	specs []string
+	// refused are the lines of kcm-rs's log that say the API server
+	// refused it.
+	refused []string
 }
 
 func newTable(runs map[string]Results, opts Options) table {
@@ -107,8 +110,9 @@ func (t table) failures() string {
 // kube-controller-manager passed in the same run or, when kcm-rs ran
 // alone, any spec that failed (not one that skipped itself) and is not a
 // limit of the testbed; a listed difference is not a failure. It fails too on
-// a listed spec the list is wrong about: a limit of the testbed that
-// kube-controller-manager passed, a difference kcm-rs passed.
+// a listed spec the list is wrong about (a limit of the testbed that
+// kube-controller-manager passed, a difference kcm-rs passed), and on
+// every refusal of kcm-rs.
 func (t table) verdict() error {
 	var problems []string
 	kcm, kcmRan := t.runs[KubeControllerManager]
@@ -124,6 +128,9 @@ func (t table) verdict() error {
 		case rsRan && different && rs[spec].Passed():
 			problems = append(problems, "listed as a deliberate difference, but kcm-rs passed: "+spec)
 		}
+	}
+	for _, line := range t.refused {
+		problems = append(problems, "kcm-rs was refused (403): "+line)
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))
