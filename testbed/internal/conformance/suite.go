@@ -65,16 +65,19 @@ func runSuite(ctx context.Context, c *cluster.Cluster, dir string, opts Options)
 	return report, nil
 }
 
-// skipPattern is the --skip regular expression: opts.Skip, and each spec
-// of opts.Limits by its exact text (ginkgo matches a pattern against the
-// suite's description, a space, and the spec's text).
+// skipPattern is the --skip regular expression: opts.Skip and, with
+// opts.SkipListed, each spec of both lists by its exact text (ginkgo
+// matches a pattern against the suite's description, a space, and the
+// spec's text).
 func skipPattern(opts Options) string {
 	var parts []string
 	if opts.Skip != "" {
 		parts = append(parts, opts.Skip)
 	}
-	for _, spec := range opts.Limits.Specs() {
-		parts = append(parts, regexp.QuoteMeta(" "+spec)+"$")
+	if opts.SkipListed {
+		for _, spec := range append(opts.Limits.Specs(), opts.Differences.Specs()...) {
+			parts = append(parts, regexp.QuoteMeta(" "+spec)+"$")
+		}
 	}
 	return strings.Join(parts, "|")
 }

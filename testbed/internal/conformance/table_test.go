@@ -117,3 +117,19 @@ func TestTheTableShowsEachSpecsResultsTimesAndWhy(t *testing.T) {
 		t.Errorf("failures.md:\n%s", failures)
 	}
 }
+
+func TestTheListedSpecsAreSkippedOnlyWhenAsked(t *testing.T) {
+	opts := Options{
+		Skip:        `\[Feature:OffByDefault\]`,
+		Limits:      listOf(t, "needs exec", "[sig-apps] A (spec)"),
+		Differences: listOf(t, "on purpose", "[sig-apps] B"),
+	}
+	if got := skipPattern(opts); got != opts.Skip {
+		t.Errorf("without SkipListed: %q", got)
+	}
+	opts.SkipListed = true
+	want := `\[Feature:OffByDefault\]| \[sig-apps\] A \(spec\)$| \[sig-apps\] B$`
+	if got := skipPattern(opts); got != want {
+		t.Errorf("with SkipListed: %q, want %q", got, want)
+	}
+}
