@@ -66,3 +66,11 @@ func TestReadListOfNoPathIsEmpty(t *testing.T) {
 		t.Errorf("%v, %v", list.Specs(), err)
 	}
 }
+
+func TestTheRepositorysListsRead(t *testing.T) {
+	for _, file := range []string{"limits.txt", "differences.txt"} {
+		if _, err := ReadList(filepath.Join("..", "..", "conformance", file)); err != nil {
+			t.Errorf("testbed/conformance/%s: %v", file, err)
+		}
+	}
+}
