@@ -131,7 +131,7 @@ func (c *Cluster) up(ctx context.Context, opts Options) error {
 		return err
 	}
 	c.State.APIServerPID = apiserver.cmd.Process.Pid
-	admin, err := clientFor(c.State.Admin)
+	admin, err := ClientFor(c.State.Admin)
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,8 @@ func waitFor(ctx context.Context, timeout time.Duration, p *process, what string
 	}
 }
 
-func clientFor(path string) (*kubernetes.Clientset, error) {
+// ClientFor is a client for the kubeconfig at path.
+func ClientFor(path string) (*kubernetes.Clientset, error) {
 	config, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		return nil, err

@@ -10,11 +10,9 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kcm-rs/kcm-rs/testbed/internal/cluster"
+	"github.com/kcm-rs/kcm-rs/testbed/internal/kubeconfig"
 )
 
 // The two controller managers a run compares.
@@ -107,11 +105,7 @@ func grantKcmRs(ctx context.Context, c *cluster.Cluster, deploy, out string) err
 			return fmt.Errorf("kubectl apply -f %s: %w\n%s", file, err, output)
 		}
 	}
-	config, err := clientcmd.BuildConfigFromFlags("", c.State.Admin)
-	if err != nil {
-		return err
-	}
-	client, err := kubernetes.NewForConfig(config)
+	client, err := cluster.ClientFor(c.State.Admin)
 	if err != nil {
 		return err
 	}
@@ -121,17 +115,5 @@ func grantKcmRs(ctx context.Context, c *cluster.Cluster, deploy, out string) err
 	if err != nil {
 		return err
 	}
-	ca, err := os.ReadFile(filepath.Join(c.State.PKI, "ca.crt"))
-	if err != nil {
-		return err
-	}
-	kubeconfig := clientcmdapi.NewConfig()
-	kubeconfig.Clusters["testbed"] = &clientcmdapi.Cluster{Server: c.State.Server, CertificateAuthorityData: ca}
-	kubeconfig.AuthInfos[KcmRs] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
-	kubeconfig.Contexts[KcmRs] = &clientcmdapi.Context{Cluster: "testbed", AuthInfo: KcmRs}
-	kubeconfig.CurrentContext = KcmRs
-	if err := clientcmd.WriteToFile(*kubeconfig, out); err != nil {
-		return err
-	}
-	return os.Chmod(out, 0o600)
+	return kubeconfig.WriteToken(out, c.State.Server, "testbed", KcmRs, filepath.Join(c.State.PKI, "ca.crt"), token.Status.Token)
 }

@@ -1,6 +1,7 @@
 // Package kubeconfig writes the kubeconfigs kubeadm writes under
 // /etc/kubernetes: one context, the cluster CA and a client certificate
-// embedded, each file readable by its owner only.
+// embedded, each file readable by its owner only; and one with a bearer
+// token, as an operator writes for a ServiceAccount.
 package kubeconfig
 
 import (
@@ -27,10 +28,24 @@ func Write(path, server, clusterName, user, caFile, certFile, keyFile string) er
 	if err != nil {
 		return err
 	}
+	return write(path, server, clusterName, user, ca, &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key})
+}
+
+// WriteToken writes a kubeconfig at path for user, authenticating with a
+// bearer token (a ServiceAccount's, from the TokenRequest API).
+func WriteToken(path, server, clusterName, user, caFile, token string) error {
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return err
+	}
+	return write(path, server, clusterName, user, ca, &clientcmdapi.AuthInfo{Token: token})
+}
+
+func write(path, server, clusterName, user string, ca []byte, auth *clientcmdapi.AuthInfo) error {
 	context := fmt.Sprintf("%s@%s", user, clusterName)
 	config := clientcmdapi.NewConfig()
 	config.Clusters[clusterName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
-	config.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+	config.AuthInfos[user] = auth
 	config.Contexts[context] = &clientcmdapi.Context{Cluster: clusterName, AuthInfo: user}
 	config.CurrentContext = context
 	if err := clientcmd.WriteToFile(*config, path); err != nil {
