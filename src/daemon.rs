@@ -90,6 +90,19 @@ pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Runs the daemon until `shutdown` completes or leadership is lost.
 pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
+    let not_running = config.controllers.not_running();
+    if !not_running.is_empty() {
+        tracing::warn!(
+            controllers = ?not_running,
+            "--controllers selects controllers kcm-rs does not implement: they are not running"
+        );
+    }
+    if !config.waiting.is_empty() {
+        tracing::warn!(
+            flags = ?config.waiting.iter().map(|w| format!("{} ({})", w.spelled(), w.controller)).collect::<Vec<_>>(),
+            "flags given for controllers kcm-rs does not implement are accepted and change nothing"
+        );
+    }
     let registry = Registry::new();
     registry.register(Box::new(prometheus::process_collector::ProcessCollector::for_self()))?;
 
@@ -249,7 +262,6 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
     let rows: Vec<_> = TABLE.iter().filter(|row| config.controllers.contains(row.name())).collect();
     tracing::info!(
         controllers = ?rows.iter().map(|row| row.name()).collect::<Vec<_>>(),
-        skipped = ?config.controllers.skipped(),
         "leading: starting controllers"
     );
     let stop = controller::stop_on(stop);

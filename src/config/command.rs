@@ -1,6 +1,7 @@
 //! The full command line of [`Flags`]: the derived process-wide flags, then
 //! each implemented controller's flags (in the order of the controllers'
-//! names, each settings type once), then the logging and kcm-rs flags
+//! names, each settings type once), the flags waiting for their
+//! controllers (`waiting.rs`), then the logging and kcm-rs flags
 //! ([`TailFlags`]), with upstream's help texts restored and the
 //! `--controllers` help filled in, and a hidden argument for each upstream
 //! flag kcm-rs lacks, consumed and then refused with an error naming it
@@ -11,6 +12,7 @@ use clap::{Arg, ArgAction, CommandFactory, FromArgMatches};
 use super::feature_gates::feature_gates_help;
 use super::flags::{Flags, TailFlags};
 use super::settings::{Implemented, augment};
+use super::waiting::WaitingFlags;
 use super::{CONTROLLERS, FlagKind, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault};
 
 impl Flags {
@@ -36,7 +38,7 @@ impl Flags {
                 without_period.extend(controller.help_without_period());
             }
         }
-        let mut cmd = augment::<TailFlags>(cmd)
+        let mut cmd = augment::<TailFlags>(augment::<WaitingFlags>(cmd))
             .mut_args(|arg| restore_final_period(arg, &without_period))
             .mut_arg("controllers", |arg| arg.help(help.clone()).long_help(help))
             .mut_arg("feature_gates", |arg| arg.long_help(feature_gates_help()));
@@ -50,8 +52,11 @@ impl Flags {
         }
         cmd.after_long_help(
             "kube-controller-manager flags that kcm-rs does not implement (for example --cloud-provider, \
-             --cluster-signing-cert-file, --use-service-account-credentials, --profiling) are refused with an \
-             error naming them, never silently ignored.",
+             --profiling) are refused with an error naming them, never silently ignored. The flags kubeadm and \
+             kind pass for controllers kcm-rs does not run yet (--cluster-signing-*, --allocate-node-cidrs, \
+             --cluster-cidr, --service-cluster-ip-range, --node-cidr-mask-size*, --cluster-name, \
+             --enable-hostpath-provisioner) are accepted and checked as upstream checks them, and kcm-rs says at \
+             start that they change nothing yet.",
         )
     }
 
@@ -120,8 +125,8 @@ fn controllers_help(implemented: &[&str]) -> String {
     format!(
         "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller \
          named 'foo', '-foo' disables the controller named 'foo'.\nAll controllers: {}\nDisabled-by-default \
-         controllers: {}\nkcm-rs's controllers: {} ('*' selects those of them that are on by default; explicitly \
-         enabling any other controller is an error).",
+         controllers: {}\nkcm-rs's controllers: {} ('*' selects those of them that are on by default; any other \
+         controller the list selects does not run, and kcm-rs says so when it starts).",
         all.join(", "),
         off.join(", "),
         ours.join(", ")

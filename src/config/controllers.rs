@@ -121,7 +121,7 @@ pub fn canonical_controller_name(name: &str) -> Option<&'static str> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControllerSet {
     enabled: BTreeSet<&'static str>,
-    skipped: Vec<&'static str>,
+    not_running: Vec<&'static str>,
 }
 
 impl ControllerSet {
@@ -130,15 +130,16 @@ impl ControllerSet {
     /// Each entry is `name`, `-name` or `*`; aliases are rewritten to
     /// canonical names keeping the `-`. For each controller the first entry
     /// naming it wins; otherwise it runs if `*` is present and upstream enables
-    /// it by default. Controllers kcm-rs does not implement are skipped under
-    /// `*` (see [`ControllerSet::skipped`]) and are an error when enabled by
-    /// name.
+    /// it by default. Controllers kcm-rs does not implement, whether `*` or
+    /// their name selects them, do not run and are listed by
+    /// [`ControllerSet::not_running`], for the daemon to say so at start:
+    /// kubeadm's `--controllers=*,bootstrapsigner,tokencleaner` must start
+    /// kcm-rs.
     ///
     /// # Errors
     ///
     /// [`Error::UnknownController`] for a name no upstream controller has (the
-    /// first such entry), [`Error::UnimplementedControllers`] naming every
-    /// explicitly enabled controller kcm-rs lacks.
+    /// first such entry).
     pub fn resolve<S: AsRef<str>>(entries: &[S], implemented: &[&'static str]) -> Result<ControllerSet> {
         let mut canonical: Vec<(bool, &'static str)> = Vec::new();
         let mut star = false;
@@ -155,8 +156,7 @@ impl ControllerSet {
             canonical.push((disable, name));
         }
         let mut enabled = BTreeSet::new();
-        let mut skipped = Vec::new();
-        let mut unimplemented = Vec::new();
+        let mut not_running = Vec::new();
         for desc in CONTROLLERS {
             let explicit = canonical.iter().find(|(_, n)| *n == desc.name).map(|(disable, _)| !disable);
             let on = match explicit {
@@ -166,18 +166,13 @@ impl ControllerSet {
             if !on {
                 continue;
             }
-            match (implemented.contains(&desc.name), explicit) {
-                (true, _) => {
-                    enabled.insert(desc.name);
-                }
-                (false, Some(true)) => unimplemented.push(desc.name),
-                (false, _) => skipped.push(desc.name),
+            if implemented.contains(&desc.name) {
+                enabled.insert(desc.name);
+            } else {
+                not_running.push(desc.name);
             }
         }
-        if !unimplemented.is_empty() {
-            return Err(Error::UnimplementedControllers { enabled: unimplemented, implemented: implemented.to_vec() });
-        }
-        Ok(ControllerSet { enabled, skipped })
+        Ok(ControllerSet { enabled, not_running })
     }
 
     /// Whether the controller of this canonical name runs.
@@ -191,9 +186,10 @@ impl ControllerSet {
     }
 
     /// Controllers upstream would start for this list that kcm-rs does not
-    /// implement (selected by `*`, not by name): worth one log line at start-up.
-    pub fn skipped(&self) -> &[&'static str] {
-        &self.skipped
+    /// implement (selected by `*` or by name), in upstream's order: they do
+    /// not run, and the daemon says so at start-up.
+    pub fn not_running(&self) -> &[&'static str] {
+        &self.not_running
     }
 
     pub(super) fn remove(&mut self, name: &str) {

@@ -1,15 +1,18 @@
 //! Stage two: the [`Config`] derived once from the [`Flags`]
 //! ([`Flags::into_config`]): the `--controllers` list resolved to the
 //! controllers to run, leader-election timing checked as client-go checks
-//! it, serving and logging settings put in their final shape, and each
-//! controller's settings checked by its own module.
+//! it, serving and logging settings put in their final shape, the flags
+//! waiting for their controllers checked, and each controller's settings
+//! checked by its own module.
 
 use std::net::SocketAddr;
+
+use clap::FromArgMatches;
 
 use super::settings::Implemented;
 use super::{
     ClientSettings, Config, ControllerSet, Error, FeatureGates, Flags, LeaderElectionSettings, LoggingSettings, Result,
-    ServingSettings, SimSettings, TlsFiles, format_go_duration, level_for_verbosity,
+    ServingSettings, SimSettings, TlsFiles, WaitingFlags, format_go_duration, level_for_verbosity,
 };
 
 impl Flags {
@@ -37,6 +40,11 @@ impl Config {
         let mut controllers = ControllerSet::resolve(&flags.controllers, &names)?;
 
         let feature_gates = FeatureGates::resolve(&flags.feature_gates)?;
+
+        WaitingFlags::from_arg_matches(&flags.matches)
+            .map_err(|e| Error::Unread { flags: "WaitingFlags", message: e.to_string() })?
+            .check()?;
+        let waiting = WaitingFlags::given(&flags.matches);
 
         let burst = u32::try_from(flags.kube_api_burst)
             .map_err(|_| Error::Negative { flag: "kube-api-burst", value: flags.kube_api_burst.to_string() })?;
@@ -71,6 +79,7 @@ impl Config {
                 content_type: flags.kube_api_content_type.clone(),
             },
             controllers,
+            waiting,
             feature_gates,
             min_resync_period: flags.min_resync_period.0,
             leader_election,

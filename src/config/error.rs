@@ -10,21 +10,6 @@ pub enum Error {
     /// A `--controllers` entry names no upstream controller (upstream's message).
     #[error("{0:?} is not in the list of known controllers")]
     UnknownController(String),
-    /// `--controllers` enables by name controllers that upstream has and kcm-rs lacks.
-    #[error(
-        "--controllers enables {}, which kcm-rs does not implement (kcm-rs implements {}); remove {} from \
-         --controllers or run kube-controller-manager for {}",
-        enabled.join(", "),
-        implemented.join(", "),
-        if enabled.len() == 1 { "it" } else { "them" },
-        if enabled.len() == 1 { "it" } else { "them" }
-    )]
-    UnimplementedControllers {
-        /// The controllers enabled by name that kcm-rs lacks.
-        enabled: Vec<&'static str>,
-        /// The controllers kcm-rs implements.
-        implemented: Vec<&'static str>,
-    },
     /// `--feature-gates` sets gates that change kcm-rs's controllers to values
     /// kcm-rs does not implement.
     #[error(
@@ -106,6 +91,9 @@ pub enum Error {
         /// What was given.
         value: i32,
     },
+    /// Flags upstream's option validation refuses together (its message).
+    #[error("{0}")]
+    Invalid(String),
     /// Only one of the TLS files was given.
     #[error("--tls-cert-file and --tls-private-key-file must be given together")]
     TlsPair,

@@ -51,6 +51,7 @@ mod gate_table;
 mod go_values;
 mod refused;
 pub mod settings;
+mod waiting;
 
 pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name};
 pub use error::{Error, Result};
@@ -60,6 +61,7 @@ pub use go_values::parse_go_bool;
 pub use kcm_gotime::{GoDuration, format_go_duration, parse_go_duration};
 pub use refused::{FlagKind, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamFlag};
 pub use settings::{ControllerFlags, Implemented};
+pub use waiting::{Waiting, WaitingFlags};
 
 // === config ===
 
@@ -70,6 +72,9 @@ pub struct Config {
     pub client: ClientSettings,
     /// Controllers to run.
     pub controllers: ControllerSet,
+    /// Flags given for controllers kcm-rs does not run yet (checked,
+    /// without effect until their controllers land).
+    pub waiting: Vec<Waiting>,
     /// `--feature-gates`, resolved at 1.37 (what kcm-rs's controllers read
     /// of it: [`TERMINATING_REPLICAS`], [`MAX_UNAVAILABLE_STATEFUL_SET`]).
     pub feature_gates: FeatureGates,
@@ -345,20 +350,20 @@ mod tests {
             controllers("garbagecollector,taint-eviction-controller").unwrap(),
             ["garbage-collector-controller", "taint-eviction-controller"]
         );
-        // Disabling an unimplemented controller is fine; `*` skips those it would start upstream.
+        // Disabling an unimplemented controller is fine; `*` lists those it would start upstream as not running.
         assert_eq!(controllers("*,-job,-csrsigning").unwrap(), ours_sorted);
         let set = ControllerSet::resolve(&["*"], &names()).unwrap();
-        assert!(set.skipped().contains(&"job-controller"));
-        assert!(!set.skipped().contains(&"bootstrap-signer-controller"), "off by default upstream");
-        assert!(!set.skipped().contains(&"storage-version-migrator-controller"), "its gate is off at 1.37");
-        assert!(!set.skipped().contains(&"podcertificaterequest-cleaner-controller"), "its gate is off at 1.37");
+        assert!(set.not_running().contains(&"job-controller"));
+        assert!(!set.not_running().contains(&"bootstrap-signer-controller"), "off by default upstream");
+        assert!(!set.not_running().contains(&"storage-version-migrator-controller"), "its gate is off at 1.37");
+        assert!(!set.not_running().contains(&"podcertificaterequest-cleaner-controller"), "its gate is off at 1.37");
         // Gated controllers whose gate is on at 1.37 are started by `*` upstream.
         for on in [
             "resourceclaim-controller",
             "device-taint-eviction-controller",
             "volumeattributesclass-protection-controller",
         ] {
-            assert!(set.skipped().contains(&on), "{on}");
+            assert!(set.not_running().contains(&on), "{on}");
         }
         for d in CONTROLLERS {
             if let UpstreamDefault::Gated(name) = d.upstream_default {
@@ -378,22 +383,25 @@ mod tests {
     }
 
     #[test]
-    fn explicitly_enabling_an_unimplemented_controller_is_an_error_naming_it() {
-        let err = controllers("*,job,csrsigning,deployment").unwrap_err();
+    fn unimplemented_controllers_enabled_by_name_are_accepted_and_listed_as_not_running() {
+        // kubeadm's list: `*` plus two controllers that are off by default upstream.
+        let set = ControllerSet::resolve(&["*", "bootstrapsigner", "tokencleaner", "deployment"], &names()).unwrap();
+        assert!(set.contains("deployment-controller"));
+        assert!(!set.contains("bootstrap-signer-controller"));
+        for name in ["bootstrap-signer-controller", "token-cleaner-controller", "job-controller"] {
+            assert!(set.not_running().contains(&name), "{name}: {:?}", set.not_running());
+        }
+        assert!(!set.not_running().contains(&"deployment-controller"));
+        // By name alone, off by default and gated controllers too.
+        let set = ControllerSet::resolve(&["csrsigning", "storage-version-migrator-controller"], &names()).unwrap();
+        assert_eq!(set.iter().count(), 0);
         assert_eq!(
-            err,
-            Error::UnimplementedControllers {
-                enabled: vec!["certificatesigningrequest-signing-controller", "job-controller"],
-                implemented: names(),
-            }
+            set.not_running(),
+            ["certificatesigningrequest-signing-controller", "storage-version-migrator-controller"]
         );
-        let msg = err.to_string();
-        assert!(msg.contains("certificatesigningrequest-signing-controller, job-controller"), "{msg}");
-        assert!(msg.contains("kcm-rs does not implement"), "{msg}");
-        // Off-by-default and gated controllers too.
-        assert!(matches!(controllers("bootstrapsigner"), Err(Error::UnimplementedControllers { .. })));
         // A disable earlier in the list wins over the later enable.
-        assert!(controllers("-job,job,*").is_ok());
+        let set = ControllerSet::resolve(&["-csrsigning", "csrsigning", "*"], &names()).unwrap();
+        assert!(!set.not_running().contains(&"certificatesigningrequest-signing-controller"));
     }
 
     #[test]
@@ -506,8 +514,8 @@ mod tests {
             assert!(msg.contains(&format!("kube-controller-manager flag --{} is not", flag.name)), "{msg}");
         }
         // `--flag=value` for value flags, too.
-        let msg = flags(&["--service-cluster-ip-range=10.0.0.0/16"]).unwrap_err().to_string();
-        assert!(msg.contains("--service-cluster-ip-range"), "{msg}");
+        let msg = flags(&["--pvclaimbinder-sync-period=15s"]).unwrap_err().to_string();
+        assert!(msg.contains("--pvclaimbinder-sync-period"), "{msg}");
 
         // A flag nobody knows gets clap's own error.
         let err = flags(&["--frobnicate"]).unwrap_err();
@@ -515,6 +523,28 @@ mod tests {
         // Removed from kube-controller-manager in 1.37: unknown there, and here.
         let err = flags(&["--concurrent-service-syncs=5"]).unwrap_err();
         assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
+    }
+
+    #[test]
+    fn flags_waiting_for_their_controllers_are_accepted_checked_and_listed() {
+        let c = config(&[
+            "--allocate-node-cidrs=true",
+            "--cluster-cidr=10.244.0.0/16",
+            "--cluster-signing-cert-file=/etc/kubernetes/pki/ca.crt",
+            "--cluster-signing-key-file=/etc/kubernetes/pki/ca.key",
+            "--controllers=*,bootstrapsigner,tokencleaner",
+        ])
+        .unwrap();
+        let waiting: Vec<String> = c.waiting.iter().map(Waiting::spelled).collect();
+        assert_eq!(
+            waiting,
+            ["--allocate-node-cidrs", "--cluster-cidr", "--cluster-signing-cert-file", "--cluster-signing-key-file"]
+        );
+        assert!(c.controllers.not_running().contains(&"bootstrap-signer-controller"));
+        assert!(config(&[]).unwrap().waiting.is_empty());
+        let err = config(&["--cluster-signing-key-file=ca.key", "--cluster-signing-legacy-unknown-cert-file=ca.crt"])
+            .unwrap_err();
+        assert_eq!(err.to_string(), r#""cluster-signing-legacy-unknown": cannot specify cert without key"#);
     }
 
     #[test]
