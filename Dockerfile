@@ -4,9 +4,12 @@
 #
 # Stage 1 builds one static binary (musl, ring's and mimalloc's C code through musl-gcc).
 # Stage 2 is distroless "static": no shell, no package manager, CA
-# certificates and a `nonroot` user only. The binary writes nothing to disk
-# (its serving certificate is generated in memory), so the container runs
-# with a read-only root filesystem.
+# certificates only. The binary is on the PATH twice, as `kcm-rs` and as
+# `kube-controller-manager` (a symbolic link), so that kubeadm's static pod
+# manifest, whose command is `kube-controller-manager`, runs it with only
+# the image swapped. The binary writes nothing to disk (its serving
+# certificate is generated in memory unless --cert-dir says otherwise), so
+# the container runs with a read-only root filesystem.
 #
 # `.ci/run` builds the same binary outside a container (same toolchain
 # version check, same target, same cargo flags) and runs `--version` on it,
@@ -26,13 +29,18 @@ RUN apt-get update \
 WORKDIR /src
 COPY . .
 RUN cargo build --release --locked --target x86_64-unknown-linux-musl -p kcm-rs --bin kcm-rs \
- && install -D -s -m 0555 target/x86_64-unknown-linux-musl/release/kcm-rs /out/kcm-rs \
- && /out/kcm-rs --version
+ && install -D -s -m 0555 target/x86_64-unknown-linux-musl/release/kcm-rs /out/bin/kcm-rs \
+ && ln -s kcm-rs /out/bin/kube-controller-manager \
+ && /out/bin/kube-controller-manager --version
 
 FROM gcr.io/distroless/static-debian12:nonroot
-COPY --from=build /out/kcm-rs /usr/local/bin/kcm-rs
-# distroless's `nonroot` user, numeric so that runAsNonRoot can verify it.
-USER 65532:65532
+# The directory, so that the link stays a link.
+COPY --from=build /out/bin/ /usr/local/bin/
+# Root, as upstream's kube-controller-manager image runs: kubeadm's static
+# pod sets no user and its kubeconfig and keys are readable by root only.
+# deploy/deployment.yaml runs the image as 65532 (distroless's `nonroot`).
+# hadolint ignore=DL3002
+USER 0:0
 # --secure-port (HTTPS: /metrics, /healthz, /livez, /readyz).
 EXPOSE 10257
 ENTRYPOINT ["/usr/local/bin/kcm-rs"]

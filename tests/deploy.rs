@@ -76,6 +76,9 @@ fn example_files() -> Vec<PathBuf> {
     files
 }
 
+/// kubeadm's static pod manifest with kcm-rs's image.
+const STATIC_POD: &str = "deploy/static-pod/kube-controller-manager.yaml";
+
 /// `Kind/name` of a manifest.
 fn id(doc: &Value) -> String {
     format!("{}/{}", doc["kind"].as_str().unwrap_or("?"), doc["metadata"]["name"].as_str().unwrap_or("?"))
@@ -150,11 +153,11 @@ async fn the_base_renders_everything_in_kube_system_and_no_example() {
 #[tokio::test]
 async fn every_manifest_decodes_into_its_k8s_openapi_type_without_losing_a_field() {
     let mut docs: Vec<(String, Value)> = rendered().await.into_iter().map(|d| ("deploy/".to_owned(), d)).collect();
-    for file in example_files() {
+    for file in example_files().into_iter().chain([repo().join(STATIC_POD)]) {
         let text = std::fs::read_to_string(&file).expect("readable");
         docs.extend(documents(&text).into_iter().map(|d| (file.display().to_string(), d)));
     }
-    assert!(docs.len() > 8, "the base and the examples");
+    assert!(docs.len() > 9, "the base, the examples and the static pod");
     for (source, doc) in &docs {
         let back = through_its_type(doc).unwrap_or_else(|e| panic!("{source} {}: {e}", id(doc)));
         assert_eq!(&back, doc, "{source} {}: a field its type does not have was dropped", id(doc));
@@ -248,13 +251,14 @@ async fn kubernetes_validate_accepts_the_manifests_for_the_newest_kubernetes_it_
     std::fs::write(&base, yaml.join("---\n")).expect("written");
     let mut files = vec![base.display().to_string()];
     files.extend(example_files().iter().map(|f| f.display().to_string()));
+    files.push(repo().join(STATIC_POD).display().to_string());
     // deploy/prometheus/servicemonitor.yaml is left out: ServiceMonitor is
     // the Prometheus operator's CRD, not in kubernetes-validate's schemas.
     let mut args = vec!["--strict", "--kubernetes-version", &newest];
     args.extend(files.iter().map(String::as_str));
     let out = run_ok("kubernetes-validate", &args, None, HINT).await;
     assert!(!out.contains("WARN") && !out.contains("ERROR"), "{out}");
-    assert_eq!(out.matches(" passed for resource ").count(), 8 + documents_in_examples(), "{out}");
+    assert_eq!(out.matches(" passed for resource ").count(), 8 + documents_in_examples() + 1, "{out}");
 }
 
 fn documents_in_examples() -> usize {
@@ -270,7 +274,7 @@ async fn the_dockerfile_passes_hadolint() {
 }
 
 #[test]
-fn the_image_builds_with_a_toolchain_the_crate_accepts_and_runs_as_a_numeric_non_root_user() {
+fn the_image_builds_with_a_toolchain_the_crate_accepts_and_runs_as_kubeadms_static_pod_runs_it() {
     let dockerfile = read("Dockerfile");
     let version = |text: &str, prefix: &str| -> (u32, u32) {
         let line = text.lines().find_map(|l| l.trim().strip_prefix(prefix)).unwrap_or_else(|| panic!("no {prefix}"));
@@ -281,12 +285,25 @@ fn the_image_builds_with_a_toolchain_the_crate_accepts_and_runs_as_a_numeric_non
     let required = version(&read("Cargo.toml"), "rust-version =");
     assert!(builder >= required, "the builder's Rust {builder:?} is older than Cargo.toml's rust-version {required:?}");
     let last_stage = dockerfile.rsplit("\nFROM ").next().expect("a final stage");
+    // Root, as upstream's image: kubeadm's static pod sets no user, and
+    // its kubeconfig and keys are root's alone (mode 0600).
     let user = last_stage.lines().find_map(|l| l.strip_prefix("USER ")).expect("the final stage sets USER");
-    let ids: Vec<u32> = user.split(':').map(|p| p.parse().expect("numeric user and group")).collect();
-    assert!(ids.iter().all(|id| *id != 0), "non-root: {user}");
+    assert_eq!(user, "0:0");
     assert!(!last_stage.contains("\nRUN "), "the final stage needs no shell");
     let build = dockerfile.lines().find(|l| l.contains("cargo build")).expect("a cargo build");
     assert!(build.contains("--target x86_64-unknown-linux-musl") && build.contains("--locked"), "{build}");
+    // kubeadm's manifest runs `kube-controller-manager`: the build links
+    // that name to the binary and runs it by that name; the final stage
+    // copies the directory holding both onto the PATH.
+    assert!(dockerfile.contains("ln -s kcm-rs /out/bin/kube-controller-manager"), "{dockerfile}");
+    assert!(dockerfile.contains("/out/bin/kube-controller-manager --version"), "{dockerfile}");
+    assert!(last_stage.contains("COPY --from=build /out/bin/ /usr/local/bin/"), "{last_stage}");
+
+    // The Deployment, unlike the static pod, runs it as a numeric non-root
+    // user, which runAsNonRoot can verify.
+    let deployment = documents(&read("deploy/deployment.yaml"));
+    let pod = &only(&deployment, "Deployment")["spec"]["template"]["spec"]["securityContext"];
+    assert_eq!((pod["runAsNonRoot"].as_bool(), pod["runAsUser"].as_i64()), (Some(true), Some(65532)), "{pod}");
 }
 
 // === the documentation ===
@@ -528,7 +545,9 @@ fn lists_for_kube_controller_manager(text: &str) -> Vec<String> {
         let Some((_, rest)) = line.split_once("--controllers=") else { continue };
         let mut list: String = rest.chars().take_while(allowed).collect();
         let mut after = &rest[list.len()..];
-        if !list.starts_with("*,") || after.starts_with("...") {
+        // kubeadm's own `*,bootstrapsigner,tokencleaner` disables nothing:
+        // only a list with a `-` entry is one for beside kcm-rs.
+        if !list.starts_with("*,-") || after.starts_with("...") {
             continue;
         }
         while list.ends_with(',') && after.trim().is_empty() {
