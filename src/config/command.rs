@@ -50,7 +50,7 @@ impl Flags {
         }
         cmd.after_long_help(
             "kube-controller-manager flags that kcm-rs does not implement (for example --cloud-provider, \
-             --cluster-signing-cert-file, --use-service-account-credentials, --profiling) are refused with an \
+             --cluster-signing-cert-file, --profiling) are refused with an \
              error naming them, never silently ignored.",
         )
     }
