@@ -46,12 +46,11 @@ pub struct Testbed {
     /// The admin's kubeconfig (`system:masters`).
     pub admin: PathBuf,
     /// kubeadm's controller-manager kubeconfig
-    /// (`system:kube-controller-manager`); only the side-by-side benchmark
-    /// runs kube-controller-manager.
-    #[allow(dead_code)]
+    /// (`system:kube-controller-manager`): the side-by-side benchmark's
+    /// kube-controller-manager, and kcm-rs in the credentials test.
     pub controller_manager: PathBuf,
-    /// kube-apiserver's audit log, when asked for (by the benchmark).
-    #[allow(dead_code)]
+    /// kube-apiserver's audit log, when asked for (by the benchmark and
+    /// the credentials test).
     pub audit_log: Option<PathBuf>,
     /// kcm-rs's kubeconfig: the `kube-system/kcm-rs` ServiceAccount's token.
     pub kcm_rs: PathBuf,
@@ -185,6 +184,13 @@ impl Testbed {
             format!("--root-ca-file={}", self.pki.join("ca.crt").display()),
             format!("--service-account-private-key-file={}", self.pki.join("sa.key").display()),
         ]
+    }
+}
+
+/// A testbed has no change feed: [`kube_sim::testing::wait_for`] polls it.
+impl kube_sim::testing::Changes for Testbed {
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Arc<kube_sim::store::Change>>> {
+        None
     }
 }
 
