@@ -310,3 +310,33 @@ async fn each_controller_acts_as_its_own_service_account_under_the_bootstrap_rol
         text.lines().filter(|l| l.to_lowercase().contains("forbidden") && !l.contains("being terminated")).collect();
     assert!(forbidden.is_empty(), "kcm-rs's log tells of refusals:\n{}", forbidden.join("\n"));
 }
+
+/// An identity that may not ask for tokens (`deploy/`'s `kube-system/kcm-rs`,
+/// which has no `serviceaccounts/token` grant): the controller's requests
+/// fail, naming its ServiceAccount, and are retried; kcm-rs keeps running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_token_request_fails_the_controllers_writes_naming_its_service_account() {
+    let bed = crate::common::testbed::shared().await;
+    let _turn = bed.turn().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("kcm-rs.log");
+    let args = ["--use-service-account-credentials", "--controllers=deployment-controller"];
+    let mut daemon = spawn_logged(&bed.kcm_rs, free_port(), &args, Some(&log));
+    let manifest = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: refused-tokens}\nspec:\n  selector: \
+                    {matchLabels: {app: refused-tokens}}\n  template: {metadata: {labels: {app: refused-tokens}}, \
+                    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}}\n";
+    kubectl_ok_with_stdin(&bed.admin, &["-n", "default", "apply", "-f", "-"], manifest).await;
+
+    let failed = "failed to get token for kube-system/deployment-controller";
+    let waited = wait_for(&*bed, PATIENCE, "a sync failed for want of a token, twice", || async {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let retried = text.lines().filter(|l| l.contains("sync failed") && l.contains(failed)).count();
+        when(retried >= 2, || format!("{retried} failed syncs naming the account; log:\n{text}"))
+    })
+    .await;
+    kubectl_ok(&bed.admin, &["-n", "default", "delete", "deployment", "refused-tokens"]).await;
+    assert!(matches!(daemon.try_wait(), Ok(None)), "kcm-rs exited: {:?}", daemon.try_wait());
+    let text = std::fs::read_to_string(&log).expect("kcm-rs's log");
+    assert!(!text.contains("panicked"), "kcm-rs panicked:\n{text}");
+    waited
+}
