@@ -194,13 +194,24 @@ impl kube_sim::testing::Changes for Testbed {
     }
 }
 
+/// How long a dropped testbed may take to stop and remove its directory
+/// before it is killed (which leaves the directory).
+const STOP_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl Drop for Testbed {
+    /// Closes its standard input, so that it stops its components and
+    /// removes its directory, and waits for that; kills it if it takes
+    /// longer than [`STOP_PATIENCE`] (its components die with it, the
+    /// kernel kills them).
     fn drop(&mut self) {
-        // Its components die with it (the kernel kills them).
-        if let Ok(child) = self._process.get_mut() {
-            drop(child.kill());
-            drop(child.wait());
+        let Ok(child) = self._process.get_mut() else { return };
+        drop(child.stdin.take());
+        let start = std::time::Instant::now();
+        while matches!(child.try_wait(), Ok(None)) && start.elapsed() < STOP_PATIENCE {
+            std::thread::sleep(std::time::Duration::from_millis(100));
         }
+        drop(child.kill());
+        drop(child.wait());
     }
 }
 
