@@ -558,6 +558,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn acting_as_service_accounts_drops_the_kubeconfigs_credentials_and_needs_a_name() {
+        let mut kube = kube::Config::new("https://10.9.8.7:6443".parse().unwrap());
+        kube.tls_server_name = Some("kubernetes".to_owned());
+        kube.auth_info.token = Some("root's token".to_owned().into());
+        let root = ClientConfig::from_kube(kube, 20.0, 30);
+        let registry = Registry::new();
+        let accounts = root.service_accounts(build(&root, &registry, None).unwrap());
+        let anonymous = accounts.kube_config();
+        assert!(anonymous.auth_info.token.is_none(), "{:?}", anonymous.auth_info);
+        let server = (anonymous.cluster_url.to_string(), anonymous.tls_server_name.as_deref());
+        assert_eq!(server, ("https://10.9.8.7:6443/".to_owned(), Some("kubernetes")));
+        assert!(matches!(build(&accounts, &registry, None), Err(Error::Unnamed)));
+        assert!(build(&accounts, &registry, Some("job-controller")).is_ok());
+    }
+
+    #[tokio::test]
     async fn load_prefers_kubeconfig_and_master_override() {
         let sim = Sim::start(SimConfig::default()).await.unwrap();
         let dir = std::env::temp_dir().join(format!("kcm-rs-client-test-{}", std::process::id()));
