@@ -76,7 +76,8 @@ pub const TABLE: &[&dyn Wiring] = &[
             let signer = Signer::from_file(key_file)?;
             let trusted = cx.client_config.kube_config().root_cert.as_deref().unwrap_or_default();
             let root_ca = rootcacertpublisher::root_ca(settings.root_ca_file.as_deref(), trusted)?;
-            let client = cx.own_client(serviceaccounttoken::CLIENT_NAME)?;
+            // Upstream's root client: it mints the tokens the others' would need.
+            let client = cx.root_client(serviceaccounttoken::CLIENT_NAME)?;
             Ok(Some(Box::new(TokensController::new(cx.factory, client, signer, root_ca, Some(cx.queue_metrics)))))
         },
     },

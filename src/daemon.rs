@@ -18,6 +18,12 @@
 //! process provably holds the lease. The election's own client, which also
 //! records the `LeaderElection` Events, is not fenced.
 //!
+//! With `--use-service-account-credentials` each controller's client acts
+//! as the ServiceAccount `kube-system/<its client name>`
+//! (`ClientConfig::service_accounts`); what upstream builds with its root
+//! client builder keeps the `--kubeconfig` identity: the shared informers,
+//! leader election, and the tokens controller.
+//!
 //! The controllers: Deployment, ReplicaSet, Namespace, node-lifecycle,
 //! taint-eviction and the garbage collector (unless
 //! `--enable-garbage-collector=false`), as `--controllers` selects them.
@@ -44,6 +50,8 @@ use kcm_runtime::workqueue::{self, QueueMetrics};
 use prometheus::Registry;
 use tokio::sync::watch;
 
+use crate::config::settings::ControllerFlags as _;
+use crate::config::settings::serviceaccounttoken::ServiceAccountTokenFlags;
 use crate::config::{Config, LeaderElectionSettings, SimSettings};
 use crate::controllers::{Context, Launched, TABLE};
 use crate::sim;
@@ -119,11 +127,16 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
         Some(settings) => Some(Election::new(settings, &client_config, &registry)?),
         None => None,
     };
-    let client_config = match &election {
+    let root_config = match &election {
         Some(election) => client_config.fenced(election.elector.fence()),
-        None => client_config,
+        None => client_config.clone(),
     };
-    let client = client::build(&client_config, &registry, Some(INFORMERS_CLIENT))?;
+    let controllers_config = if config.use_service_account_credentials {
+        service_accounts(&config, &client_config, &root_config, &registry)?
+    } else {
+        root_config.clone()
+    };
+    let client = client::build(&root_config, &registry, Some(INFORMERS_CLIENT))?;
     let healthz = Checks::with_ping();
     let readyz = Checks::with_ping();
     // Ready while standing by; while leading, once the caches have synced.
@@ -135,7 +148,8 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
     );
     let runtime = Runtime {
         client: client.clone(),
-        client_config: client_config.clone(),
+        client_config: controllers_config,
+        root_config,
         registry: registry.clone(),
         queue_metrics: QueueMetrics::register(&registry)?,
         sync_metrics: SyncMetrics::register(&registry)?,
@@ -227,6 +241,33 @@ impl Election {
     }
 }
 
+/// `--use-service-account-credentials`: the controllers' configuration,
+/// each client acting as its own ServiceAccount, tokens requested with the
+/// `--kubeconfig` identity (upstream's `createClientBuilders`). The
+/// requests for tokens are not fenced: they change nothing a standby
+/// would act on.
+fn service_accounts(
+    config: &Config,
+    unfenced: &ClientConfig,
+    root: &ClientConfig,
+    registry: &Registry,
+) -> Result<ClientConfig, Error> {
+    let key_file = ServiceAccountTokenFlags::read(&config.controller_flags)
+        .map(|settings| settings.private_key_file.is_some())
+        .unwrap_or_default();
+    if !key_file {
+        // Another controller manager may be creating the tokens; if none is,
+        // the controllers' requests fail, naming their ServiceAccount.
+        tracing::warn!(
+            "Warning: --use-service-account-credentials was specified without providing a \
+             --service-account-private-key-file"
+        );
+    }
+    // Upstream's `c.Client`: the user agent without suffix.
+    let tokens = client::build(unfenced, registry, None)?;
+    Ok(root.service_accounts(tokens))
+}
+
 async fn stopped(mut stop: StopSignal) {
     let reason = stop.stopped().await;
     tracing::info!(?reason, "leading ends");
@@ -238,8 +279,12 @@ struct Runtime {
     /// leader election; user agent `shared-informers`, as upstream's).
     client: kube::Client,
     /// What each controller builds its own client from (fenced under
-    /// leader election).
+    /// leader election; each client its own ServiceAccount with
+    /// `--use-service-account-credentials`).
     client_config: ClientConfig,
+    /// The `--kubeconfig` identity (fenced under leader election): the
+    /// tokens controller's client.
+    root_config: ClientConfig,
     /// Where the controllers register their metrics.
     registry: Registry,
     /// `workqueue_*` metrics, labelled by queue name.
@@ -270,6 +315,7 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
         config,
         factory: &factory,
         client_config: &runtime.client_config,
+        root_config: &runtime.root_config,
         registry: &runtime.registry,
         queue_metrics: &runtime.queue_metrics,
     };

@@ -12,6 +12,9 @@ mod cluster;
 mod clusterroleaggregation;
 /// Fixtures shared by the areas: kube-sim with a `kcm-rs` against it.
 mod common;
+/// `--use-service-account-credentials` on the testbed: each controller as its own ServiceAccount, under the
+/// bootstrap roles only.
+mod credentials;
 /// The CronJob controller, driven by kubectl: concurrency policies, suspend, history, missed runs, zones.
 mod cronjob;
 /// The `kcm-rs` binary: leader hand-over between two processes, a frozen leader fenced, serving, promtool.

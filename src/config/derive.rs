@@ -52,6 +52,10 @@ impl Config {
             return Err(Error::Burst);
         }
 
+        if flags.use_service_account_credentials && flags.tail.sim {
+            return Err(Error::SimServiceAccounts);
+        }
+
         let leader_election = if flags.leader_elect { Some(leader_election(&flags)?) } else { None };
 
         let tls = match (&flags.tls_cert_file, &flags.tls_private_key_file) {
@@ -81,6 +85,7 @@ impl Config {
             controllers,
             waiting,
             feature_gates,
+            use_service_account_credentials: flags.use_service_account_credentials,
             min_resync_period: flags.min_resync_period.0,
             leader_election,
             serving,

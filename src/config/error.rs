@@ -97,6 +97,10 @@ pub enum Error {
     /// Only one of the TLS files was given.
     #[error("--tls-cert-file and --tls-private-key-file must be given together")]
     TlsPair,
+    /// `--use-service-account-credentials` with `--sim`: kube-sim has no
+    /// TokenRequest API and no authentication.
+    #[error("--use-service-account-credentials needs a real API server: kube-sim (--sim) issues no tokens")]
+    SimServiceAccounts,
     /// A controller's flags are not in the parsed command line (it was
     /// parsed by a command built without them).
     #[error("cannot read {flags} from the command line: {message}")]

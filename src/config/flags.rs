@@ -89,6 +89,23 @@ pub struct Flags {
     #[arg(long, value_name = "int32", default_value = "30", help_heading = "Generic flags")]
     pub kube_api_burst: i32,
 
+    /// If true, use individual service account credentials for each controller. (kcm-rs: each controller's
+    /// client then acts as the ServiceAccount kube-system/<its name>, with tokens from the TokenRequest API
+    /// requested with --kubeconfig's identity; the shared informers, leader election and the tokens controller
+    /// keep --kubeconfig's identity.)
+    #[arg(
+        long,
+        value_name = "true|false",
+        default_value = "false",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        action = ArgAction::Set,
+        value_parser = parse_go_bool,
+        help_heading = "Generic flags"
+    )]
+    pub use_service_account_credentials: bool,
+
     /// Start a leader election client and gain leadership before executing the main loop. Enable this when
     /// running replicated components for high availability.
     #[arg(

@@ -78,6 +78,9 @@ pub struct Config {
     /// `--feature-gates`, resolved at 1.37 (what kcm-rs's controllers read
     /// of it: [`TERMINATING_REPLICAS`], [`MAX_UNAVAILABLE_STATEFUL_SET`]).
     pub feature_gates: FeatureGates,
+    /// `--use-service-account-credentials`: each controller's client acts
+    /// as its own ServiceAccount in kube-system.
+    pub use_service_account_credentials: bool,
     /// `--min-resync-period`: informer resync is random in [this, 2 × this).
     pub min_resync_period: Duration,
     /// Lease leader election; `None` with `--leader-elect=false`.
@@ -479,6 +482,15 @@ mod tests {
         }
         let c = config(&["--leader-elect-lease-duration", "1m", "--leader-elect-renew-deadline=30s"]).unwrap();
         assert_eq!(c.leader_election.unwrap().lease_duration, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn service_account_credentials_are_off_by_default_and_need_a_real_api_server() {
+        assert!(!config(&[]).unwrap().use_service_account_credentials);
+        assert!(config(&["--use-service-account-credentials"]).unwrap().use_service_account_credentials);
+        assert!(!config(&["--use-service-account-credentials=false"]).unwrap().use_service_account_credentials);
+        assert_eq!(config(&["--sim", "--use-service-account-credentials"]).unwrap_err(), Error::SimServiceAccounts);
+        assert!(config(&["--sim", "--use-service-account-credentials=false"]).is_ok());
     }
 
     #[test]

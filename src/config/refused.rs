@@ -111,7 +111,6 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     v("tls-cipher-suites"),
     v("tls-min-version"),
     v("tls-sni-cert-key"),
-    b("use-service-account-credentials"),
     v("vmodule"),
     b("volume-host-allow-local-loopback"),
     v("volume-host-cidr-denylist"),

@@ -41,8 +41,15 @@ pub struct Context<'a> {
     /// The process's shared informers (handlers are registered before
     /// they start).
     pub factory: &'a SharedInformerFactory,
-    /// What a controller's own client is built from.
+    /// What a controller's own client is built from: with
+    /// `--use-service-account-credentials`, each client acts as the
+    /// ServiceAccount of its name.
     pub client_config: &'a ClientConfig,
+    /// The `--kubeconfig` identity's configuration, for what upstream
+    /// builds with its root client builder among the controllers: the
+    /// tokens controller. The same as `client_config` without
+    /// `--use-service-account-credentials`.
+    pub root_config: &'a ClientConfig,
     /// Where controller metrics are registered.
     pub registry: &'a Registry,
     /// `workqueue_*` metrics, labelled by queue name.
@@ -54,6 +61,13 @@ impl<'a> Context<'a> {
     /// user agent (upstream's `ClientOrDie(name)`).
     pub fn own_client(&self, name: &str) -> Result<kube::Client, StartError> {
         Ok(client::build(self.client_config, self.registry, Some(name))?)
+    }
+
+    /// A client of its own with the `--kubeconfig` identity whatever
+    /// `--use-service-account-credentials` says (upstream's
+    /// `rootClientBuilder.ClientOrDie(name)`).
+    pub fn root_client(&self, name: &str) -> Result<kube::Client, StartError> {
+        Ok(client::build(self.root_config, self.registry, Some(name))?)
     }
 
     /// What the controller named `identity` is built from: the shared

@@ -289,7 +289,7 @@ pub fn spawn_on(kubeconfig: &Path, port: u16, args: &[&str]) -> Child {
 }
 
 /// As [`spawn_on`], its standard error appended to `log` when given.
-fn spawn_logged(kubeconfig: &Path, port: u16, args: &[&str], log: Option<&Path>) -> Child {
+pub fn spawn_logged(kubeconfig: &Path, port: u16, args: &[&str], log: Option<&Path>) -> Child {
     let mut all =
         vec!["--leader-elect=false".to_owned(), format!("--secure-port={port}"), "--bind-address=127.0.0.1".to_owned()];
     all.extend(args.iter().map(|a| (*a).to_owned()));

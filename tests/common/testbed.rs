@@ -46,12 +46,11 @@ pub struct Testbed {
     /// The admin's kubeconfig (`system:masters`).
     pub admin: PathBuf,
     /// kubeadm's controller-manager kubeconfig
-    /// (`system:kube-controller-manager`); only the side-by-side benchmark
-    /// runs kube-controller-manager.
-    #[allow(dead_code)]
+    /// (`system:kube-controller-manager`): the side-by-side benchmark's
+    /// kube-controller-manager, and kcm-rs in the credentials test.
     pub controller_manager: PathBuf,
-    /// kube-apiserver's audit log, when asked for (by the benchmark).
-    #[allow(dead_code)]
+    /// kube-apiserver's audit log, when asked for (by the benchmark and
+    /// the credentials test).
     pub audit_log: Option<PathBuf>,
     /// kcm-rs's kubeconfig: the `kube-system/kcm-rs` ServiceAccount's token.
     pub kcm_rs: PathBuf,
@@ -188,13 +187,31 @@ impl Testbed {
     }
 }
 
+/// A testbed has no change feed: [`kube_sim::testing::wait_for`] polls it.
+impl kube_sim::testing::Changes for Testbed {
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Arc<kube_sim::store::Change>>> {
+        None
+    }
+}
+
+/// How long a dropped testbed may take to stop and remove its directory
+/// before it is killed (which leaves the directory).
+const STOP_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl Drop for Testbed {
+    /// Closes its standard input, so that it stops its components and
+    /// removes its directory, and waits for that; kills it if it takes
+    /// longer than [`STOP_PATIENCE`] (its components die with it, the
+    /// kernel kills them).
     fn drop(&mut self) {
-        // Its components die with it (the kernel kills them).
-        if let Ok(child) = self._process.get_mut() {
-            drop(child.kill());
-            drop(child.wait());
+        let Ok(child) = self._process.get_mut() else { return };
+        drop(child.stdin.take());
+        let start = std::time::Instant::now();
+        while matches!(child.try_wait(), Ok(None)) && start.elapsed() < STOP_PATIENCE {
+            std::thread::sleep(std::time::Duration::from_millis(100));
         }
+        drop(child.kill());
+        drop(child.wait());
     }
 }
 

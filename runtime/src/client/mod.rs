@@ -15,7 +15,9 @@
 //!                  rest_client_rate_limiter_duration_seconds
 //! ClientRateLimit  token bucket (--kube-api-qps, --kube-api-burst): requests wait for a token
 //! Retry            kube's own retries on 429/503/504 (moved out of kube's stack, see below)
-//! Buffer           makes what follows cloneable, as Retry needs
+//! Bearer           with --use-service-account-credentials only: the controller's
+//!                  ServiceAccount token (`bearer.rs`, `token.rs`, `account.rs`)
+//! Buffer           makes what follows cloneable, as Retry and Bearer need
 //! Fenced           the leader's write fence (`fence.rs`): a write is refused as it is sent
 //! kube's stack     base URI, auth, headers (User-Agent), tracing, hyper
 //! ```
@@ -32,10 +34,20 @@
 //! until the response head arrives (client-go counts every attempt and, for
 //! non-streaming calls, includes reading the body).
 //!
+//! A token is awaited above the fence too, so that a write is checked
+//! after that wait.
+//!
+//! With [`ClientConfig::service_accounts`] (`--use-service-account-credentials`),
+//! each client built acts as the ServiceAccount `kube-system/<its user-agent
+//! suffix>`: the configuration keeps the server and its CA and drops the
+//! kubeconfig's own credentials (upstream's `AnonymousClientConfig`), and
+//! the Bearer layer sets the account's token on every request.
+//!
 //! This module owns [`ClientConfig`] and [`build`]; our layers are
 //! `metrics.rs` ([`RequestMetrics`]), `limiter.rs` ([`ClientRateLimit`]
-//! over a [`RequestLimiter`]) and `fence.rs` ([`Fenced`] over a
-//! [`WriteFence`]).
+//! over a [`RequestLimiter`]), `bearer.rs` ([`Bearer`] over a
+//! [`TokenSource`], `token.rs`, from [`ServiceAccounts`], `account.rs`) and
+//! `fence.rs` ([`Fenced`] over a [`WriteFence`]).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -49,13 +61,19 @@ use tower::buffer::BufferLayer;
 use tower::retry::RetryLayer;
 use tower::util::option_layer;
 
+mod account;
+mod bearer;
 mod fence;
 mod limiter;
 mod metrics;
+mod token;
 
+pub use account::ServiceAccounts;
+pub use bearer::{Bearer, BearerLayer};
 pub use fence::{FenceLayer, Fenced, Refused, WriteFence};
 pub use limiter::{ClientRateLimit, ClientRateLimitLayer, RequestLimiter};
 pub use metrics::{LATENCY_BUCKETS, RequestMetrics, RequestMetricsLayer, RestClientMetrics};
+pub use token::{Fetch, Issued, TokenError, TokenSource};
 
 /// Where the API server is and how hard to talk to it (kube-controller-manager's
 /// `--kubeconfig`, `--master`, `--kube-api-qps`, `--kube-api-burst`,
@@ -127,6 +145,10 @@ pub enum Error {
     /// The request metrics could not be registered.
     #[error("cannot register rest_client metrics")]
     Metrics(#[source] prometheus::Error),
+    /// A client acting as a ServiceAccount was built without a name to
+    /// act as.
+    #[error("a client acting as a ServiceAccount needs its name (the user-agent suffix)")]
+    Unnamed,
 }
 
 // === config ===
@@ -141,6 +163,9 @@ pub struct ClientConfig {
     burst: u32,
     /// Checked by every client built from this config; `None`: no fence.
     fence: Option<WriteFence>,
+    /// `Some`: each client acts as the ServiceAccount of its name (and
+    /// `kube` has no credentials of its own).
+    accounts: Option<ServiceAccounts>,
     /// Registered on the first [`build`]'s registry and reused by later
     /// builds: prometheus refuses a second registration of the same names,
     /// and client-go's rest_client metrics are process-wide anyway.
@@ -154,6 +179,7 @@ impl fmt::Debug for ClientConfig {
             .field("qps", &self.qps)
             .field("burst", &self.burst)
             .field("fence", &self.fence)
+            .field("service_accounts", &self.accounts.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -205,7 +231,18 @@ impl ClientConfig {
 
     /// Wraps an already resolved kube configuration.
     pub fn from_kube(kube: kube::Config, qps: f32, burst: u32) -> ClientConfig {
-        ClientConfig { kube, qps, burst, fence: None, metrics: Arc::new(Mutex::new(None)) }
+        ClientConfig { kube, qps, burst, fence: None, accounts: None, metrics: Arc::new(Mutex::new(None)) }
+    }
+
+    /// The same server, CA, limits and fence, without the kubeconfig's
+    /// credentials (no client certificate, token or exec plugin: upstream's
+    /// `AnonymousClientConfig`): each client built from it acts as the
+    /// ServiceAccount `kube-system/<its user-agent suffix>`, its tokens
+    /// obtained through `root`; request metrics stay shared.
+    pub fn service_accounts(&self, root: kube::Client) -> ClientConfig {
+        let mut kube = self.kube.clone();
+        kube.auth_info = kube::config::AuthInfo::default();
+        ClientConfig { kube, accounts: Some(ServiceAccounts::new(root)), ..self.clone() }
     }
 
     /// The same connection, its clients' writes checked against `fence`
@@ -259,13 +296,16 @@ pub fn user_agent(suffix: Option<&str>) -> String {
 // === build ===
 
 /// Builds a client: kube's stack for `config`, our user agent (with
-/// `user_agent_suffix`), the config's write fence, kube's retries above it,
-/// a QPS/burst limiter and request metrics registered on `registry` (once
-/// per `config`). Must run inside a tokio runtime.
+/// `user_agent_suffix`), the config's write fence, the ServiceAccount
+/// token of `user_agent_suffix` when the config acts as service accounts,
+/// kube's retries above them, a QPS/burst limiter and request metrics
+/// registered on `registry` (once per `config`). Must run inside a tokio
+/// runtime.
 ///
 /// # Errors
 ///
-/// [`Error::UserAgent`], [`Error::Build`], [`Error::Metrics`].
+/// [`Error::UserAgent`], [`Error::Build`], [`Error::Metrics`],
+/// [`Error::Unnamed`].
 pub fn build(config: &ClientConfig, registry: &Registry, user_agent_suffix: Option<&str>) -> Result<kube::Client> {
     let ua = user_agent(user_agent_suffix);
     let ua_value = HeaderValue::from_str(&ua).map_err(|_| Error::UserAgent(ua.clone()))?;
@@ -275,12 +315,18 @@ pub fn build(config: &ClientConfig, registry: &Registry, user_agent_suffix: Opti
     // Put back above the fence, so that each retry is checked again.
     let retry = std::mem::replace(&mut kube.default_retry, false);
 
+    let bearer = match (&config.accounts, user_agent_suffix) {
+        (None, _) => None,
+        (Some(accounts), Some(name)) if !name.is_empty() => Some(BearerLayer::new(accounts.source(name))),
+        (Some(_), _) => return Err(Error::Unnamed),
+    };
     let metrics = config.metrics(registry)?;
     let limiter = RequestLimiter::new(config.qps, config.burst).map(Arc::new);
     let builder = kube::client::ClientBuilder::try_from(kube).map_err(Error::Build)?;
     Ok(builder
         .with_layer(&FenceLayer::new(config.fence.clone()))
         .with_layer(&BufferLayer::new(FENCE_BUFFER))
+        .with_layer(&option_layer(bearer))
         .with_layer(&option_layer(retry.then(|| RetryLayer::new(RetryPolicy::server_retry()))))
         .with_layer(&ClientRateLimitLayer::new(limiter))
         .with_layer(&RequestMetricsLayer::new(metrics, config.host()))
@@ -509,6 +555,22 @@ mod tests {
             out.push(h.await.expect("task"));
         }
         out
+    }
+
+    #[tokio::test]
+    async fn acting_as_service_accounts_drops_the_kubeconfigs_credentials_and_needs_a_name() {
+        let mut kube = kube::Config::new("https://10.9.8.7:6443".parse().unwrap());
+        kube.tls_server_name = Some("kubernetes".to_owned());
+        kube.auth_info.token = Some("root's token".to_owned().into());
+        let root = ClientConfig::from_kube(kube, 20.0, 30);
+        let registry = Registry::new();
+        let accounts = root.service_accounts(build(&root, &registry, None).unwrap());
+        let anonymous = accounts.kube_config();
+        assert!(anonymous.auth_info.token.is_none(), "{:?}", anonymous.auth_info);
+        let server = (anonymous.cluster_url.to_string(), anonymous.tls_server_name.as_deref());
+        assert_eq!(server, ("https://10.9.8.7:6443/".to_owned(), Some("kubernetes")));
+        assert!(matches!(build(&accounts, &registry, None), Err(Error::Unnamed)));
+        assert!(build(&accounts, &registry, Some("job-controller")).is_ok());
     }
 
     #[tokio::test]

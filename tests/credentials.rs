@@ -1,0 +1,342 @@
+//! `--use-service-account-credentials` on the testbed, as kubeadm runs
+//! kube-controller-manager: kcm-rs with kubeadm's `controller-manager.conf`
+//! (user `system:kube-controller-manager`, whose bootstrap ClusterRole
+//! writes no pod, ReplicaSet or status) and the flag, on a testbed of its
+//! own with kube-apiserver's audit log. A workload that keeps every
+//! controller busy converges, kcm-rs is refused nothing, and the audit log
+//! shows each controller's requests made as
+//! `system:serviceaccount:kube-system:<its name>`: kcm-rs needs no grant
+//! beyond upstream's bootstrap roles (`system:controller:<name>`), which
+//! kube-apiserver creates at start.
+
+use std::path::Path;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kube::api::{Api, ListParams};
+use kube_sim::testing::{Patience, kubectl_ok, kubectl_ok_with_stdin, wait_for};
+use serde_json::Value;
+
+use crate::common::testbed::Testbed;
+use crate::common::{free_port, spawn_logged};
+
+const NS: &str = "creds";
+
+/// Long enough for a CronJob's first minute to come round.
+const CRON_PATIENCE: Patience = Patience { deadline: Duration::from_secs(150), recheck: Duration::from_secs(1) };
+
+const PATIENCE: Patience = crate::common::PATIENCE;
+
+/// The controllers the workload makes write, each by its upstream client
+/// name (the ServiceAccount it acts as).
+const WRITERS: &[&str] = &[
+    "deployment-controller",
+    "replicaset-controller",
+    "statefulset-controller",
+    "daemon-set-controller",
+    "job-controller",
+    "cronjob-controller",
+    "ttl-after-finished-controller",
+    "endpoint-controller",
+    "endpointslice-controller",
+    "generic-garbage-collector",
+    "namespace-controller",
+    "service-account-controller",
+    "root-ca-cert-publisher",
+];
+
+/// Clients upstream keeps on the `--kubeconfig` identity.
+const ROOT_CLIENTS: &[&str] = &["shared-informers", "tokens-controller"];
+
+/// What kubeadm's `controller-manager.conf` authenticates as.
+const ROOT_USER: &str = "system:kube-controller-manager";
+
+/// Every controller's pods, on kwok's nodes: a Deployment behind a
+/// Service, a StatefulSet, a DaemonSet, two Jobs (one deleted once
+/// finished), a CronJob, and a ServiceAccount with a legacy token Secret.
+const WORKLOAD: &str = r#"
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: robot}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: robot-token
+  annotations: {kubernetes.io/service-account.name: robot}
+type: kubernetes.io/service-account-token
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  clusterIP: None
+  selector: {app: db}
+  ports: [{port: 5432}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 2
+  selector: {matchLabels: {app: db}}
+  template: {metadata: {labels: {app: db}}, spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template: {metadata: {labels: {app: agent}}, spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: once}
+spec: {template: {metadata: {annotations: {kube-sim.io/exit-after: 1s}}, spec: {restartPolicy: Never, containers: [{name: c, image: registry.k8s.io/pause:3.10}]}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: brief}
+spec: {ttlSecondsAfterFinished: 0, template: {metadata: {annotations: {kube-sim.io/exit-after: 1s}}, spec: {restartPolicy: Never, containers: [{name: c, image: registry.k8s.io/pause:3.10}]}}}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: tick}
+spec:
+  schedule: "* * * * *"
+  jobTemplate: {spec: {template: {metadata: {annotations: {kube-sim.io/exit-after: 1s}}, spec: {restartPolicy: Never, containers: [{name: c, image: registry.k8s.io/pause:3.10}]}}}}
+"#;
+
+// === utils ===
+
+/// `Ok` when `done`, else `Err` with `seen` (what [`wait_for`] reports).
+fn when(done: bool, seen: impl FnOnce() -> String) -> Result<(), String> {
+    if done { Ok(()) } else { Err(seen()) }
+}
+
+/// The audit log's events, as JSON.
+fn audit_events(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
+}
+
+fn field<'a>(event: &'a Value, pointer: &str) -> &'a str {
+    event.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The users kcm-rs's client `name` made requests as.
+fn users_of(events: &[Value], name: &str) -> Vec<String> {
+    let agent = format!("kcm-rs/{}/{name}", env!("CARGO_PKG_VERSION"));
+    let mut users: Vec<String> = events
+        .iter()
+        .filter(|e| field(e, "/userAgent") == agent)
+        .map(|e| field(e, "/user/username").to_owned())
+        .collect();
+    users.sort();
+    users.dedup();
+    users
+}
+
+// === the test ===
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_controller_acts_as_its_own_service_account_under_the_bootstrap_roles() {
+    let bed = Testbed::start(3, true).await;
+    bed.initialize_nodes().await;
+    let audit = bed.audit_log.clone().expect("the testbed's audit log");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("kcm-rs.log");
+    let mut args: Vec<String> = bed.daemon_args();
+    args.push("--use-service-account-credentials".to_owned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let _daemon = spawn_logged(&bed.controller_manager, free_port(), &args, Some(&log));
+
+    let client = bed.client().await;
+    kubectl_ok(&bed.admin, &["create", "namespace", NS]).await;
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), NS);
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), NS);
+    wait_for(&bed, PATIENCE, "the namespace's default ServiceAccount and kube-root-ca.crt", || async {
+        let account = accounts.get_opt("default").await.map_err(|e| e.to_string())?;
+        let ca = config_maps.get_opt("kube-root-ca.crt").await.map_err(|e| e.to_string())?;
+        when(account.is_some() && ca.is_some(), || format!("default: {}, CA: {}", account.is_some(), ca.is_some()))
+    })
+    .await;
+    kubectl_ok_with_stdin(&bed.admin, &["-n", NS, "apply", "-f", "-"], WORKLOAD).await;
+
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
+    wait_for(&bed, PATIENCE, "robot-token's token (tokens controller)", || async {
+        let secret = secrets.get("robot-token").await.map_err(|e| e.to_string())?;
+        let filled = secret.data.is_some_and(|d| d.contains_key("token"));
+        when(filled, || "no token yet".to_owned())
+    })
+    .await;
+
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), NS);
+    let rolled_out = |generation: i64| {
+        let deployments = deployments.clone();
+        async move {
+            let d = deployments.get("web").await.map_err(|e| e.to_string())?;
+            let status = d.status.unwrap_or_default();
+            let done = status.observed_generation == Some(generation)
+                && status.updated_replicas == Some(2)
+                && status.available_replicas == Some(2)
+                && status.replicas == Some(2);
+            when(done, || format!("{status:?}"))
+        }
+    };
+    wait_for(&bed, PATIENCE, "web rolled out", || rolled_out(1)).await;
+    let patch = r#"{"spec":{"template":{"metadata":{"annotations":{"rollout":"2"}}}}}"#;
+    kubectl_ok(&bed.admin, &["-n", NS, "patch", "deployment", "web", "--type=merge", "-p", patch]).await;
+    wait_for(&bed, PATIENCE, "web's second rollout", || rolled_out(2)).await;
+
+    let statefulsets: Api<StatefulSet> = Api::namespaced(client.clone(), NS);
+    wait_for(&bed, PATIENCE, "db's 2 pods Ready", || async {
+        let status = statefulsets.get("db").await.map_err(|e| e.to_string())?.status.unwrap_or_default();
+        when(status.ready_replicas == Some(2), || format!("{status:?}"))
+    })
+    .await;
+    let daemonsets: Api<DaemonSet> = Api::namespaced(client.clone(), NS);
+    wait_for(&bed, PATIENCE, "agent Ready on the 3 nodes", || async {
+        let status = daemonsets.get("agent").await.map_err(|e| e.to_string())?.status.unwrap_or_default();
+        when(status.number_ready == 3 && status.desired_number_scheduled == 3, || format!("{status:?}"))
+    })
+    .await;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), NS);
+    wait_for(&bed, PATIENCE, "once succeeded, brief deleted once finished", || async {
+        let once = jobs.get("once").await.map_err(|e| e.to_string())?.status.unwrap_or_default();
+        let brief = jobs.get_opt("brief").await.map_err(|e| e.to_string())?;
+        when(once.succeeded == Some(1) && brief.is_none(), || {
+            format!("once: {once:?}; brief there: {}", brief.is_some())
+        })
+    })
+    .await;
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), NS);
+    let endpoints: Api<Endpoints> = Api::namespaced(client.clone(), NS);
+    wait_for(&bed, PATIENCE, "web's 2 endpoints, in its EndpointSlice and Endpoints", || async {
+        let listed = slices.list(&ListParams::default().labels("kubernetes.io/service-name=web")).await;
+        let in_slices: usize =
+            listed.map_err(|e| e.to_string())?.items.iter().map(|s| s.endpoints.as_ref().map_or(0, Vec::len)).sum();
+        let subsets = endpoints.get_opt("web").await.map_err(|e| e.to_string())?.and_then(|e| e.subsets);
+        let addresses: usize =
+            subsets.unwrap_or_default().iter().map(|s| s.addresses.as_ref().map_or(0, Vec::len)).sum();
+        when(in_slices == 2 && addresses == 2, || format!("{in_slices} in slices, {addresses} in Endpoints"))
+    })
+    .await;
+    let cronjobs: Api<CronJob> = Api::namespaced(client.clone(), NS);
+    wait_for(&bed, CRON_PATIENCE, "tick's first run", || async {
+        let status = cronjobs.get("tick").await.map_err(|e| e.to_string())?.status.unwrap_or_default();
+        when(status.last_successful_time.is_some(), || format!("{status:?}"))
+    })
+    .await;
+
+    // A cascading delete: the garbage collector takes web's ReplicaSets.
+    kubectl_ok(&bed.admin, &["-n", NS, "delete", "deployment", "web"]).await;
+    let replicasets: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
+    wait_for(&bed, PATIENCE, "web's ReplicaSets gone", || async {
+        let left = replicasets.list(&ListParams::default().labels("app=web")).await.map_err(|e| e.to_string())?;
+        when(left.items.is_empty(), || format!("{} left", left.items.len()))
+    })
+    .await;
+    // A namespace deleted, with content.
+    kubectl_ok(&bed.admin, &["create", "namespace", "doomed"]).await;
+    kubectl_ok(&bed.admin, &["-n", "doomed", "create", "configmap", "c", "--from-literal=a=b"]).await;
+    kubectl_ok(&bed.admin, &["delete", "namespace", "doomed", "--wait=false"]).await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    wait_for(&bed, PATIENCE, "namespace doomed gone", || async {
+        let left = namespaces.get_opt("doomed").await.map_err(|e| e.to_string())?;
+        when(left.is_none(), || format!("{:?}", left.and_then(|n| n.status)))
+    })
+    .await;
+
+    // The audit log is written in batches: wait until every controller's
+    // requests are in it.
+    let events = wait_for(&bed, PATIENCE, "every controller's requests in the audit log", || async {
+        let events = audit_events(&audit);
+        let missing: Vec<&str> = WRITERS.iter().copied().filter(|n| users_of(&events, n).is_empty()).collect();
+        if missing.is_empty() { Ok(events) } else { Err(format!("none yet from {missing:?}")) }
+    })
+    .await;
+    for name in WRITERS {
+        assert_eq!(
+            users_of(&events, name),
+            [format!("system:serviceaccount:kube-system:{name}")],
+            "the users {name}'s client made requests as"
+        );
+    }
+    for name in ROOT_CLIENTS {
+        assert_eq!(users_of(&events, name), [ROOT_USER], "the users {name}'s client made requests as");
+    }
+    // RBAC's decision on each request (a create refused in a namespace
+    // being deleted is a 403 too, but RBAC allowed it).
+    let refused: Vec<String> = events
+        .iter()
+        .filter(|e| field(e, "/userAgent").starts_with("kcm-rs/"))
+        .filter(|e| field(e, "/annotations/authorization.k8s.io~1decision") != "allow")
+        .map(|e| {
+            let (agent, verb, uri) = (field(e, "/userAgent"), field(e, "/verb"), field(e, "/requestURI"));
+            format!("{agent} {verb} {uri} as {}", field(e, "/user/username"))
+        })
+        .collect();
+    assert!(refused.is_empty(), "RBAC refused kcm-rs:\n{}", refused.join("\n"));
+    for name in WRITERS {
+        let role = format!("ClusterRole \"system:controller:{name}\"");
+        let by_role = events.iter().any(|e| field(e, "/annotations/authorization.k8s.io~1reason").contains(&role));
+        assert!(by_role, "no request of {name} allowed by its bootstrap role {role}");
+    }
+    let text = std::fs::read_to_string(&log).expect("kcm-rs's log");
+    let forbidden: Vec<&str> =
+        text.lines().filter(|l| l.to_lowercase().contains("forbidden") && !l.contains("being terminated")).collect();
+    assert!(forbidden.is_empty(), "kcm-rs's log tells of refusals:\n{}", forbidden.join("\n"));
+}
+
+/// An identity that may not ask for tokens (`deploy/`'s `kube-system/kcm-rs`,
+/// which has no `serviceaccounts/token` grant): the controller's requests
+/// fail, naming its ServiceAccount, and are retried; kcm-rs keeps running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_token_request_fails_the_controllers_writes_naming_its_service_account() {
+    let bed = crate::common::testbed::shared().await;
+    let _turn = bed.turn().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("kcm-rs.log");
+    let args = ["--use-service-account-credentials", "--controllers=deployment-controller"];
+    let mut daemon = spawn_logged(&bed.kcm_rs, free_port(), &args, Some(&log));
+    let manifest = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: refused-tokens}\nspec:\n  selector: \
+                    {matchLabels: {app: refused-tokens}}\n  template: {metadata: {labels: {app: refused-tokens}}, \
+                    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}}\n";
+    kubectl_ok_with_stdin(&bed.admin, &["-n", "default", "apply", "-f", "-"], manifest).await;
+
+    let failed = "failed to get token for kube-system/deployment-controller";
+    let waited = wait_for(&*bed, PATIENCE, "a sync failed for want of a token, twice", || async {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let retried = text.lines().filter(|l| l.contains("sync failed") && l.contains(failed)).count();
+        when(retried >= 2, || format!("{retried} failed syncs naming the account; log:\n{text}"))
+    })
+    .await;
+    kubectl_ok(&bed.admin, &["-n", "default", "delete", "deployment", "refused-tokens"]).await;
+    assert!(matches!(daemon.try_wait(), Ok(None)), "kcm-rs exited: {:?}", daemon.try_wait());
+    let text = std::fs::read_to_string(&log).expect("kcm-rs's log");
+    assert!(!text.contains("panicked"), "kcm-rs panicked:\n{text}");
+    waited
+}
