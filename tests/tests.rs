@@ -12,9 +12,6 @@ mod cluster;
 mod clusterroleaggregation;
 /// Fixtures shared by the areas: kube-sim with a `kcm-rs` against it.
 mod common;
-/// `--use-service-account-credentials` on the testbed: each controller as its own ServiceAccount, under the
-/// bootstrap roles only.
-mod credentials;
 /// The CronJob controller, driven by kubectl: concurrency policies, suspend, history, missed runs, zones.
 mod cronjob;
 /// The `kcm-rs` binary: leader hand-over between two processes, a frozen leader fenced, serving, promtool.
@@ -43,6 +40,9 @@ mod informer;
 /// upstream's job.go scenarios under invariants on every pod event, and every pod counted once across kills;
 /// no new pod for a Job written finished while its cache lags, no status refused during the backoff.
 mod job;
+/// kubeadm's kube-controller-manager static pod with kcm-rs's image: the probe, /metrics authorization, each
+/// controller as its own ServiceAccount under the bootstrap roles only.
+mod kubeadm;
 /// The legacy token cleaner: unused legacy token Secrets labelled invalid, then deleted.
 mod legacyserviceaccounttokens;
 /// The Namespace controller: a full namespace deleted, finalizers, faults.

@@ -47,10 +47,11 @@ pub struct Testbed {
     pub admin: PathBuf,
     /// kubeadm's controller-manager kubeconfig
     /// (`system:kube-controller-manager`): the side-by-side benchmark's
-    /// kube-controller-manager, and kcm-rs in the credentials test.
+    /// kube-controller-manager, and kcm-rs in the credentials and kubeadm
+    /// tests.
     pub controller_manager: PathBuf,
     /// kube-apiserver's audit log, when asked for (by the benchmark and
-    /// the credentials test).
+    /// the credentials and kubeadm tests).
     pub audit_log: Option<PathBuf>,
     /// kcm-rs's kubeconfig: the `kube-system/kcm-rs` ServiceAccount's token.
     pub kcm_rs: PathBuf,

@@ -1,27 +1,39 @@
-//! `--use-service-account-credentials` on the testbed, as kubeadm runs
-//! kube-controller-manager: kcm-rs with kubeadm's `controller-manager.conf`
-//! (user `system:kube-controller-manager`, whose bootstrap ClusterRole
-//! writes no pod, ReplicaSet or status) and the flag, on a testbed of its
-//! own with kube-apiserver's audit log. A workload that keeps every
-//! controller busy converges, kcm-rs is refused nothing, and the audit log
-//! shows each controller's requests made as
-//! `system:serviceaccount:kube-system:<its name>`: kcm-rs needs no grant
-//! beyond upstream's bootstrap roles (`system:controller:<name>`), which
-//! kube-apiserver creates at start.
+//! kcm-rs as kubeadm runs kube-controller-manager: the command of
+//! `deploy/static-pod/kube-controller-manager.yaml` (kubeadm's manifest,
+//! with kind's values and kcm-rs's image), run by the name
+//! `kube-controller-manager`, against kubeadm's files laid out as kubeadm
+//! lays them out (`pki/`, `controller-manager.conf`; the keys and the
+//! kubeconfig readable by their owner only), on a testbed of its own with
+//! kube-apiserver's audit log. The kubelet's probe passes; `/metrics` is
+//! refused without credentials and served to a token RBAC allows; a
+//! workload that keeps every controller busy converges; kcm-rs is refused
+//! nothing, and the audit log shows each controller's requests made as
+//! `system:serviceaccount:kube-system:<its name>`
+//! (`--use-service-account-credentials`): kcm-rs needs no grant beyond
+//! upstream's bootstrap roles (`system:controller:<name>`), which
+//! kube-apiserver creates at start. An identity that may not ask for
+//! tokens gets a named, retried error.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::process::Stdio;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kube::api::{Api, ListParams};
+use kube::api::{Api, ListParams, PostParams};
 use kube_sim::testing::{Patience, kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use serde_json::Value;
+use tokio::process::{Child, Command};
 
 use crate::common::testbed::Testbed;
-use crate::common::{free_port, spawn_logged};
+use crate::common::{free_port, https_get, spawn_logged};
+
+/// Where kubeadm keeps its files; the manifest's paths start with it.
+const KUBERNETES_DIR: &str = "/etc/kubernetes";
 
 const NS: &str = "creds";
 
@@ -159,19 +171,103 @@ fn users_of(events: &[Value], name: &str) -> Vec<String> {
     users
 }
 
-// === the test ===
+/// The command of the static pod's container.
+fn static_pod_command() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/static-pod/kube-controller-manager.yaml");
+    let pod: Value = serde_yaml::from_str(&std::fs::read_to_string(&path).expect("the manifest")).expect("YAML");
+    let command = pod["spec"]["containers"][0]["command"].as_array().expect("a command").clone();
+    command.iter().map(|a| a.as_str().expect("a string").to_owned()).collect()
+}
+
+/// Lays out kubeadm's files under `etc` from the testbed's: `pki/` (the
+/// cluster and front-proxy CAs, the CA's key, the service-account key)
+/// and `controller-manager.conf`; the keys and the kubeconfig mode 0600,
+/// as kubeadm writes them.
+fn lay_out(bed: &Testbed, etc: &Path) {
+    let pki = etc.join("pki");
+    std::fs::create_dir_all(&pki).expect("pki/");
+    for (file, mode) in [("ca.crt", 0o644), ("ca.key", 0o600), ("sa.key", 0o600), ("front-proxy-ca.crt", 0o644)] {
+        std::fs::copy(bed.pki.join(file), pki.join(file)).expect("copied");
+        std::fs::set_permissions(pki.join(file), std::fs::Permissions::from_mode(mode)).expect("mode set");
+    }
+    let conf = etc.join("controller-manager.conf");
+    std::fs::copy(&bed.controller_manager, &conf).expect("copied");
+    std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o600)).expect("mode set");
+}
+
+/// Starts the binary by the name kubeadm's manifest runs, with its
+/// arguments pointing at `etc` instead of `/etc/kubernetes`, serving on
+/// `port` (the one flag added: tests run side by side), its log in `log`.
+fn start(etc: &Path, port: u16, log: &Path) -> Child {
+    let command = static_pod_command();
+    assert_eq!(command[0], "kube-controller-manager", "kubeadm runs the binary by that name");
+    let bin = etc.join("kube-controller-manager");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kcm-rs"), &bin).expect("linked");
+    let args = command[1..].iter().map(|a| a.replace(KUBERNETES_DIR, &etc.display().to_string()));
+    Command::new(&bin)
+        .args(args)
+        .arg(format!("--secure-port={port}"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).expect("log file"))
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kube-controller-manager (kcm-rs) starts")
+}
+
+/// `GET https://127.0.0.1:<port><path>` with a bearer token: the status.
+async fn get_with_token(port: u16, path: &str, token: &str) -> u16 {
+    let out = Command::new("curl")
+        .args(["-sk", "-o", "/dev/null", "-w", "%{http_code}", "-H"])
+        .arg(format!("Authorization: Bearer {token}"))
+        .arg(format!("https://127.0.0.1:{port}{path}"))
+        .output()
+        .await
+        .expect("curl runs");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
+}
+
+/// A token for ServiceAccount `name` in `ns` (made here), which the
+/// ClusterRole `role`, when given, is bound to.
+async fn token_for(bed: &Testbed, ns: &str, name: &str, role: Option<&str>) -> String {
+    let client = bed.client().await;
+    let accounts: Api<ServiceAccount> = Api::namespaced(client, ns);
+    let account = ServiceAccount {
+        metadata: kube::api::ObjectMeta { name: Some(name.to_owned()), ..Default::default() },
+        ..Default::default()
+    };
+    accounts.create(&PostParams::default(), &account).await.expect("ServiceAccount created");
+    if let Some(role) = role {
+        let subject = format!("--serviceaccount={ns}:{name}");
+        kubectl_ok(&bed.admin, &["create", "clusterrolebinding", name, &format!("--clusterrole={role}"), &subject])
+            .await;
+    }
+    let request = TokenRequest { spec: Some(TokenRequestSpec::default()), ..Default::default() };
+    let made = accounts.create_token_request(name, &PostParams::default(), &request).await.expect("a token");
+    made.status.and_then(|s| s.token).expect("the token")
+}
+
+// === the tests ===
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_controller_acts_as_its_own_service_account_under_the_bootstrap_roles() {
+async fn kubeadms_static_pod_runs_kcm_rs_with_only_the_image_swapped() {
     let bed = Testbed::start(3, true).await;
     bed.initialize_nodes().await;
     let audit = bed.audit_log.clone().expect("the testbed's audit log");
     let dir = tempfile::tempdir().expect("temp dir");
+    let etc = dir.path().join("kubernetes");
+    lay_out(&bed, &etc);
+    let port = free_port();
     let log = dir.path().join("kcm-rs.log");
-    let mut args: Vec<String> = bed.daemon_args();
-    args.push("--use-service-account-credentials".to_owned());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let _daemon = spawn_logged(&bed.controller_manager, free_port(), &args, Some(&log));
+    let _daemon = start(&etc, port, &log);
+
+    // The kubelet's probes: an anonymous HTTPS GET /healthz.
+    wait_for(&bed, PATIENCE, "/healthz answering the kubelet's probe", || async {
+        let (code, body) = https_get(port, "/healthz").await;
+        when(code == 200 && body == "ok", || {
+            format!("{code} {body}; log:\n{}", std::fs::read_to_string(&log).unwrap_or_default())
+        })
+    })
+    .await;
 
     let client = bed.client().await;
     kubectl_ok(&bed.admin, &["create", "namespace", NS]).await;
@@ -305,7 +401,21 @@ async fn each_controller_acts_as_its_own_service_account_under_the_bootstrap_rol
         let by_role = events.iter().any(|e| field(e, "/annotations/authorization.k8s.io~1reason").contains(&role));
         assert!(by_role, "no request of {name} allowed by its bootstrap role {role}");
     }
+
+    // /metrics as upstream serves it: 403 without credentials or with a
+    // token RBAC does not allow; 200 with one upstream's system:monitoring
+    // role allows.
+    assert_eq!(https_get(port, "/metrics").await.0, 403, "/metrics without credentials");
+    let allowed = token_for(&bed, NS, "prometheus", Some("system:monitoring")).await;
+    let denied = token_for(&bed, NS, "nobody", None).await;
+    assert_eq!(get_with_token(port, "/metrics", &allowed).await, 200, "/metrics with system:monitoring's grant");
+    assert_eq!(get_with_token(port, "/metrics", &denied).await, 403, "/metrics without a grant");
+
+    // It says which of kubeadm's choices it does not act on.
     let text = std::fs::read_to_string(&log).expect("kcm-rs's log");
+    for named in ["bootstrap-signer-controller", "token-cleaner-controller", "--cluster-signing-cert-file"] {
+        assert!(text.contains(named), "kcm-rs's log does not name {named}:\n{text}");
+    }
     let forbidden: Vec<&str> =
         text.lines().filter(|l| l.to_lowercase().contains("forbidden") && !l.contains("being terminated")).collect();
     assert!(forbidden.is_empty(), "kcm-rs's log tells of refusals:\n{}", forbidden.join("\n"));
