@@ -46,8 +46,9 @@ pub struct Testbed {
     /// The admin's kubeconfig (`system:masters`).
     pub admin: PathBuf,
     /// kubeadm's controller-manager kubeconfig
-    /// (`system:kube-controller-manager`); only the side-by-side benchmark
-    /// runs kube-controller-manager.
+    /// (`system:kube-controller-manager`): kube-controller-manager's in the
+    /// side-by-side benchmark, the delegation kubeconfig in `serving.rs`
+    /// (the other benchmarks, which share this file, leave it).
     #[allow(dead_code)]
     pub controller_manager: PathBuf,
     /// kube-apiserver's audit log, when asked for (by the benchmark).

@@ -1,0 +1,117 @@
+//! The secure port behind delegated authentication and authorization, on
+//! the testbed's real kube-apiserver (kube-sim reviews no tokens or
+//! access): kcm-rs started as kubeadm starts kube-controller-manager, with
+//! the controller-manager kubeconfig for TokenReviews and
+//! SubjectAccessReviews, the cluster CA for client certificates and the
+//! front-proxy CA for request headers. Scrapers are what an operator
+//! makes: ServiceAccounts, a ClusterRole for `get` on `/metrics`, the
+//! admin's client certificate and the API server's front-proxy one.
+
+use std::path::Path;
+
+use kube_sim::testing::{kubectl_ok, wait_for};
+use tokio::process::Command;
+
+use crate::common::testbed::{self, Testbed};
+use crate::common::{Cluster, PATIENCE, free_port, https_get_with};
+
+const NAMESPACE: &str = "serving";
+
+/// kcm-rs serving on `port` with upstream's delegation flags, as kubeadm
+/// gives kube-controller-manager them; one cheap controller.
+fn start(bed: &Testbed, port: u16) -> tokio::process::Child {
+    let pki = |f: &str| bed.pki.join(f).display().to_string();
+    let delegate = bed.controller_manager.display().to_string();
+    Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
+        .args([
+            format!("--kubeconfig={}", bed.kcm_rs.display()),
+            "--controllers=ttl-after-finished-controller".to_owned(),
+            "--leader-elect=false".to_owned(),
+            "--bind-address=127.0.0.1".to_owned(),
+            format!("--secure-port={port}"),
+            format!("--authentication-kubeconfig={delegate}"),
+            format!("--authorization-kubeconfig={delegate}"),
+            format!("--client-ca-file={}", pki("ca.crt")),
+            format!("--requestheader-client-ca-file={}", pki("front-proxy-ca.crt")),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kcm-rs starts")
+}
+
+/// A ServiceAccount of [`NAMESPACE`] and a token for it.
+async fn account(admin: &Path, name: &str) -> String {
+    kubectl_ok(admin, &["create", "serviceaccount", name, "-n", NAMESPACE]).await;
+    kubectl_ok(admin, &["create", "token", name, "-n", NAMESPACE]).await.trim().to_owned()
+}
+
+/// The `Forbidden` Status message for `user` getting `/metrics`.
+fn forbidden(user: &str) -> String {
+    format!("forbidden: User \\\"{user}\\\" cannot get path \\\"/metrics\\\"")
+}
+
+#[tokio::test]
+async fn the_secure_port_authenticates_and_authorizes_as_kube_controller_manager() {
+    let bed = testbed::shared().await;
+    let cluster = Cluster::Testbed { _bed: bed.clone(), _turn: bed.turn().await };
+    let admin = bed.admin.as_path();
+    kubectl_ok(admin, &["create", "namespace", NAMESPACE]).await;
+    let reader = account(admin, "metrics-reader").await;
+    let stranger = account(admin, "stranger").await;
+    kubectl_ok(admin, &["create", "clusterrole", "kcm-rs-metrics", "--verb=get", "--non-resource-url=/metrics"]).await;
+    let binding = format!("--serviceaccount={NAMESPACE}:metrics-reader");
+    kubectl_ok(admin, &["create", "clusterrolebinding", "kcm-rs-metrics", "--clusterrole=kcm-rs-metrics", &binding])
+        .await;
+
+    let port = free_port();
+    let _daemon = start(&bed, port);
+    let get = |path: &'static str, args: Vec<String>| async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        https_get_with(port, path, &args).await
+    };
+    wait_for(&cluster, PATIENCE, "kcm-rs to serve /healthz", || async {
+        let (code, body) = get("/healthz", vec![]).await;
+        if code == 200 { Ok(()) } else { Err(format!("{code} {body}")) }
+    })
+    .await;
+
+    // Anonymous: the always-allowed health paths only.
+    assert_eq!(get("/healthz", vec![]).await, (200, "ok".to_owned()));
+    let (code, body) = get("/metrics", vec![]).await;
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains(&forbidden("system:anonymous")), "{body}");
+
+    // Bearer tokens, reviewed by the API server; access as RBAC grants it.
+    let bearer = |token: &str| vec!["-H".to_owned(), format!("Authorization: Bearer {token}")];
+    let (code, body) = get("/metrics", bearer("not-a-token")).await;
+    assert_eq!(code, 401, "{body}");
+    assert!(body.contains("\"reason\": \"Unauthorized\""), "{body}");
+    let (code, body) = get("/metrics", bearer(&reader)).await;
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("# TYPE process_cpu_seconds_total counter"), "{body}");
+    let (code, body) = get("/metrics", bearer(&stranger)).await;
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains(&forbidden(&format!("system:serviceaccount:{NAMESPACE}:stranger"))), "{body}");
+
+    // The admin's client certificate: kubernetes-admin in system:masters.
+    let pki = |f: &str| bed.pki.join(f).display().to_string();
+    let certificate = |name: &str| {
+        vec!["--cert".to_owned(), pki(&format!("{name}.crt")), "--key".to_owned(), pki(&format!("{name}.key"))]
+    };
+    assert_eq!(get("/metrics", certificate("admin-client")).await.0, 200);
+
+    // Front-proxy headers: honoured from the front-proxy client certificate,
+    // ignored without it.
+    let as_user = |user: &str| vec!["-H".to_owned(), format!("X-Remote-User: {user}")];
+    let reader_name = format!("system:serviceaccount:{NAMESPACE}:metrics-reader");
+    let proxied = |user: &str| [certificate("front-proxy-client"), as_user(user)].concat();
+    assert_eq!(get("/metrics", proxied(&reader_name)).await.0, 200);
+    let (code, body) = get("/metrics", proxied("nobody")).await;
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains(&forbidden("nobody")), "the user is the header's: {body}");
+    let (code, body) = get("/metrics", as_user(&reader_name)).await;
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains(&forbidden("system:anonymous")), "no certificate, no header: {body}");
+}
