@@ -5,15 +5,18 @@
 //! SubjectAccessReviews, the cluster CA for client certificates and the
 //! front-proxy CA for request headers. Scrapers are what an operator
 //! makes: ServiceAccounts, a ClusterRole for `get` on `/metrics`, the
-//! admin's client certificate and the API server's front-proxy one.
+//! admin's client certificate and the API server's front-proxy one. Bad
+//! serving input, on kube-sim, stops start-up with an error naming the
+//! flag and the file.
 
 use std::path::Path;
 
+use kube_sim::SimConfig;
 use kube_sim::testing::{kubectl_ok, wait_for};
 use tokio::process::Command;
 
 use crate::common::testbed::{self, Testbed};
-use crate::common::{Cluster, PATIENCE, free_port, https_get_with};
+use crate::common::{Cluster, PATIENCE, free_port, https_get_with, sim_with_kubeconfig};
 
 const NAMESPACE: &str = "serving";
 
@@ -114,4 +117,47 @@ async fn the_secure_port_authenticates_and_authorizes_as_kube_controller_manager
     let (code, body) = get("/metrics", as_user(&reader_name)).await;
     assert_eq!(code, 403, "{body}");
     assert!(body.contains(&forbidden("system:anonymous")), "no certificate, no header: {body}");
+}
+
+/// kcm-rs against kube-sim with `args`: its exit status and standard error
+/// (killed, and failing the test, if it is still running after a minute).
+async fn refused(args: &[&str]) -> (bool, String) {
+    let (_sim, _dir, kubeconfig) = sim_with_kubeconfig(SimConfig::default()).await;
+    let child = Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
+        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .args(["--leader-elect=false", "--bind-address=127.0.0.1", &format!("--secure-port={}", free_port())])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kcm-rs starts");
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("kcm-rs {args:?} kept running"))
+        .expect("kcm-rs ran");
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[tokio::test]
+async fn bad_serving_input_stops_start_up_naming_the_flag_and_the_file() {
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "--client-ca-file: unable to load client CA file /nonexistent/ca.crt",
+            &["--client-ca-file=/nonexistent/ca.crt"],
+        ),
+        (
+            "--authorization-kubeconfig: failed to get delegated kubeconfig from /nonexistent/kc",
+            &["--authorization-kubeconfig=/nonexistent/kc"],
+        ),
+        ("--tls-min-version: unknown tls version \"TLS12\"", &["--tls-min-version=TLS12"]),
+        (
+            "--tls-cipher-suites: Cipher suite TLS_NONESUCH not supported or doesn't exist",
+            &["--tls-cipher-suites=TLS_NONESUCH"],
+        ),
+    ];
+    for (message, args) in cases {
+        let (ok, stderr) = refused(args).await;
+        assert!(!ok && stderr.contains(message), "{args:?}: {stderr}");
+    }
 }

@@ -56,7 +56,8 @@ mod replicaset;
 mod serviceaccounts;
 /// Legacy service account token Secrets: filled, verified, deleted with their ServiceAccount.
 mod serviceaccounttokens;
-/// The secure port on the testbed: anonymous, bearer tokens, client certificates, front-proxy headers.
+/// The secure port on the testbed: anonymous, bearer tokens, client certificates, front-proxy headers;
+/// bad serving flags refused at start.
 mod serving;
 /// The StatefulSet controller, driven by kubectl, under ordering and identity checks.
 mod statefulset;
