@@ -3,7 +3,8 @@
 //! access): kcm-rs started as kubeadm starts kube-controller-manager, with
 //! the controller-manager kubeconfig for TokenReviews and
 //! SubjectAccessReviews, the cluster CA for client certificates and the
-//! front-proxy CA for request headers. Scrapers are what an operator
+//! front-proxy CA for request headers; then as `deploy/` runs it, its
+//! ServiceAccount reviewing and the CAs looked up in the cluster. Scrapers are what an operator
 //! makes: ServiceAccounts, a ClusterRole for `get` on `/metrics`, the
 //! admin's client certificate and the API server's front-proxy one. Bad
 //! serving input, on kube-sim, stops start-up with an error naming the
@@ -20,11 +21,36 @@ use crate::common::{Cluster, PATIENCE, free_port, https_get_with, sim_with_kubec
 
 const NAMESPACE: &str = "serving";
 
-/// kcm-rs serving on `port` with upstream's delegation flags, as kubeadm
-/// gives kube-controller-manager them; one cheap controller.
-fn start(bed: &Testbed, port: u16) -> tokio::process::Child {
+/// Where kcm-rs's delegation comes from.
+#[derive(Debug, Clone, Copy)]
+enum Delegation {
+    /// As kubeadm gives kube-controller-manager: the controller-manager
+    /// kubeconfig for the reviews, both CAs by flag.
+    Kubeadm,
+    /// As `deploy/` runs kcm-rs: its ServiceAccount (under
+    /// `deploy/rbac.yaml`) for the reviews, the CAs looked up in
+    /// `kube-system/extension-apiserver-authentication`.
+    Deploy,
+}
+
+/// kcm-rs serving on `port` with `delegation`; one cheap controller.
+fn start(bed: &Testbed, port: u16, delegation: Delegation) -> tokio::process::Child {
     let pki = |f: &str| bed.pki.join(f).display().to_string();
-    let delegate = bed.controller_manager.display().to_string();
+    let flags = match delegation {
+        Delegation::Kubeadm => {
+            let conf = bed.controller_manager.display().to_string();
+            vec![
+                format!("--authentication-kubeconfig={conf}"),
+                format!("--authorization-kubeconfig={conf}"),
+                format!("--client-ca-file={}", pki("ca.crt")),
+                format!("--requestheader-client-ca-file={}", pki("front-proxy-ca.crt")),
+            ]
+        }
+        Delegation::Deploy => {
+            let conf = bed.kcm_rs.display().to_string();
+            vec![format!("--authentication-kubeconfig={conf}"), format!("--authorization-kubeconfig={conf}")]
+        }
+    };
     Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
         .args([
             format!("--kubeconfig={}", bed.kcm_rs.display()),
@@ -32,11 +58,8 @@ fn start(bed: &Testbed, port: u16) -> tokio::process::Child {
             "--leader-elect=false".to_owned(),
             "--bind-address=127.0.0.1".to_owned(),
             format!("--secure-port={port}"),
-            format!("--authentication-kubeconfig={delegate}"),
-            format!("--authorization-kubeconfig={delegate}"),
-            format!("--client-ca-file={}", pki("ca.crt")),
-            format!("--requestheader-client-ca-file={}", pki("front-proxy-ca.crt")),
         ])
+        .args(flags)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -68,13 +91,21 @@ async fn the_secure_port_authenticates_and_authorizes_as_kube_controller_manager
     kubectl_ok(admin, &["create", "clusterrolebinding", "kcm-rs-metrics", "--clusterrole=kcm-rs-metrics", &binding])
         .await;
 
+    for delegation in [Delegation::Kubeadm, Delegation::Deploy] {
+        scrape(&bed, &cluster, delegation, &reader, &stranger).await;
+    }
+}
+
+/// What each kind of scraper gets from a kcm-rs delegating as `delegation`
+/// says.
+async fn scrape(bed: &Testbed, cluster: &Cluster, delegation: Delegation, reader: &str, stranger: &str) {
     let port = free_port();
-    let _daemon = start(&bed, port);
+    let _daemon = start(bed, port, delegation);
     let get = |path: &'static str, args: Vec<String>| async move {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         https_get_with(port, path, &args).await
     };
-    wait_for(&cluster, PATIENCE, "kcm-rs to serve /healthz", || async {
+    wait_for(cluster, PATIENCE, "kcm-rs to serve /healthz", || async {
         let (code, body) = get("/healthz", vec![]).await;
         if code == 200 { Ok(()) } else { Err(format!("{code} {body}")) }
     })
@@ -91,11 +122,11 @@ async fn the_secure_port_authenticates_and_authorizes_as_kube_controller_manager
     let (code, body) = get("/metrics", bearer("not-a-token")).await;
     assert_eq!(code, 401, "{body}");
     assert!(body.contains("\"reason\": \"Unauthorized\""), "{body}");
-    let (code, body) = get("/metrics", bearer(&reader)).await;
+    let (code, body) = get("/metrics", bearer(reader)).await;
     assert_eq!(code, 200, "{body}");
     assert!(body.contains("# TYPE process_cpu_seconds_total counter"), "{body}");
-    let (code, body) = get("/metrics", bearer(&stranger)).await;
-    assert_eq!(code, 403, "{body}");
+    let (code, body) = get("/metrics", bearer(stranger)).await;
+    assert_eq!(code, 403, "{delegation:?}: {body}");
     assert!(body.contains(&forbidden(&format!("system:serviceaccount:{NAMESPACE}:stranger"))), "{body}");
 
     // The admin's client certificate: kubernetes-admin in system:masters.
@@ -103,14 +134,14 @@ async fn the_secure_port_authenticates_and_authorizes_as_kube_controller_manager
     let certificate = |name: &str| {
         vec!["--cert".to_owned(), pki(&format!("{name}.crt")), "--key".to_owned(), pki(&format!("{name}.key"))]
     };
-    assert_eq!(get("/metrics", certificate("admin-client")).await.0, 200);
+    assert_eq!(get("/metrics", certificate("admin-client")).await.0, 200, "{delegation:?}");
 
     // Front-proxy headers: honoured from the front-proxy client certificate,
     // ignored without it.
     let as_user = |user: &str| vec!["-H".to_owned(), format!("X-Remote-User: {user}")];
     let reader_name = format!("system:serviceaccount:{NAMESPACE}:metrics-reader");
     let proxied = |user: &str| [certificate("front-proxy-client"), as_user(user)].concat();
-    assert_eq!(get("/metrics", proxied(&reader_name)).await.0, 200);
+    assert_eq!(get("/metrics", proxied(&reader_name)).await.0, 200, "{delegation:?}");
     let (code, body) = get("/metrics", proxied("nobody")).await;
     assert_eq!(code, 403, "{body}");
     assert!(body.contains(&forbidden("nobody")), "the user is the header's: {body}");

@@ -38,7 +38,9 @@ const fn v(name: &'static str) -> UpstreamFlag {
 /// kube-controller-manager 1.37, rejects it as an unknown flag;
 /// `--feature-gates` is implemented (`feature_gates.rs`). The generic
 /// controller-manager, logging and serving flags were checked against the
-/// 1.37 development staging repositories (no new ones); flags of
+/// 1.37 development staging repositories (no new ones but
+/// `--tls-curve-preferences`, in k8s.io/apiserver's v0.37.0-beta.0
+/// serving options); flags of
 /// kube-controller-manager's own controllers added after 1.33 were not
 /// checked.
 pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
@@ -111,6 +113,7 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     v("route-reconciliation-period"),
     v("service-cluster-ip-range"),
     v("show-hidden-metrics-for-version"),
+    v("tls-curve-preferences"),
     v("tls-sni-cert-key"),
     b("use-service-account-credentials"),
     v("vmodule"),

@@ -300,4 +300,27 @@ mod tests {
         let (_, pretty) = call_as(&app, "/metrics", "curl/8.5.0").await;
         assert!(pretty.starts_with("{\n  \"kind\": \"Status\",\n"), "indented for curl: {pretty}");
     }
+
+    #[tokio::test]
+    async fn an_unreachable_api_server_fails_the_request_not_the_process() {
+        let nowhere = || {
+            let url: http::Uri = "https://127.0.0.1:1".parse().unwrap();
+            kube::Client::try_from(kube::Config::new(url)).unwrap()
+        };
+        let ttl = std::time::Duration::from_secs(10);
+        let access = Access::Delegated(Arc::new(Delegation {
+            authenticator: Authenticator {
+                tokens: Some(TokenReviewer::new(nowhere(), ttl)),
+                ..Authenticator::default()
+            },
+            authorizer: Authorizer { reviews: Some(AccessReviewer::new(nowhere(), ttl, ttl)), ..Authorizer::default() },
+        }));
+        let app = router(endpoints(), access);
+        let request = axum::http::Request::get("/metrics").header("authorization", "Bearer abc").body(Body::empty());
+        let response = app.clone().oneshot(request.unwrap()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "a token that cannot be reviewed");
+        let (status, body) = call(&app, "/metrics").await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(body.starts_with("Internal Server Error: \"/metrics\": SubjectAccessReview failed"), "{body}");
+    }
 }
