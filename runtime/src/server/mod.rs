@@ -47,12 +47,11 @@ pub use authn::{ANONYMOUS, AUTHENTICATED, Authenticator, RequestHeader, TokenRev
 pub use authz::{
     AccessReviewer, Authorizer, DEFAULT_ALWAYS_ALLOW_GROUPS, DEFAULT_ALWAYS_ALLOW_PATHS, Decision, PathRules, verb,
 };
-pub use cache::TtlCache;
 pub use delegation::{DelegationSettings, RequestHeaderSettings, delegated};
 pub use guard::{Access, Delegation, PeerCertificates};
 pub use health::{Check, Checks, Endpoints};
 pub use tls::{PAIR_NAME, TlsSettings, TlsSource, tls_config};
-pub use x509::{ClientCa, Subject, subject};
+pub use x509::ClientCa;
 
 /// Why serving could not start.
 #[derive(Debug, thiserror::Error)]
