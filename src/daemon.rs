@@ -4,8 +4,9 @@
 //! 1. the API client (or, with `--sim`, an embedded kube-sim and a client
 //!    for it);
 //! 2. the metrics registry and HTTPS serving of `/metrics` and the health
-//!    endpoints, started *before* leader election so that standbys answer
-//!    probes and scrapes;
+//!    endpoints behind delegated authentication and authorization (open
+//!    under `--sim`, whose kube-sim reviews no tokens), started *before*
+//!    leader election so that standbys answer probes and scrapes;
 //! 3. Lease leader election (unless `--leader-elect=false`), with the
 //!    `leaderElection` health check and the `LeaderElection` Events;
 //! 4. once leading: the controllers, until SIGTERM/SIGINT (then the lease is
@@ -45,7 +46,7 @@ use kcm_runtime::events::{EventRecorder, EventType};
 use kcm_runtime::informer::{SharedInformerFactory, SyncSignal};
 use kcm_runtime::leader::{self, LeaderElectionConfig, LeaderElector, LeaderMetrics, Outcome, StopSignal};
 use kcm_runtime::runner::SyncMetrics;
-use kcm_runtime::server::{self, Checks, Endpoints, TlsSource};
+use kcm_runtime::server::{self, Access, Checks, Endpoints};
 use kcm_runtime::workqueue::{self, QueueMetrics};
 use prometheus::Registry;
 use tokio::sync::watch;
@@ -158,11 +159,12 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
     };
     let (stop_serving, serving_stopped) = watch::channel(false);
     if let Some(serving) = &config.serving {
-        let tls = match &serving.tls {
-            Some(files) => TlsSource::Files { cert: files.cert.clone(), key: files.key.clone() },
-            None => TlsSource::SelfSigned,
+        // kube-sim reviews no tokens or access: under --sim, everyone may see everything.
+        let access = match config.sim {
+            Some(_) => Access::Open,
+            None => server::delegated(&serving.delegation).await?,
         };
-        let tls = server::tls_config(&tls)?;
+        let tls = server::tls_config(&serving.tls, access.wants_client_certificates())?;
         let listener = server::bind(serving.addr).await?;
         tracing::info!(addr = %serving.addr, "serving /metrics, /healthz, /livez and /readyz over HTTPS");
         let endpoints = Endpoints {
@@ -171,7 +173,7 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
             livez: Checks::with_ping(),
             readyz: readyz.clone(),
         };
-        tokio::spawn(server::serve(listener, tls, server::router(endpoints), serving_stopped));
+        tokio::spawn(server::serve(listener, tls, server::router(endpoints, access), serving_stopped));
     }
 
     let exit = match election {

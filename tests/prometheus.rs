@@ -18,9 +18,10 @@ use crate::common::{Cluster, PATIENCE, free_port, on_both, start};
 /// The job of `deploy/prometheus/scrape-config.yaml` with its target
 /// source replaced by `target`: the Kubernetes service discovery and the
 /// relabelling that picks the kcm-rs Service out of it (all of it reads
-/// `__meta_kubernetes_*` labels) give way to a static address. Scheme, path
-/// and TLS settings are the file's.
-fn adapted_job(target: &str) -> serde_yaml::Value {
+/// `__meta_kubernetes_*` labels) give way to a static address, and the
+/// bearer token is read from `token_file`. Scheme, path and TLS settings
+/// are the file's.
+fn adapted_job(target: &str, token_file: &Path) -> serde_yaml::Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/prometheus/scrape-config.yaml");
     let text = std::fs::read_to_string(&path).expect("deploy/prometheus/scrape-config.yaml");
     let file: serde_yaml::Value = serde_yaml::from_str(&text).expect("YAML");
@@ -38,6 +39,12 @@ fn adapted_job(target: &str) -> serde_yaml::Value {
         "the relabelling reads only discovery labels, so dropping it changes only the targets:\n{sources}"
     );
     fields.insert("static_configs".into(), serde_yaml::to_value(json!([{"targets": [target]}])).expect("YAML"));
+    // The in-cluster ServiceAccount token is not mounted here: a token of
+    // the test's own, which this kcm-rs (no --authentication-kubeconfig)
+    // reviews no more than a kube-controller-manager would.
+    let credentials = &mut fields.get_mut("authorization").expect("the job sends a bearer token")["credentials_file"];
+    assert_eq!(credentials.as_str(), Some("/var/run/secrets/kubernetes.io/serviceaccount/token"));
+    *credentials = token_file.display().to_string().into();
     job
 }
 
@@ -105,7 +112,9 @@ async fn prometheus_scrapes_kcm_rs_over_https_with_the_deploy_scrape_job() {
     replica_sets.create(&Default::default(), &serde_json::from_value(rs).expect("valid")).await.expect("created");
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let (_prometheus, api) = start_prometheus(dir.path(), adapted_job(&format!("127.0.0.1:{port}")));
+    let token = dir.path().join("token");
+    std::fs::write(&token, "a-scraper-token").expect("token written");
+    let (_prometheus, api) = start_prometheus(dir.path(), adapted_job(&format!("127.0.0.1:{port}"), &token));
 
     let up = wait_for_series(&env.cluster, api, "up{job=\"kcm-rs\"} == 1", "job", &["kcm-rs"]).await;
     assert_eq!(up[0]["value"][1], "1", "{up:?}");

@@ -59,6 +59,9 @@ mod replicaset;
 mod serviceaccounts;
 /// Legacy service account token Secrets: filled, verified, deleted with their ServiceAccount.
 mod serviceaccounttokens;
+/// The secure port on the testbed: anonymous, bearer tokens, client certificates, front-proxy headers;
+/// bad serving flags refused at start.
+mod serving;
 /// The StatefulSet controller, driven by kubectl, under ordering and identity checks.
 mod statefulset;
 /// The taint eviction controller: pods on `NoExecute`-tainted nodes.

@@ -56,7 +56,9 @@ fn status_mib(pid: u32, field: &str) -> f64 {
 /// Starts the `kcm-rs` this benchmark was built with against
 /// `kubeconfig`, leader election off, serving its health endpoints on a
 /// free loopback port (returned), its log (standard error) written to
-/// `log`, with these flags; killed on drop.
+/// `log`, with these flags; killed on drop. Its `/metrics` is read
+/// anonymously, so it is added to the always-allowed paths, as an operator
+/// without an authorization kubeconfig would.
 pub fn kcm_rs_serving(kubeconfig: &Path, log: &Path, args: &[&str]) -> (Child, u16) {
     let port =
         std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free loopback port").port();
@@ -65,6 +67,7 @@ pub fn kcm_rs_serving(kubeconfig: &Path, log: &Path, args: &[&str]) -> (Child, u
         .arg(format!("--kubeconfig={}", kubeconfig.display()))
         .args(["--leader-elect=false", "--bind-address=127.0.0.1"])
         .arg(format!("--secure-port={port}"))
+        .arg("--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")
         .args(args)
         .stdout(Stdio::null())
         .stderr(log)

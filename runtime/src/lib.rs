@@ -21,7 +21,8 @@
 //! - [`client`]: the API client with its QPS/burst limiter and
 //!   `rest_client_*` metrics;
 //! - [`events`]: the Event recorder with client-go's correlator;
-//! - [`server`]: `/metrics`, `/healthz`, `/livez`, `/readyz` over HTTPS.
+//! - [`server`]: `/metrics`, `/healthz`, `/livez`, `/readyz` over HTTPS, behind
+//!   kube-controller-manager's delegated authentication and authorization.
 
 pub mod client;
 pub mod controller;

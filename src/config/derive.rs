@@ -5,14 +5,12 @@
 //! waiting for their controllers checked, and each controller's settings
 //! checked by its own module.
 
-use std::net::SocketAddr;
-
 use clap::FromArgMatches;
 
 use super::settings::Implemented;
 use super::{
     ClientSettings, Config, ControllerSet, Error, FeatureGates, Flags, LeaderElectionSettings, LoggingSettings, Result,
-    ServingSettings, SimSettings, TlsFiles, WaitingFlags, format_go_duration, level_for_verbosity,
+    SimSettings, WaitingFlags, format_go_duration, level_for_verbosity,
 };
 
 impl Flags {
@@ -58,13 +56,7 @@ impl Config {
 
         let leader_election = if flags.leader_elect { Some(leader_election(&flags)?) } else { None };
 
-        let tls = match (&flags.tls_cert_file, &flags.tls_private_key_file) {
-            (Some(cert), Some(key)) => Some(TlsFiles { cert: cert.clone(), key: key.clone() }),
-            (None, None) => None,
-            _ => return Err(Error::TlsPair),
-        };
-        let serving = (flags.secure_port != 0)
-            .then(|| ServingSettings { addr: SocketAddr::new(flags.bind_address, flags.secure_port), tls });
+        let serving = flags.serving.settings(feature_gates.enabled("RemoteRequestHeaderUID"))?;
 
         for controller in implemented {
             // Upstream's start-up returns "not started" for a controller

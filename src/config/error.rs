@@ -94,6 +94,12 @@ pub enum Error {
     /// Flags upstream's option validation refuses together (its message).
     #[error("{0}")]
     Invalid(String),
+    /// A list flag holds an empty value (upstream's request-header check).
+    #[error("empty value in {0:?}")]
+    EmptyValue(&'static str),
+    /// `--requestheader-uid-headers` as upstream refuses it.
+    #[error("{0}")]
+    UidHeaders(&'static str),
     /// Only one of the TLS files was given.
     #[error("--tls-cert-file and --tls-private-key-file must be given together")]
     TlsPair,

@@ -5,13 +5,13 @@
 //! `command.rs`. Each value is parsed and checked on its own here; checking
 //! them together is [`Config`](super::Config)'s job (`derive.rs`).
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 
 use clap::{ArgAction, ArgMatches, Args, Parser};
 
 use super::feature_gates::{GateSettings, parse_feature_gates};
-use super::{GoDuration, LogFormat, Result, parse_go_bool};
+use super::serving::ServingFlags;
+use super::{GoDuration, LogFormat, parse_go_bool};
 
 /// kcm-rs command line: the process-wide kube-controller-manager flags
 /// kcm-rs implements, plus `--sim`, and the parsed controllers' flags.
@@ -151,39 +151,10 @@ pub struct Flags {
     #[arg(long, value_name = "string", default_value = "kube-system", help_heading = "Generic flags")]
     pub leader_elect_resource_namespace: String,
 
-    // --- secure serving ---
-    /// The port on which to serve HTTPS with authentication and authorization. If 0, don't serve HTTPS at all.
-    /// (kcm-rs serves /healthz, /livez, /readyz and /metrics here, without authentication or authorization;
-    /// without --tls-cert-file it generates a self-signed certificate at start.)
-    #[arg(
-        long,
-        value_name = "int",
-        default_value = "10257",
-        value_parser = parse_secure_port,
-        help_heading = "Secure serving flags"
-    )]
-    pub secure_port: u16,
-
-    /// The IP address on which to listen for the --secure-port port. The associated interface(s) must be
-    /// reachable by the rest of the cluster, and by CLI/web clients. If blank or an unspecified address (0.0.0.0
-    /// or ::), all interfaces and IP address families will be used.
-    #[arg(
-        long,
-        value_name = "ip",
-        default_value = "0.0.0.0",
-        value_parser = parse_bind_address,
-        help_heading = "Secure serving flags"
-    )]
-    pub bind_address: IpAddr,
-
-    /// File containing the default x509 Certificate for HTTPS. (CA cert, if any, concatenated after server
-    /// cert).
-    #[arg(long, value_name = "string", help_heading = "Secure serving flags")]
-    pub tls_cert_file: Option<PathBuf>,
-
-    /// File containing the default x509 private key matching --tls-cert-file.
-    #[arg(long, value_name = "string", help_heading = "Secure serving flags")]
-    pub tls_private_key_file: Option<PathBuf>,
+    /// `--secure-port` and what it serves: serving, authentication and
+    /// authorization flags (`serving.rs`).
+    #[command(flatten)]
+    pub serving: ServingFlags,
 
     /// What follows the controllers' flags on the command line, parsed
     /// apart from this derive (see [`TailFlags`]).
@@ -225,19 +196,4 @@ pub struct TailFlags {
     /// kcm-rs only: number of nodes the embedded kube-sim starts with (with --sim).
     #[arg(long, value_name = "int", default_value = "3", requires = "sim", help_heading = "kcm-rs flags")]
     pub sim_nodes: usize,
-}
-
-/// `--secure-port`: 0 (off) to 65535, with upstream's message.
-fn parse_secure_port(s: &str) -> Result<u16, String> {
-    s.parse::<i64>().ok().and_then(|n| u16::try_from(n).ok()).ok_or_else(|| {
-        format!("--secure-port {s} must be between 0 and 65535, inclusive. 0 for turning off secure port")
-    })
-}
-
-/// `--bind-address`: an IP address; blank means all interfaces.
-fn parse_bind_address(s: &str) -> Result<IpAddr, String> {
-    if s.is_empty() {
-        return Ok(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
-    }
-    s.parse().map_err(|_| format!("invalid IP address {s:?}"))
 }

@@ -23,7 +23,8 @@
 //! controller. The rest is process-wide: the flags in `flags.rs` (the full
 //! command, with every controller's flags, built and parsed by
 //! `command.rs`), the upstream flags kcm-rs refuses in `refused.rs`,
-//! `--feature-gates` in `feature_gates.rs` (its table of gates in
+//! the secure port's serving, authentication and authorization flags in
+//! `serving.rs`, `--feature-gates` in `feature_gates.rs` (its table of gates in
 //! `gate_table.rs`), upstream's controller names and `--controllers`
 //! resolution in `controllers.rs`, Go's boolean syntax in `go_values.rs`
 //! (Go's durations are `kcm_gotime`'s), stage two in `derive.rs` and its
@@ -34,12 +35,12 @@
 //! job; running controllers is the daemon's.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::ArgMatches;
 
 pub use kcm_runtime::client::ClientSettings;
+pub use kcm_runtime::server::{DelegationSettings, TlsSettings};
 
 mod command;
 mod controllers;
@@ -50,6 +51,7 @@ mod flags;
 mod gate_table;
 mod go_values;
 mod refused;
+mod serving;
 pub mod settings;
 mod waiting;
 
@@ -60,6 +62,7 @@ pub use flags::{Flags, TailFlags};
 pub use go_values::parse_go_bool;
 pub use kcm_gotime::{GoDuration, format_go_duration, parse_go_duration};
 pub use refused::{FlagKind, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamFlag};
+pub use serving::ServingFlags;
 pub use settings::{ControllerFlags, Implemented};
 pub use waiting::{Waiting, WaitingFlags};
 
@@ -117,18 +120,11 @@ pub struct LeaderElectionSettings {
 pub struct ServingSettings {
     /// `--bind-address`:`--secure-port`.
     pub addr: SocketAddr,
-    /// `--tls-cert-file` and `--tls-private-key-file`; `None` serves with a
-    /// self-signed certificate generated at start.
-    pub tls: Option<TlsFiles>,
-}
-
-/// A certificate and its key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TlsFiles {
-    /// PEM certificate chain.
-    pub cert: PathBuf,
-    /// PEM private key.
-    pub key: PathBuf,
+    /// The certificate (`--tls-cert-file` and `--tls-private-key-file`, or
+    /// self-signed, kept in `--cert-dir`) and `--tls-*`.
+    pub tls: TlsSettings,
+    /// The authentication and authorization flags.
+    pub delegation: DelegationSettings,
 }
 
 /// Logging.
@@ -180,6 +176,10 @@ mod tests {
     //! Tests of the command line and the derived configuration: upstream's
     //! defaults, `--controllers` resolution, Go values, refused flags,
     //! validation and help text.
+
+    use std::path::PathBuf;
+
+    use kcm_runtime::server::TlsSource;
 
     use super::UpstreamDefault::On;
     use super::*;
@@ -310,8 +310,8 @@ mod tests {
             ("leader-elect-resource-lock", f.leader_elect_resource_lock.clone()),
             ("leader-elect-resource-name", f.leader_elect_resource_name.clone()),
             ("leader-elect-resource-namespace", f.leader_elect_resource_namespace.clone()),
-            ("secure-port", f.secure_port.to_string()),
-            ("bind-address", f.bind_address.to_string()),
+            ("secure-port", f.serving.secure_port.to_string()),
+            ("bind-address", f.serving.bind_address.to_string()),
             ("v", f.tail.verbosity.to_string()),
             ("logging-format", format!("{:?}", f.tail.logging_format).to_lowercase()),
         ];
@@ -589,11 +589,49 @@ mod tests {
         let c = config(&["--tls-cert-file=/c", "--tls-private-key-file=/k", "--bind-address=::1"]).unwrap();
         let serving = c.serving.unwrap();
         assert_eq!(serving.addr, "[::1]:10257".parse().unwrap());
-        assert_eq!(serving.tls.unwrap().key, PathBuf::from("/k"));
+        assert_eq!(serving.tls.source, TlsSource::Files { cert: "/c".into(), key: PathBuf::from("/k") });
         assert!(config(&["--secure-port=0"]).unwrap().serving.is_none());
         let err = flags(&["--secure-port=70000"]).unwrap_err().to_string();
         assert!(err.contains("must be between 0 and 65535"), "{err}");
         assert!(flags(&["--bind-address="]).is_ok());
+    }
+
+    #[test]
+    fn secure_port_flags_as_upstream() {
+        let serving = config(&[]).unwrap().serving.unwrap();
+        assert_eq!(serving.tls.source, TlsSource::SelfSigned { cert_dir: None });
+        let d = serving.delegation;
+        assert_eq!(d.always_allow_paths, ["/healthz", "/readyz", "/livez"]);
+        assert_eq!(d.always_allow_groups, ["system:masters"]);
+        assert_eq!(
+            (d.token_cache_ttl, d.authorized_ttl, d.unauthorized_ttl),
+            (Duration::from_secs(10), Duration::from_secs(10), Duration::from_secs(10))
+        );
+        assert_eq!(d.request_header.username_headers, ["x-remote-user"]);
+        assert_eq!(d.request_header.group_headers, ["x-remote-group"]);
+        assert_eq!(d.request_header.extra_headers_prefixes, ["x-remote-extra-"]);
+        assert!(d.request_header.uid_headers.is_empty() && d.request_header.allowed_names.is_empty());
+        assert!(!d.skip_lookup && !d.tolerate_lookup_failure && d.authentication_kubeconfig.is_none());
+
+        let c = config(&[
+            "--cert-dir=/certs",
+            "--authorization-always-allow-paths=/healthz,/metrics",
+            "--requestheader-allowed-names=",
+            "--authentication-skip-lookup",
+            "--tls-min-version=VersionTLS13",
+        ])
+        .unwrap();
+        let serving = c.serving.unwrap();
+        assert_eq!(serving.tls.source, TlsSource::SelfSigned { cert_dir: Some("/certs".into()) });
+        assert_eq!(serving.tls.min_version.as_deref(), Some("VersionTLS13"));
+        assert_eq!(serving.delegation.always_allow_paths, ["/healthz", "/metrics"]);
+        assert!(serving.delegation.skip_lookup);
+        assert_eq!(
+            config(&["--requestheader-username-headers=X-Remote-User,"]).unwrap_err(),
+            Error::EmptyValue("requestheader-username-headers")
+        );
+        assert!(matches!(config(&["--requestheader-uid-headers=X-Uid"]).unwrap_err(), Error::UidHeaders(_)));
+        assert!(config(&["--requestheader-uid-headers=X-Remote-Uid"]).is_ok());
     }
 
     #[test]

@@ -38,7 +38,9 @@ const fn v(name: &'static str) -> UpstreamFlag {
 /// kube-controller-manager 1.37, rejects it as an unknown flag;
 /// `--feature-gates` is implemented (`feature_gates.rs`). The generic
 /// controller-manager, logging and serving flags were checked against the
-/// 1.37 development staging repositories (no new ones); flags of
+/// 1.37 development staging repositories (no new ones but
+/// `--tls-curve-preferences`, in k8s.io/apiserver's v0.37.0-beta.0
+/// serving options); flags of
 /// kube-controller-manager's own controllers added after 1.33 were not
 /// checked.
 pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
@@ -47,17 +49,7 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     b("allow-untagged-cloud"),
     v("attach-detach-reconcile-max-wait-unmount-duration"),
     v("attach-detach-reconcile-sync-period"),
-    v("authentication-kubeconfig"),
-    b("authentication-skip-lookup"),
-    v("authentication-token-webhook-cache-ttl"),
-    b("authentication-tolerate-lookup-failure"),
-    v("authorization-always-allow-paths"),
-    v("authorization-kubeconfig"),
-    v("authorization-webhook-cache-authorized-ttl"),
-    v("authorization-webhook-cache-unauthorized-ttl"),
-    v("cert-dir"),
     v("cidr-allocator-type"),
-    v("client-ca-file"),
     v("cloud-config"),
     v("cloud-provider"),
     v("concurrent-ephemeralvolume-syncs"),
@@ -99,17 +91,10 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     v("pv-recycler-pod-template-filepath-nfs"),
     v("pv-recycler-timeout-increment-hostpath"),
     v("pvclaimbinder-sync-period"),
-    v("requestheader-allowed-names"),
-    v("requestheader-client-ca-file"),
-    v("requestheader-extra-headers-prefix"),
-    v("requestheader-group-headers"),
-    v("requestheader-uid-headers"),
-    v("requestheader-username-headers"),
     v("resource-quota-sync-period"),
     v("route-reconciliation-period"),
     v("show-hidden-metrics-for-version"),
-    v("tls-cipher-suites"),
-    v("tls-min-version"),
+    v("tls-curve-preferences"),
     v("tls-sni-cert-key"),
     v("vmodule"),
     b("volume-host-allow-local-loopback"),

@@ -200,8 +200,14 @@ impl Env {
 /// `GET https://127.0.0.1:<port><path>` on a daemon (self-signed
 /// certificate): the status code and body (code 0 if unreachable).
 pub async fn https_get(port: u16, path: &str) -> (u16, String) {
+    https_get_with(port, path, &[]).await
+}
+
+/// [`https_get`] with more curl arguments (headers, a client certificate).
+pub async fn https_get_with(port: u16, path: &str, curl_args: &[&str]) -> (u16, String) {
     let out = Command::new("curl")
         .args(["-sk", "-o", "-", "-w", "\n%{http_code}", &format!("https://127.0.0.1:{port}{path}")])
+        .args(curl_args)
         .output()
         .await
         .expect("curl runs");
@@ -307,12 +313,24 @@ pub fn spawn_with(kubeconfig: &Path, args: &[String]) -> Child {
 }
 
 /// `kcm-rs --kubeconfig=<kubeconfig> <args>`, its standard output
-/// discarded, killed on drop.
+/// discarded, killed on drop. `/metrics` is added to the always-allowed
+/// paths, as an operator without a delegated authorizer would: the tests
+/// scrape it anonymously, and kcm-rs run outside a cluster with no
+/// `--authorization-kubeconfig` forbids it otherwise (`tests/serving.rs`
+/// checks the delegated authorization itself).
 fn command(kubeconfig: &Path, args: &[String]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kcm-rs"));
-    command.arg(format!("--kubeconfig={}", kubeconfig.display())).args(args).stdout(Stdio::null()).kill_on_drop(true);
+    command
+        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .arg(SCRAPE_ANONYMOUSLY)
+        .args(args)
+        .stdout(Stdio::null())
+        .kill_on_drop(true);
     command
 }
+
+/// The health paths kube-controller-manager allows by default, and `/metrics`.
+const SCRAPE_ANONYMOUSLY: &str = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics";
 
 /// Disturbs kcm-rs mid-work: drops its watches, compacts the history (its
 /// next watch gets 410 and relists), then kills it and starts a new

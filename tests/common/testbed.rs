@@ -47,8 +47,8 @@ pub struct Testbed {
     pub admin: PathBuf,
     /// kubeadm's controller-manager kubeconfig
     /// (`system:kube-controller-manager`): the side-by-side benchmark's
-    /// kube-controller-manager, and kcm-rs in the credentials and kubeadm
-    /// tests.
+    /// kube-controller-manager, kcm-rs in the kubeadm test, the delegation
+    /// kubeconfig in `serving.rs`.
     pub controller_manager: PathBuf,
     /// kube-apiserver's audit log, when asked for (by the benchmark and
     /// the credentials and kubeadm tests).
