@@ -511,6 +511,17 @@ async fn every_flag_written_in_deploy_the_readme_and_the_docs_is_accepted_by_the
         .unwrap_or_else(|| panic!("no controllers in kube-controller-manager's extraArgs: {extra_args}"))
         .to_owned();
     commands.push(("deploy/kind/kind-config.yaml".to_owned(), vec![format!("--controllers={upstream}")]));
+    // kubeadm's static pod runs the binary as `kube-controller-manager`
+    // with kubeadm's flags, every one of which kcm-rs must take.
+    let pod = documents(&read(STATIC_POD));
+    let command: Vec<String> = pod[0]["spec"]["containers"][0]["command"]
+        .as_array()
+        .expect("a command")
+        .iter()
+        .map(|a| a.as_str().expect("a string").to_owned())
+        .collect();
+    assert_eq!(command[0], "kube-controller-manager", "{STATIC_POD}");
+    commands.push((STATIC_POD.to_owned(), command[1..].to_vec()));
     let mut refused = Vec::new();
     for (source, line) in &commands {
         let argv = std::iter::once("kcm-rs".to_owned()).chain(line.iter().cloned());
