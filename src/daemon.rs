@@ -12,7 +12,9 @@
 //! 4. once leading: the controllers, until SIGTERM/SIGINT (then the lease is
 //!    released so a standby takes over at once, and the process exits 0) or
 //!    until the lease is lost (the process exits 1: a restart is the safe way
-//!    back, as upstream).
+//!    back, as upstream). A selected controller that cannot be built
+//!    starts none: the lease is released and the process exits 1, as
+//!    upstream's.
 //!
 //! Under leader election every controller client is built on the elector's
 //! write fence (`ClientConfig::fenced`): a write is sent only while this
@@ -92,6 +94,9 @@ pub enum Exit {
     Stopped,
     /// Leadership was lost (exit 1).
     LeaderLost,
+    /// A selected controller could not be built, so none was started
+    /// (exit 1, as upstream's "Error building controllers").
+    ControllersFailed,
 }
 
 /// A future that completes on shutdown.
@@ -177,10 +182,10 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
     }
 
     let exit = match election {
-        None => {
-            lead(&config, &runtime, shutdown).await;
-            Exit::Stopped
-        }
+        None => match lead(&config, &runtime, shutdown).await {
+            Ok(()) => Exit::Stopped,
+            Err(BuildFailed) => Exit::ControllersFailed,
+        },
         Some(Election { elector, config: le_config, client: le_client }) => {
             let identity = le_config.identity.clone();
             let health = elector.health();
@@ -189,10 +194,15 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
             tracing::info!(%identity, lease = %format!("{}/{}", le_config.lease_namespace, le_config.lease_name),
                 "attempting to acquire the leader lease");
             let config_for_leading = config.clone();
+            let build_failed = Arc::new(AtomicBool::new(false));
+            let failed = build_failed.clone();
             let outcome = elector
                 .run(
                     move |stop: StopSignal| async move {
-                        lead(&config_for_leading, &runtime, Box::pin(stopped(stop))).await;
+                        // Returning ends the term: the lease is released.
+                        if lead(&config_for_leading, &runtime, Box::pin(stopped(stop))).await.is_err() {
+                            failed.store(true, Ordering::Relaxed);
+                        }
                     },
                     shutdown,
                 )
@@ -204,7 +214,7 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
                 }
                 Outcome::SteppedDown { released } => {
                     tracing::info!(released, "stepped down");
-                    Exit::Stopped
+                    if build_failed.load(Ordering::Relaxed) { Exit::ControllersFailed } else { Exit::Stopped }
                 }
                 Outcome::NeverLed => Exit::Stopped,
             }
@@ -300,12 +310,17 @@ struct Runtime {
     caches_synced: Arc<AtomicBool>,
 }
 
+/// A selected controller could not be built (logged): nothing was started.
+struct BuildFailed;
+
 /// What runs while this process leads (or without leader election): the
-/// selected controllers of the table, in its order, until `stop`; then
-/// their workers drain and the informers stop. A controller that cannot be
-/// built is logged and the others run (upstream does the same for a
-/// controller whose start-up fails).
-async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
+/// selected controllers of the table, all built first, in its order, then
+/// run until `stop`; then their workers drain and the informers stop. A
+/// controller that cannot be built (an unreadable key or CA file) is
+/// logged with upstream's messages and none starts: the process exits 1,
+/// as upstream's does, rather than run without it while `/healthz` says
+/// ok.
+async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) -> Result<(), BuildFailed> {
     let rows: Vec<_> = TABLE.iter().filter(|row| config.controllers.contains(row.name())).collect();
     tracing::info!(
         controllers = ?rows.iter().map(|row| row.name()).collect::<Vec<_>>(),
@@ -322,24 +337,24 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
         queue_metrics: &runtime.queue_metrics,
     };
     runtime.caches_synced.store(false, Ordering::Relaxed);
+    let mut built = Vec::new();
+    for row in rows {
+        match row.start(&cx).transpose() {
+            // Upstream's message for a controller that chose not to start.
+            None => tracing::info!(controller = row.name(), "Warning: skipping controller"),
+            Some(Ok(launched)) => built.push((row, launched)),
+            Some(Err(error)) => {
+                // Upstream's two messages.
+                tracing::error!(%error, controller = row.name(), "Error initializing a controller");
+                tracing::error!("Error building controllers");
+                return Err(BuildFailed);
+            }
+        }
+    }
     let mut controllers = tokio::task::JoinSet::new();
     let mut started = Vec::new();
-    for row in rows {
-        let Some(result) = row.start(&cx).transpose() else {
-            // Upstream's message for a controller that chose not to start.
-            tracing::info!(controller = row.name(), "Warning: skipping controller");
-            continue;
-        };
-        let Launched { controller, workers } = match result {
-            Ok(launched) => launched,
-            Err(error) => {
-                tracing::error!(%error, controller = row.name(), "cannot start");
-                continue;
-            }
-        };
-        // A started controller answers: upstream's per-controller ping. One
-        // that could not be built has no check, so /healthz does not vouch
-        // for it.
+    for (row, Launched { controller, workers }) in built {
+        // A started controller answers: upstream's per-controller ping.
         runtime.healthz.add(row.name(), Arc::new(|| Ok(())));
         started.extend(controller.started());
         let run = RunContext {
@@ -365,6 +380,7 @@ async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) {
     stop.await;
     while controllers.join_next().await.is_some() {}
     factory.shutdown();
+    Ok(())
 }
 
 /// Emits upstream's `LeaderElection` Events on the Lease when this process

@@ -28,7 +28,7 @@ fn main() -> anyhow::Result<ExitCode> {
     let exit = runtime.block_on(daemon::run(config, Box::pin(termination())))?;
     Ok(match exit {
         Exit::Stopped => ExitCode::SUCCESS,
-        Exit::LeaderLost => ExitCode::FAILURE,
+        Exit::LeaderLost | Exit::ControllersFailed => ExitCode::FAILURE,
     })
 }
 

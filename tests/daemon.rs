@@ -13,7 +13,7 @@ use kube_sim::testing::{provision_namespace, wait_for};
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
-use crate::common::{Env, PATIENCE, free_port, https_get, on_both, sim_with_kubeconfig, start_with, start_with_flags};
+use crate::common::{Env, PATIENCE, free_port, https_get, on_both, sim_with_kubeconfig, start_with_flags};
 
 /// How long a stopped daemon may take to exit.
 const EXIT_DEADLINE: Duration = Duration::from_secs(30);
@@ -333,25 +333,34 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
 /// testbed).
 const PROMTOOL_LINTED_UPSTREAM_NAMES: [&str; 1] = ["endpoint_slice_controller_syncs"];
 
-/// A controller that cannot be built (the token controller, its key file
-/// missing) is logged and left out; the others run, and `/healthz` lists
-/// only them: it does not vouch for the one that never started.
+/// A selected controller that cannot be built (the token controller, its
+/// key file missing) starts none: kcm-rs logs upstream's messages naming
+/// the file, releases the lease it took and exits 1, as upstream's does,
+/// rather than run without that controller while `/healthz` says ok.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_controller_that_cannot_start_has_no_health_check() {
-    let env =
-        start_with(SimConfig::default(), &["--service-account-private-key-file=/nonexistent/sa.key"], |_| {}).await;
-    let d = Daemon::of(&env);
-    // The garbage collector's row is the table's last: once it answers,
-    // every controller that started has its check.
-    wait_for(&env.cluster, PATIENCE, "the started controllers' checks", || async {
-        let (code, body) = d.get("/healthz?verbose").await;
-        if code == 200 && body.contains("[+]garbage-collector-controller ok\n") { Ok(()) } else { Err(body) }
-    })
-    .await;
-    let (_, health) = d.get("/healthz?verbose").await;
-    assert!(health.contains("[+]replicaset-controller ok\n"), "{health}");
-    let token_controller = |line: &str| line.ends_with("]serviceaccount-token-controller ok");
-    assert!(!health.lines().any(token_controller), "a controller that did not start is reported: {health}");
+async fn a_controller_that_cannot_be_built_ends_the_process_with_status_1() {
+    let (sim, _dir, kubeconfig) = sim_with_kubeconfig(SimConfig::default()).await;
+    let run = Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
+        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .arg(format!("--secure-port={}", free_port()))
+        .args(["--bind-address=127.0.0.1", "--service-account-private-key-file=/nonexistent/sa.key"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(EXIT_DEADLINE, run).await.expect("kcm-rs exits").expect("kcm-rs runs");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    for line in [
+        "Error initializing a controller",
+        "error reading key for service account token controller: open /nonexistent/sa.key",
+        "Error building controllers",
+    ] {
+        assert!(log.contains(line), "the log lacks {line:?}:\n{log}");
+    }
+    let lease = lease(&sim.client().expect("client")).await;
+    assert!(lease.is_some(), "it led before building the controllers");
+    assert_eq!(holder(&lease), "", "the lease is released");
 }
 
 /// A leader frozen (SIGSTOP) past its lease, resumed (SIGCONT) once the
