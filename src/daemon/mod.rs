@@ -27,26 +27,23 @@
 //! client builder keeps the `--kubeconfig` identity: the shared informers,
 //! leader election, and the tokens controller.
 //!
-//! The controllers: Deployment, ReplicaSet, Namespace, node-lifecycle,
-//! taint-eviction and the garbage collector (unless
-//! `--enable-garbage-collector=false`), as `--controllers` selects them.
-//! While leading, the daemon builds one shared informer factory, registers
+//! The controllers: the rows of the controller table that `--controllers`
+//! selects. While leading (`lead.rs`), the daemon builds one shared
+//! informer factory, registers
 //! every selected controller on it (the garbage collector last, so that it
 //! shares the informers the others asked for), starts the informers and
 //! runs the controllers' workers (after their caches sync) until leading
-//! ends; then the workers drain and the informers stop.
+//! ends; then the workers drain and the informers stop. The election's
+//! set-up and its Events are `election.rs`'s.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use k8s_openapi::api::core::v1::ObjectReference;
 use kcm_runtime::client::{self, ClientConfig};
-use kcm_runtime::controller::{self, RunContext};
-use kcm_runtime::events::{EventRecorder, EventType};
-use kcm_runtime::informer::{SharedInformerFactory, SyncSignal};
-use kcm_runtime::leader::{self, LeaderElectionConfig, LeaderElector, LeaderMetrics, Outcome, StopSignal};
+use kcm_runtime::events::EventRecorder;
+use kcm_runtime::leader::{self, Outcome, StopSignal};
 use kcm_runtime::runner::SyncMetrics;
 use kcm_runtime::server::{self, Access, Checks, Endpoints};
 use kcm_runtime::workqueue::{self, QueueMetrics};
@@ -55,9 +52,14 @@ use tokio::sync::watch;
 
 use crate::config::settings::ControllerFlags as _;
 use crate::config::settings::serviceaccounttoken::ServiceAccountTokenFlags;
-use crate::config::{Config, LeaderElectionSettings, SimSettings};
-use crate::controllers::{Context, Launched, TABLE};
+use crate::config::{Config, SimSettings};
 use crate::sim;
+
+mod election;
+mod lead;
+
+use election::{Election, announce_transitions, stopped};
+use lead::{BuildFailed, Runtime, lead};
 
 /// The user-agent suffix of the shared informers' client: upstream's
 /// informer factory's `ClientOrDie("shared-informers")`. Every controller
@@ -224,35 +226,6 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
     Ok(exit)
 }
 
-/// Leader election, set up before the controllers' clients are built on
-/// its fence.
-struct Election {
-    elector: LeaderElector,
-    config: LeaderElectionConfig,
-    /// The election's own client (user agent `.../leader-election`, its own
-    /// QPS budget, no fence): the Lease and the `LeaderElection` Events.
-    client: kube::Client,
-}
-
-impl Election {
-    fn new(
-        settings: &LeaderElectionSettings,
-        client_config: &ClientConfig,
-        registry: &Registry,
-    ) -> Result<Self, Error> {
-        let client = client::build(client_config, registry, Some("leader-election"))?;
-        let mut config = LeaderElectionConfig::new(leader::default_identity());
-        config.lease_name = settings.resource_name.clone();
-        config.lease_namespace = settings.resource_namespace.clone();
-        config.lease_duration = settings.lease_duration;
-        config.renew_deadline = settings.renew_deadline;
-        config.retry_period = settings.retry_period;
-        let metrics = LeaderMetrics::register(registry)?;
-        let elector = LeaderElector::new(client.clone(), config.clone(), &metrics)?;
-        Ok(Election { elector, config, client })
-    }
-}
-
 /// `--use-service-account-credentials`: the controllers' configuration,
 /// each client acting as its own ServiceAccount, tokens requested with the
 /// `--kubeconfig` identity (upstream's `createClientBuilders`). The
@@ -278,133 +251,4 @@ fn service_accounts(
     // Upstream's `c.Client`: the user agent without suffix.
     let tokens = client::build(unfenced, registry, None)?;
     Ok(root.service_accounts(tokens))
-}
-
-async fn stopped(mut stop: StopSignal) {
-    let reason = stop.stopped().await;
-    tracing::info!(?reason, "leading ends");
-}
-
-/// What the controllers share, built once per process.
-struct Runtime {
-    /// The shared informers' client (rate-limited, metered, fenced under
-    /// leader election; user agent `shared-informers`, as upstream's).
-    client: kube::Client,
-    /// What each controller builds its own client from (fenced under
-    /// leader election; each client its own ServiceAccount with
-    /// `--use-service-account-credentials`).
-    client_config: ClientConfig,
-    /// The `--kubeconfig` identity (fenced under leader election): the
-    /// tokens controller's client.
-    root_config: ClientConfig,
-    /// Where the controllers register their metrics.
-    registry: Registry,
-    /// `workqueue_*` metrics, labelled by queue name.
-    queue_metrics: QueueMetrics,
-    /// `kcm_controller_sync*` metrics.
-    sync_metrics: SyncMetrics,
-    /// `/healthz`: each running controller adds its check.
-    healthz: Checks,
-    /// `/readyz`'s `informer-sync`: false from the start of leading until
-    /// the running controllers' caches have synced.
-    caches_synced: Arc<AtomicBool>,
-}
-
-/// A selected controller could not be built (logged): nothing was started.
-struct BuildFailed;
-
-/// What runs while this process leads (or without leader election): the
-/// selected controllers of the table, all built first, in its order, then
-/// run until `stop`; then their workers drain and the informers stop. A
-/// controller that cannot be built (an unreadable key or CA file) is
-/// logged with upstream's messages and none starts: the process exits 1,
-/// as upstream's does, rather than run without it while `/healthz` says
-/// ok.
-async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) -> Result<(), BuildFailed> {
-    let rows: Vec<_> = TABLE.iter().filter(|row| config.controllers.contains(row.name())).collect();
-    tracing::info!(
-        controllers = ?rows.iter().map(|row| row.name()).collect::<Vec<_>>(),
-        "leading: starting controllers"
-    );
-    let stop = controller::stop_on(stop);
-    let factory = SharedInformerFactory::new(runtime.client.clone());
-    let cx = Context {
-        config,
-        factory: &factory,
-        client_config: &runtime.client_config,
-        root_config: &runtime.root_config,
-        registry: &runtime.registry,
-        queue_metrics: &runtime.queue_metrics,
-    };
-    runtime.caches_synced.store(false, Ordering::Relaxed);
-    let mut built = Vec::new();
-    for row in rows {
-        match row.start(&cx).transpose() {
-            // Upstream's message for a controller that chose not to start.
-            None => tracing::info!(controller = row.name(), "Warning: skipping controller"),
-            Some(Ok(launched)) => built.push((row, launched)),
-            Some(Err(error)) => {
-                // Upstream's two messages.
-                tracing::error!(%error, controller = row.name(), "Error initializing a controller");
-                tracing::error!("Error building controllers");
-                return Err(BuildFailed);
-            }
-        }
-    }
-    let mut controllers = tokio::task::JoinSet::new();
-    let mut started = Vec::new();
-    for (row, Launched { controller, workers }) in built {
-        // A started controller answers: upstream's per-controller ping.
-        runtime.healthz.add(row.name(), Arc::new(|| Ok(())));
-        started.extend(controller.started());
-        let run = RunContext {
-            name: row.name(),
-            factory: factory.clone(),
-            workers,
-            metrics: runtime.sync_metrics.clone(),
-            stop: stop.clone(),
-        };
-        controllers.spawn(controller.run(run));
-    }
-    factory.start();
-    let ready = async {
-        let caches = factory.wait_for_all_caches_sync("kcm-rs").await;
-        // Then what controllers start beyond the shared informers (the
-        // garbage collector's own watches).
-        caches && futures::future::join_all(started.into_iter().map(SyncSignal::synced)).await.into_iter().all(|ok| ok)
-    };
-    tokio::select! {
-        synced = ready => runtime.caches_synced.store(synced, Ordering::Relaxed),
-        () = stop.clone() => {}
-    }
-    stop.await;
-    while controllers.join_next().await.is_some() {}
-    factory.shutdown();
-    Ok(())
-}
-
-/// Emits upstream's `LeaderElection` Events on the Lease when this process
-/// starts and stops leading.
-fn announce_transitions(elector: &LeaderElector, recorder: EventRecorder, config: &LeaderElectionConfig) {
-    let mut status = elector.subscribe();
-    let lease = ObjectReference {
-        api_version: Some("coordination.k8s.io/v1".into()),
-        kind: Some("Lease".into()),
-        name: Some(config.lease_name.clone()),
-        namespace: Some(config.lease_namespace.clone()),
-        ..ObjectReference::default()
-    };
-    let identity = config.identity.clone();
-    tokio::spawn(async move {
-        let mut leading = false;
-        while status.changed().await.is_ok() {
-            let now = status.borrow_and_update().leading;
-            if now != leading {
-                leading = now;
-                let message =
-                    if now { format!("{identity} became leader") } else { format!("{identity} stopped leading") };
-                recorder.event(&lease, EventType::Normal, "LeaderElection", message);
-            }
-        }
-    });
 }
