@@ -201,18 +201,23 @@ const STOP_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Drop for Testbed {
     /// Closes its standard input, so that it stops its components and
-    /// removes its directory, and waits for that; kills it if it takes
-    /// longer than [`STOP_PATIENCE`] (its components die with it, the
-    /// kernel kills them).
+    /// removes its directory, and waits for its exit; a watchdog kills it
+    /// if that takes longer than [`STOP_PATIENCE`] (its components die
+    /// with it, the kernel kills them).
     fn drop(&mut self) {
         let Ok(child) = self._process.get_mut() else { return };
         drop(child.stdin.take());
-        let start = std::time::Instant::now();
-        while matches!(child.try_wait(), Ok(None)) && start.elapsed() < STOP_PATIENCE {
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        drop(child.kill());
+        let pid = child.id().to_string();
+        let (exited, exit_seen) = std::sync::mpsc::channel::<()>();
+        let watchdog = std::thread::spawn(move || {
+            if exit_seen.recv_timeout(STOP_PATIENCE).is_err() {
+                drop(Command::new("kill").args(["-KILL", &pid]).status());
+            }
+        });
         drop(child.wait());
+        // The watchdog may have fired and gone: nobody to tell then.
+        let _ = exited.send(());
+        drop(watchdog.join());
     }
 }
 
