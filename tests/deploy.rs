@@ -35,7 +35,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::common::{PATIENCE, free_port, run_ok, sim_with_kubeconfig, spawn_with};
+use crate::common::{PATIENCE, STATIC_POD, free_port, run_ok, sim_with_kubeconfig, spawn_with, static_pod_command};
 
 // === utils ===
 
@@ -75,9 +75,6 @@ fn example_files() -> Vec<PathBuf> {
     files.sort();
     files
 }
-
-/// kubeadm's static pod manifest with kcm-rs's image.
-const STATIC_POD: &str = "deploy/static-pod/kube-controller-manager.yaml";
 
 /// `Kind/name` of a manifest.
 fn id(doc: &Value) -> String {
@@ -513,13 +510,7 @@ async fn every_flag_written_in_deploy_the_readme_and_the_docs_is_accepted_by_the
     commands.push(("deploy/kind/kind-config.yaml".to_owned(), vec![format!("--controllers={upstream}")]));
     // kubeadm's static pod runs the binary as `kube-controller-manager`
     // with kubeadm's flags, every one of which kcm-rs must take.
-    let pod = documents(&read(STATIC_POD));
-    let command: Vec<String> = pod[0]["spec"]["containers"][0]["command"]
-        .as_array()
-        .expect("a command")
-        .iter()
-        .map(|a| a.as_str().expect("a string").to_owned())
-        .collect();
+    let command = static_pod_command();
     assert_eq!(command[0], "kube-controller-manager", "{STATIC_POD}");
     commands.push((STATIC_POD.to_owned(), command[1..].to_vec()));
     let mut refused = Vec::new();

@@ -30,7 +30,7 @@ use serde_json::Value;
 use tokio::process::{Child, Command};
 
 use crate::common::testbed::Testbed;
-use crate::common::{free_port, https_get, spawn_logged};
+use crate::common::{free_port, https_get, spawn_logged, static_pod_command};
 
 /// Where kubeadm keeps its files; the manifest's paths start with it.
 const KUBERNETES_DIR: &str = "/etc/kubernetes";
@@ -169,14 +169,6 @@ fn users_of(events: &[Value], name: &str) -> Vec<String> {
     users.sort();
     users.dedup();
     users
-}
-
-/// The command of the static pod's container.
-fn static_pod_command() -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/static-pod/kube-controller-manager.yaml");
-    let pod: Value = serde_yaml::from_str(&std::fs::read_to_string(&path).expect("the manifest")).expect("YAML");
-    let command = pod["spec"]["containers"][0]["command"].as_array().expect("a command").clone();
-    command.iter().map(|a| a.as_str().expect("a string").to_owned()).collect()
 }
 
 /// Lays out kubeadm's files under `etc` from the testbed's: `pki/` (the

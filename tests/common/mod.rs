@@ -277,6 +277,19 @@ pub async fn sim_with_kubeconfig(config: SimConfig) -> (Sim, tempfile::TempDir, 
     (sim, dir, path)
 }
 
+/// kubeadm's kube-controller-manager static pod with kcm-rs's image.
+pub const STATIC_POD: &str = "deploy/static-pod/kube-controller-manager.yaml";
+
+/// The command of [`STATIC_POD`]'s container: `kube-controller-manager`,
+/// then kubeadm's flags.
+pub fn static_pod_command() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(STATIC_POD);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {STATIC_POD}: {e}"));
+    let pod: serde_json::Value = serde_yaml::from_str(&text).expect("YAML");
+    let command = pod["spec"]["containers"][0]["command"].as_array().expect("a command").clone();
+    command.iter().map(|a| a.as_str().expect("a string").to_owned()).collect()
+}
+
 /// A free loopback port.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
