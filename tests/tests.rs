@@ -68,3 +68,5 @@ mod statefulset;
 mod tainteviction;
 /// The TTL-after-finished controller: finished Jobs deleted once their TTL runs out.
 mod ttlafterfinished;
+/// The command line against kube-controller-manager 1.37.2's `--help`: controllers, feature gates, flags.
+mod upstream_help;
