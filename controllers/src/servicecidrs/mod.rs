@@ -69,16 +69,14 @@ pub const STATUS_ERROR_REASON: &str = "KubernetesServiceCIDRError";
 /// Its message.
 pub const STATUS_ERROR_MESSAGE: &str = "The ServiceCIDR Status can not be set to Ready=True";
 
-/// Whether a deleted ServiceCIDR may go (upstream `canDeleteCIDR`, with the
-/// reason its log line gives).
+/// Why a deleted ServiceCIDR may go (upstream `canDeleteCIDR`'s log
+/// lines).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deletion {
+pub enum Safe {
     /// Every prefix of it is held by another ServiceCIDR too.
     Contained,
     /// No allocated address would be left in no ServiceCIDR.
     NoOrphans,
-    /// This allocated address is in it and in no other ServiceCIDR.
-    BlockedBy(IpAddr),
 }
 
 /// What one sync of a ServiceCIDR does, in upstream's order.
@@ -105,7 +103,7 @@ pub enum Plan {
     /// Deleted and safe, but within the grace period: sync again after.
     Wait {
         /// Why it is safe.
-        verdict: Deletion,
+        verdict: Safe,
         /// What is left of [`DELETION_GRACE_PERIOD`].
         after: Duration,
     },
@@ -113,7 +111,7 @@ pub enum Plan {
     /// is there.
     Release {
         /// Why it is safe.
-        verdict: Deletion,
+        verdict: Safe,
         /// It still has the finalizer.
         remove_finalizer: bool,
     },
@@ -127,11 +125,13 @@ pub fn sync(cidr: &ServiceCIDR, cidrs: &[Arc<ServiceCIDR>], ips: &[Arc<IPAddress
         let ready = ready_condition("True", "", READY_MESSAGE, now);
         return Plan::Serve { add_finalizer: !has_finalizer, ready: changed(cidr, ready) };
     };
-    let verdict = can_delete(cidr, cidrs, ips);
-    if let Deletion::BlockedBy(blocked_by) = verdict {
-        let terminating = ready_condition("False", REASON_TERMINATING, TERMINATING_MESSAGE, now);
-        return Plan::Hold { blocked_by, terminating: changed(cidr, terminating) };
-    }
+    let verdict = match can_delete(cidr, cidrs, ips) {
+        Ok(safe) => safe,
+        Err(blocked_by) => {
+            let terminating = ready_condition("False", REASON_TERMINATING, TERMINATING_MESSAGE, now);
+            return Plan::Hold { blocked_by, terminating: changed(cidr, terminating) };
+        }
+    };
     // Upstream's `deletionGracePeriod - time.Since(deletion)`: a deletion
     // stamped ahead of this clock waits longer than the period.
     let grace = SignedDuration::from_secs(DELETION_GRACE_PERIOD.as_secs().cast_signed());
@@ -142,8 +142,12 @@ pub fn sync(cidr: &ServiceCIDR, cidrs: &[Arc<ServiceCIDR>], ips: &[Arc<IPAddress
     Plan::Release { verdict, remove_finalizer: has_finalizer }
 }
 
-/// Upstream `canDeleteCIDR`.
-pub fn can_delete(cidr: &ServiceCIDR, cidrs: &[Arc<ServiceCIDR>], ips: &[Arc<IPAddress>]) -> Deletion {
+/// Upstream `canDeleteCIDR`: why `cidr` may go, or the allocated address
+/// that would be left in no ServiceCIDR.
+///
+/// # Errors
+/// The address that blocks the deletion.
+pub fn can_delete(cidr: &ServiceCIDR, cidrs: &[Arc<ServiceCIDR>], ips: &[Arc<IPAddress>]) -> Result<Safe, IpAddr> {
     let name = cidr.metadata.name.as_deref().unwrap_or_default();
     let prefixes: Vec<Prefix> = prefixes(cidr).collect();
     let only_itself = |holders: &[&ServiceCIDR]| match holders {
@@ -157,7 +161,7 @@ pub fn can_delete(cidr: &ServiceCIDR, cidrs: &[Arc<ServiceCIDR>], ips: &[Arc<IPA
         only_itself(&holders)
     });
     if has_parent {
-        return Deletion::Contained;
+        return Ok(Safe::Contained);
     }
     for family in prefixes.iter().map(Prefix::family) {
         let allocated = ips.iter().filter(|ip| {
@@ -168,11 +172,11 @@ pub fn can_delete(cidr: &ServiceCIDR, cidrs: &[Arc<ServiceCIDR>], ips: &[Arc<IPA
         for address in allocated.filter_map(|ip| ip.metadata.name.as_deref()?.parse::<IpAddr>().ok()) {
             let holders: Vec<&ServiceCIDR> = holders(cidrs, |q| q.contains_service_ip(address)).collect();
             if holders.len() == 1 && only_itself(&holders) {
-                return Deletion::BlockedBy(address);
+                return Err(address);
             }
         }
     }
-    Deletion::NoOrphans
+    Ok(Safe::NoOrphans)
 }
 
 /// The ServiceCIDRs that overlap `cidr`, itself included (upstream
