@@ -5,8 +5,9 @@
 //! Service's cluster IP as an IPAddress.
 //!
 //! kcm-rs runs only `service-cidr-controller`. The `kubernetes` ServiceCIDR
-//! gets the finalizer and upstream's `Ready` `True`; so does a second one,
-//! made with kubectl. A Service takes a cluster IP from the second; the
+//! gets the finalizer and upstream's `Ready` `True`; so does a second one
+//! (its condition server-side applied to the status by the field manager
+//! `service-cidr-controller`, as upstream's). A Service takes a cluster IP from the second; the
 //! second, deleted, stays with its finalizer and `Ready` `False`
 //! `Terminating` while the IP is in use, and goes once the Service is
 //! deleted (after upstream's 10 s grace period).
@@ -95,7 +96,15 @@ async fn a_deleted_service_cidr_stays_while_an_ip_of_it_is_in_use() {
     let cidr = serde_json::from_value(json!({"metadata": {"name": name}, "spec": {"cidrs": [SECONDARY]}}))
         .expect("a ServiceCIDR");
     cidrs.create(&PostParams::default(), &cidr).await.expect("ServiceCIDR created");
-    wait_for_state(&env, &name, "True", "", READY_MESSAGE).await;
+    let ready = wait_for_state(&env, &name, "True", "", READY_MESSAGE).await;
+    // The condition is server-side applied to the status, as upstream's
+    // ApplyStatus, by its field manager.
+    let applied = ready.metadata.managed_fields.iter().flatten().any(|m| {
+        m.manager.as_deref() == Some("service-cidr-controller")
+            && m.operation.as_deref() == Some("Apply")
+            && m.subresource.as_deref() == Some("status")
+    });
+    assert!(applied, "{:?}", ready.metadata.managed_fields);
 
     let services: Api<Service> = Api::namespaced(env.client.clone(), &env.ns);
     let service = serde_json::from_value(json!({"metadata": {"name": "web"},
