@@ -53,6 +53,7 @@ use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::drivers::rootcacertpublisher::{self, PublisherMetrics, RootCaCertPublisher};
 use crate::drivers::serviceaccount::{self, ServiceAccountsController};
 use crate::drivers::serviceaccounttoken::{self, TokensController, signer::Signer};
+use crate::drivers::servicecidrs::{self, ServiceCidrController};
 use crate::drivers::statefulset::{self, StatefulSetController};
 use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
 use crate::drivers::ttlafterfinished::{self, TtlAfterFinishedController, TtlAfterFinishedMetrics};
@@ -256,6 +257,11 @@ pub const TABLE: &[&dyn Wiring] = &[
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(TtlAfterFinishedController::new(cx.factory, client, Some(metrics), queues))))
         },
+    },
+    &Row::<NoFlags> {
+        name: servicecidrs::IDENTITY.name,
+        workers: |_| servicecidrs::WORKERS,
+        start: |_, cx| Ok(Some(Box::new(ServiceCidrController::new(cx.parts(&servicecidrs::IDENTITY)?)))),
     },
     &Row::<GarbageCollectorFlags> {
         name: garbagecollector::IDENTITY.name,

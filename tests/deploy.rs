@@ -1602,6 +1602,10 @@ async fn exercise_node_lifecycle_controller(sim: &Sim, client: &kube::Client) {
 const WILDCARD_CLIENTS: [&str; 2] =
     [kcm_rs::drivers::namespace::CONTROLLER_NAME, kcm_rs::drivers::garbagecollector::IDENTITY.client];
 
+/// Why the service-cidr-controller's grants show no call here.
+const SERVICE_CIDRS_ON_THE_TESTBED: &str = "the service-cidr-controller's, made on the testbed (kube-sim does not \
+                                            serve networking.k8s.io)";
+
 /// Permissions no call can show in use, as (verb, group, resource, why they
 /// are granted): each must be granted, and is not reported unused.
 const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
@@ -1636,6 +1640,15 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
          to a client that may create endpoints/restricted, as upstream's endpoint-controller role grants",
     ),
     ("update", "", "endpoints/finalizers", "the same for a mirrored EndpointSlice's reference to its Endpoints"),
+    // kube-sim does not serve networking.k8s.io (docs/kube-sim.md): the
+    // service-cidr-controller's calls are made on the testbed, whose kcm-rs
+    // runs under this file's grants alone (tests/servicecidrs.rs).
+    ("list", "networking.k8s.io", "servicecidrs", SERVICE_CIDRS_ON_THE_TESTBED),
+    ("watch", "networking.k8s.io", "servicecidrs", SERVICE_CIDRS_ON_THE_TESTBED),
+    ("patch", "networking.k8s.io", "servicecidrs", SERVICE_CIDRS_ON_THE_TESTBED),
+    ("patch", "networking.k8s.io", "servicecidrs/status", SERVICE_CIDRS_ON_THE_TESTBED),
+    ("list", "networking.k8s.io", "ipaddresses", SERVICE_CIDRS_ON_THE_TESTBED),
+    ("watch", "networking.k8s.io", "ipaddresses", SERVICE_CIDRS_ON_THE_TESTBED),
     (
         "escalate",
         "rbac.authorization.k8s.io",

@@ -58,6 +58,9 @@ const WRITERS: &[&str] = &[
     "namespace-controller",
     "service-account-controller",
     "root-ca-cert-publisher",
+    // The API server's own `kubernetes` ServiceCIDR: its finalizer and
+    // Ready condition.
+    "service-cidrs-controller",
 ];
 
 /// Clients upstream keeps on the `--kubeconfig` identity.

@@ -59,6 +59,9 @@ mod replicaset;
 mod serviceaccounts;
 /// Legacy service account token Secrets: filled, verified, deleted with their ServiceAccount.
 mod serviceaccounttokens;
+/// The ServiceCIDR controller on the testbed: the finalizer and Ready condition, a deleted ServiceCIDR held
+/// while a Service's IP is in it.
+mod servicecidrs;
 /// The secure port on the testbed: anonymous, bearer tokens, client certificates, front-proxy headers;
 /// bad serving flags refused at start.
 mod serving;

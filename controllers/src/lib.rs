@@ -42,6 +42,8 @@
 //!   replicas, status);
 //! - [`rootcacertpublisher`]: the root CA certificate publisher (the
 //!   `kube-root-ca.crt` ConfigMap of every namespace);
+//! - [`servicecidrs`]: the ServiceCIDR controller (the finalizer held
+//!   while an allocated IPAddress would be orphaned, the `Ready` condition);
 //! - [`serviceaccount`]: the ServiceAccounts controller (`default` in every
 //!   active namespace);
 //! - [`serviceaccounttoken`]: the service account token controller
@@ -72,6 +74,7 @@ pub mod replicaset;
 pub mod rootcacertpublisher;
 pub mod serviceaccount;
 pub mod serviceaccounttoken;
+pub mod servicecidrs;
 pub mod statefulset;
 pub mod ttlafterfinished;
 

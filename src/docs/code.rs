@@ -9,14 +9,14 @@ use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
     clusterroleaggregation, cronjob, daemonset, deployment, endpoint, endpointslice, endpointslicemirroring,
     garbagecollector, job, legacytokencleaner, namespace, nodelifecycle, podgc, replicaset, rootcacertpublisher,
-    serviceaccount, serviceaccounttoken, statefulset, tainteviction, ttlafterfinished,
+    serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction, ttlafterfinished,
 };
 
 /// The workqueues with `workqueue_*` series (label `name`) that a
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 20] = [
+    let queues: [(&str, &'static [&'static str]); 21] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -42,6 +42,7 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         // Its topology queue has no metrics.
         (endpointslice::IDENTITY.name, &[endpointslice::QUEUE_NAME]),
         (ttlafterfinished::CONTROLLER_NAME, &[ttlafterfinished::QUEUE_NAME]),
+        (servicecidrs::IDENTITY.name, &[servicecidrs::QUEUE_NAME]),
         (
             garbagecollector::IDENTITY.name,
             &[garbagecollector::ATTEMPT_TO_DELETE_QUEUE, garbagecollector::ATTEMPT_TO_ORPHAN_QUEUE],

@@ -59,6 +59,8 @@
 //!   ([`ServiceAccountsController`](serviceaccount::ServiceAccountsController));
 //! - `serviceaccounttoken`: the service account token controller
 //!   ([`TokensController`](serviceaccounttoken::TokensController));
+//! - `servicecidrs`: the ServiceCIDR controller
+//!   ([`ServiceCidrController`](servicecidrs::ServiceCidrController));
 //! - `statefulset`: the StatefulSet controller
 //!   ([`StatefulSetController`](statefulset::StatefulSetController));
 //! - `tainteviction`: the taint-eviction-controller
@@ -91,6 +93,7 @@ pub mod rootcacertpublisher;
 mod service_pods;
 pub mod serviceaccount;
 pub mod serviceaccounttoken;
+pub mod servicecidrs;
 pub mod statefulset;
 pub mod tainteviction;
 pub mod ttlafterfinished;
