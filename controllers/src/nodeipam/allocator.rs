@@ -46,8 +46,8 @@ pub enum Error {
     /// A `podCIDRs` entry outside its cluster CIDR.
     #[error("failed to mark cidr[{cidr}] at idx [{index}] as occupied for node: {node}: {source}")]
     Occupy {
-        /// The entry.
-        cidr: Cidr,
+        /// The entry, as parsed and written.
+        cidr: String,
         /// Its place.
         index: usize,
         /// The node.
@@ -151,10 +151,15 @@ impl RangeAllocator {
     /// cluster CIDR (those before it stay taken, as upstream leaves them).
     pub fn occupy_cidrs<S: AsRef<str>>(&mut self, node: &str, pod_cidrs: &[S]) -> Result<(), Error> {
         for (index, text) in pod_cidrs.iter().map(AsRef::as_ref).enumerate() {
-            let cidr = Cidr::parse_sloppy(text)
-                .map_err(|_| Error::Parse { node: node.to_owned(), cidr: text.to_owned() })?;
+            let cidr =
+                Cidr::parse_sloppy(text).map_err(|_| Error::Parse { node: node.to_owned(), cidr: text.to_owned() })?;
             let set = self.set(node, text, index)?;
-            set.occupy(&cidr).map_err(|source| Error::Occupy { cidr, index, node: node.to_owned(), source })?;
+            set.occupy(&cidr).map_err(|source| Error::Occupy {
+                cidr: cidr.to_string(),
+                index,
+                node: node.to_owned(),
+                source,
+            })?;
         }
         Ok(())
     }
@@ -218,8 +223,8 @@ impl RangeAllocator {
 /// Upstream `updateCIDRsAllocation`'s look at the node before writing:
 /// `current` are its `podCIDRs` now, `allocated` what was just taken.
 pub fn assignment<S: AsRef<str>>(current: &[S], allocated: &[Cidr]) -> Assignment {
-    let same = current.len() == allocated.len()
-        && current.iter().zip(allocated).all(|(c, a)| c.as_ref() == a.to_string());
+    let same =
+        current.len() == allocated.len() && current.iter().zip(allocated).all(|(c, a)| c.as_ref() == a.to_string());
     if same {
         Assignment::AlreadySet
     } else if current.is_empty() {

@@ -35,10 +35,10 @@ pub enum Error {
     /// A CIDR sharing no address with the cluster's.
     #[error("cidr {cidr} is out the range of cluster cidr {cluster}")]
     OutOfClusterRange {
-        /// The CIDR given.
-        cidr: Cidr,
-        /// The cluster CIDR.
-        cluster: Cidr,
+        /// The CIDR given, as written.
+        cidr: String,
+        /// The cluster CIDR, as written.
+        cluster: String,
     },
     /// An address whose node CIDR index is past the set's end.
     #[error("CIDR: {address}/{node_mask} is out of the range of CIDR allocator")]
@@ -193,7 +193,7 @@ impl CidrSet {
     /// all of them when it is as wide as the cluster's or wider.
     fn beginning_and_end_indices(&self, cidr: &Cidr) -> Result<(usize, usize), Error> {
         if !self.cluster.overlaps(cidr) {
-            return Err(Error::OutOfClusterRange { cidr: *cidr, cluster: self.cluster });
+            return Err(Error::OutOfClusterRange { cidr: cidr.to_string(), cluster: self.cluster.to_string() });
         }
         if self.cluster.prefix() >= cidr.prefix() {
             return Ok((0, self.max_cidrs - 1));

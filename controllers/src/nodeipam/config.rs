@@ -41,9 +41,7 @@ pub enum Error {
         source: super::cidr::ParseError,
     },
     /// Two CIDRs of one family.
-    #[error(
-        "len of ClusterCIDRs=={0} and they are not configured as dual stack (at least one from each IPFamily"
-    )]
+    #[error("len of ClusterCIDRs=={0} and they are not configured as dual stack (at least one from each IPFamily")]
     NotDualStack(usize),
     /// More than two.
     #[error("length of clusterCIDRs is:{0} more than max allowed of 2")]
@@ -173,10 +171,11 @@ pub fn node_mask_sizes(flags: MaskSizes, cluster: &[Cidr]) -> Result<Vec<u8>, Er
         .map(|cidr| {
             let size = if cidr.is_ipv6() { ipv6 } else { ipv4 };
             let bits = cidr.family().bits();
-            let size = u8::try_from(size)
-                .ok()
-                .filter(|s| *s <= bits)
-                .ok_or(Error::MaskOutOfRange { size, cidr: *cidr, bits })?;
+            let size = u8::try_from(size).ok().filter(|s| *s <= bits).ok_or(Error::MaskOutOfRange {
+                size,
+                cidr: *cidr,
+                bits,
+            })?;
             if cidr.prefix() > size {
                 return Err(Error::ClusterNarrowerThanNode);
             }
@@ -237,7 +236,9 @@ mod tests {
 
     #[test]
     fn node_cidrs_fit_in_their_cluster_cidr() {
-        assert!(sizes(0, 0, 0, "10.0.0.0/25").unwrap_err().starts_with("Controller: Invalid --cluster-cidr, mask size"));
+        assert!(
+            sizes(0, 0, 0, "10.0.0.0/25").unwrap_err().starts_with("Controller: Invalid --cluster-cidr, mask size")
+        );
         assert_eq!(sizes(24, 0, 0, "10.0.0.0/24"), Ok(vec![24]));
         assert_eq!(
             sizes(33, 0, 0, "10.0.0.0/16").unwrap_err(),

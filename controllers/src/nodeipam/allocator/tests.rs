@@ -59,14 +59,13 @@ fn allocation_skips_the_service_range_and_taken_cidrs() {
     // The first /30 after the service range.
     let mut a = started("127.123.234.0/24", &[30], Some("127.123.234.0/26"), &[]).unwrap();
     assert_eq!(next(&mut a), ["127.123.234.64/30"]);
-    let taken: &[&[&str]] = &[&["127.123.234.64/30"], &["127.123.234.68/30"], &["127.123.234.72/30"], &[
-        "127.123.234.80/30",
-    ]];
+    let taken: &[&[&str]] =
+        &[&["127.123.234.64/30"], &["127.123.234.68/30"], &["127.123.234.72/30"], &["127.123.234.80/30"]];
     let mut a = started("127.123.234.0/24", &[30], Some("127.123.234.0/26"), taken).unwrap();
     assert_eq!(next(&mut a), ["127.123.234.76/30"]);
     // No double counting: the one /24 left of four.
-    let mut a = started("10.10.0.0/22", &[24], None, &[&["10.10.0.0/24"], &["10.10.2.0/24"], &["10.10.3.0/24"]])
-        .unwrap();
+    let mut a =
+        started("10.10.0.0/22", &[24], None, &[&["10.10.0.0/24"], &["10.10.2.0/24"], &["10.10.3.0/24"]]).unwrap();
     assert_eq!(next(&mut a), ["10.10.1.0/24"]);
 }
 
@@ -81,9 +80,8 @@ fn dual_stack_allocates_one_cidr_per_family_in_the_flags_order() {
 
 #[test]
 fn a_full_cluster_cidr_fails_with_upstreams_message_and_keeps_nothing() {
-    let taken: &[&[&str]] = &[&["127.123.234.0/30"], &["127.123.234.4/30"], &["127.123.234.8/30"], &[
-        "127.123.234.12/30",
-    ]];
+    let taken: &[&[&str]] =
+        &[&["127.123.234.0/30"], &["127.123.234.4/30"], &["127.123.234.8/30"], &["127.123.234.12/30"]];
     let mut a = started("127.123.234.0/28", &[30], None, taken).unwrap();
     assert_eq!(
         a.allocate().unwrap_err().to_string(),
@@ -98,9 +96,8 @@ fn a_full_cluster_cidr_fails_with_upstreams_message_and_keeps_nothing() {
 
 #[test]
 fn released_cidrs_are_handed_out_again() {
-    let taken: &[&[&str]] = &[&["127.123.234.0/30"], &["127.123.234.4/30"], &["127.123.234.8/30"], &[
-        "127.123.234.12/30",
-    ]];
+    let taken: &[&[&str]] =
+        &[&["127.123.234.0/30"], &["127.123.234.4/30"], &["127.123.234.8/30"], &["127.123.234.12/30"]];
     let mut a = started("127.123.234.0/28", &[30], None, taken).unwrap();
     assert!(a.allocate().is_err());
     a.release_cidrs("node1", &["127.123.234.4/30"]).unwrap();
