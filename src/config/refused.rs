@@ -49,7 +49,6 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     b("allow-untagged-cloud"),
     v("attach-detach-reconcile-max-wait-unmount-duration"),
     v("attach-detach-reconcile-sync-period"),
-    v("cidr-allocator-type"),
     v("cloud-config"),
     v("cloud-provider"),
     v("concurrent-ephemeralvolume-syncs"),
