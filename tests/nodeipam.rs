@@ -10,14 +10,22 @@
 //! `10.244.192.0/18` in turn; a fourth gets none and the
 //! `CIDRNotAvailable` event; the first deleted, the fourth (touched, to be
 //! synced at once rather than after its backoff) gets its CIDR. The
-//! cidrset metrics say so. Every wait is on a condition.
+//! cidrset metrics say so. Cluster CIDRs upstream refuses end the process
+//! with upstream's message. Every wait is on a condition.
+
+use std::process::Stdio;
 
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube_sim::SimConfig;
 use kube_sim::testing::wait_for;
 use serde_json::json;
+use tokio::process::Command;
 
-use crate::common::{Backend, Env, PATIENCE, backend, events, on_both, start_on_testbed, start_with_flags};
+use crate::common::{
+    Backend, Env, PATIENCE, backend, events, free_port, on_both, sim_with_kubeconfig, start_on_testbed,
+    start_with_flags,
+};
 
 const FLAGS: &[&str] = &[
     "--controllers=nodeipam",
@@ -123,3 +131,29 @@ async fn allocates_reuses_and_runs_out() {
 }
 
 on_both!(allocates_reuses_and_runs_out);
+
+/// Two IPv4 cluster CIDRs are no dual stack: the controller cannot be
+/// built, and kcm-rs exits 1 with upstream's messages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_cidrs_upstream_refuses_end_the_process() {
+    let (_sim, _dir, kubeconfig) = sim_with_kubeconfig(SimConfig::default()).await;
+    let run = Command::new(env!("CARGO_BIN_EXE_kcm-rs"))
+        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .arg(format!("--secure-port={}", free_port()))
+        .args(["--bind-address=127.0.0.1", "--leader-elect=false", "--controllers=nodeipam"])
+        .args(["--allocate-node-cidrs", "--cluster-cidr=10.244.0.0/16,10.245.0.0/16"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(PATIENCE.deadline, run).await.expect("kcm-rs exits").expect("kcm-rs runs");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    for line in [
+        "Error initializing a controller",
+        "len of ClusterCIDRs==2 and they are not configured as dual stack (at least one from each IPFamily",
+        "Error building controllers",
+    ] {
+        assert!(log.contains(line), "the log lacks {line:?}:\n{log}");
+    }
+}
