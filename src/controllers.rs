@@ -30,6 +30,7 @@ use crate::config::settings::garbagecollector::GarbageCollectorFlags;
 use crate::config::settings::job::JobFlags;
 use crate::config::settings::legacytokencleaner::LegacyTokenCleanerFlags;
 use crate::config::settings::namespace::NamespaceFlags;
+use crate::config::settings::nodeipam::NodeIpamFlags;
 use crate::config::settings::nodelifecycle::NodeLifecycleFlags;
 use crate::config::settings::podgc::PodGcFlags;
 use crate::config::settings::replicaset::ReplicaSetFlags;
@@ -47,6 +48,7 @@ use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::job::{self, JobController, JobMetrics};
 use crate::drivers::legacytokencleaner::{self, LegacyTokenCleaner};
 use crate::drivers::namespace::{self, NamespaceController};
+use crate::drivers::nodeipam::{self, CidrSetMetrics, NodeIpamController, Params};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
 use crate::drivers::podgc::{self, PodGcController, PodGcMetrics};
 use crate::drivers::replicaset::{self, ReplicaSetController};
@@ -165,6 +167,18 @@ pub const TABLE: &[&dyn Wiring] = &[
             let parts = cx.parts(&nodelifecycle::IDENTITY)?;
             let metrics = NodeLifecycleMetrics::register(cx.registry)?;
             Ok(Some(Box::new(NodeLifecycleController::new(parts, *settings, Some(metrics))?)))
+        },
+    },
+    &Row::<NodeIpamFlags> {
+        name: nodeipam::CONTROLLER_NAME,
+        workers: |_| nodeipam::WORKERS,
+        start: |settings, cx| {
+            // Without --allocate-node-cidrs upstream does not start it.
+            let Some(params) = Params::from_settings(settings)? else { return Ok(None) };
+            let client = cx.own_client(nodeipam::CLIENT_NAME)?;
+            let metrics = CidrSetMetrics::register(cx.registry)?;
+            let queues = Some(cx.queue_metrics);
+            Ok(Some(Box::new(NodeIpamController::new(cx.factory, client, &params, Some(metrics), queues)?)))
         },
     },
     &Row::<NoFlags> {

@@ -739,6 +739,9 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     // The legacy token cleaner evaluates once at start: its Secret is there
     // before, and a short period makes it unused.
     flags.push("--legacy-service-account-token-clean-up-period=1ms".to_owned());
+    // The node IPAM controller starts only when it allocates; kube-sim's
+    // nodes' 10.244.<i>.0/24 lie in this range.
+    flags.extend(["--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16"].map(str::to_owned));
     let client = sim.client().expect("client");
     prepare_legacy_token_cleaner(&client).await;
     prepare_pod_garbage_collector(&client).await;
@@ -753,6 +756,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_garbage_collector(&sim, &client).await;
     exercise_taint_eviction_controller(&sim, &client).await;
     exercise_node_lifecycle_controller(&sim, &client).await;
+    exercise_node_ipam_controller(&sim, &client).await;
     exercise_pod_garbage_collector(&sim, &client).await;
     exercise_root_ca_publisher(&sim, &client).await;
     exercise_endpointslice_controller(&sim, &client).await;
@@ -1538,6 +1542,20 @@ async fn exercise_taint_eviction_controller(sim: &Sim, client: &kube::Client) {
 /// Node), is tainted unreachable (nodes patch) and its pod marked not ready
 /// (pods/status); started again, its taints are removed. The pod tolerates
 /// the unreachable taint for good, so that taint eviction leaves it alone.
+/// Node IPAM controller: a node registered without a pod CIDR is patched
+/// with one.
+async fn exercise_node_ipam_controller(sim: &Sim, client: &kube::Client) {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "ipam-1"}});
+    nodes.create(&PostParams::default(), &object(node)).await.expect("node registered");
+    wait_for(sim, PATIENCE, "ipam-1 given a pod CIDR", || async {
+        let node = nodes.get("ipam-1").await.map_err(|e| e.to_string())?;
+        node.spec.and_then(|s| s.pod_cidr).map(drop).ok_or_else(|| "no pod CIDR yet".to_owned())
+    })
+    .await;
+    nodes.delete("ipam-1", &DeleteParams::default()).await.expect("node deleted");
+}
+
 async fn exercise_node_lifecycle_controller(sim: &Sim, client: &kube::Client) {
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     let tolerates = json!([{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]);

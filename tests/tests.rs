@@ -47,6 +47,8 @@ mod kubeadm;
 mod legacyserviceaccounttokens;
 /// The Namespace controller: a full namespace deleted, finalizers, faults.
 mod namespace;
+/// The node IPAM controller: pod CIDRs given to registered nodes, reused, run out of.
+mod nodeipam;
 /// The node lifecycle controller: dead nodes, taints, full disruption.
 mod nodelifecycle;
 /// The pod garbage collector: terminated, orphaned, unscheduled and out-of-service pods.

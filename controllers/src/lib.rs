@@ -36,6 +36,8 @@
 //!   graceful-termination estimate, when to finalize);
 //! - [`node`]: the node lifecycle controller (node health, zone states,
 //!   the rate-limited taint queues, condition taints);
+//! - [`nodeipam`]: the node IPAM controller (pod CIDRs cut from the
+//!   cluster CIDRs for nodes, upstream's cidrset arithmetic);
 //! - [`podgc`]: the pod garbage collector (terminated pods beyond the
 //!   threshold, orphaned, unscheduled and out-of-service terminating pods);
 //! - [`replicaset`]: the ReplicaSet controller (expectations, manage
@@ -67,6 +69,7 @@ pub mod job;
 pub mod legacytokencleaner;
 pub mod namespace;
 pub mod node;
+pub mod nodeipam;
 pub mod plan;
 pub mod podgc;
 pub mod protocol;

@@ -543,18 +543,13 @@ mod tests {
     #[test]
     fn flags_waiting_for_their_controllers_are_accepted_checked_and_listed() {
         let c = config(&[
-            "--allocate-node-cidrs=true",
-            "--cluster-cidr=10.244.0.0/16",
             "--cluster-signing-cert-file=/etc/kubernetes/pki/ca.crt",
             "--cluster-signing-key-file=/etc/kubernetes/pki/ca.key",
             "--controllers=*,bootstrapsigner,tokencleaner",
         ])
         .unwrap();
         let waiting: Vec<String> = c.waiting.iter().map(Waiting::spelled).collect();
-        assert_eq!(
-            waiting,
-            ["--allocate-node-cidrs", "--cluster-cidr", "--cluster-signing-cert-file", "--cluster-signing-key-file"]
-        );
+        assert_eq!(waiting, ["--cluster-signing-cert-file", "--cluster-signing-key-file"]);
         assert!(c.controllers.not_running().contains(&"bootstrap-signer-controller"));
         assert!(config(&[]).unwrap().waiting.is_empty());
         let err = config(&["--cluster-signing-key-file=ca.key", "--cluster-signing-legacy-unknown-cert-file=ca.crt"])

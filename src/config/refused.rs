@@ -46,7 +46,6 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     v("allow-metric-labels-manifest"),
     b("allow-untagged-cloud"),
     v("attach-detach-reconcile-sync-period"),
-    v("cidr-allocator-type"),
     v("cloud-config"),
     v("cloud-provider"),
     v("concurrent-device-taint-eviction-syncs"),

@@ -8,8 +8,9 @@ use crate::config::Flags;
 use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
     clusterroleaggregation, cronjob, daemonset, deployment, endpoint, endpointslice, endpointslicemirroring,
-    garbagecollector, job, legacytokencleaner, namespace, nodelifecycle, podgc, replicaset, rootcacertpublisher,
-    serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction, ttlafterfinished,
+    garbagecollector, job, legacytokencleaner, namespace, nodeipam, nodelifecycle, podgc, replicaset,
+    rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction,
+    ttlafterfinished,
 };
 
 /// The workqueues with `workqueue_*` series (label `name`) that a
@@ -31,6 +32,7 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         // Its deletion timers' queue has no metrics.
         (tainteviction::IDENTITY.name, &[tainteviction::NODE_QUEUE_NAME, tainteviction::POD_QUEUE_NAME]),
         (nodelifecycle::IDENTITY.name, &[nodelifecycle::NODE_QUEUE_NAME, nodelifecycle::POD_QUEUE_NAME]),
+        (nodeipam::CONTROLLER_NAME, &[nodeipam::QUEUE_NAME]),
         (serviceaccount::CONTROLLER_NAME, &[serviceaccount::QUEUE_NAME]),
         (rootcacertpublisher::CONTROLLER_NAME, &[rootcacertpublisher::QUEUE_NAME]),
         (clusterroleaggregation::CONTROLLER_NAME, &[clusterroleaggregation::QUEUE_NAME]),

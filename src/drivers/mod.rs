@@ -47,6 +47,8 @@
 //!   ([`LegacyTokenCleaner`](legacytokencleaner::LegacyTokenCleaner));
 //! - `namespace`: the Namespace controller
 //!   ([`NamespaceController`](namespace::NamespaceController));
+//! - `nodeipam`: the node-ipam-controller
+//!   ([`NodeIpamController`](nodeipam::NodeIpamController));
 //! - `nodelifecycle`: the node-lifecycle-controller
 //!   ([`NodeLifecycleController`](nodelifecycle::NodeLifecycleController));
 //! - `podgc`: the pod-garbage-collector-controller
@@ -83,6 +85,7 @@ pub mod job;
 pub mod legacytokencleaner;
 pub mod namespace;
 mod namespace_keys;
+pub mod nodeipam;
 pub mod nodelifecycle;
 mod nodes;
 mod owners;
