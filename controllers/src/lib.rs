@@ -13,6 +13,10 @@
 //!   claims, pod readiness, deletion ranking, pods from templates, the
 //!   ControllerRevision history DaemonSets and StatefulSets keep); no
 //!   controller imports another controller's module;
+//! - [`csrapproving`]: the CSR approving controller (kubelet client
+//!   certificate requests approved after SubjectAccessReviews);
+//! - [`csrcleaner`]: the CSR cleaner (requests deleted once old enough,
+//!   or their certificate expired);
 //! - [`cronjob`]: the CronJob controller (schedules as upstream's parser
 //!   reads them, missed runs, concurrency policies, history limits);
 //! - [`daemonset`]: the DaemonSet controller (which nodes run a daemon
@@ -55,6 +59,8 @@
 pub mod clusterroleaggregation;
 pub mod common;
 pub mod cronjob;
+pub mod csrapproving;
+pub mod csrcleaner;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
