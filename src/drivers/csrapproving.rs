@@ -55,7 +55,7 @@ pub const WORKERS: usize = 5;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A review could not be created.
-    #[error("creating a SubjectAccessReview")]
+    #[error("creating a SubjectAccessReview: {0}")]
     Review(#[source] kube::Error),
     /// The approval could not be written (upstream's message).
     #[error("error updating approval for csr: {0}")]
@@ -185,5 +185,28 @@ impl Syncer {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The queue's limiter, as upstream's `NewCertificateController` sets it.
+
+    use kcm_runtime::workqueue::RateLimiter;
+
+    use super::*;
+
+    #[test]
+    fn a_failing_request_backs_off_from_200ms_doubling_to_1000s() {
+        let limiter = certificate_rate_limiter();
+        let key = "csr-1".to_owned();
+        let delays: Vec<Duration> = (0..3).map(|_| limiter.when(&key)).collect();
+        assert_eq!(delays, [200, 400, 800].map(Duration::from_millis));
+        for _ in 0..30 {
+            limiter.when(&key);
+        }
+        assert_eq!(limiter.when(&key), Duration::from_secs(1000));
+        limiter.forget(&key);
+        assert_eq!(limiter.when(&key), Duration::from_millis(200), "forgotten once a sync succeeds");
     }
 }

@@ -32,6 +32,18 @@ pub const CLIENT_NAME: &str = "certificate-controller";
 /// Workers: upstream starts one, with no flag.
 pub const WORKERS: usize = 1;
 
+/// A request that could not be deleted (upstream's message): logged, left
+/// to the next pass.
+#[derive(Debug, thiserror::Error)]
+#[error("unable to delete CSR {name:?}: {source}")]
+pub struct DeleteError {
+    /// The request's name.
+    name: String,
+    /// The API server's answer.
+    #[source]
+    source: kube::Error,
+}
+
 /// The cleaner, ready to run once its cache syncs.
 pub struct CsrCleaner {
     /// Cached requests.
@@ -60,7 +72,7 @@ impl CsrCleaner {
     }
 
     /// Upstream `handle`: deletes `csr` when the core finds it due.
-    async fn handle(&self, csr: &CertificateSigningRequest, now: Timestamp) -> Result<(), String> {
+    async fn handle(&self, csr: &CertificateSigningRequest, now: Timestamp) -> Result<(), DeleteError> {
         let Some(reason) = core::cleanable(csr, now) else { return Ok(()) };
         let name = csr.name_any();
         match reason.deadline() {
@@ -73,7 +85,7 @@ impl CsrCleaner {
         let api: Api<CertificateSigningRequest> = Api::all(self.client.clone());
         match api.delete(&name, &DeleteParams::default()).await {
             Ok(_) => Ok(()),
-            Err(error) => Err(format!("unable to delete CSR {name:?}: {error}")),
+            Err(source) => Err(DeleteError { name, source }),
         }
     }
 }
