@@ -13,12 +13,12 @@
 //!   claims, pod readiness, deletion ranking, pods from templates, the
 //!   ControllerRevision history DaemonSets and StatefulSets keep); no
 //!   controller imports another controller's module;
+//! - [`cronjob`]: the CronJob controller (schedules as upstream's parser
+//!   reads them, missed runs, concurrency policies, history limits);
 //! - [`csrapproving`]: the CSR approving controller (kubelet client
 //!   certificate requests approved after SubjectAccessReviews);
 //! - [`csrcleaner`]: the CSR cleaner (requests deleted once old enough,
 //!   or their certificate expired);
-//! - [`cronjob`]: the CronJob controller (schedules as upstream's parser
-//!   reads them, missed runs, concurrency policies, history limits);
 //! - [`daemonset`]: the DaemonSet controller (which nodes run a daemon
 //!   pod, rolling update with maxUnavailable or maxSurge, history, status);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
