@@ -39,6 +39,8 @@ use crate::config::settings::statefulset::StatefulSetFlags;
 use crate::config::settings::ttlafterfinished::TtlAfterFinishedFlags;
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::cronjob::{self, CronJobController, CronJobMetrics};
+use crate::drivers::csrapproving::{self, CsrApprovingController};
+use crate::drivers::csrcleaner::{self, CsrCleaner};
 use crate::drivers::daemonset::{self, DaemonSetController};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::endpoint::{self, EndpointController};
@@ -212,6 +214,22 @@ pub const TABLE: &[&dyn Wiring] = &[
         start: |_, cx| {
             let client = cx.own_client(clusterroleaggregation::CONTROLLER_NAME)?;
             Ok(Some(Box::new(ClusterRoleAggregationController::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    &Row::<NoFlags> {
+        name: csrapproving::CONTROLLER_NAME,
+        workers: |_| csrapproving::WORKERS,
+        start: |_, cx| {
+            let client = cx.own_client(csrapproving::CLIENT_NAME)?;
+            Ok(Some(Box::new(CsrApprovingController::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    &Row::<NoFlags> {
+        name: csrcleaner::CONTROLLER_NAME,
+        workers: |_| csrcleaner::WORKERS,
+        start: |_, cx| {
+            let client = cx.own_client(csrcleaner::CLIENT_NAME)?;
+            Ok(Some(Box::new(CsrCleaner::new(cx.factory, client))))
         },
     },
     &Row::<EndpointFlags> {

@@ -15,6 +15,10 @@
 //!   controller imports another controller's module;
 //! - [`cronjob`]: the CronJob controller (schedules as upstream's parser
 //!   reads them, missed runs, concurrency policies, history limits);
+//! - [`csrapproving`]: the CSR approving controller (kubelet client
+//!   certificate requests approved after SubjectAccessReviews);
+//! - [`csrcleaner`]: the CSR cleaner (requests deleted once old enough,
+//!   or their certificate expired);
 //! - [`daemonset`]: the DaemonSet controller (which nodes run a daemon
 //!   pod, rolling update with maxUnavailable or maxSurge, history, status);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
@@ -59,6 +63,8 @@
 pub mod clusterroleaggregation;
 pub mod common;
 pub mod cronjob;
+pub mod csrapproving;
+pub mod csrcleaner;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;

@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use crate::config::Flags;
 use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
-    clusterroleaggregation, cronjob, daemonset, deployment, endpoint, endpointslice, endpointslicemirroring,
-    garbagecollector, job, legacytokencleaner, namespace, nodeipam, nodelifecycle, podgc, replicaset,
-    rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction,
+    clusterroleaggregation, cronjob, csrapproving, csrcleaner, daemonset, deployment, endpoint, endpointslice,
+    endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace, nodeipam, nodelifecycle, podgc,
+    replicaset, rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction,
     ttlafterfinished,
 };
 
@@ -17,7 +17,7 @@ use crate::drivers::{
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 21] = [
+    let queues: [(&str, &'static [&'static str]); 23] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -38,9 +38,11 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         (clusterroleaggregation::CONTROLLER_NAME, &[clusterroleaggregation::QUEUE_NAME]),
         (endpoint::IDENTITY.name, &[endpoint::QUEUE_NAME]),
         (endpointslicemirroring::IDENTITY.name, &[endpointslicemirroring::QUEUE_NAME]),
-        // One pass a day, one every 20 s: no queue.
+        (csrapproving::CONTROLLER_NAME, &[csrapproving::QUEUE_NAME]),
+        // One pass a day, one every 20 s, one an hour: no queue.
         (legacytokencleaner::CONTROLLER_NAME, &[]),
         (podgc::CONTROLLER_NAME, &[]),
+        (csrcleaner::CONTROLLER_NAME, &[]),
         // Its topology queue has no metrics.
         (endpointslice::IDENTITY.name, &[endpointslice::QUEUE_NAME]),
         (ttlafterfinished::CONTROLLER_NAME, &[ttlafterfinished::QUEUE_NAME]),

@@ -29,6 +29,10 @@
 //!   ([`ClusterRoleAggregationController`](clusterroleaggregation::ClusterRoleAggregationController));
 //! - `cronjob`: the CronJob controller
 //!   ([`CronJobController`](cronjob::CronJobController));
+//! - `csrapproving`: the CSR approving controller
+//!   ([`CsrApprovingController`](csrapproving::CsrApprovingController));
+//! - `csrcleaner`: the CSR cleaner
+//!   ([`CsrCleaner`](csrcleaner::CsrCleaner));
 //! - `daemonset`: the DaemonSet controller
 //!   ([`DaemonSetController`](daemonset::DaemonSetController));
 //! - `deployment`: the Deployment controller
@@ -73,6 +77,8 @@
 mod api_errors;
 pub mod clusterroleaggregation;
 pub mod cronjob;
+pub mod csrapproving;
+pub mod csrcleaner;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
