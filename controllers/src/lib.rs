@@ -15,6 +15,9 @@
 //!   controller imports another controller's module;
 //! - [`cronjob`]: the CronJob controller (schedules as upstream's parser
 //!   reads them, missed runs, concurrency policies, history limits);
+//! - [`csrsigning`]: the CSR signing controller (approved
+//!   CertificateSigningRequests of the built-in signers validated and
+//!   signed by their CA);
 //! - [`daemonset`]: the DaemonSet controller (which nodes run a daemon
 //!   pod, rolling update with maxUnavailable or maxSurge, history, status);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
@@ -55,6 +58,7 @@
 pub mod clusterroleaggregation;
 pub mod common;
 pub mod cronjob;
+pub mod csrsigning;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
