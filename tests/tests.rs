@@ -14,6 +14,8 @@ mod clusterroleaggregation;
 mod common;
 /// The CronJob controller, driven by kubectl: concurrency policies, suspend, history, missed runs, zones.
 mod cronjob;
+/// The CSR signing controller on the testbed: approved CSRs signed by the cluster CA, refused ones failed.
+mod csrsigning;
 /// The `kcm-rs` binary: leader hand-over between two processes, a frozen leader fenced, serving, promtool.
 mod daemon;
 /// The DaemonSet controller, driven by kubectl and node controls, under a placement checker.

@@ -542,21 +542,15 @@ mod tests {
         let c = config(&[
             "--allocate-node-cidrs=true",
             "--cluster-cidr=10.244.0.0/16",
-            "--cluster-signing-cert-file=/etc/kubernetes/pki/ca.crt",
-            "--cluster-signing-key-file=/etc/kubernetes/pki/ca.key",
             "--controllers=*,bootstrapsigner,tokencleaner",
         ])
         .unwrap();
         let waiting: Vec<String> = c.waiting.iter().map(Waiting::spelled).collect();
-        assert_eq!(
-            waiting,
-            ["--allocate-node-cidrs", "--cluster-cidr", "--cluster-signing-cert-file", "--cluster-signing-key-file"]
-        );
+        assert_eq!(waiting, ["--allocate-node-cidrs", "--cluster-cidr"]);
         assert!(c.controllers.not_running().contains(&"bootstrap-signer-controller"));
         assert!(config(&[]).unwrap().waiting.is_empty());
-        let err = config(&["--cluster-signing-key-file=ca.key", "--cluster-signing-legacy-unknown-cert-file=ca.crt"])
-            .unwrap_err();
-        assert_eq!(err.to_string(), r#""cluster-signing-legacy-unknown": cannot specify cert without key"#);
+        let err = config(&["--service-cluster-ip-range=10.96.0.0/16,fd00::/108,10.97.0.0/16"]).unwrap_err();
+        assert_eq!(err.to_string(), "--service-cluster-ip-range can not contain more than two entries");
     }
 
     #[test]

@@ -7,19 +7,13 @@
 //! that they change nothing yet. Each moves into its controller's settings
 //! module (`settings/`) when that controller lands.
 
-use std::path::PathBuf;
-
 use clap::parser::ValueSource;
 use clap::{ArgAction, ArgMatches, Args};
 
-use super::{Error, GoDuration, Result, parse_go_bool};
-
-/// One signer's pair of files (`--cluster-signing-<signer>-{cert,key}-file`).
-type Pair<'a> = (&'static str, &'a Option<PathBuf>, &'a Option<PathBuf>);
+use super::{Error, Result, parse_go_bool};
 
 /// The flags, by upstream's option groups: the cloud-shared ones
-/// (upstream's "Generic flags"), the CSR signing controller's, the node
-/// IPAM controller's and the persistent volume binder's that kubeadm
+/// (upstream's "Generic flags"), the node IPAM controller's and the persistent volume binder's that kubeadm
 /// passes.
 #[derive(Debug, Clone, Args)]
 pub struct WaitingFlags {
@@ -47,66 +41,6 @@ pub struct WaitingFlags {
     /// ignored.
     #[arg(long, value_name = "string", help_heading = "Generic flags")]
     pub cluster_cidr: Option<String>,
-
-    // --- csrsigning controller ---
-    /// Filename containing a PEM-encoded X509 CA certificate used to issue cluster-scoped certificates.  If
-    /// specified, no more specific --cluster-signing-* flag may be specified.
-    #[arg(long, value_name = "string", help_heading = "Csrsigning controller flags")]
-    pub cluster_signing_cert_file: Option<PathBuf>,
-
-    /// Filename containing a PEM-encoded RSA or ECDSA private key used to sign cluster-scoped certificates.  If
-    /// specified, no more specific --cluster-signing-* flag may be specified.
-    #[arg(long, value_name = "string", help_heading = "Csrsigning controller flags")]
-    pub cluster_signing_key_file: Option<PathBuf>,
-
-    /// Filename containing a PEM-encoded X509 CA certificate used to issue certificates for the
-    /// kubernetes.io/kubelet-serving signer.  If specified, --cluster-signing-{cert,key}-file must not be set.
-    #[arg(long, value_name = "string", help_heading = "Csrsigning controller flags")]
-    pub cluster_signing_kubelet_serving_cert_file: Option<PathBuf>,
-
-    /// Filename containing a PEM-encoded RSA or ECDSA private key used to sign certificates for the
-    /// kubernetes.io/kubelet-serving signer.  If specified, --cluster-signing-{cert,key}-file must not be set.
-    #[arg(long, value_name = "string", help_heading = "Csrsigning controller flags")]
-    pub cluster_signing_kubelet_serving_key_file: Option<PathBuf>,
-
-    /// Filename containing a PEM-encoded X509 CA certificate used to issue certificates for the
-    /// kubernetes.io/kube-apiserver-client-kubelet signer.  If specified, --cluster-signing-{cert,key}-file must
-    /// not be set.
-    #[arg(long, value_name = "string", help_heading = "Csrsigning controller flags")]
-    pub cluster_signing_kubelet_client_cert_file: Option<PathBuf>,
-
-    /// Filename containing a PEM-encoded RSA or ECDSA private key used to sign certificates for the
-    /// kubernetes.io/kube-apiserver-client-kubelet signer.  If specified, --cluster-signing-{cert,key}-file must
-    /// not be set.
-    #[arg(long, value_name = "string", help_heading = "Csrsigning controller flags")]
-    pub cluster_signing_kubelet_client_key_file: Option<PathBuf>,
-
-    /// Filename containing a PEM-encoded X509 CA certificate used to issue certificates for the
-    /// kubernetes.io/kube-apiserver-client signer.  If specified, --cluster-signing-{cert,key}-file must not be
-    /// set.
-    #[arg(long, value_name = "string", help_heading = "Csrsigning controller flags")]
-    pub cluster_signing_kube_apiserver_client_cert_file: Option<PathBuf>,
-
-    /// Filename containing a PEM-encoded RSA or ECDSA private key used to sign certificates for the
-    /// kubernetes.io/kube-apiserver-client signer.  If specified, --cluster-signing-{cert,key}-file must not be
-    /// set.
-    #[arg(long, value_name = "string", help_heading = "Csrsigning controller flags")]
-    pub cluster_signing_kube_apiserver_client_key_file: Option<PathBuf>,
-
-    /// Filename containing a PEM-encoded X509 CA certificate used to issue certificates for the
-    /// kubernetes.io/legacy-unknown signer.  If specified, --cluster-signing-{cert,key}-file must not be set.
-    #[arg(long, value_name = "string", help_heading = "Csrsigning controller flags")]
-    pub cluster_signing_legacy_unknown_cert_file: Option<PathBuf>,
-
-    /// Filename containing a PEM-encoded RSA or ECDSA private key used to sign certificates for the
-    /// kubernetes.io/legacy-unknown signer.  If specified, --cluster-signing-{cert,key}-file must not be set.
-    #[arg(long, value_name = "string", help_heading = "Csrsigning controller flags")]
-    pub cluster_signing_legacy_unknown_key_file: Option<PathBuf>,
-
-    /// The max length of duration signed certificates will be given.  Individual CSRs may request shorter certs
-    /// by setting spec.expirationSeconds.
-    #[arg(long, value_name = "duration", default_value = "8760h0m0s", help_heading = "Csrsigning controller flags")]
-    pub cluster_signing_duration: GoDuration,
 
     // --- nodeipam controller ---
     /// CIDR Range for Services in cluster. Only used when --allocate-node-cidrs=true; if false, this option will
@@ -172,17 +106,6 @@ const WAITING_FOR: &[(&str, &str)] = &[
     ("cluster_name", "service-lb-controller"),
     ("allocate_node_cidrs", "node-ipam-controller"),
     ("cluster_cidr", "node-ipam-controller"),
-    ("cluster_signing_cert_file", "certificatesigningrequest-signing-controller"),
-    ("cluster_signing_key_file", "certificatesigningrequest-signing-controller"),
-    ("cluster_signing_kubelet_serving_cert_file", "certificatesigningrequest-signing-controller"),
-    ("cluster_signing_kubelet_serving_key_file", "certificatesigningrequest-signing-controller"),
-    ("cluster_signing_kubelet_client_cert_file", "certificatesigningrequest-signing-controller"),
-    ("cluster_signing_kubelet_client_key_file", "certificatesigningrequest-signing-controller"),
-    ("cluster_signing_kube_apiserver_client_cert_file", "certificatesigningrequest-signing-controller"),
-    ("cluster_signing_kube_apiserver_client_key_file", "certificatesigningrequest-signing-controller"),
-    ("cluster_signing_legacy_unknown_cert_file", "certificatesigningrequest-signing-controller"),
-    ("cluster_signing_legacy_unknown_key_file", "certificatesigningrequest-signing-controller"),
-    ("cluster_signing_duration", "certificatesigningrequest-signing-controller"),
     ("service_cluster_ip_range", "node-ipam-controller"),
     ("node_cidr_mask_size", "node-ipam-controller"),
     ("node_cidr_mask_size_ipv4", "node-ipam-controller"),
@@ -200,53 +123,13 @@ pub struct Waiting {
 }
 
 impl WaitingFlags {
-    /// Checks the values together as upstream's option validation does
-    /// (its `Validate` of the CSR signing and node IPAM options), first
-    /// error first.
+    /// Checks the values as upstream's option validation does (its
+    /// `Validate` of the node IPAM options).
     ///
     /// # Errors
     ///
     /// [`Error::Invalid`] with upstream's message.
     pub fn check(&self) -> Result<()> {
-        let pairs: [Pair<'_>; 4] = [
-            (
-                "cluster-signing-kubelet-serving",
-                &self.cluster_signing_kubelet_serving_cert_file,
-                &self.cluster_signing_kubelet_serving_key_file,
-            ),
-            // Upstream's labels for the next two, as its messages spell them.
-            (
-                "cluster-signing-kube-apiserver-client",
-                &self.cluster_signing_kubelet_client_cert_file,
-                &self.cluster_signing_kubelet_client_key_file,
-            ),
-            (
-                "cluster-signing-kube-apiserver",
-                &self.cluster_signing_kube_apiserver_client_cert_file,
-                &self.cluster_signing_kube_apiserver_client_key_file,
-            ),
-            (
-                "cluster-signing-legacy-unknown",
-                &self.cluster_signing_legacy_unknown_cert_file,
-                &self.cluster_signing_legacy_unknown_key_file,
-            ),
-        ];
-        for (label, cert, key) in pairs {
-            match (cert.is_some(), key.is_some()) {
-                (false, true) => return Err(Error::Invalid(format!("{label:?}: cannot specify key without cert"))),
-                (true, false) => return Err(Error::Invalid(format!("{label:?}: cannot specify cert without key"))),
-                _ => {}
-            }
-        }
-        let single = self.cluster_signing_cert_file.is_some() || self.cluster_signing_key_file.is_some();
-        let specific = pairs.iter().any(|(_, cert, key)| cert.is_some() || key.is_some());
-        if single && specific {
-            return Err(Error::Invalid(
-                "cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the \
-                 same time"
-                    .to_owned(),
-            ));
-        }
         if self.service_cluster_ip_range.as_deref().is_some_and(|r| r.split(',').count() > 2) {
             return Err(Error::Invalid("--service-cluster-ip-range can not contain more than two entries".to_owned()));
         }
@@ -299,8 +182,6 @@ mod tests {
             "--allocate-node-cidrs=true",
             "--cluster-cidr=10.244.0.0/16",
             "--cluster-name=kind",
-            "--cluster-signing-cert-file=/etc/kubernetes/pki/ca.crt",
-            "--cluster-signing-key-file=/etc/kubernetes/pki/ca.key",
             "--enable-hostpath-provisioner=true",
             "--service-cluster-ip-range=10.96.0.0/16",
         ]);
@@ -315,8 +196,6 @@ mod tests {
                 ("--cluster-name".to_owned(), "service-lb-controller"),
                 ("--allocate-node-cidrs".to_owned(), "node-ipam-controller"),
                 ("--cluster-cidr".to_owned(), "node-ipam-controller"),
-                ("--cluster-signing-cert-file".to_owned(), "certificatesigningrequest-signing-controller"),
-                ("--cluster-signing-key-file".to_owned(), "certificatesigningrequest-signing-controller"),
                 ("--service-cluster-ip-range".to_owned(), "node-ipam-controller"),
                 ("--enable-hostpath-provisioner".to_owned(), "persistentvolume-binder-controller"),
             ]
@@ -327,7 +206,6 @@ mod tests {
     fn defaults_are_upstreams_and_none_counts_as_given() {
         let (flags, matches) = parse(&[]);
         assert_eq!(flags.cluster_name, "kubernetes");
-        assert_eq!(flags.cluster_signing_duration.0, std::time::Duration::from_secs(365 * 24 * 3600));
         assert_eq!(
             (flags.node_cidr_mask_size, flags.node_cidr_mask_size_ipv4, flags.node_cidr_mask_size_ipv6),
             (0, 0, 0)
@@ -338,32 +216,8 @@ mod tests {
     }
 
     #[test]
-    fn signing_files_are_checked_as_upstream_checks_them() {
+    fn service_ranges_are_checked_as_upstream_checks_them() {
         let err = |args: &[&str]| check(args).unwrap_err().to_string();
-        assert_eq!(
-            err(&["--cluster-signing-kubelet-serving-key-file=k"]),
-            r#""cluster-signing-kubelet-serving": cannot specify key without cert"#
-        );
-        assert_eq!(
-            err(&["--cluster-signing-kubelet-client-cert-file=c"]),
-            r#""cluster-signing-kube-apiserver-client": cannot specify cert without key"#
-        );
-        assert_eq!(
-            err(&[
-                "--cluster-signing-cert-file=c",
-                "--cluster-signing-key-file=k",
-                "--cluster-signing-legacy-unknown-cert-file=c",
-                "--cluster-signing-legacy-unknown-key-file=k",
-            ]),
-            "cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time"
-        );
-        assert_eq!(
-            check(&[
-                "--cluster-signing-kube-apiserver-client-cert-file=c",
-                "--cluster-signing-kube-apiserver-client-key-file=k"
-            ]),
-            Ok(())
-        );
         assert_eq!(
             err(&["--service-cluster-ip-range=10.96.0.0/16,fd00::/108,10.97.0.0/16"]),
             "--service-cluster-ip-range can not contain more than two entries"
@@ -375,8 +229,7 @@ mod tests {
     fn go_values_are_parsed_as_upstream_parses_them() {
         assert!(parse(&["--allocate-node-cidrs"]).0.allocate_node_cidrs);
         assert!(!parse(&["--enable-hostpath-provisioner=F"]).0.enable_hostpath_provisioner);
-        assert_eq!(parse(&["--cluster-signing-duration=1h30m"]).0.cluster_signing_duration.0.as_secs(), 5400);
-        let bad = Cli::command().try_get_matches_from(["kcm-rs", "--cluster-signing-duration=a year"]);
+        let bad = Cli::command().try_get_matches_from(["kcm-rs", "--node-cidr-mask-size=a"]);
         assert!(bad.is_err());
     }
 }

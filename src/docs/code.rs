@@ -7,16 +7,16 @@ use std::collections::BTreeSet;
 use crate::config::Flags;
 use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
-    clusterroleaggregation, cronjob, daemonset, deployment, endpoint, endpointslice, endpointslicemirroring,
-    garbagecollector, job, legacytokencleaner, namespace, nodelifecycle, podgc, replicaset, rootcacertpublisher,
-    serviceaccount, serviceaccounttoken, statefulset, tainteviction, ttlafterfinished,
+    clusterroleaggregation, cronjob, csrsigning, daemonset, deployment, endpoint, endpointslice,
+    endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace, nodelifecycle, podgc, replicaset,
+    rootcacertpublisher, serviceaccount, serviceaccounttoken, statefulset, tainteviction, ttlafterfinished,
 };
 
 /// The workqueues with `workqueue_*` series (label `name`) that a
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 20] = [
+    let queues: [(&str, &'static [&'static str]); 21] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -33,6 +33,8 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         (nodelifecycle::IDENTITY.name, &[nodelifecycle::NODE_QUEUE_NAME, nodelifecycle::POD_QUEUE_NAME]),
         (serviceaccount::CONTROLLER_NAME, &[serviceaccount::QUEUE_NAME]),
         (rootcacertpublisher::CONTROLLER_NAME, &[rootcacertpublisher::QUEUE_NAME]),
+        // One queue per signer, all named alike (upstream's).
+        (csrsigning::CONTROLLER_NAME, &[csrsigning::QUEUE_NAME]),
         (clusterroleaggregation::CONTROLLER_NAME, &[clusterroleaggregation::QUEUE_NAME]),
         (endpoint::IDENTITY.name, &[endpoint::QUEUE_NAME]),
         (endpointslicemirroring::IDENTITY.name, &[endpointslicemirroring::QUEUE_NAME]),

@@ -29,6 +29,8 @@
 //!   ([`ClusterRoleAggregationController`](clusterroleaggregation::ClusterRoleAggregationController));
 //! - `cronjob`: the CronJob controller
 //!   ([`CronJobController`](cronjob::CronJobController));
+//! - `csrsigning`: the CSR signing controller
+//!   ([`CsrSigningController`](csrsigning::CsrSigningController));
 //! - `daemonset`: the DaemonSet controller
 //!   ([`DaemonSetController`](daemonset::DaemonSetController));
 //! - `deployment`: the Deployment controller
@@ -69,6 +71,7 @@
 mod api_errors;
 pub mod clusterroleaggregation;
 pub mod cronjob;
+pub mod csrsigning;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
