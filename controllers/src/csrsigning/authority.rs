@@ -6,8 +6,8 @@
 //! The certificate: version 3; a 128-bit random serial; the CA's subject
 //! as issuer; not before `now - backdate`; not after `now + ttl` (less the
 //! backdate when the TTL is at least `short`), never past the CA's; the
-//! request's subject (kept as requested, where Go re-encodes it in its
-//! own attribute order) and public key; then the extensions in Go's
+//! request's subject (as Go re-encodes it: [`Request::subject`]) and
+//! public key; then the extensions in Go's
 //! order: key usage (critical), extended key usage, basic constraints
 //! `CA:FALSE` (critical), the authority key id (the CA's subject key id,
 //! when it has one) and the request's DNS, email, IP and URI

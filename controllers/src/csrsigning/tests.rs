@@ -225,7 +225,7 @@ fn the_certificate_carries_upstreams_fields() {
     let ca_der = pem::parse(&ca_pem.0).expect("pem").into_contents();
     let (_, ca_cert) = X509Certificate::from_der(&ca_der).expect("ca");
     assert_eq!(cert.issuer().as_raw(), ca_cert.subject().as_raw());
-    assert_eq!(cert.subject().to_string(), "CN=system:node:a, O=system:nodes");
+    assert_eq!(cert.subject().to_string(), "O=system:nodes, CN=system:node:a", "in Go's order");
     assert_eq!(cert.raw_serial(), [&[0][..], &[0xff; 16]].concat(), "16 random bytes, a positive integer");
     let (not_before, not_after) = (cert.validity().not_before.timestamp(), cert.validity().not_after.timestamp());
     assert_eq!(not_before, now().as_second() - 300, "backdated five minutes");
