@@ -9,7 +9,8 @@
 //! A `kubernetes.io/kube-apiserver-client` CSR asking for an hour gets a
 //! certificate the cluster CA signed, for its subject and usages, lasting
 //! an hour (from five minutes back: a TTL under eight hours is not cut by
-//! the backdate); an approved CSR of a signer kcm-rs does not run is left
+//! the backdate), with which the API server authenticates the user and
+//! group the request named; an approved CSR of a signer kcm-rs does not run is left
 //! alone; a `kubernetes.io/kubelet-serving` CSR that is not a node's gets
 //! upstream's `Failed` condition. CSRs are cluster-scoped: their names
 //! carry the test's namespace, and they are deleted at the end.
@@ -27,7 +28,7 @@ use crate::common::{PATIENCE, testbed};
 const CONTROLLERS: &str = "--controllers=certificatesigningrequest-signing-controller";
 
 /// A CSR named `name` for `signer`, of a fresh key with subject
-/// `CN=cn, O=org`.
+/// `CN=cn, O=org`, and that key (PEM).
 fn csr(
     name: &str,
     signer: &str,
@@ -35,13 +36,13 @@ fn csr(
     org: &str,
     usages: &[&str],
     seconds: Option<i32>,
-) -> CertificateSigningRequest {
+) -> (CertificateSigningRequest, String) {
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
     params.distinguished_name.push(rcgen::DnType::CommonName, cn);
     params.distinguished_name.push(rcgen::DnType::OrganizationName, org);
     let key = rcgen::KeyPair::generate().expect("key");
     let pem = params.serialize_request(&key).expect("csr").pem().expect("pem");
-    CertificateSigningRequest {
+    let csr = CertificateSigningRequest {
         metadata: ObjectMeta { name: Some(name.to_owned()), ..Default::default() },
         spec: CertificateSigningRequestSpec {
             signer_name: signer.to_owned(),
@@ -51,7 +52,32 @@ fn csr(
             ..Default::default()
         },
         status: None,
-    }
+    };
+    (csr, key.serialize_pem())
+}
+
+/// Who the API server says `cert` and `key` authenticate as
+/// (`kubectl auth whoami`): the user name, then the groups.
+async fn whoami(env: &crate::common::Env, ca: &std::path::Path, cert: &[u8], key: &str) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (cert_file, key_file) = (dir.path().join("user.crt"), dir.path().join("user.key"));
+    std::fs::write(&cert_file, cert).expect("certificate written");
+    std::fs::write(&key_file, key).expect("key written");
+    let server =
+        kubectl_ok(&env.kubeconfig, &["config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"])
+            .await;
+    let kubeconfig = dir.path().join("user.conf");
+    let config = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: testbed\n  cluster:\n    server: {server}\n    \
+         certificate-authority: {}\nusers:\n- name: user\n  user:\n    client-certificate: {}\n    client-key: {}\n\
+         contexts:\n- name: user\n  context:\n    cluster: testbed\n    user: user\ncurrent-context: user\n",
+        ca.display(),
+        cert_file.display(),
+        key_file.display()
+    );
+    std::fs::write(&kubeconfig, config).expect("kubeconfig written");
+    let jsonpath = "jsonpath={.status.userInfo.username} {.status.userInfo.groups}";
+    kubectl_ok(&kubeconfig, &["auth", "whoami", "-o", jsonpath]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -65,7 +91,7 @@ async fn approved_csrs_of_its_signers_are_signed_by_the_cluster_ca_and_refused_o
         csr(&node, "kubernetes.io/kubelet-serving", "e2e", "e2e", &["digital signature", "server auth"], None),
         csr(&user, "kubernetes.io/kube-apiserver-client", "e2e-user", "e2e-group", &["client auth"], Some(3600)),
     ];
-    for csr in &made {
+    for (csr, _) in &made {
         csrs.create(&PostParams::default(), csr).await.expect("CSR created");
     }
     kubectl_ok(&env.kubeconfig, &["certificate", "approve", &other, &node, &user]).await;
@@ -83,7 +109,8 @@ async fn approved_csrs_of_its_signers_are_signed_by_the_cluster_ca_and_refused_o
     .await;
 
     // Signed by the cluster CA, for the request's subject and usages, for an hour.
-    let ca_pem = std::fs::read(testbed::shared().await.pki.join("ca.crt")).expect("ca.crt");
+    let ca_file = testbed::shared().await.pki.join("ca.crt");
+    let ca_pem = std::fs::read(&ca_file).expect("ca.crt");
     let ca_der = pem::parse(&ca_pem).expect("PEM").into_contents();
     let (_, ca) = X509Certificate::from_der(&ca_der).expect("the CA");
     let cert_der = pem::parse(&signed.0).expect("a PEM certificate").into_contents();
@@ -96,6 +123,9 @@ async fn approved_csrs_of_its_signers_are_signed_by_the_cluster_ca_and_refused_o
     assert!(!cert.basic_constraints().expect("ok").expect("basic constraints").value.ca);
     let lifetime = cert.validity().not_after.timestamp() - cert.validity().not_before.timestamp();
     assert_eq!(lifetime, 3600 + 300, "an hour as asked, from five minutes back");
+    // The API server takes it: the user and group the request named.
+    let who = whoami(&env, &ca_file, &signed.0, &made[2].1).await;
+    assert_eq!(who.trim(), r#"e2e-user ["e2e-group","system:authenticated"]"#);
 
     // The kubelet-serving CSR is not a node's: upstream's condition.
     assert_eq!(failed.status, "True");

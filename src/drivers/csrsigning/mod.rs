@@ -7,8 +7,8 @@
 //! - its CA ([`ca::CaProvider`], read again when its files change);
 //! - the shared certificate controller loop of upstream's
 //!   `certificate_controller.go`: every add, update and delete of a
-//!   CertificateSigningRequest queues its name on the signer's
-//!   `certificate` workqueue (upstream's limiter: per-key backoff from
+//!   CertificateSigningRequest (and every resync) queues its name on the
+//!   signer's `certificate` workqueue (upstream's limiter: per-key backoff from
 //!   200 ms to 1000 s, and 10 qps with a burst of 100), retried forever by
 //!   [`WORKERS`] workers;
 //! - the sync: the cached CSR's [`decide`](core::decide), then the status
@@ -90,11 +90,13 @@ impl CsrSigningController {
         queue_metrics: Option<&QueueMetrics>,
     ) -> Self {
         let csrs = factory.informer::<CertificateSigningRequest>();
+        // Upstream's AddEventHandler: the factory's resync period.
+        let resync = Some(factory.default_resync());
         let loops = signers
             .into_iter()
             .map(|(signer, ca)| {
                 let queue = WorkQueue::new(QUEUE_NAME, certificate_rate_limiter(), queue_metrics);
-                let registration = csrs.add_handler(Enqueue { queue: queue.clone() }, None);
+                let registration = csrs.add_handler(Enqueue { queue: queue.clone() }, resync);
                 let syncer = Arc::new(Syncer { signer, csrs: csrs.store(), client: client.clone(), ca, max_duration });
                 SignerLoop { queue, registration, syncer }
             })
