@@ -21,6 +21,7 @@ use kcm_runtime::events::EventRecorder;
 use crate::config::Implemented;
 use crate::config::settings::NoFlags;
 use crate::config::settings::cronjob::CronJobFlags;
+use crate::config::settings::csrsigning::CsrSigningFlags;
 use crate::config::settings::daemonset::DaemonSetFlags;
 use crate::config::settings::deployment::DeploymentFlags;
 use crate::config::settings::endpoint::EndpointFlags;
@@ -41,6 +42,7 @@ use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationControl
 use crate::drivers::cronjob::{self, CronJobController, CronJobMetrics};
 use crate::drivers::csrapproving::{self, CsrApprovingController};
 use crate::drivers::csrcleaner::{self, CsrCleaner};
+use crate::drivers::csrsigning::{self, CsrSigningController, ca::CaProvider};
 use crate::drivers::daemonset::{self, DaemonSetController};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::endpoint::{self, EndpointController};
@@ -294,6 +296,33 @@ pub const TABLE: &[&dyn Wiring] = &[
         name: servicecidrs::IDENTITY.name,
         workers: |_| servicecidrs::WORKERS,
         start: |_, cx| Ok(Some(Box::new(ServiceCidrController::new(cx.parts(&servicecidrs::IDENTITY)?)))),
+    },
+    &Row::<CsrSigningFlags> {
+        name: csrsigning::CONTROLLER_NAME,
+        workers: |_| csrsigning::WORKERS,
+        start: |settings, cx| {
+            if settings.none_configured() {
+                tracing::info!("Skipping CSR signer controller because no csr cert/key was specified");
+                return Ok(None);
+            }
+            let client = cx.own_client(csrsigning::CLIENT_NAME)?;
+            let mut signers = Vec::new();
+            for (signer, files) in &settings.signers {
+                let Some(files) = files else {
+                    tracing::info!(
+                        controller = signer.name(),
+                        "Skipping CSR signer controller because specific files were specified for other signers \
+                         and not this one"
+                    );
+                    continue;
+                };
+                let ca = CaProvider::load(files)
+                    .map_err(|e| format!("failed to init {} certificate controller: {e}", signer.name()))?;
+                signers.push((*signer, ca));
+            }
+            let duration = settings.duration;
+            Ok(Some(Box::new(CsrSigningController::new(cx.factory, client, signers, duration, Some(cx.queue_metrics)))))
+        },
     },
     &Row::<GarbageCollectorFlags> {
         name: garbagecollector::IDENTITY.name,

@@ -408,7 +408,7 @@ async fn kubeadms_static_pod_runs_kcm_rs_with_only_the_image_swapped() {
 
     // It says which of kubeadm's choices it does not act on.
     let text = std::fs::read_to_string(&log).expect("kcm-rs's log");
-    for named in ["bootstrap-signer-controller", "token-cleaner-controller", "--cluster-signing-cert-file"] {
+    for named in ["bootstrap-signer-controller", "token-cleaner-controller", "--allocate-node-cidrs"] {
         assert!(text.contains(named), "kcm-rs's log does not name {named}:\n{text}");
     }
     let forbidden: Vec<&str> =

@@ -16,6 +16,8 @@ mod common;
 mod cronjob;
 /// The CSR approving controller and cleaner, on the testbed: bootstrap-token kubelet requests approved, old ones deleted.
 mod csrapproving;
+/// The CSR signing controller on the testbed: approved CSRs signed by the cluster CA, refused ones failed.
+mod csrsigning;
 /// The `kcm-rs` binary: leader hand-over between two processes, a frozen leader fenced, serving, promtool.
 mod daemon;
 /// The DaemonSet controller, driven by kubectl and node controls, under a placement checker.

@@ -19,6 +19,9 @@
 //!   certificate requests approved after SubjectAccessReviews);
 //! - [`csrcleaner`]: the CSR cleaner (requests deleted once old enough,
 //!   or their certificate expired);
+//! - [`csrsigning`]: the CSR signing controller (approved
+//!   CertificateSigningRequests of the built-in signers validated and
+//!   signed by their CA);
 //! - [`daemonset`]: the DaemonSet controller (which nodes run a daemon
 //!   pod, rolling update with maxUnavailable or maxSurge, history, status);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
@@ -65,6 +68,7 @@ pub mod common;
 pub mod cronjob;
 pub mod csrapproving;
 pub mod csrcleaner;
+pub mod csrsigning;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;

@@ -5,7 +5,6 @@
 //! waiting for their controllers checked, and each controller's settings
 //! checked by its own module.
 
-use clap::FromArgMatches;
 
 use super::settings::Implemented;
 use super::{
@@ -39,9 +38,6 @@ impl Config {
 
         let feature_gates = FeatureGates::resolve(&flags.feature_gates)?;
 
-        WaitingFlags::from_arg_matches(&flags.matches)
-            .map_err(|e| Error::Unread { flags: "WaitingFlags", message: e.to_string() })?
-            .check()?;
         let waiting = WaitingFlags::given(&flags.matches);
 
         let burst = u32::try_from(flags.kube_api_burst)

@@ -106,6 +106,11 @@ pub struct Flags {
     )]
     pub use_service_account_credentials: bool,
 
+    /// The instance prefix for the cluster. (kcm-rs: accepted and unused, as in kube-controller-manager 1.37,
+    /// whose controllers no longer read it.)
+    #[arg(long, value_name = "string", default_value = "kubernetes", help_heading = "Generic flags")]
+    pub cluster_name: String,
+
     /// Start a leader election client and gain leadership before executing the main loop. Enable this when
     /// running replicated components for high availability.
     #[arg(

@@ -7,17 +7,17 @@ use std::collections::BTreeSet;
 use crate::config::Flags;
 use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
-    clusterroleaggregation, cronjob, csrapproving, csrcleaner, daemonset, deployment, endpoint, endpointslice,
-    endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace, nodeipam, nodelifecycle, podgc,
-    replicaset, rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction,
-    ttlafterfinished,
+    clusterroleaggregation, cronjob, csrapproving, csrcleaner, csrsigning, daemonset, deployment, endpoint,
+    endpointslice, endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace, nodeipam,
+    nodelifecycle, podgc, replicaset, rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs,
+    statefulset, tainteviction, ttlafterfinished,
 };
 
 /// The workqueues with `workqueue_*` series (label `name`) that a
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 23] = [
+    let queues: [(&str, &'static [&'static str]); 25] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -35,6 +35,8 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         (nodeipam::CONTROLLER_NAME, &[nodeipam::QUEUE_NAME]),
         (serviceaccount::CONTROLLER_NAME, &[serviceaccount::QUEUE_NAME]),
         (rootcacertpublisher::CONTROLLER_NAME, &[rootcacertpublisher::QUEUE_NAME]),
+        // One queue per signer, all named alike (upstream's).
+        (csrsigning::CONTROLLER_NAME, &[csrsigning::QUEUE_NAME]),
         (clusterroleaggregation::CONTROLLER_NAME, &[clusterroleaggregation::QUEUE_NAME]),
         (endpoint::IDENTITY.name, &[endpoint::QUEUE_NAME]),
         (endpointslicemirroring::IDENTITY.name, &[endpointslicemirroring::QUEUE_NAME]),

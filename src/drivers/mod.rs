@@ -33,6 +33,8 @@
 //!   ([`CsrApprovingController`](csrapproving::CsrApprovingController));
 //! - `csrcleaner`: the CSR cleaner
 //!   ([`CsrCleaner`](csrcleaner::CsrCleaner));
+//! - `csrsigning`: the CSR signing controller
+//!   ([`CsrSigningController`](csrsigning::CsrSigningController));
 //! - `daemonset`: the DaemonSet controller
 //!   ([`DaemonSetController`](daemonset::DaemonSetController));
 //! - `deployment`: the Deployment controller
@@ -79,6 +81,7 @@ pub mod clusterroleaggregation;
 pub mod cronjob;
 pub mod csrapproving;
 pub mod csrcleaner;
+pub mod csrsigning;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;

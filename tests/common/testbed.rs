@@ -179,11 +179,14 @@ impl Testbed {
     }
 
     /// The flags kubeadm gives kube-controller-manager that kcm-rs needs
-    /// here: the CA to publish and the key to sign legacy tokens with.
+    /// here: the CA to publish, the key to sign legacy tokens with, and the
+    /// cluster CA that signs CSRs.
     pub fn daemon_args(&self) -> Vec<String> {
         vec![
             format!("--root-ca-file={}", self.pki.join("ca.crt").display()),
             format!("--service-account-private-key-file={}", self.pki.join("sa.key").display()),
+            format!("--cluster-signing-cert-file={}", self.pki.join("ca.crt").display()),
+            format!("--cluster-signing-key-file={}", self.pki.join("ca.key").display()),
         ]
     }
 }

@@ -28,6 +28,7 @@ use clap::{ArgMatches, Command};
 use super::error::{Error, Result};
 
 pub mod cronjob;
+pub mod csrsigning;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
