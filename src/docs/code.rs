@@ -7,16 +7,17 @@ use std::collections::BTreeSet;
 use crate::config::Flags;
 use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
-    clusterroleaggregation, cronjob, daemonset, deployment, endpoint, endpointslice, endpointslicemirroring,
-    garbagecollector, job, legacytokencleaner, namespace, nodelifecycle, podgc, replicaset, rootcacertpublisher,
-    serviceaccount, serviceaccounttoken, statefulset, tainteviction, ttlafterfinished,
+    bootstrapsigner, clusterroleaggregation, cronjob, daemonset, deployment, endpoint, endpointslice,
+    endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace, nodelifecycle, podgc, replicaset,
+    rootcacertpublisher, serviceaccount, serviceaccounttoken, statefulset, tainteviction, tokencleaner, ttl,
+    ttlafterfinished,
 };
 
 /// The workqueues with `workqueue_*` series (label `name`) that a
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 20] = [
+    let queues: [(&str, &'static [&'static str]); 23] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -42,6 +43,9 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         // Its topology queue has no metrics.
         (endpointslice::IDENTITY.name, &[endpointslice::QUEUE_NAME]),
         (ttlafterfinished::CONTROLLER_NAME, &[ttlafterfinished::QUEUE_NAME]),
+        (ttl::CONTROLLER_NAME, &[ttl::QUEUE_NAME]),
+        (bootstrapsigner::CONTROLLER_NAME, &[bootstrapsigner::QUEUE_NAME]),
+        (tokencleaner::CONTROLLER_NAME, &[tokencleaner::QUEUE_NAME]),
         (
             garbagecollector::IDENTITY.name,
             &[garbagecollector::ATTEMPT_TO_DELETE_QUEUE, garbagecollector::ATTEMPT_TO_ORPHAN_QUEUE],
