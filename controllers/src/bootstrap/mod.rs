@@ -84,11 +84,30 @@ pub fn expiration(secret: &Secret, now: Timestamp) -> Expiration {
     if text.is_empty() {
         return Expiration::Never;
     }
-    let Ok(at) = text.parse::<Timestamp>() else { return Expiration::Expired };
+    let Some(at) = parse_rfc3339(&text) else { return Expiration::Expired };
     match Duration::try_from(at.duration_since(now)) {
         Ok(left) if !left.is_zero() => Expiration::In(left),
         _ => Expiration::Expired,
     }
+}
+
+/// `text` read as Go's `time.Parse(time.RFC3339, text)` reads it:
+/// `YYYY-MM-DDTHH:MM:SS`, an optional fraction of a second, then `Z` or
+/// `±HH:MM`. Forms jiff alone would take and Go refuses (a space or `t`
+/// for `T`, no seconds, `z`, `±HHMM`) are refused.
+fn parse_rfc3339(text: &str) -> Option<Timestamp> {
+    let b = text.as_bytes();
+    let date_time = b.len() > 19 && b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' && b[16] == b':';
+    let rest = text.get(19..)?;
+    let offset = match rest.strip_prefix(['.', ',']) {
+        Some(fraction) => fraction.trim_start_matches(|c: char| c.is_ascii_digit()),
+        None => rest,
+    };
+    let zone = offset == "Z" || (offset.len() == 6 && offset.starts_with(['+', '-']) && offset.as_bytes()[3] == b':');
+    if !(date_time && zone) {
+        return None;
+    }
+    text.parse().ok()
 }
 
 /// Why a token Secret does not sign (upstream `validateSecretForSigning`,

@@ -96,3 +96,24 @@ fn expiration_is_read_as_upstreams_get_expiration() {
     assert_eq!(expiration(&s("garbage"), now()), Expiration::Expired, "unparseable: expired");
     assert_eq!(expiration(&s("2026-01-02T04:04:05+01:00"), now()), Expiration::Expired, "an offset is honoured");
 }
+
+#[test]
+fn expiration_takes_what_gos_rfc3339_layout_takes_and_nothing_more() {
+    let s = |expiration: &str| with_expiration(token_secret(GIVEN_TOKEN_ID, GIVEN_TOKEN_SECRET), expiration);
+    let second = Expiration::In(Duration::from_secs(1));
+    for accepted in
+        ["2026-01-02T03:04:06Z", "2026-01-02T04:04:06+01:00", "2026-01-02T03:04:06.000Z", "2026-01-02T03:04:06,0Z"]
+    {
+        assert_eq!(expiration(&s(accepted), now()), second, "{accepted}");
+    }
+    for refused in [
+        "2026-01-02 03:04:06Z",
+        "2026-01-02t03:04:06Z",
+        "2026-01-02T03:04Z",
+        "2026-01-02T03:04:06z",
+        "2026-01-02T03:04:06+0100",
+        "2026-01-02T03:04:06",
+    ] {
+        assert_eq!(expiration(&s(refused), now()), Expiration::Expired, "{refused}: unparseable, so expired");
+    }
+}
