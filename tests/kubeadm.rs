@@ -59,7 +59,29 @@ const WRITERS: &[&str] = &[
     "service-account-controller",
     "root-ca-cert-publisher",
     "ttl-controller",
+    "bootstrap-signer",
+    "token-cleaner",
 ];
+
+/// kubeadm's `cluster-info` and bootstrap tokens: one signing, one expired.
+const BOOTSTRAP: &str = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cluster-info, namespace: kube-public}
+data: {kubeconfig: "apiVersion: v1\nkind: Config\n"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: bootstrap-token-abcdef, namespace: kube-system}
+type: bootstrap.kubernetes.io/token
+data: {token-id: YWJjZGVm, token-secret: MDEyMzQ1Njc4OWFiY2RlZg==, usage-bootstrap-signing: dHJ1ZQ==}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: bootstrap-token-old000, namespace: kube-system}
+type: bootstrap.kubernetes.io/token
+data: {token-id: b2xkMDAw, token-secret: MDEyMzQ1Njc4OWFiY2RlZg==, expiration: MjAwMC0wMS0wMVQwMDowMDowMFo=}
+"#;
 
 /// Clients upstream keeps on the `--kubeconfig` identity.
 const ROOT_CLIENTS: &[&str] = &["shared-informers", "tokens-controller"];
@@ -340,6 +362,19 @@ async fn kubeadms_static_pod_runs_kcm_rs_with_only_the_image_swapped() {
     })
     .await;
 
+    // kubeadm's cluster-info signed by its token, an expired token deleted,
+    // each controller under its namespaced bootstrap Roles.
+    kubectl_ok_with_stdin(&bed.admin, &["apply", "-f", "-"], BOOTSTRAP).await;
+    let cluster_info: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-public");
+    let tokens: Api<Secret> = Api::namespaced(client.clone(), "kube-system");
+    wait_for(&bed, PATIENCE, "cluster-info signed, the expired token deleted", || async {
+        let data = cluster_info.get("cluster-info").await.map_err(|e| e.to_string())?.data.unwrap_or_default();
+        let expired = tokens.get_opt("bootstrap-token-old000").await.map_err(|e| e.to_string())?;
+        let signed = data.contains_key("jws-kubeconfig-abcdef");
+        when(signed && expired.is_none(), || format!("signed {signed}, expired token there {}", expired.is_some()))
+    })
+    .await;
+
     // A cascading delete: the garbage collector takes web's ReplicaSets.
     kubectl_ok(&bed.admin, &["-n", NS, "delete", "deployment", "web"]).await;
     let replicasets: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
@@ -390,7 +425,8 @@ async fn kubeadms_static_pod_runs_kcm_rs_with_only_the_image_swapped() {
         .collect();
     assert!(refused.is_empty(), "RBAC refused kcm-rs:\n{}", refused.join("\n"));
     for name in WRITERS {
-        let role = format!("ClusterRole \"system:controller:{name}\"");
+        // A ClusterRole, or the Roles of the bootstrap signer and token cleaner.
+        let role = format!("Role \"system:controller:{name}\"");
         let by_role = events.iter().any(|e| field(e, "/annotations/authorization.k8s.io~1reason").contains(&role));
         assert!(by_role, "no request of {name} allowed by its bootstrap role {role}");
     }
