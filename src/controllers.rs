@@ -30,6 +30,7 @@ use crate::config::settings::garbagecollector::GarbageCollectorFlags;
 use crate::config::settings::job::JobFlags;
 use crate::config::settings::legacytokencleaner::LegacyTokenCleanerFlags;
 use crate::config::settings::namespace::NamespaceFlags;
+use crate::config::settings::nodeipam::NodeIpamFlags;
 use crate::config::settings::nodelifecycle::NodeLifecycleFlags;
 use crate::config::settings::podgc::PodGcFlags;
 use crate::config::settings::replicaset::ReplicaSetFlags;
@@ -39,6 +40,8 @@ use crate::config::settings::ttlafterfinished::TtlAfterFinishedFlags;
 use crate::drivers::bootstrapsigner::{self, BootstrapSigner};
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::cronjob::{self, CronJobController, CronJobMetrics};
+use crate::drivers::csrapproving::{self, CsrApprovingController};
+use crate::drivers::csrcleaner::{self, CsrCleaner};
 use crate::drivers::daemonset::{self, DaemonSetController};
 use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::endpoint::{self, EndpointController};
@@ -48,12 +51,14 @@ use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::job::{self, JobController, JobMetrics};
 use crate::drivers::legacytokencleaner::{self, LegacyTokenCleaner};
 use crate::drivers::namespace::{self, NamespaceController};
+use crate::drivers::nodeipam::{self, CidrSetMetrics, NodeIpamController, Params};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
 use crate::drivers::podgc::{self, PodGcController, PodGcMetrics};
 use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::drivers::rootcacertpublisher::{self, PublisherMetrics, RootCaCertPublisher};
 use crate::drivers::serviceaccount::{self, ServiceAccountsController};
 use crate::drivers::serviceaccounttoken::{self, TokensController, signer::Signer};
+use crate::drivers::servicecidrs::{self, ServiceCidrController};
 use crate::drivers::statefulset::{self, StatefulSetController};
 use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
 use crate::drivers::tokencleaner::{self, TokenCleaner};
@@ -169,6 +174,18 @@ pub const TABLE: &[&dyn Wiring] = &[
             Ok(Some(Box::new(NodeLifecycleController::new(parts, *settings, Some(metrics))?)))
         },
     },
+    &Row::<NodeIpamFlags> {
+        name: nodeipam::CONTROLLER_NAME,
+        workers: |_| nodeipam::WORKERS,
+        start: |settings, cx| {
+            // Without --allocate-node-cidrs upstream does not start it.
+            let Some(params) = Params::from_settings(settings)? else { return Ok(None) };
+            let client = cx.own_client(nodeipam::CLIENT_NAME)?;
+            let metrics = CidrSetMetrics::register(cx.registry)?;
+            let queues = Some(cx.queue_metrics);
+            Ok(Some(Box::new(NodeIpamController::new(cx.factory, client, &params, Some(metrics), queues)?)))
+        },
+    },
     &Row::<NoFlags> {
         name: serviceaccount::CONTROLLER_NAME,
         workers: |_| serviceaccount::WORKERS,
@@ -200,6 +217,22 @@ pub const TABLE: &[&dyn Wiring] = &[
         start: |_, cx| {
             let client = cx.own_client(clusterroleaggregation::CONTROLLER_NAME)?;
             Ok(Some(Box::new(ClusterRoleAggregationController::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    &Row::<NoFlags> {
+        name: csrapproving::CONTROLLER_NAME,
+        workers: |_| csrapproving::WORKERS,
+        start: |_, cx| {
+            let client = cx.own_client(csrapproving::CLIENT_NAME)?;
+            Ok(Some(Box::new(CsrApprovingController::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    &Row::<NoFlags> {
+        name: csrcleaner::CONTROLLER_NAME,
+        workers: |_| csrcleaner::WORKERS,
+        start: |_, cx| {
+            let client = cx.own_client(csrcleaner::CLIENT_NAME)?;
+            Ok(Some(Box::new(CsrCleaner::new(cx.factory, client))))
         },
     },
     &Row::<EndpointFlags> {
@@ -283,6 +316,11 @@ pub const TABLE: &[&dyn Wiring] = &[
             let client = cx.own_client(tokencleaner::CLIENT_NAME)?;
             Ok(Some(Box::new(TokenCleaner::new(cx.factory, client, Some(cx.queue_metrics)))))
         },
+    },
+    &Row::<NoFlags> {
+        name: servicecidrs::IDENTITY.name,
+        workers: |_| servicecidrs::WORKERS,
+        start: |_, cx| Ok(Some(Box::new(ServiceCidrController::new(cx.parts(&servicecidrs::IDENTITY)?)))),
     },
     &Row::<GarbageCollectorFlags> {
         name: garbagecollector::IDENTITY.name,

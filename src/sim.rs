@@ -5,7 +5,8 @@
 //! path it prints (so `kubectl` can look at the same cluster), applies the
 //! manifests of `deploy/examples/` when the directory is there, and prints a
 //! one-line summary of the workloads and the controllers' queue depths
-//! whenever it changes.
+//! whenever it changes. The controllers of [`UNSERVED_CONTROLLERS`] do not
+//! run under it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,6 +17,11 @@ use kube::api::{Api, DynamicObject, ListParams, PostParams};
 use kube::discovery::Discovery;
 use kube_sim::{Sim, SimConfig};
 use serde::Deserialize;
+
+/// The controllers `--sim` does not run: kube-sim does not serve the API
+/// they work on (networking.k8s.io ServiceCIDRs and IPAddresses), so their
+/// caches would never sync.
+pub const UNSERVED_CONTROLLERS: &[&str] = &[crate::drivers::servicecidrs::IDENTITY.name];
 
 /// Where the example workloads are, relative to the working directory.
 pub const EXAMPLES: &str = "deploy/examples";

@@ -16,6 +16,7 @@ use clap::error::ErrorKind;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
     ConfigMap, Endpoints, Event, Namespace, Node, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount,
@@ -740,9 +741,13 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     // The legacy token cleaner evaluates once at start: its Secret is there
     // before, and a short period makes it unused.
     flags.push("--legacy-service-account-token-clean-up-period=1ms".to_owned());
+    // The node IPAM controller starts only when it allocates; kube-sim's
+    // nodes' 10.244.<i>.0/24 lie in this range.
+    flags.extend(["--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16"].map(str::to_owned));
     let client = sim.client().expect("client");
     prepare_legacy_token_cleaner(&client).await;
     prepare_pod_garbage_collector(&client).await;
+    prepare_csr_cleaner(&client).await;
     let _daemon = spawn_with(&config, &flags);
 
     exercise_leader_election(&sim, &client, args).await;
@@ -754,6 +759,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_garbage_collector(&sim, &client).await;
     exercise_taint_eviction_controller(&sim, &client).await;
     exercise_node_lifecycle_controller(&sim, &client).await;
+    exercise_node_ipam_controller(&sim, &client).await;
     exercise_pod_garbage_collector(&sim, &client).await;
     exercise_root_ca_publisher(&sim, &client).await;
     exercise_endpointslice_controller(&sim, &client).await;
@@ -768,6 +774,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_cronjob_controller(&sim, &client).await;
     exercise_ttl_controller(&sim, &client).await;
     exercise_bootstrap_tokens(&sim, &client).await;
+    exercise_csr_cleaner(&sim, &client).await;
     calls_by_kcm_rs(&sim)
 }
 
@@ -974,6 +981,30 @@ async fn prepare_legacy_token_cleaner(client: &kube::Client) {
         "annotations": {"kubernetes.io/service-account.name": "legacy"}},
         "type": "kubernetes.io/service-account-token"});
     secrets.create(&PostParams::default(), &object(secret)).await.expect("created");
+}
+
+/// The CSR cleaner's setup: a request denied two hours ago (its
+/// condition's `lastUpdateTime` written so), there before the cleaner's
+/// first pass.
+async fn prepare_csr_cleaner(client: &kube::Client) {
+    let csrs: Api<CertificateSigningRequest> = Api::all(client.clone());
+    let csr = json!({"metadata": {"name": "denied-long-ago"},
+        "spec": {"request": "", "signerName": "example.com/deploy"}});
+    csrs.create(&PostParams::default(), &object(csr)).await.expect("created");
+    let long_ago = (jiff::Timestamp::now() - jiff::SignedDuration::from_hours(2)).strftime("%Y-%m-%dT%H:%M:%SZ");
+    let denied = json!({"status": {"conditions": [{"type": "Denied", "status": "True",
+        "lastUpdateTime": long_ago.to_string()}]}});
+    csrs.patch_status("denied-long-ago", &PatchParams::default(), &Patch::Merge(&denied)).await.expect("denied");
+}
+
+/// CSR cleaner: the request denied long ago is deleted.
+async fn exercise_csr_cleaner(sim: &Sim, client: &kube::Client) {
+    let csrs: Api<CertificateSigningRequest> = Api::all(client.clone());
+    wait_for(sim, PATIENCE, "the request denied long ago deleted", || async {
+        let csr = csrs.get_opt("denied-long-ago").await.map_err(|e| e.to_string())?;
+        csr.map_or(Ok(()), |c| Err(format!("{:?}", c.status)))
+    })
+    .await;
 }
 
 /// The pod garbage collector's setup: an unscheduled pod (it fits no
@@ -1579,6 +1610,20 @@ async fn exercise_taint_eviction_controller(sim: &Sim, client: &kube::Client) {
 /// Node), is tainted unreachable (nodes patch) and its pod marked not ready
 /// (pods/status); started again, its taints are removed. The pod tolerates
 /// the unreachable taint for good, so that taint eviction leaves it alone.
+/// Node IPAM controller: a node registered without a pod CIDR is patched
+/// with one.
+async fn exercise_node_ipam_controller(sim: &Sim, client: &kube::Client) {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "ipam-1"}});
+    nodes.create(&PostParams::default(), &object(node)).await.expect("node registered");
+    wait_for(sim, PATIENCE, "ipam-1 given a pod CIDR", || async {
+        let node = nodes.get("ipam-1").await.map_err(|e| e.to_string())?;
+        node.spec.and_then(|s| s.pod_cidr).map(drop).ok_or_else(|| "no pod CIDR yet".to_owned())
+    })
+    .await;
+    nodes.delete("ipam-1", &DeleteParams::default()).await.expect("node deleted");
+}
+
 async fn exercise_node_lifecycle_controller(sim: &Sim, client: &kube::Client) {
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     let tolerates = json!([{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]);
@@ -1643,6 +1688,10 @@ async fn exercise_node_lifecycle_controller(sim: &Sim, client: &kube::Client) {
 const WILDCARD_CLIENTS: [&str; 2] =
     [kcm_rs::drivers::namespace::CONTROLLER_NAME, kcm_rs::drivers::garbagecollector::IDENTITY.client];
 
+/// Why the service-cidr-controller's grants show no call here.
+const SERVICE_CIDRS_ON_THE_TESTBED: &str = "the service-cidr-controller's, made on the testbed (kube-sim does not \
+                                            serve networking.k8s.io)";
+
 /// Permissions no call can show in use, as (verb, group, resource, why they
 /// are granted): each must be granted, and is not reported unused.
 const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
@@ -1677,6 +1726,15 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
          to a client that may create endpoints/restricted, as upstream's endpoint-controller role grants",
     ),
     ("update", "", "endpoints/finalizers", "the same for a mirrored EndpointSlice's reference to its Endpoints"),
+    // kube-sim does not serve networking.k8s.io (docs/kube-sim.md): the
+    // service-cidr-controller's calls are made on the testbed, whose kcm-rs
+    // runs under this file's grants alone (tests/servicecidrs.rs).
+    ("list", "networking.k8s.io", "servicecidrs", SERVICE_CIDRS_ON_THE_TESTBED),
+    ("watch", "networking.k8s.io", "servicecidrs", SERVICE_CIDRS_ON_THE_TESTBED),
+    ("patch", "networking.k8s.io", "servicecidrs", SERVICE_CIDRS_ON_THE_TESTBED),
+    ("patch", "networking.k8s.io", "servicecidrs/status", SERVICE_CIDRS_ON_THE_TESTBED),
+    ("list", "networking.k8s.io", "ipaddresses", SERVICE_CIDRS_ON_THE_TESTBED),
+    ("watch", "networking.k8s.io", "ipaddresses", SERVICE_CIDRS_ON_THE_TESTBED),
     (
         "escalate",
         "rbac.authorization.k8s.io",
@@ -1684,6 +1742,23 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
         "an API server enforcing RBAC (kube-sim enforces none) lets the aggregation controller write rules it \
          does not hold itself only with escalate, as upstream's role grants",
     ),
+    (
+        "approve",
+        "certificates.k8s.io",
+        "signers",
+        "the API server lets an approval be written only by whoever may approve for the request's \
+         signer (kubelet client certificates)",
+    ),
+];
+
+/// Calls kube-sim cannot show because it serves neither a request's
+/// `approval` subresource nor SubjectAccessReviews, as (verb, group,
+/// resource, who makes them): `tests/csrapproving.rs` makes each on the
+/// testbed, under these grants only. Each must be granted, and is not
+/// reported unused.
+const TESTBED_CALLS: &[(&str, &str, &str, &str)] = &[
+    ("update", "certificates.k8s.io", "certificatesigningrequests/approval", "the CSR approving controller"),
+    ("create", "authorization.k8s.io", "subjectaccessreviews", "the CSR approving controller's reviews"),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1710,7 +1785,7 @@ async fn rbac_grants_exactly_the_calls_the_daemon_makes() {
         flag(&args, "leader-elect-resource-namespace")
     );
 
-    for (verb, group, resource, why) in NOT_CALLS {
+    for (verb, group, resource, why) in NOT_CALLS.iter().chain(TESTBED_CALLS) {
         let call = Call {
             verb: (*verb).to_owned(),
             group: (*group).to_owned(),
@@ -1764,7 +1839,10 @@ async fn rbac_grants_exactly_the_calls_the_daemon_makes() {
                             && c.resource == *resource
                             && rule.namespace.as_ref().is_none_or(|ns| *ns == c.namespace)
                     });
-                    let unseen = NOT_CALLS.iter().any(|(v, g, r, _)| (*v, *g, *r) == (verb, group, resource));
+                    let unseen = NOT_CALLS
+                        .iter()
+                        .chain(TESTBED_CALLS)
+                        .any(|(v, g, r, _)| (*v, *g, *r) == (verb, group, resource));
                     if !used && !unseen {
                         let shown = if group.is_empty() { "\"\"" } else { group };
                         unused.push(format!("{}: {verb} {shown} {resource}", rule.origin));

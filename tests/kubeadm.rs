@@ -61,6 +61,9 @@ const WRITERS: &[&str] = &[
     "ttl-controller",
     "bootstrap-signer",
     "token-cleaner",
+    // The API server's own `kubernetes` ServiceCIDR: its finalizer and
+    // Ready condition.
+    "service-cidrs-controller",
 ];
 
 /// kubeadm's `cluster-info` and bootstrap tokens: one signing, one expired.

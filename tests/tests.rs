@@ -17,6 +17,8 @@ mod clusterroleaggregation;
 mod common;
 /// The CronJob controller, driven by kubectl: concurrency policies, suspend, history, missed runs, zones.
 mod cronjob;
+/// The CSR approving controller and cleaner, on the testbed: bootstrap-token kubelet requests approved, old ones deleted.
+mod csrapproving;
 /// The `kcm-rs` binary: leader hand-over between two processes, a frozen leader fenced, serving, promtool.
 mod daemon;
 /// The DaemonSet controller, driven by kubectl and node controls, under a placement checker.
@@ -50,6 +52,8 @@ mod kubeadm;
 mod legacyserviceaccounttokens;
 /// The Namespace controller: a full namespace deleted, finalizers, faults.
 mod namespace;
+/// The node IPAM controller: pod CIDRs given to registered nodes, reused, run out of.
+mod nodeipam;
 /// The node lifecycle controller: dead nodes, taints, full disruption.
 mod nodelifecycle;
 /// The pod garbage collector: terminated, orphaned, unscheduled and out-of-service pods.
@@ -62,6 +66,9 @@ mod replicaset;
 mod serviceaccounts;
 /// Legacy service account token Secrets: filled, verified, deleted with their ServiceAccount.
 mod serviceaccounttokens;
+/// The ServiceCIDR controller on the testbed: the finalizer and Ready condition, a deleted ServiceCIDR held
+/// while a Service's IP is in it.
+mod servicecidrs;
 /// The secure port on the testbed: anonymous, bearer tokens, client certificates, front-proxy headers;
 /// bad serving flags refused at start.
 mod serving;
@@ -71,3 +78,5 @@ mod statefulset;
 mod tainteviction;
 /// The TTL-after-finished controller: finished Jobs deleted once their TTL runs out.
 mod ttlafterfinished;
+/// The command line against kube-controller-manager 1.37.2's `--help`: controllers, feature gates, flags.
+mod upstream_help;

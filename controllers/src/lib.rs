@@ -17,6 +17,10 @@
 //!   controller imports another controller's module;
 //! - [`cronjob`]: the CronJob controller (schedules as upstream's parser
 //!   reads them, missed runs, concurrency policies, history limits);
+//! - [`csrapproving`]: the CSR approving controller (kubelet client
+//!   certificate requests approved after SubjectAccessReviews);
+//! - [`csrcleaner`]: the CSR cleaner (requests deleted once old enough,
+//!   or their certificate expired);
 //! - [`daemonset`]: the DaemonSet controller (which nodes run a daemon
 //!   pod, rolling update with maxUnavailable or maxSurge, history, status);
 //! - [`deployment`]: the Deployment controller (rolling update, recreate,
@@ -38,12 +42,16 @@
 //!   graceful-termination estimate, when to finalize);
 //! - [`node`]: the node lifecycle controller (node health, zone states,
 //!   the rate-limited taint queues, condition taints);
+//! - [`nodeipam`]: the node IPAM controller (pod CIDRs cut from the
+//!   cluster CIDRs for nodes, upstream's cidrset arithmetic);
 //! - [`podgc`]: the pod garbage collector (terminated pods beyond the
 //!   threshold, orphaned, unscheduled and out-of-service terminating pods);
 //! - [`replicaset`]: the ReplicaSet controller (expectations, manage
 //!   replicas, status);
 //! - [`rootcacertpublisher`]: the root CA certificate publisher (the
 //!   `kube-root-ca.crt` ConfigMap of every namespace);
+//! - [`servicecidrs`]: the ServiceCIDR controller (the finalizer held
+//!   while an allocated IPAddress would be orphaned, the `Ready` condition);
 //! - [`serviceaccount`]: the ServiceAccounts controller (`default` in every
 //!   active namespace);
 //! - [`serviceaccounttoken`]: the service account token controller
@@ -60,6 +68,8 @@ pub mod bootstrap;
 pub mod clusterroleaggregation;
 pub mod common;
 pub mod cronjob;
+pub mod csrapproving;
+pub mod csrcleaner;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
@@ -70,6 +80,7 @@ pub mod job;
 pub mod legacytokencleaner;
 pub mod namespace;
 pub mod node;
+pub mod nodeipam;
 pub mod plan;
 pub mod podgc;
 pub mod protocol;
@@ -77,6 +88,7 @@ pub mod replicaset;
 pub mod rootcacertpublisher;
 pub mod serviceaccount;
 pub mod serviceaccounttoken;
+pub mod servicecidrs;
 pub mod statefulset;
 pub mod ttl;
 pub mod ttlafterfinished;

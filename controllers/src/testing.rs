@@ -501,3 +501,24 @@ pub fn ipv4_slice(
         ports: None,
     }
 }
+
+/// A PEM PKCS#10 request (a fresh ECDSA P-256 key) with subject common
+/// name `cn` (none when empty) and organizations `orgs`, asking for the
+/// DNS and IP alternative names given (upstream's `makeFancyTestCsr`).
+pub fn csr_pem(cn: &str, orgs: &[&str], dns: &[&str], ips: &[std::net::IpAddr]) -> String {
+    use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, SanType};
+    let mut params = CertificateParams::default();
+    params.distinguished_name = DistinguishedName::new();
+    if !cn.is_empty() {
+        params.distinguished_name.push(DnType::CommonName, cn);
+    }
+    for (i, org) in orgs.iter().enumerate() {
+        // A second O needs a type of its own: the name is a map by type.
+        let ty = if i == 0 { DnType::OrganizationName } else { DnType::CustomDnType(vec![2, 5, 4, 10]) };
+        params.distinguished_name.push(ty, *org);
+    }
+    params.subject_alt_names = dns.iter().map(|d| SanType::DnsName((*d).try_into().unwrap())).collect();
+    params.subject_alt_names.extend(ips.iter().map(|ip| SanType::IpAddress(*ip)));
+    let key = KeyPair::generate().unwrap();
+    params.serialize_request(&key).unwrap().pem().unwrap()
+}

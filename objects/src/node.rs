@@ -1,4 +1,4 @@
-//! The slim Node: what the node lifecycle, taint eviction and
+//! The slim Node: what the node lifecycle, taint eviction, node IPAM and
 //! EndpointSlice controllers read of a node, decoded straight from the API
 //! server's JSON. The rest (addresses, capacity, allocatable but its CPU,
 //! images, daemon endpoints, node info) is skipped unread.
@@ -39,6 +39,10 @@ pub struct NodeSpec {
     /// `spec.unschedulable` (the `unschedulable` taint follows it).
     #[serde(deserialize_with = "nullable")]
     pub unschedulable: bool,
+    /// `spec.podCIDRs` (the node IPAM controller occupies them at start,
+    /// leaves a node having them alone, releases them when it goes).
+    #[serde(rename = "podCIDRs", deserialize_with = "nullable")]
+    pub pod_cidrs: Box<[Box<str>]>,
 }
 
 /// What is kept of `status`.
@@ -81,7 +85,7 @@ mod tests {
         let node: Node = serde_json::from_value(json!({
             "apiVersion": "v1", "kind": "Node",
             "metadata": {"name": "node-1", "labels": {"topology.kubernetes.io/zone": "a"}},
-            "spec": {"podCIDR": "10.244.1.0/24", "unschedulable": true,
+            "spec": {"podCIDR": "10.244.1.0/24", "podCIDRs": ["10.244.1.0/24", "fd00::/64"], "unschedulable": true,
                 "taints": [{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": "2026-12-01T10:00:00Z"}]},
             "status": {
                 "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
@@ -94,6 +98,7 @@ mod tests {
         assert_eq!(node.metadata.key(), "node-1");
         assert_eq!(node.metadata.labels.get("topology.kubernetes.io/zone"), Some("a"));
         assert!(node.spec.unschedulable);
+        assert_eq!(node.spec.pod_cidrs, ["10.244.1.0/24".into(), "fd00::/64".into()].into());
         assert_eq!(
             node.spec.taints[0].time_added.as_ref().map(|t| t.0.to_string()).as_deref(),
             Some("2026-12-01T10:00:00Z")

@@ -265,6 +265,22 @@ fn builtins() -> Vec<ResourceType> {
         builtin(B::StatefulSet, "apps", "statefulsets", "StatefulSet", true, &["sts"], true, &[Status, Scale]),
         builtin(B::CronJob, "batch", "cronjobs", "CronJob", true, &["cj"], true, &[Status]),
         builtin(B::Job, "batch", "jobs", "Job", true, &[], true, &[Status]),
+        // Served schemaless (no validation, no `approval` subresource):
+        // enough for the certificate controllers' informer and deletes, so
+        // that kcm-rs's caches sync here; the testbed is their ground truth.
+        ResourceType {
+            group: "certificates.k8s.io".to_owned(),
+            version: "v1".to_owned(),
+            plural: "certificatesigningrequests".to_owned(),
+            singular: "certificatesigningrequest".to_owned(),
+            kind: "CertificateSigningRequest".to_owned(),
+            namespaced: false,
+            short_names: vec!["csr".to_owned()],
+            categories: Vec::new(),
+            subresources: vec![Status],
+            verbs: all_verbs(),
+            builtin: None,
+        },
         builtin(B::Lease, "coordination.k8s.io", "leases", "Lease", true, &[], false, &[]),
         builtin(B::EndpointSlice, "discovery.k8s.io", "endpointslices", "EndpointSlice", true, &[], false, &[]),
         builtin(B::EventsEvent, "events.k8s.io", "events", "Event", true, &["ev"], false, &[]),

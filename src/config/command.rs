@@ -53,8 +53,7 @@ impl Flags {
         cmd.after_long_help(
             "kube-controller-manager flags that kcm-rs does not implement (for example --cloud-provider, \
              --profiling) are refused with an error naming them, never silently ignored. The flags kubeadm and \
-             kind pass for controllers kcm-rs does not run yet (--cluster-signing-*, --allocate-node-cidrs, \
-             --cluster-cidr, --service-cluster-ip-range, --node-cidr-mask-size*, --cluster-name, \
+             kind pass for controllers kcm-rs does not run yet (--cluster-signing-*, --cluster-name, \
              --enable-hostpath-provisioner) are accepted and checked as upstream checks them, and kcm-rs says at \
              start that they change nothing yet.",
         )

@@ -17,20 +17,20 @@ pub enum UpstreamDefault {
     On,
     /// Disabled by default: listed in upstream's "Disabled-by-default controllers".
     Off,
-    /// Started by `*` only when this feature gate is on (upstream's
+    /// Started by `*` only when all these feature gates are on (upstream's
     /// `requiredFeatureGates`); see [`UpstreamDefault::under_star`].
-    Gated(&'static str),
+    Gated(&'static [&'static str]),
 }
 
 impl UpstreamDefault {
     /// Whether `*` starts the controller with 1.37's default feature gates
-    /// (a gated controller follows its gate's 1.37 default: the
+    /// (a gated controller follows its gates' 1.37 defaults: the
     /// resourceclaim-controller runs, as DynamicResourceAllocation is GA).
     pub fn under_star(self) -> bool {
         match self {
             UpstreamDefault::On => true,
             UpstreamDefault::Off => false,
-            UpstreamDefault::Gated(name) => gate(name).is_some_and(|g| g.at_target().default),
+            UpstreamDefault::Gated(names) => names.iter().all(|name| gate(name).is_some_and(|g| g.at_target().default)),
         }
     }
 }
@@ -53,21 +53,25 @@ const fn c(name: &'static str, aliases: &'static [&'static str], d: UpstreamDefa
 
 use UpstreamDefault::{Gated, Off, On};
 
-/// Every kube-controller-manager controller, in upstream's help order (sorted
-/// by canonical name): 1.33's, plus podcertificaterequest-cleaner-controller
-/// (added in 1.34, behind PodCertificateRequest), as the newest stored
-/// upstream `NewControllerDescriptors` registers them; none was removed.
+/// Every kube-controller-manager 1.37 controller, in upstream's help order
+/// (sorted by canonical name), as `NewControllerDescriptors` of
+/// k8s.io/kubernetes v1.37.2 registers them: names, aliases, disabled by
+/// default, required feature gates. The cloud controllers
+/// (cloud-node-lifecycle, node-route, service-lb) are not among them: 1.37
+/// removed them from kube-controller-manager (they live in the cloud
+/// controller managers), so their names are unknown controllers here too.
+/// The integration test `upstream_help` compares this table, through
+/// `--help`, with kube-controller-manager 1.37.2's.
 pub const CONTROLLERS: &[ControllerDescriptor] = &[
     c("bootstrap-signer-controller", &["bootstrapsigner"], Off),
     c("certificatesigningrequest-approving-controller", &["csrapproving"], On),
     c("certificatesigningrequest-cleaner-controller", &["csrcleaner"], On),
     c("certificatesigningrequest-signing-controller", &["csrsigning"], On),
-    c("cloud-node-lifecycle-controller", &["cloud-node-lifecycle"], On),
     c("clusterrole-aggregation-controller", &["clusterrole-aggregation"], On),
     c("cronjob-controller", &["cronjob"], On),
     c("daemonset-controller", &["daemonset"], On),
     c("deployment-controller", &["deployment"], On),
-    c("device-taint-eviction-controller", &[], Gated("DRADeviceTaints")),
+    c("device-taint-eviction-controller", &[], Gated(&["DynamicResourceAllocation", "DRADeviceTaints"])),
     c("disruption-controller", &["disruption"], On),
     c("endpoints-controller", &["endpoint"], On),
     c("endpointslice-controller", &["endpointslice"], On),
@@ -76,38 +80,42 @@ pub const CONTROLLERS: &[ControllerDescriptor] = &[
     c("garbage-collector-controller", &["garbagecollector"], On),
     c("horizontal-pod-autoscaler-controller", &["horizontalpodautoscaling"], On),
     c("job-controller", &["job"], On),
-    c("kube-apiserver-serving-clustertrustbundle-publisher-controller", &[], Gated("ClusterTrustBundle")),
+    c("kube-apiserver-serving-clustertrustbundle-publisher-controller", &[], Gated(&["ClusterTrustBundle"])),
     c("legacy-serviceaccount-token-cleaner-controller", &["legacy-service-account-token-cleaner"], On),
     c("namespace-controller", &["namespace"], On),
     c("node-ipam-controller", &["nodeipam"], On),
     c("node-lifecycle-controller", &["nodelifecycle"], On),
-    c("node-route-controller", &["route"], On),
     c("persistentvolume-attach-detach-controller", &["attachdetach"], On),
     c("persistentvolume-binder-controller", &["persistentvolume-binder"], On),
     c("persistentvolume-expander-controller", &["persistentvolume-expander"], On),
     c("persistentvolume-protection-controller", &["pv-protection"], On),
     c("persistentvolumeclaim-protection-controller", &["pvc-protection"], On),
     c("pod-garbage-collector-controller", &["podgc"], On),
-    c("podcertificaterequest-cleaner-controller", &[], Gated("PodCertificateRequest")),
+    c("podcertificaterequest-cleaner-controller", &[], Gated(&["PodCertificateRequest"])),
+    c("podgroup-protection-controller", &[], Gated(&["GenericWorkload"])),
     c("replicaset-controller", &["replicaset"], On),
     c("replicationcontroller-controller", &["replicationcontroller"], On),
-    c("resourceclaim-controller", &["resource-claim-controller"], Gated("DynamicResourceAllocation")),
+    c("resourceclaim-controller", &["resource-claim-controller"], Gated(&["DynamicResourceAllocation"])),
+    c("resourcepoolstatusrequest-controller", &[], Gated(&["DRAResourcePoolStatus"])),
     c("resourcequota-controller", &["resourcequota"], On),
     c("root-ca-certificate-publisher-controller", &["root-ca-cert-publisher"], On),
     c("selinux-warning-controller", &[], Off),
-    c("service-cidr-controller", &[], On),
-    c("service-lb-controller", &["service"], On),
+    c("service-cidr-controller", &[], Gated(&["MultiCIDRServiceAllocator"])),
     c("serviceaccount-controller", &["serviceaccount"], On),
     c("serviceaccount-token-controller", &["serviceaccount-token"], On),
     c("statefulset-controller", &["statefulset"], On),
-    c("storage-version-migrator-controller", &[], Gated("StorageVersionMigrator")),
-    c("storageversion-garbage-collector-controller", &["storage-version-gc"], Gated("StorageVersionAPI")),
-    c("taint-eviction-controller", &[], On),
+    c("storage-version-migrator-controller", &["svm"], On),
+    c(
+        "storageversion-garbage-collector-controller",
+        &["storage-version-gc"],
+        Gated(&["APIServerIdentity", "StorageVersionAPI"]),
+    ),
+    c("taint-eviction-controller", &[], Gated(&["SeparateTaintEvictionController"])),
     c("token-cleaner-controller", &["tokencleaner"], Off),
     c("ttl-after-finished-controller", &["ttl-after-finished"], On),
     c("ttl-controller", &["ttl"], On),
-    c("validatingadmissionpolicy-status-controller", &["validatingadmissionpolicy-status"], On),
-    c("volumeattributesclass-protection-controller", &[], Gated("VolumeAttributesClass")),
+    c("validatingadmissionpolicy-status-controller", &[], On),
+    c("volumeattributesclass-protection-controller", &[], Gated(&["VolumeAttributesClass"])),
 ];
 
 /// Canonical name for `name` (itself, or the controller an alias stands for);

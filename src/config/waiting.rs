@@ -17,36 +17,15 @@ use super::{Error, GoDuration, Result, parse_go_bool};
 /// One signer's pair of files (`--cluster-signing-<signer>-{cert,key}-file`).
 type Pair<'a> = (&'static str, &'a Option<PathBuf>, &'a Option<PathBuf>);
 
-/// The flags, by upstream's option groups: the cloud-shared ones
-/// (upstream's "Generic flags"), the CSR signing controller's, the node
-/// IPAM controller's and the persistent volume binder's that kubeadm
-/// passes.
+/// The flags, by upstream's option groups: the cloud-shared one
+/// (upstream's "Generic flags"), the CSR signing controller's and the
+/// persistent volume binder's that kubeadm passes.
 #[derive(Debug, Clone, Args)]
 pub struct WaitingFlags {
-    // --- kube cloud shared (upstream lists them with the generic flags) ---
+    // --- kube cloud shared (upstream lists it with the generic flags) ---
     /// The instance prefix for the cluster.
     #[arg(long, value_name = "string", default_value = "kubernetes", help_heading = "Generic flags")]
     pub cluster_name: String,
-
-    /// Should CIDRs for Pods be allocated and set on the cloud provider. Requires --cluster-cidr.
-    #[arg(
-        long,
-        value_name = "true|false",
-        default_value = "false",
-        hide_default_value = true,
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "true",
-        action = ArgAction::Set,
-        value_parser = parse_go_bool,
-        help_heading = "Generic flags"
-    )]
-    pub allocate_node_cidrs: bool,
-
-    /// CIDR Range for Pods in cluster. Only used when --allocate-node-cidrs=true; if false, this option will be
-    /// ignored.
-    #[arg(long, value_name = "string", help_heading = "Generic flags")]
-    pub cluster_cidr: Option<String>,
 
     // --- csrsigning controller ---
     /// Filename containing a PEM-encoded X509 CA certificate used to issue cluster-scoped certificates.  If
@@ -108,45 +87,6 @@ pub struct WaitingFlags {
     #[arg(long, value_name = "duration", default_value = "8760h0m0s", help_heading = "Csrsigning controller flags")]
     pub cluster_signing_duration: GoDuration,
 
-    // --- nodeipam controller ---
-    /// CIDR Range for Services in cluster. Only used when --allocate-node-cidrs=true; if false, this option will
-    /// be ignored.
-    #[arg(long, value_name = "string", help_heading = "Nodeipam controller flags")]
-    pub service_cluster_ip_range: Option<String>,
-
-    /// Mask size for node cidr in cluster. Default is 24 for IPv4 and 64 for IPv6.
-    #[arg(
-        long,
-        value_name = "int32",
-        default_value = "0",
-        hide_default_value = true,
-        allow_negative_numbers = true,
-        help_heading = "Nodeipam controller flags"
-    )]
-    pub node_cidr_mask_size: i32,
-
-    /// Mask size for IPv4 node cidr in dual-stack cluster. Default is 24.
-    #[arg(
-        long,
-        value_name = "int32",
-        default_value = "0",
-        hide_default_value = true,
-        allow_negative_numbers = true,
-        help_heading = "Nodeipam controller flags"
-    )]
-    pub node_cidr_mask_size_ipv4: i32,
-
-    /// Mask size for IPv6 node cidr in dual-stack cluster. Default is 64.
-    #[arg(
-        long,
-        value_name = "int32",
-        default_value = "0",
-        hide_default_value = true,
-        allow_negative_numbers = true,
-        help_heading = "Nodeipam controller flags"
-    )]
-    pub node_cidr_mask_size_ipv6: i32,
-
     // --- persistentvolume-binder controller ---
     /// Enable HostPath PV provisioning when running without a cloud provider. This allows testing and
     /// development of provisioning features.  HostPath provisioning is not supported in any way, won't work in a
@@ -170,8 +110,6 @@ pub struct WaitingFlags {
 /// reads it upstream.
 const WAITING_FOR: &[(&str, &str)] = &[
     ("cluster_name", "service-lb-controller"),
-    ("allocate_node_cidrs", "node-ipam-controller"),
-    ("cluster_cidr", "node-ipam-controller"),
     ("cluster_signing_cert_file", "certificatesigningrequest-signing-controller"),
     ("cluster_signing_key_file", "certificatesigningrequest-signing-controller"),
     ("cluster_signing_kubelet_serving_cert_file", "certificatesigningrequest-signing-controller"),
@@ -183,10 +121,6 @@ const WAITING_FOR: &[(&str, &str)] = &[
     ("cluster_signing_legacy_unknown_cert_file", "certificatesigningrequest-signing-controller"),
     ("cluster_signing_legacy_unknown_key_file", "certificatesigningrequest-signing-controller"),
     ("cluster_signing_duration", "certificatesigningrequest-signing-controller"),
-    ("service_cluster_ip_range", "node-ipam-controller"),
-    ("node_cidr_mask_size", "node-ipam-controller"),
-    ("node_cidr_mask_size_ipv4", "node-ipam-controller"),
-    ("node_cidr_mask_size_ipv6", "node-ipam-controller"),
     ("enable_hostpath_provisioner", "persistentvolume-binder-controller"),
 ];
 
@@ -201,8 +135,7 @@ pub struct Waiting {
 
 impl WaitingFlags {
     /// Checks the values together as upstream's option validation does
-    /// (its `Validate` of the CSR signing and node IPAM options), first
-    /// error first.
+    /// (its `Validate` of the CSR signing options), first error first.
     ///
     /// # Errors
     ///
@@ -247,9 +180,6 @@ impl WaitingFlags {
                     .to_owned(),
             ));
         }
-        if self.service_cluster_ip_range.as_deref().is_some_and(|r| r.split(',').count() > 2) {
-            return Err(Error::Invalid("--service-cluster-ip-range can not contain more than two entries".to_owned()));
-        }
         Ok(())
     }
 
@@ -265,7 +195,7 @@ impl WaitingFlags {
 }
 
 impl Waiting {
-    /// The flag as written on the command line (`--cluster-cidr`).
+    /// The flag as written on the command line (`--cluster-name`).
     pub fn spelled(&self) -> String {
         format!("--{}", self.flag.replace('_', "-"))
     }
@@ -296,28 +226,22 @@ mod tests {
     #[test]
     fn kinds_arguments_are_accepted_and_named_with_their_controllers() {
         let (flags, matches) = parse(&[
-            "--allocate-node-cidrs=true",
-            "--cluster-cidr=10.244.0.0/16",
             "--cluster-name=kind",
             "--cluster-signing-cert-file=/etc/kubernetes/pki/ca.crt",
             "--cluster-signing-key-file=/etc/kubernetes/pki/ca.key",
             "--enable-hostpath-provisioner=true",
-            "--service-cluster-ip-range=10.96.0.0/16",
         ]);
         assert_eq!(flags.check(), Ok(()));
         assert_eq!(flags.cluster_name, "kind");
-        assert!(flags.allocate_node_cidrs && flags.enable_hostpath_provisioner);
+        assert!(flags.enable_hostpath_provisioner);
         let given: Vec<(String, &str)> =
             WaitingFlags::given(&matches).iter().map(|w| (w.spelled(), w.controller)).collect();
         assert_eq!(
             given,
             [
                 ("--cluster-name".to_owned(), "service-lb-controller"),
-                ("--allocate-node-cidrs".to_owned(), "node-ipam-controller"),
-                ("--cluster-cidr".to_owned(), "node-ipam-controller"),
                 ("--cluster-signing-cert-file".to_owned(), "certificatesigningrequest-signing-controller"),
                 ("--cluster-signing-key-file".to_owned(), "certificatesigningrequest-signing-controller"),
-                ("--service-cluster-ip-range".to_owned(), "node-ipam-controller"),
                 ("--enable-hostpath-provisioner".to_owned(), "persistentvolume-binder-controller"),
             ]
         );
@@ -328,11 +252,7 @@ mod tests {
         let (flags, matches) = parse(&[]);
         assert_eq!(flags.cluster_name, "kubernetes");
         assert_eq!(flags.cluster_signing_duration.0, std::time::Duration::from_secs(365 * 24 * 3600));
-        assert_eq!(
-            (flags.node_cidr_mask_size, flags.node_cidr_mask_size_ipv4, flags.node_cidr_mask_size_ipv6),
-            (0, 0, 0)
-        );
-        assert!(!flags.allocate_node_cidrs && !flags.enable_hostpath_provisioner);
+        assert!(!flags.enable_hostpath_provisioner);
         assert!(WaitingFlags::given(&matches).is_empty());
         assert_eq!(WAITING_FOR.len(), Cli::command().get_arguments().count(), "one row per flag");
     }
@@ -364,16 +284,11 @@ mod tests {
             ]),
             Ok(())
         );
-        assert_eq!(
-            err(&["--service-cluster-ip-range=10.96.0.0/16,fd00::/108,10.97.0.0/16"]),
-            "--service-cluster-ip-range can not contain more than two entries"
-        );
-        assert_eq!(check(&["--service-cluster-ip-range=10.96.0.0/16,fd00::/108"]), Ok(()));
     }
 
     #[test]
     fn go_values_are_parsed_as_upstream_parses_them() {
-        assert!(parse(&["--allocate-node-cidrs"]).0.allocate_node_cidrs);
+        assert!(parse(&["--enable-hostpath-provisioner"]).0.enable_hostpath_provisioner);
         assert!(!parse(&["--enable-hostpath-provisioner=F"]).0.enable_hostpath_provisioner);
         assert_eq!(parse(&["--cluster-signing-duration=1h30m"]).0.cluster_signing_duration.0.as_secs(), 5400);
         let bad = Cli::command().try_get_matches_from(["kcm-rs", "--cluster-signing-duration=a year"]);

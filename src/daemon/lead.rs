@@ -16,6 +16,7 @@ use prometheus::Registry;
 use super::Shutdown;
 use crate::config::Config;
 use crate::controllers::{Context, Launched, TABLE};
+use crate::sim;
 
 /// What the controllers share, built once per process.
 pub(super) struct Runtime {
@@ -53,7 +54,16 @@ pub(super) struct BuildFailed;
 /// as upstream's does, rather than run without it while `/healthz` says
 /// ok.
 pub(super) async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) -> Result<(), BuildFailed> {
-    let rows: Vec<_> = TABLE.iter().filter(|row| config.controllers.contains(row.name())).collect();
+    let mut rows: Vec<_> = TABLE.iter().filter(|row| config.controllers.contains(row.name())).collect();
+    if config.sim.is_some() {
+        rows.retain(|row| {
+            let served = !sim::UNSERVED_CONTROLLERS.contains(&row.name());
+            if !served {
+                tracing::info!(controller = row.name(), "kube-sim does not serve its API: not running under --sim");
+            }
+            served
+        });
+    }
     tracing::info!(
         controllers = ?rows.iter().map(|row| row.name()).collect::<Vec<_>>(),
         "leading: starting controllers"

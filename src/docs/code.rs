@@ -7,17 +7,17 @@ use std::collections::BTreeSet;
 use crate::config::Flags;
 use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
-    bootstrapsigner, clusterroleaggregation, cronjob, daemonset, deployment, endpoint, endpointslice,
-    endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace, nodelifecycle, podgc, replicaset,
-    rootcacertpublisher, serviceaccount, serviceaccounttoken, statefulset, tainteviction, tokencleaner, ttl,
-    ttlafterfinished,
+    bootstrapsigner, clusterroleaggregation, cronjob, csrapproving, csrcleaner, daemonset, deployment, endpoint,
+    endpointslice, endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace, nodeipam,
+    nodelifecycle, podgc, replicaset, rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs,
+    statefulset, tainteviction, tokencleaner, ttl, ttlafterfinished,
 };
 
 /// The workqueues with `workqueue_*` series (label `name`) that a
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 23] = [
+    let queues: [(&str, &'static [&'static str]); 27] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -32,20 +32,24 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         // Its deletion timers' queue has no metrics.
         (tainteviction::IDENTITY.name, &[tainteviction::NODE_QUEUE_NAME, tainteviction::POD_QUEUE_NAME]),
         (nodelifecycle::IDENTITY.name, &[nodelifecycle::NODE_QUEUE_NAME, nodelifecycle::POD_QUEUE_NAME]),
+        (nodeipam::CONTROLLER_NAME, &[nodeipam::QUEUE_NAME]),
         (serviceaccount::CONTROLLER_NAME, &[serviceaccount::QUEUE_NAME]),
         (rootcacertpublisher::CONTROLLER_NAME, &[rootcacertpublisher::QUEUE_NAME]),
         (clusterroleaggregation::CONTROLLER_NAME, &[clusterroleaggregation::QUEUE_NAME]),
         (endpoint::IDENTITY.name, &[endpoint::QUEUE_NAME]),
         (endpointslicemirroring::IDENTITY.name, &[endpointslicemirroring::QUEUE_NAME]),
-        // One pass a day, one every 20 s: no queue.
+        (csrapproving::CONTROLLER_NAME, &[csrapproving::QUEUE_NAME]),
+        // One pass a day, one every 20 s, one an hour: no queue.
         (legacytokencleaner::CONTROLLER_NAME, &[]),
         (podgc::CONTROLLER_NAME, &[]),
+        (csrcleaner::CONTROLLER_NAME, &[]),
         // Its topology queue has no metrics.
         (endpointslice::IDENTITY.name, &[endpointslice::QUEUE_NAME]),
         (ttlafterfinished::CONTROLLER_NAME, &[ttlafterfinished::QUEUE_NAME]),
         (ttl::CONTROLLER_NAME, &[ttl::QUEUE_NAME]),
         (bootstrapsigner::CONTROLLER_NAME, &[bootstrapsigner::QUEUE_NAME]),
         (tokencleaner::CONTROLLER_NAME, &[tokencleaner::QUEUE_NAME]),
+        (servicecidrs::IDENTITY.name, &[servicecidrs::QUEUE_NAME]),
         (
             garbagecollector::IDENTITY.name,
             &[garbagecollector::ATTEMPT_TO_DELETE_QUEUE, garbagecollector::ATTEMPT_TO_ORPHAN_QUEUE],

@@ -31,6 +31,10 @@
 //!   ([`ClusterRoleAggregationController`](clusterroleaggregation::ClusterRoleAggregationController));
 //! - `cronjob`: the CronJob controller
 //!   ([`CronJobController`](cronjob::CronJobController));
+//! - `csrapproving`: the CSR approving controller
+//!   ([`CsrApprovingController`](csrapproving::CsrApprovingController));
+//! - `csrcleaner`: the CSR cleaner
+//!   ([`CsrCleaner`](csrcleaner::CsrCleaner));
 //! - `daemonset`: the DaemonSet controller
 //!   ([`DaemonSetController`](daemonset::DaemonSetController));
 //! - `deployment`: the Deployment controller
@@ -49,6 +53,8 @@
 //!   ([`LegacyTokenCleaner`](legacytokencleaner::LegacyTokenCleaner));
 //! - `namespace`: the Namespace controller
 //!   ([`NamespaceController`](namespace::NamespaceController));
+//! - `nodeipam`: the node-ipam-controller
+//!   ([`NodeIpamController`](nodeipam::NodeIpamController));
 //! - `nodelifecycle`: the node-lifecycle-controller
 //!   ([`NodeLifecycleController`](nodelifecycle::NodeLifecycleController));
 //! - `podgc`: the pod-garbage-collector-controller
@@ -61,6 +67,8 @@
 //!   ([`ServiceAccountsController`](serviceaccount::ServiceAccountsController));
 //! - `serviceaccounttoken`: the service account token controller
 //!   ([`TokensController`](serviceaccounttoken::TokensController));
+//! - `servicecidrs`: the ServiceCIDR controller
+//!   ([`ServiceCidrController`](servicecidrs::ServiceCidrController));
 //! - `statefulset`: the StatefulSet controller
 //!   ([`StatefulSetController`](statefulset::StatefulSetController));
 //! - `tainteviction`: the taint-eviction-controller
@@ -76,6 +84,8 @@ mod api_errors;
 pub mod bootstrapsigner;
 pub mod clusterroleaggregation;
 pub mod cronjob;
+pub mod csrapproving;
+pub mod csrcleaner;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpoint;
@@ -88,6 +98,7 @@ pub mod job;
 pub mod legacytokencleaner;
 pub mod namespace;
 mod namespace_keys;
+pub mod nodeipam;
 pub mod nodelifecycle;
 mod nodes;
 mod owners;
@@ -98,6 +109,7 @@ pub mod rootcacertpublisher;
 mod service_pods;
 pub mod serviceaccount;
 pub mod serviceaccounttoken;
+pub mod servicecidrs;
 pub mod statefulset;
 pub mod tainteviction;
 pub mod tokencleaner;

@@ -238,14 +238,28 @@ pub async fn start_with(config: SimConfig, args: &[&str], prepare: impl FnOnce(&
     start_on(sim, dir, kubeconfig, args)
 }
 
+/// On kube-sim, flags that choose no controllers get every controller but
+/// those whose API kube-sim does not serve (as `--sim` runs them), whose
+/// caches would never sync.
+fn sim_controllers(args: &[&str]) -> Vec<String> {
+    if args.iter().any(|a| a.starts_with("--controllers")) {
+        return Vec::new();
+    }
+    let off: Vec<String> = kcm_rs::sim::UNSERVED_CONTROLLERS.iter().map(|c| format!("-{c}")).collect();
+    vec![format!("--controllers=*,{}", off.join(","))]
+}
+
 /// Starts `kcm-rs` with these extra flags against a kube-sim already
 /// prepared (by [`sim_with_kubeconfig`] and whatever a test set up there).
 pub fn start_on(sim: Sim, dir: tempfile::TempDir, kubeconfig: PathBuf, args: &[&str]) -> Env {
     let port = free_port();
-    let daemon = spawn_on(&kubeconfig, port, args);
+    let served = sim_controllers(args);
+    let mut all: Vec<&str> = served.iter().map(String::as_str).collect();
+    all.extend_from_slice(args);
+    let daemon = spawn_on(&kubeconfig, port, &all);
     let client = sim.client().expect("client");
     let daemon_config =
-        DaemonConfig { kubeconfig: kubeconfig.clone(), args: Vec::new(), log: None, deletes_namespaces: true };
+        DaemonConfig { kubeconfig: kubeconfig.clone(), args: served, log: None, deletes_namespaces: true };
     Env {
         cluster: Cluster::Sim(sim),
         _dir: Some(dir),

@@ -33,9 +33,13 @@
 //! - `history`: ControllerRevisions, the history DaemonSets and
 //!   StatefulSets keep (upstream's `pkg/controller/history`: names, hashes,
 //!   claims, the create's collision loop);
+//! - `csr`: what the certificate controllers read of a
+//!   CertificateSigningRequest (its parsed PKCS#10 request, its approval
+//!   conditions, whether it is issued; `pkg/apis/certificates/helpers.go`);
 //! - `object`: an object's queue key and [`ObjectRef`](crate::plan::ObjectRef).
 
 pub mod controller_ref;
+pub mod csr;
 pub mod endpoint_pods;
 pub mod endpoint_subsets;
 pub mod endpoints_annotations;

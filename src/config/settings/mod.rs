@@ -37,6 +37,7 @@ pub mod garbagecollector;
 pub mod job;
 pub mod legacytokencleaner;
 pub mod namespace;
+pub mod nodeipam;
 pub mod nodelifecycle;
 pub mod podgc;
 pub mod replicaset;

@@ -15,6 +15,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/component-base/cli"
+	// The JSON log format, as each of the three commands' main registers it
+	// (its --log-json-* flags among them).
+	_ "k8s.io/component-base/logs/json/register"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"

@@ -28,7 +28,8 @@ var Programs = []string{KubeControllerManager, KcmRs}
 // kubeadm control plane runs it.
 //
 // Both get the flags kubeadm gives kube-controller-manager that the
-// controllers read (the CA to publish, the key that signs legacy tokens),
+// controllers read (the CA to publish, the key that signs legacy tokens,
+// the CA that signs certificate requests),
 // leader election off and the same controllers. kube-controller-manager
 // also gets kubeadm's credentials and its delegated authentication flags,
 // and acts as each controller's ServiceAccount
@@ -44,6 +45,8 @@ func startProgram(ctx context.Context, c *cluster.Cluster, program string, opts 
 		"--secure-port=0",
 		"--root-ca-file=" + pki("ca.crt"),
 		"--service-account-private-key-file=" + pki("sa.key"),
+		"--cluster-signing-cert-file=" + pki("ca.crt"),
+		"--cluster-signing-key-file=" + pki("ca.key"),
 	}
 	switch program {
 	case KubeControllerManager:
