@@ -38,6 +38,7 @@ use crate::config::settings::replicaset::ReplicaSetFlags;
 use crate::config::settings::serviceaccounttoken::ServiceAccountTokenFlags;
 use crate::config::settings::statefulset::StatefulSetFlags;
 use crate::config::settings::ttlafterfinished::TtlAfterFinishedFlags;
+use crate::drivers::bootstrapsigner::{self, BootstrapSigner};
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::cronjob::{self, CronJobController, CronJobMetrics};
 use crate::drivers::csrapproving::{self, CsrApprovingController};
@@ -62,6 +63,8 @@ use crate::drivers::serviceaccounttoken::{self, TokensController, signer::Signer
 use crate::drivers::servicecidrs::{self, ServiceCidrController};
 use crate::drivers::statefulset::{self, StatefulSetController};
 use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionController};
+use crate::drivers::tokencleaner::{self, TokenCleaner};
+use crate::drivers::ttl::{self, TtlController};
 use crate::drivers::ttlafterfinished::{self, TtlAfterFinishedController, TtlAfterFinishedMetrics};
 
 pub use row::{Context, Launched, Row, StartError, Started, Wiring};
@@ -293,6 +296,30 @@ pub const TABLE: &[&dyn Wiring] = &[
         },
     },
     &Row::<NoFlags> {
+        name: ttl::CONTROLLER_NAME,
+        workers: |_| ttl::WORKERS,
+        start: |_, cx| {
+            let client = cx.own_client(ttl::CLIENT_NAME)?;
+            Ok(Some(Box::new(TtlController::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    &Row::<NoFlags> {
+        name: bootstrapsigner::CONTROLLER_NAME,
+        workers: |_| bootstrapsigner::WORKERS,
+        start: |_, cx| {
+            let client = cx.own_client(bootstrapsigner::CLIENT_NAME)?;
+            Ok(Some(Box::new(BootstrapSigner::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    &Row::<NoFlags> {
+        name: tokencleaner::CONTROLLER_NAME,
+        workers: |_| tokencleaner::WORKERS,
+        start: |_, cx| {
+            let client = cx.own_client(tokencleaner::CLIENT_NAME)?;
+            Ok(Some(Box::new(TokenCleaner::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    &Row::<NoFlags> {
         name: servicecidrs::IDENTITY.name,
         workers: |_| servicecidrs::WORKERS,
         start: |_, cx| Ok(Some(Box::new(ServiceCidrController::new(cx.parts(&servicecidrs::IDENTITY)?)))),
@@ -400,8 +427,11 @@ mod tests {
         ] {
             assert!(help.contains(needle), "help lacks {needle:?}:\n{help}");
         }
+        // `*` (the default) starts every row but those upstream keeps off.
         let c = config(&[]).unwrap();
-        assert_eq!(c.controllers.iter().count(), TABLE.len());
+        let off_by_default = [bootstrapsigner::CONTROLLER_NAME, tokencleaner::CONTROLLER_NAME];
+        assert_eq!(c.controllers.iter().count(), TABLE.len() - off_by_default.len());
+        assert!(off_by_default.iter().all(|name| !c.controllers.contains(name)));
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! spec, the annotation, label and finalizer kcm-rs does not read, and the
 //! status fields the kubelet set are unchanged. Its node goes through
 //! every write kcm-rs makes to nodes: cordoned (the `unschedulable` taint
-//! patch), then silent (its conditions set to Unknown by a status update,
+//! patch), its TTL annotation put back (the TTL controller's patch), then silent (its conditions set to Unknown by a status update,
 //! the unreachable taints patched in); its addresses, capacity, node info,
 //! pod CIDR and an annotation are unchanged.
 
@@ -153,6 +153,16 @@ async fn fields_the_caches_do_not_keep_survive_every_write_kcm_rs_makes_to_a_pod
     })
     .await;
     assert_eq!(node_untouched(&node(&env).await), node_before, "after the unschedulable taint");
+
+    let ttl = json!({"metadata": {"annotations": {"node.alpha.kubernetes.io/ttl": "300"}}});
+    nodes.patch("node-1", &PatchParams::default(), &Patch::Merge(&ttl)).await.expect("TTL edited");
+    wait_for(&env.cluster, PATIENCE, "node-1's TTL put back to 0", || async {
+        let n = node(&env).await;
+        let ttl = &n["metadata"]["annotations"]["node.alpha.kubernetes.io/ttl"];
+        if ttl == "0" { Ok(()) } else { Err(format!("TTL {ttl}")) }
+    })
+    .await;
+    assert_eq!(node_untouched(&node(&env).await), node_before, "after the TTL annotation patch");
 
     env.cluster.controls().stop_node("node-1").expect("node-1 exists");
     after(&env, "marked not Ready, given DisruptionTarget and deleted", &before, |p| {

@@ -292,6 +292,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "root-ca-certificate-publisher-controller",
         "clusterrole-aggregation-controller",
         "ttl-after-finished-controller",
+        "ttl-controller",
         "garbage-collector-controller",
     ] {
         assert!(health.contains(&format!("[+]{check} ok\n")), "{check}: {health}");

@@ -7,12 +7,13 @@
 //! switches off exactly kcm-rs's controllers, every link in README.md and `docs/` resolves inside the
 //! repository, and the RBAC rules are exactly the API calls the daemon makes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::error::ErrorKind;
+use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
@@ -779,6 +780,8 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_job_controller(&sim, &client).await;
     exercise_ttl_after_finished_controller(&sim, &client).await;
     exercise_cronjob_controller(&sim, &client).await;
+    exercise_ttl_controller(&sim, &client).await;
+    exercise_bootstrap_tokens(&sim, &client).await;
     exercise_csr_cleaner(&sim, &client).await;
     calls_by_kcm_rs(&sim)
 }
@@ -1064,6 +1067,44 @@ async fn exercise_legacy_token_cleaner(sim: &Sim, client: &kube::Client) {
         let secret = secrets.get_opt("legacy-token").await.map_err(|e| e.to_string())?.ok_or("no legacy-token")?;
         let labels = secret.metadata.labels.unwrap_or_default();
         labels.get("kubernetes.io/legacy-token-invalid-since").map(drop).ok_or_else(|| format!("labels {labels:?}"))
+    })
+    .await;
+}
+
+/// TTL controller: every node annotated with its TTL (a patch).
+async fn exercise_ttl_controller(sim: &Sim, client: &kube::Client) {
+    let nodes: Api<Node> = Api::all(client.clone());
+    wait_for(sim, PATIENCE, "every node's TTL annotation", || async {
+        let list = nodes.list(&ListParams::default()).await.map_err(|e| e.to_string())?;
+        let ttl =
+            |n: &Node| n.metadata.annotations.as_ref().and_then(|a| a.get("node.alpha.kubernetes.io/ttl")).cloned();
+        let missing: Vec<_> =
+            list.iter().filter(|n| ttl(n).is_none()).filter_map(|n| n.metadata.name.clone()).collect();
+        if missing.is_empty() { Ok(()) } else { Err(format!("no TTL on {missing:?}")) }
+    })
+    .await;
+}
+
+/// Bootstrap signer and token cleaner: `kube-public/cluster-info` updated
+/// with a signing token's signature; an expired token Secret deleted.
+async fn exercise_bootstrap_tokens(sim: &Sim, client: &kube::Client) {
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-public");
+    let cluster_info = json!({"metadata": {"name": "cluster-info"}, "data": {"kubeconfig": "apiVersion: v1\n"}});
+    config_maps.create(&PostParams::default(), &object(cluster_info)).await.expect("cluster-info");
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "kube-system");
+    for (id, expiration) in [("abc123", "2999-01-01T00:00:00Z"), ("def456", "2000-01-01T00:00:00Z")] {
+        let data = [("token-id", id), ("token-secret", "0123456789abcdef"), ("expiration", expiration)];
+        let mut data: BTreeMap<&str, ByteString> = data.map(|(k, v)| (k, ByteString(v.into()))).into();
+        data.insert("usage-bootstrap-signing", ByteString(b"true".to_vec()));
+        let token = json!({"metadata": {"name": format!("bootstrap-token-{id}")}, "type": "bootstrap.kubernetes.io/token",
+            "data": data});
+        secrets.create(&PostParams::default(), &object(token)).await.expect("token Secret");
+    }
+    wait_for(sim, PATIENCE, "cluster-info signed, the expired token deleted", || async {
+        let cm = config_maps.get("cluster-info").await.map_err(|e| e.to_string())?;
+        let signed = cm.data.unwrap_or_default().contains_key("jws-kubeconfig-abc123");
+        let expired = secrets.get_opt("bootstrap-token-def456").await.map_err(|e| e.to_string())?;
+        if signed && expired.is_none() { Ok(()) } else { Err(format!("signed {signed}, expired token {expired:?}")) }
     })
     .await;
 }

@@ -58,10 +58,33 @@ const WRITERS: &[&str] = &[
     "namespace-controller",
     "service-account-controller",
     "root-ca-cert-publisher",
+    "ttl-controller",
+    "bootstrap-signer",
+    "token-cleaner",
     // The API server's own `kubernetes` ServiceCIDR: its finalizer and
     // Ready condition.
     "service-cidrs-controller",
 ];
+
+/// kubeadm's `cluster-info` and bootstrap tokens: one signing, one expired.
+const BOOTSTRAP: &str = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cluster-info, namespace: kube-public}
+data: {kubeconfig: "apiVersion: v1\nkind: Config\n"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: bootstrap-token-abcdef, namespace: kube-system}
+type: bootstrap.kubernetes.io/token
+data: {token-id: YWJjZGVm, token-secret: MDEyMzQ1Njc4OWFiY2RlZg==, usage-bootstrap-signing: dHJ1ZQ==}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: bootstrap-token-old000, namespace: kube-system}
+type: bootstrap.kubernetes.io/token
+data: {token-id: b2xkMDAw, token-secret: MDEyMzQ1Njc4OWFiY2RlZg==, expiration: MjAwMC0wMS0wMVQwMDowMDowMFo=}
+"#;
 
 /// Clients upstream keeps on the `--kubeconfig` identity.
 const ROOT_CLIENTS: &[&str] = &["shared-informers", "tokens-controller"];
@@ -342,6 +365,19 @@ async fn kubeadms_static_pod_runs_kcm_rs_with_only_the_image_swapped() {
     })
     .await;
 
+    // kubeadm's cluster-info signed by its token, an expired token deleted,
+    // each controller under its namespaced bootstrap Roles.
+    kubectl_ok_with_stdin(&bed.admin, &["apply", "-f", "-"], BOOTSTRAP).await;
+    let cluster_info: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-public");
+    let tokens: Api<Secret> = Api::namespaced(client.clone(), "kube-system");
+    wait_for(&bed, PATIENCE, "cluster-info signed, the expired token deleted", || async {
+        let data = cluster_info.get("cluster-info").await.map_err(|e| e.to_string())?.data.unwrap_or_default();
+        let expired = tokens.get_opt("bootstrap-token-old000").await.map_err(|e| e.to_string())?;
+        let signed = data.contains_key("jws-kubeconfig-abcdef");
+        when(signed && expired.is_none(), || format!("signed {signed}, expired token there {}", expired.is_some()))
+    })
+    .await;
+
     // A cascading delete: the garbage collector takes web's ReplicaSets.
     kubectl_ok(&bed.admin, &["-n", NS, "delete", "deployment", "web"]).await;
     let replicasets: Api<ReplicaSet> = Api::namespaced(client.clone(), NS);
@@ -392,7 +428,8 @@ async fn kubeadms_static_pod_runs_kcm_rs_with_only_the_image_swapped() {
         .collect();
     assert!(refused.is_empty(), "RBAC refused kcm-rs:\n{}", refused.join("\n"));
     for name in WRITERS {
-        let role = format!("ClusterRole \"system:controller:{name}\"");
+        // A ClusterRole, or the Roles of the bootstrap signer and token cleaner.
+        let role = format!("Role \"system:controller:{name}\"");
         let by_role = events.iter().any(|e| field(e, "/annotations/authorization.k8s.io~1reason").contains(&role));
         assert!(by_role, "no request of {name} allowed by its bootstrap role {role}");
     }
@@ -406,10 +443,15 @@ async fn kubeadms_static_pod_runs_kcm_rs_with_only_the_image_swapped() {
     assert_eq!(get_with_token(port, "/metrics", &allowed).await, 200, "/metrics with system:monitoring's grant");
     assert_eq!(get_with_token(port, "/metrics", &denied).await, 403, "/metrics without a grant");
 
-    // It says which of kubeadm's choices it does not act on.
+    // It says which of kubeadm's choices it does not act on; the two
+    // controllers kubeadm adds to `*` run.
     let text = std::fs::read_to_string(&log).expect("kcm-rs's log");
-    for named in ["bootstrap-signer-controller", "token-cleaner-controller", "--allocate-node-cidrs"] {
+    for named in ["persistentvolume-binder-controller", "--enable-hostpath-provisioner"] {
         assert!(text.contains(named), "kcm-rs's log does not name {named}:\n{text}");
+    }
+    let not_running = text.lines().find(|l| l.contains("controllers kcm-rs does not implement")).unwrap_or_default();
+    for runs in ["bootstrap-signer-controller", "token-cleaner-controller"] {
+        assert!(!not_running.contains(runs), "{runs} named as not running: {not_running}");
     }
     let forbidden: Vec<&str> =
         text.lines().filter(|l| l.to_lowercase().contains("forbidden") && !l.contains("being terminated")).collect();

@@ -4,6 +4,9 @@
 //!
 //! Run one area with `cargo test --test tests <area>::`.
 
+/// Bootstrap tokens and node TTLs: cluster-info signed as kubeadm join verifies, expired tokens deleted, nodes'
+/// `node.alpha.kubernetes.io/ttl`.
+mod bootstraptokens;
 /// The slim caches: fields they do not keep survive every write to a pod or node.
 mod cache;
 /// Scenarios spanning several controllers: a Deployment deleted, a dead node.

@@ -7,6 +7,8 @@
 //!
 //! # Layout
 //! - [`plan`]: the [`Plan`] every core returns, and the executor's contract;
+//! - [`bootstrap`]: bootstrap tokens (the token cleaner deleting expired
+//!   ones, the bootstrap signer signing `cluster-info` with them);
 //! - [`clusterroleaggregation`]: the ClusterRole aggregation controller
 //!   (the rules an `aggregationRule` gathers, in upstream's order);
 //! - [`common`]: what controllers share (selectors, controller refs and
@@ -61,8 +63,11 @@
 //!   storage, ordered or parallel pod management, rolling updates with
 //!   partition and maxUnavailable, claim retention, revision history);
 //! - [`ttlafterfinished`]: the TTL-after-finished controller (when a
-//!   finished Job's `ttlSecondsAfterFinished` runs out).
+//!   finished Job's `ttlSecondsAfterFinished` runs out);
+//! - [`ttl`]: the TTL controller (every node's
+//!   `node.alpha.kubernetes.io/ttl` by cluster size).
 
+pub mod bootstrap;
 pub mod clusterroleaggregation;
 pub mod common;
 pub mod cronjob;
@@ -89,6 +94,7 @@ pub mod serviceaccount;
 pub mod serviceaccounttoken;
 pub mod servicecidrs;
 pub mod statefulset;
+pub mod ttl;
 pub mod ttlafterfinished;
 
 #[cfg(test)]

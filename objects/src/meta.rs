@@ -23,6 +23,8 @@ pub const KEPT_ANNOTATIONS: &[&str] = &[
     "batch.kubernetes.io/job-completion-index",
     "batch.kubernetes.io/job-index-failure-count",
     "batch.kubernetes.io/job-index-ignored-failure-count",
+    // The TTL controller: the TTL a node carries (`v1.ObjectTTLAnnotationKey`).
+    "node.alpha.kubernetes.io/ttl",
 ];
 
 /// Metadata of a slim object, decoded as `ObjectMeta` is (camelCase JSON).

@@ -7,17 +7,17 @@ use std::collections::BTreeSet;
 use crate::config::Flags;
 use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
-    clusterroleaggregation, cronjob, csrapproving, csrcleaner, csrsigning, daemonset, deployment, endpoint,
-    endpointslice, endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace, nodeipam,
+    bootstrapsigner, clusterroleaggregation, cronjob, csrapproving, csrcleaner, csrsigning, daemonset, deployment,
+    endpoint, endpointslice, endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace, nodeipam,
     nodelifecycle, podgc, replicaset, rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs,
-    statefulset, tainteviction, ttlafterfinished,
+    statefulset, tainteviction, tokencleaner, ttl, ttlafterfinished,
 };
 
 /// The workqueues with `workqueue_*` series (label `name`) that a
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 25] = [
+    let queues: [(&str, &'static [&'static str]); 28] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -48,6 +48,9 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         // Its topology queue has no metrics.
         (endpointslice::IDENTITY.name, &[endpointslice::QUEUE_NAME]),
         (ttlafterfinished::CONTROLLER_NAME, &[ttlafterfinished::QUEUE_NAME]),
+        (ttl::CONTROLLER_NAME, &[ttl::QUEUE_NAME]),
+        (bootstrapsigner::CONTROLLER_NAME, &[bootstrapsigner::QUEUE_NAME]),
+        (tokencleaner::CONTROLLER_NAME, &[tokencleaner::QUEUE_NAME]),
         (servicecidrs::IDENTITY.name, &[servicecidrs::QUEUE_NAME]),
         (
             garbagecollector::IDENTITY.name,

@@ -25,6 +25,8 @@
 //!   keep an object in every namespace;
 //! - `nodes`: what the two node controllers share (the `node-controller`
 //!   name, a pod's node, the pod index by node name);
+//! - `bootstrapsigner`: the bootstrap signer
+//!   ([`BootstrapSigner`](bootstrapsigner::BootstrapSigner));
 //! - `clusterroleaggregation`: the ClusterRole aggregation controller
 //!   ([`ClusterRoleAggregationController`](clusterroleaggregation::ClusterRoleAggregationController));
 //! - `cronjob`: the CronJob controller
@@ -74,9 +76,14 @@
 //! - `tainteviction`: the taint-eviction-controller
 //!   ([`TaintEvictionController`](tainteviction::TaintEvictionController));
 //! - `ttlafterfinished`: the TTL-after-finished controller
-//!   ([`TtlAfterFinishedController`](ttlafterfinished::TtlAfterFinishedController)).
+//!   ([`TtlAfterFinishedController`](ttlafterfinished::TtlAfterFinishedController));
+//! - `tokencleaner`: the token cleaner
+//!   ([`TokenCleaner`](tokencleaner::TokenCleaner));
+//! - `ttl`: the TTL controller
+//!   ([`TtlController`](ttl::TtlController)).
 
 mod api_errors;
+pub mod bootstrapsigner;
 pub mod clusterroleaggregation;
 pub mod cronjob;
 pub mod csrapproving;
@@ -108,4 +115,6 @@ pub mod serviceaccounttoken;
 pub mod servicecidrs;
 pub mod statefulset;
 pub mod tainteviction;
+pub mod tokencleaner;
+pub mod ttl;
 pub mod ttlafterfinished;
