@@ -25,19 +25,16 @@
 //! that expired in 2017 is deleted. The pending and approved-unissued ages
 //! are the core's tables' (`kcm_controllers::csrcleaner`).
 
-use std::path::PathBuf;
-
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{
-    CertificateSigningRequest, CertificateSigningRequestCondition, CertificateSigningRequestSpec,
-    CertificateSigningRequestStatus,
+    CertificateSigningRequest, CertificateSigningRequestCondition, CertificateSigningRequestStatus,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Api, ObjectMeta, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube_sim::testing::{kubectl_ok_with_stdin, wait_for};
+use kube::api::{Api, PostParams};
+use kube_sim::testing::wait_for;
 
+use crate::common::bootstrap::{Made, bind_group, bootstrap_token, kubelet_client_request, token_client};
 use crate::common::{Backend, Env, PATIENCE, run_on, start_on_testbed};
 
 /// The two controllers, as upstream names them.
@@ -56,94 +53,6 @@ mod kubelet_client_requests_are_approved_and_old_requests_cleaned {
 }
 
 // === utils ===
-
-/// The cluster-scoped objects a test makes on the shared testbed, deleted
-/// (with kubectl) when it drops: at the test's end, or when it fails.
-struct Made {
-    /// The admin's kubeconfig.
-    kubeconfig: PathBuf,
-    /// `(kind, namespace, name)`, in creation order.
-    objects: Vec<(&'static str, Option<&'static str>, String)>,
-}
-
-impl Drop for Made {
-    fn drop(&mut self) {
-        for (kind, namespace, name) in self.objects.iter().rev() {
-            let mut args = vec!["delete", kind, name.as_str(), "--ignore-not-found", "--wait=false"];
-            if let Some(ns) = namespace {
-                args.extend(["-n", ns]);
-            }
-            let out = std::process::Command::new("kubectl").args(&args).env("KUBECONFIG", &self.kubeconfig).output();
-            if !out.as_ref().is_ok_and(|o| o.status.success()) && !std::thread::panicking() {
-                panic!("kubectl did not delete the shared testbed's {kind} {name}: {out:?}");
-            }
-        }
-    }
-}
-
-/// `n` random characters of `[a-z0-9]`, as bootstrap token parts are.
-fn token_part(n: usize) -> String {
-    const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    (0..n).map(|_| char::from(CHARS[rand::random_range(0..CHARS.len())])).collect()
-}
-
-/// A bootstrap token Secret (`<id>.<secret>`) allowed to authenticate,
-/// in `system:bootstrappers` and `extra_group` if any; its token.
-async fn bootstrap_token(env: &Env, made: &mut Made, extra_group: Option<&str>) -> String {
-    let (id, secret) = (token_part(6), token_part(16));
-    let extra = extra_group.map(|g| format!("  auth-extra-groups: {g}\n")).unwrap_or_default();
-    let name = format!("bootstrap-token-{id}");
-    let manifest = format!(
-        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: kube-system\n\
-         type: bootstrap.kubernetes.io/token\nstringData:\n  token-id: {id}\n  token-secret: {secret}\n  \
-         usage-bootstrap-authentication: \"true\"\n{extra}"
-    );
-    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &manifest).await;
-    made.objects.push(("secret", Some("kube-system"), name));
-    format!("{id}.{secret}")
-}
-
-/// A ClusterRoleBinding `name` of `group` to `role`.
-async fn bind_group(env: &Env, made: &mut Made, name: String, group: &str, role: &str) {
-    let manifest = format!(
-        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: {name}\n\
-         roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {role}\n\
-         subjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n  name: {group}\n"
-    );
-    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-f", "-"], &manifest).await;
-    made.objects.push(("clusterrolebinding", None, name));
-}
-
-/// A client of the testbed authenticating with bootstrap `token`.
-async fn token_client(env: &Env, token: &str) -> kube::Client {
-    let mut kubeconfig = Kubeconfig::read_from(&env.kubeconfig).expect("the admin's kubeconfig");
-    for named in &mut kubeconfig.auth_infos {
-        named.auth_info = Some(serde_json::from_value(serde_json::json!({"token": token})).expect("token auth"));
-    }
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await.expect("config");
-    kube::Client::try_from(config).expect("client")
-}
-
-/// A kubelet's client certificate request for node `node` (an ECDSA key:
-/// no key encipherment), of `signer`, named `name`.
-fn kubelet_client_request(name: &str, node: &str, signer: &str) -> CertificateSigningRequest {
-    let mut params = rcgen::CertificateParams::default();
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params.distinguished_name.push(rcgen::DnType::CommonName, format!("system:node:{node}"));
-    params.distinguished_name.push(rcgen::DnType::OrganizationName, "system:nodes");
-    let key = rcgen::KeyPair::generate().expect("key");
-    let pem = params.serialize_request(&key).expect("request").pem().expect("PEM");
-    CertificateSigningRequest {
-        metadata: ObjectMeta { name: Some(name.to_owned()), ..ObjectMeta::default() },
-        spec: CertificateSigningRequestSpec {
-            request: ByteString(pem.into_bytes()),
-            signer_name: signer.to_owned(),
-            usages: Some(vec!["digital signature".to_owned(), "client auth".to_owned()]),
-            ..CertificateSigningRequestSpec::default()
-        },
-        ..CertificateSigningRequest::default()
-    }
-}
 
 /// Creates `csr` as `client`'s user; it is deleted when `made` drops.
 async fn create(client: &kube::Client, made: &mut Made, csr: &CertificateSigningRequest) {

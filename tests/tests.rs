@@ -47,6 +47,9 @@ mod informer;
 /// upstream's job.go scenarios under invariants on every pod event, and every pod counted once across kills;
 /// no new pod for a Job written finished while its cache lags, no status refused during the backoff.
 mod job;
+/// A node joins on the testbed: cluster-info signed with its bootstrap token, its kubelet's certificate approved
+/// and signed, its Node given a pod CIDR, a left node's CIDR given again.
+mod join;
 /// kubeadm's kube-controller-manager static pod with kcm-rs's image: the probe, /metrics authorization, each
 /// controller as its own ServiceAccount under the bootstrap roles only.
 mod kubeadm;

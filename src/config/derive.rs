@@ -5,7 +5,6 @@
 //! waiting for their controllers checked, and each controller's settings
 //! checked by its own module.
 
-
 use super::settings::Implemented;
 use super::{
     ClientSettings, Config, ControllerSet, Error, FeatureGates, Flags, LeaderElectionSettings, LoggingSettings, Result,

@@ -19,6 +19,7 @@ use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 use tokio::sync::{OwnedMutexGuard, broadcast};
 
+pub mod bootstrap;
 pub mod collector;
 pub mod crd;
 pub mod mirror;
