@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use crate::config::Flags;
 use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
-    bootstrapsigner, clusterroleaggregation, cronjob, csrapproving, csrcleaner, csrsigning, daemonset, deployment,
-    endpoint, endpointslice, endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace, nodeipam,
-    nodelifecycle, podgc, replicaset, rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs,
+    bootstrapsigner, certificates, clusterroleaggregation, cronjob, csrapproving, csrcleaner, csrsigning, daemonset,
+    deployment, endpoint, endpointslice, endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace,
+    nodeipam, nodelifecycle, podgc, replicaset, rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs,
     statefulset, tainteviction, tokencleaner, ttl, ttlafterfinished,
 };
 
@@ -36,11 +36,11 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         (serviceaccount::CONTROLLER_NAME, &[serviceaccount::QUEUE_NAME]),
         (rootcacertpublisher::CONTROLLER_NAME, &[rootcacertpublisher::QUEUE_NAME]),
         // One queue per signer, all named alike (upstream's).
-        (csrsigning::CONTROLLER_NAME, &[csrsigning::QUEUE_NAME]),
+        (csrsigning::CONTROLLER_NAME, &[certificates::QUEUE_NAME]),
         (clusterroleaggregation::CONTROLLER_NAME, &[clusterroleaggregation::QUEUE_NAME]),
         (endpoint::IDENTITY.name, &[endpoint::QUEUE_NAME]),
         (endpointslicemirroring::IDENTITY.name, &[endpointslicemirroring::QUEUE_NAME]),
-        (csrapproving::CONTROLLER_NAME, &[csrapproving::QUEUE_NAME]),
+        (csrapproving::CONTROLLER_NAME, &[certificates::QUEUE_NAME]),
         // One pass a day, one every 20 s, one an hour: no queue.
         (legacytokencleaner::CONTROLLER_NAME, &[]),
         (podgc::CONTROLLER_NAME, &[]),

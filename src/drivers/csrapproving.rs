@@ -21,7 +21,7 @@
 //! workqueue's.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::authorization::v1::SubjectAccessReview;
@@ -32,21 +32,17 @@ use kcm_runtime::informer::{
     EventHandler, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store,
 };
 use kcm_runtime::runner::{Next, Reconcile, SyncError};
-use kcm_runtime::workqueue::{
-    BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, QueueMetrics, WorkQueue,
-};
+use kcm_runtime::workqueue::{QueueMetrics, WorkQueue};
 use kube::api::{Api, PostParams};
 use kube::{Client, ResourceExt};
+
+use super::certificates;
 
 /// Upstream's controller name: metric label, log field.
 pub const CONTROLLER_NAME: &str = "certificatesigningrequest-approving-controller";
 
 /// The user-agent suffix of its client (upstream's `NewClient` name).
 pub const CLIENT_NAME: &str = "certificate-controller";
-
-/// The workqueue's name (the `name` label of the `workqueue_*` metrics),
-/// upstream's `NewCertificateController` queue.
-pub const QUEUE_NAME: &str = "certificate";
 
 /// Workers: upstream starts five, with no flag.
 pub const WORKERS: usize = 5;
@@ -60,16 +56,6 @@ pub enum Error {
     /// The approval could not be written (upstream's message).
     #[error("error updating approval for csr: {0}")]
     Approval(#[source] kube::Error),
-}
-
-/// Upstream's certificate controller limiter: the larger of a per-key
-/// exponential backoff (200 ms · 2^failures, capped at 1000 s) and a
-/// token bucket of 10 qps with a burst of 100.
-pub fn certificate_rate_limiter() -> MaxOfRateLimiter<String> {
-    MaxOfRateLimiter::new(vec![
-        Box::new(ItemExponentialFailureRateLimiter::new(Duration::from_millis(200), Duration::from_secs(1000))),
-        Box::new(BucketRateLimiter::new(10.0, 100)),
-    ])
 }
 
 /// The approving controller, ready to run once its cache syncs.
@@ -101,7 +87,7 @@ impl CsrApprovingController {
     /// # Panics
     /// Outside a tokio runtime (the workqueue spawns its timer task).
     pub fn new(factory: &SharedInformerFactory, client: Client, queue_metrics: Option<&QueueMetrics>) -> Self {
-        let queue = WorkQueue::new(QUEUE_NAME, certificate_rate_limiter(), queue_metrics);
+        let queue = WorkQueue::new(certificates::QUEUE_NAME, certificates::rate_limiter(), queue_metrics);
         let csrs = factory.informer::<CertificateSigningRequest>();
         let registration = csrs.add_handler(CsrHandler { queue: queue.clone() }, Some(factory.default_resync()));
         let syncer = Arc::new(Syncer { csrs: csrs.store(), client });
@@ -185,28 +171,5 @@ impl Syncer {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    //! The queue's limiter, as upstream's `NewCertificateController` sets it.
-
-    use kcm_runtime::workqueue::RateLimiter;
-
-    use super::*;
-
-    #[test]
-    fn a_failing_request_backs_off_from_200ms_doubling_to_1000s() {
-        let limiter = certificate_rate_limiter();
-        let key = "csr-1".to_owned();
-        let delays: Vec<Duration> = (0..3).map(|_| limiter.when(&key)).collect();
-        assert_eq!(delays, [200, 400, 800].map(Duration::from_millis));
-        for _ in 0..30 {
-            limiter.when(&key);
-        }
-        assert_eq!(limiter.when(&key), Duration::from_secs(1000));
-        limiter.forget(&key);
-        assert_eq!(limiter.when(&key), Duration::from_millis(200), "forgotten once a sync succeeds");
     }
 }

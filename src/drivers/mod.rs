@@ -84,6 +84,7 @@
 
 mod api_errors;
 pub mod bootstrapsigner;
+pub(crate) mod certificates;
 pub mod clusterroleaggregation;
 pub mod cronjob;
 pub mod csrapproving;

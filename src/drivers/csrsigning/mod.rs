@@ -27,9 +27,7 @@ use kcm_controllers::csrsigning::{self as core, Decision, Signer};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{Enqueue, HandlerRegistration, HasSynced, SharedInformer, SharedInformerFactory, Store};
 use kcm_runtime::runner::{Next, Reconcile, SyncError};
-use kcm_runtime::workqueue::{
-    BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, QueueMetrics, WorkQueue,
-};
+use kcm_runtime::workqueue::{QueueMetrics, WorkQueue};
 use kube::Client;
 use kube::api::{Api, PostParams};
 
@@ -37,14 +35,13 @@ pub mod ca;
 
 use ca::CaProvider;
 
+use super::certificates;
+
 /// Upstream's controller name.
 pub const CONTROLLER_NAME: &str = "certificatesigningrequest-signing-controller";
 
 /// The user-agent suffix of its client (upstream's `ClientOrDie` name).
 pub const CLIENT_NAME: &str = "certificate-controller";
-
-/// Each signer's workqueue name (upstream names them all `certificate`).
-pub const QUEUE_NAME: &str = "certificate";
 
 /// Workers per signer: upstream runs five, with no flag.
 pub const WORKERS: usize = 5;
@@ -95,7 +92,7 @@ impl CsrSigningController {
         let loops = signers
             .into_iter()
             .map(|(signer, ca)| {
-                let queue = WorkQueue::new(QUEUE_NAME, certificate_rate_limiter(), queue_metrics);
+                let queue = WorkQueue::new(certificates::QUEUE_NAME, certificates::rate_limiter(), queue_metrics);
                 let registration = csrs.add_handler(Enqueue { queue: queue.clone() }, resync);
                 let syncer = Arc::new(Syncer { signer, csrs: csrs.store(), client: client.clone(), ca, max_duration });
                 SignerLoop { queue, registration, syncer }
@@ -103,14 +100,6 @@ impl CsrSigningController {
             .collect();
         Self { csrs, loops }
     }
-}
-
-/// Upstream's certificate controller limiter.
-fn certificate_rate_limiter() -> MaxOfRateLimiter<String> {
-    MaxOfRateLimiter::new(vec![
-        Box::new(ItemExponentialFailureRateLimiter::new(Duration::from_millis(200), Duration::from_secs(1000))),
-        Box::new(BucketRateLimiter::new(10.0, 100)),
-    ])
 }
 
 impl Controller for CsrSigningController {
