@@ -272,19 +272,12 @@ async fn replace_replaces_the_running_job() {
 async fn suspended_schedules_nothing() {
     let env = start().await;
     create(&env, "suspended", "*/1 * * * ?", "Allow", json!({"suspend": true})).await;
+    // The controller syncs the CronJob once, then again after its missed
+    // runs are written: each write waits for the sync before it, so the
+    // two never fold into one sync of the queue.
+    let before = synced_cronjobs(&env, 1.0).await;
     last_scheduled(&env, "suspended", SignedDuration::from_mins(5)).await;
-    // The controller has seen the CronJob since the missed runs: its sync
-    // count moved past the create and the status write.
-    wait_for(&env.cluster, PATIENCE, "the CronJob synced", || async {
-        let (_, metrics) = env.scrape("/metrics").await;
-        let syncs: f64 = metrics
-            .lines()
-            .filter(|l| l.starts_with("kcm_controller_syncs_total{") && l.contains("controller=\"cronjob-controller\""))
-            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-            .sum();
-        if syncs >= 2.0 { Ok(()) } else { Err(format!("{syncs} syncs")) }
-    })
-    .await;
+    synced_cronjobs(&env, before + 1.0).await;
     assert!(jobs_of(&env, "suspended").await.is_empty());
     assert!(active_names(&cron_job(&env, "suspended").await).is_empty());
 
@@ -295,6 +288,21 @@ async fn suspended_schedules_nothing() {
     .await;
     assert_eq!(wait_for_active(&env, "suspended", 1, PATIENCE).await.len(), 1);
     remove(&env, "suspended").await;
+}
+
+/// Waits until the CronJob controller has synced `at_least` times
+/// (`kcm_controller_syncs_total`, every result); the count then.
+async fn synced_cronjobs(env: &Env, at_least: f64) -> f64 {
+    wait_for(&env.cluster, PATIENCE, &format!("{at_least} CronJob syncs"), || async {
+        let (_, metrics) = env.scrape("/metrics").await;
+        let syncs: f64 = metrics
+            .lines()
+            .filter(|l| l.starts_with("kcm_controller_syncs_total{") && l.contains("controller=\"cronjob-controller\""))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum();
+        if syncs >= at_least { Ok(syncs) } else { Err(format!("{syncs} syncs")) }
+    })
+    .await
 }
 
 /// upstream "should be able to schedule after more than 100 missed

@@ -23,10 +23,12 @@ pub mod metrics;
 pub mod params;
 mod sync;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::BoxFuture;
 use kcm_controllers::nodeipam::allocator::RangeAllocator;
+use kcm_controllers::nodeipam::cidr::Cidr;
 use kcm_objects::Node;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
@@ -63,6 +65,11 @@ struct State {
     /// before then releases nothing (the node is gone from the cache the
     /// start reads too).
     recovered: bool,
+    /// CIDRs this process wrote to a node whose cached copy does not show
+    /// them yet, by node name: until it does, the node is given no others
+    /// (a sync on a stale copy would allocate again and write a second
+    /// CIDR the API server refuses, as upstream's can).
+    written: HashMap<String, Vec<Cidr>>,
 }
 
 /// What the handlers and workers share.
@@ -123,7 +130,7 @@ impl NodeIpamController {
         if let Some(metrics) = &metrics {
             metrics.report(&allocator, &[]);
         }
-        let shared = Arc::new(Shared { state: Mutex::new(State { allocator, recovered: false }), metrics });
+        let shared = Arc::new(Shared { state: Mutex::new(State { allocator, recovered: false, written: HashMap::new() }), metrics });
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let nodes = factory.informer::<Node>();
         let handler = NodeHandler { queue: queue.clone(), shared: shared.clone() };
@@ -195,7 +202,18 @@ impl EventHandler<Node> for NodeHandler {
 
     fn on_delete(&self, node: &Arc<Node>) {
         let mut state = self.shared.lock();
-        if !state.recovered || node.spec.pod_cidrs.is_empty() {
+        let written = state.written.remove(&*node.metadata.name);
+        if !state.recovered {
+            return;
+        }
+        if node.spec.pod_cidrs.is_empty() {
+            // Gone before its cached copy showed the CIDRs written to it.
+            if let Some(cidrs) = written {
+                for error in state.allocator.release_allocated(&cidrs) {
+                    tracing::error!(%error, node = %node.metadata.name, "Error releasing allocated CIDR for node");
+                }
+                self.shared.report(&state.allocator, &[]);
+            }
             return;
         }
         tracing::debug!(node = %node.metadata.name, pod_cidrs = ?node.spec.pod_cidrs, "Release CIDR for node");

@@ -11,6 +11,10 @@
 //! `CIDRAssignmentFailed`, gives the CIDRs back unless the server timed
 //! out (the write may have landed: a restart recovers them) and fails the
 //! sync.
+//!
+//! Stricter than upstream: a node whose CIDRs were written is given no
+//! others until its cached copy shows them, so that a sync on a copy older
+//! than the write (another update's event) does not allocate again.
 
 use std::sync::Arc;
 
@@ -65,9 +69,15 @@ impl Syncer {
         let allocated = {
             let mut state = self.shared.lock();
             if !node.spec.pod_cidrs.is_empty() {
+                state.written.remove(&**name);
                 let occupied = state.allocator.occupy_cidrs(name, &node.spec.pod_cidrs);
                 self.shared.report(&state.allocator, &[]);
                 return Ok(occupied?);
+            }
+            if state.written.contains_key(&**name) {
+                // Its own write's event brings the copy that shows them.
+                tracing::debug!(node = %name, "Node's CIDRs are written and not cached yet");
+                return Ok(());
             }
             let allocated = state.allocator.allocate();
             let tries: Vec<usize> = allocated.iter().flatten().map(|(_, tries)| *tries).collect();
@@ -111,6 +121,7 @@ impl Syncer {
             match self.patch_node_cidrs(name, &cidrs).await {
                 Ok(()) => {
                     tracing::info!(node = name, podCIDRs = ?cidrs, "Set node PodCIDR");
+                    self.shared.lock().written.insert(name.to_owned(), allocated.to_vec());
                     return Ok(());
                 }
                 Err(error) => last = Some(error),
