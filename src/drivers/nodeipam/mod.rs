@@ -130,7 +130,10 @@ impl NodeIpamController {
         if let Some(metrics) = &metrics {
             metrics.report(&allocator, &[]);
         }
-        let shared = Arc::new(Shared { state: Mutex::new(State { allocator, recovered: false, written: HashMap::new() }), metrics });
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State { allocator, recovered: false, written: HashMap::new() }),
+            metrics,
+        });
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let nodes = factory.informer::<Node>();
         let handler = NodeHandler { queue: queue.clone(), shared: shared.clone() };
