@@ -22,8 +22,18 @@ use std::path::{Path, PathBuf};
 
 /// The driver modules every controller's driver may use (`src/drivers/`):
 /// every other module there is one controller's driver.
-const SHARED_DRIVER_MODULES: &[&str] =
-    &["api_errors", "execute", "expectations", "mod.rs", "namespace_keys", "nodes", "owners", "parts", "service_pods"];
+const SHARED_DRIVER_MODULES: &[&str] = &[
+    "api_errors",
+    "certificates",
+    "execute",
+    "expectations",
+    "mod.rs",
+    "namespace_keys",
+    "nodes",
+    "owners",
+    "parts",
+    "service_pods",
+];
 
 /// The file-to-file imports of every crate of the workspace.
 fn workspace_edges() -> BTreeSet<(PathBuf, PathBuf)> {
