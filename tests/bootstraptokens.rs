@@ -19,12 +19,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use base64::Engine;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::STANDARD;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
 use kube::Api;
 use kube::api::ListParams;
 use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 
+use crate::common::bootstrap::expected_signature;
 use crate::common::{PATIENCE, on_both, start_with_flags};
 
 /// kubeadm's spelling of the two bootstrap controllers.
@@ -64,17 +65,6 @@ fn token_secret(id: &str, extra: &[(&str, String)]) -> String {
 fn in_seconds(seconds: i64) -> String {
     let at = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(seconds);
     at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// The detached JWS `kubeadm join` expects for the token `id`/`secret`,
-/// computed here without kcm-rs's code: base64url of the protected header,
-/// two dots, base64url of HMAC-SHA256 over `header "." base64url(content)`.
-fn expected_signature(content: &str, id: &str, secret: &str) -> String {
-    let header = URL_SAFE_NO_PAD.encode(format!(r#"{{"alg":"HS256","kid":"{id}"}}"#));
-    let signing_input = format!("{header}.{}", URL_SAFE_NO_PAD.encode(content));
-    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
-    let tag = ring::hmac::sign(&key, signing_input.as_bytes());
-    format!("{header}..{}", URL_SAFE_NO_PAD.encode(tag.as_ref()))
 }
 
 /// Deletes what the test made in the shared namespaces when it drops.

@@ -21,7 +21,7 @@
 //! SubjectAccessReviews, so this runs on the testbed only.
 
 use base64::Engine;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::STANDARD;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::api::{Api, DeleteParams, PostParams};
@@ -30,7 +30,9 @@ use kube_sim::testing::{kubectl_ok_with_stdin, wait_for};
 use serde_json::json;
 use x509_parser::prelude::{FromDer, X509Certificate};
 
-use crate::common::bootstrap::{Made, bind_group, bootstrap_token, kubelet_client_request_with_key, token_client};
+use crate::common::bootstrap::{
+    Made, bind_group, bootstrap_token, expected_signature, kubelet_client_request_with_key, token_client,
+};
 use crate::common::{Backend, Env, PATIENCE, run_on, start_on_testbed, testbed};
 
 /// The controllers a join needs, as kubeadm spells the bootstrap ones, and
@@ -57,16 +59,6 @@ mod a_node_joins_with_a_bootstrap_token_and_gets_its_certificate_and_pod_cidr {
 }
 
 // === utils ===
-
-/// The detached JWS `kubeadm join` checks `cluster-info` with, computed
-/// without kcm-rs's code: base64url of the protected header, two dots,
-/// base64url of HMAC-SHA256 over `header "." base64url(kubeconfig)`.
-fn expected_signature(kubeconfig: &str, id: &str, secret: &str) -> String {
-    let header = URL_SAFE_NO_PAD.encode(format!(r#"{{"alg":"HS256","kid":"{id}"}}"#));
-    let signing_input = format!("{header}.{}", URL_SAFE_NO_PAD.encode(kubeconfig));
-    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
-    format!("{header}..{}", URL_SAFE_NO_PAD.encode(ring::hmac::sign(&key, signing_input.as_bytes()).as_ref()))
-}
 
 /// `cluster-info` as `kubeadm init` writes it (the cluster's server and
 /// CA in a kubeconfig), removed when the test ends: the testbed has none of

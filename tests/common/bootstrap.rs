@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestSpec};
 use kube::api::ObjectMeta;
@@ -107,4 +109,15 @@ pub fn kubelet_client_request_with_key(name: &str, node: &str, signer: &str) -> 
         ..CertificateSigningRequest::default()
     };
     (csr, key.serialize_pem())
+}
+
+/// The detached JWS `kubeadm join` checks `cluster-info` with, for the
+/// token `id`/`secret`, computed without kcm-rs's code: base64url of the
+/// protected header, two dots, base64url of HMAC-SHA256 over
+/// `header "." base64url(content)`.
+pub fn expected_signature(content: &str, id: &str, secret: &str) -> String {
+    let header = URL_SAFE_NO_PAD.encode(format!(r#"{{"alg":"HS256","kid":"{id}"}}"#));
+    let signing_input = format!("{header}.{}", URL_SAFE_NO_PAD.encode(content));
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
+    format!("{header}..{}", URL_SAFE_NO_PAD.encode(ring::hmac::sign(&key, signing_input.as_bytes()).as_ref()))
 }
