@@ -198,6 +198,32 @@ impl Drop for NodeChange {
     }
 }
 
+/// Waits until kcm-rs's node cache holds every change made to `node` so
+/// far, and returns the label that proved it (removed on drop). A
+/// node's watch events arrive in order, so once kcm-rs places a pod of a
+/// probe DaemonSet that selects a label written after those changes and
+/// tolerates every taint, it has seen them too. Without it, a DaemonSet
+/// created right after a taint may be synced against the untainted node
+/// (the Node and DaemonSet watches are separate streams), and a
+/// `NoSchedule` taint does not take away a pod already made.
+async fn seen_by_kcm_rs(env: &Env, node: &str) -> NodeChange {
+    let label = format!("kcm-rs.test/seen-{}", env.ns);
+    let guard = NodeChange::make(
+        env,
+        &["label", "node", node, &format!("{label}=yes")],
+        &["label", "node", node, &format!("{label}-")],
+    )
+    .await;
+    let probe = json!({"template": {"spec": {"nodeSelector": {label.as_str(): "yes"}, "tolerations": [{"operator": "Exists"}]}}});
+    create(env, &daemon_set("seen", &probe)).await;
+    wait_for(&env.cluster, PATIENCE, &format!("kcm-rs placed a probe pod on {node}"), || async {
+        let by_node = pods_by_node(env, "seen").await;
+        if by_node.contains_key(node) { Ok(()) } else { Err(format!("{:?}", summary(&by_node))) }
+    })
+    .await;
+    guard
+}
+
 // === scenarios ===
 
 on_both!(
@@ -267,6 +293,7 @@ async fn tainted_node_runs_a_daemon_pod_only_with_a_toleration() {
     let _taint =
         NodeChange::make(&env, &["taint", "node", "node-3", taint], &["taint", "node", "node-3", &format!("{taint}-")])
             .await;
+    let _seen = seen_by_kcm_rs(&env, "node-3").await;
     let checker = DaemonChecker::start(&env, &env.ns, "tainted", &["node-1", "node-2"], Bounds::DEFAULT).await;
     create(&env, &daemon_set("tainted", &json!({}))).await;
     runs_on(&env, "tainted", &["node-1", "node-2"], None).await;
