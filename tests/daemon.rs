@@ -4,7 +4,7 @@
 //! API server), serving, and the Prometheus exposition checked by the real
 //! `promtool`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -13,7 +13,9 @@ use kube_sim::testing::{provision_namespace, wait_for};
 use kube_sim::{Sim, SimConfig};
 use tokio::process::{Child, Command};
 
-use crate::common::{Env, PATIENCE, free_port, https_get, on_both, sim_with_kubeconfig, start_with_flags};
+use crate::common::{
+    Env, PATIENCE, free_port, https_get, kubeconfig_as, on_both, sim_with_kubeconfig, start_with_flags,
+};
 
 /// How long a stopped daemon may take to exit.
 const EXIT_DEADLINE: Duration = Duration::from_secs(30);
@@ -105,18 +107,6 @@ async fn leading(daemons: &[&Daemon]) -> Vec<bool> {
         out.push(body.contains(LEADING));
     }
     out
-}
-
-/// A kubeconfig for `sim` in `dir` that acts as `user` (a kubeconfig's
-/// `as:`): kube-sim counts requests by that user, so two replicas are told
-/// apart.
-fn kubeconfig_as(sim: &Sim, dir: &Path, user: &str) -> PathBuf {
-    let path = dir.join(format!("kubeconfig-{user}"));
-    let plain = kube_sim::kubeconfig_yaml(&sim.url());
-    let yaml = plain.replace("  user: {}\n", &format!("  user: {{as: {user}}}\n"));
-    assert_ne!(yaml, plain, "the kubeconfig names a user to act as");
-    std::fs::write(&path, yaml).expect("kubeconfig written");
-    path
 }
 
 /// Writes that reached kube-sim from `user`, split by client.

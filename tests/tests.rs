@@ -9,6 +9,9 @@
 mod bootstraptokens;
 /// The slim caches: fields they do not keep survive every write to a pod or node.
 mod cache;
+/// The seeded fault campaign: workload mixes under two electing replicas and scheduled faults, judged by safety
+/// invariants on every committed change, then converged and quiet.
+mod campaign;
 /// Scenarios spanning several controllers: a Deployment deleted, a dead node.
 mod cluster;
 /// The ClusterRole aggregation controller: rules gathered and dropped as labels change.

@@ -292,6 +292,18 @@ pub async fn sim_with_kubeconfig(config: SimConfig) -> (Sim, tempfile::TempDir, 
     (sim, dir, path)
 }
 
+/// A kubeconfig for `sim` in `dir` that acts as `user` (a kubeconfig's
+/// `as:`): kube-sim counts requests by that user, so two replicas are told
+/// apart.
+pub fn kubeconfig_as(sim: &Sim, dir: &Path, user: &str) -> PathBuf {
+    let path = dir.join(format!("kubeconfig-{user}"));
+    let plain = kube_sim::kubeconfig_yaml(&sim.url());
+    let yaml = plain.replace("  user: {}\n", &format!("  user: {{as: {user}}}\n"));
+    assert_ne!(yaml, plain, "the kubeconfig names a user to act as");
+    std::fs::write(&path, yaml).expect("kubeconfig written");
+    path
+}
+
 /// kubeadm's kube-controller-manager static pod with kcm-rs's image.
 pub const STATIC_POD: &str = "deploy/static-pod/kube-controller-manager.yaml";
 

@@ -35,6 +35,7 @@ use bytes::Bytes;
 
 use crate::error::{ApiError, ApiResult};
 use crate::faults::RequestKind;
+use crate::store::{Writer, written_by};
 use response::{bytes_response, json_response};
 use route::{Route, route};
 
@@ -54,7 +55,8 @@ pub async fn handle(api: Arc<Api>, req: Request) -> Response {
         api.stats.record(&kind, err.code);
         return err.into_response();
     }
-    let response = match dispatch(&api, &req, route, &kind.verb).await {
+    let writer = Arc::new(Writer { user: kind.user.clone(), user_agent: kind.user_agent.clone() });
+    let response = match written_by(writer, dispatch(&api, &req, route, &kind.verb)).await {
         Ok(response) => response,
         Err(err) => err.into_response(),
     };

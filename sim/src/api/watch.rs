@@ -273,6 +273,7 @@ mod tests {
             kind,
             object: Stored { rv: 1, bytes: Bytes::from_static(b"{}"), attrs: attrs(after) },
             previous: before.map(attrs),
+            writer: None,
         }
     }
 
