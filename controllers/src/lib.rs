@@ -49,6 +49,11 @@
 //!   cluster CIDRs for nodes, upstream's cidrset arithmetic);
 //! - [`podgc`]: the pod garbage collector (terminated pods beyond the
 //!   threshold, orphaned, unscheduled and out-of-service terminating pods);
+//! - [`pvcprotection`]: the PVC protection controller (a claim being
+//!   deleted keeps its finalizer while a pod uses it; the `Unused`
+//!   condition of bound claims);
+//! - [`pvprotection`]: the PV protection controller (a volume being
+//!   deleted keeps its finalizer while bound);
 //! - [`replicaset`]: the ReplicaSet controller (expectations, manage
 //!   replicas, status);
 //! - [`rootcacertpublisher`]: the root CA certificate publisher (the
@@ -88,6 +93,8 @@ pub mod nodeipam;
 pub mod plan;
 pub mod podgc;
 pub mod protocol;
+pub mod pvcprotection;
+pub mod pvprotection;
 pub mod replicaset;
 pub mod rootcacertpublisher;
 pub mod serviceaccount;

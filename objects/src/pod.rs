@@ -61,6 +61,10 @@ pub struct PodSpec {
     /// The `persistentVolumeClaim` volumes of `spec.volumes` (the
     /// StatefulSet controller checks a pod mounts its claims).
     pub claim_volumes: Box<[ClaimVolume]>,
+    /// The names of the generic `ephemeral` volumes of `spec.volumes` (the
+    /// PVC protection controller: each stands for the claim
+    /// `<pod>-<volume>`).
+    pub ephemeral_volumes: Box<[Box<str>]>,
 }
 
 /// A volume of a pod mounting a PersistentVolumeClaim.
@@ -104,6 +108,7 @@ impl From<WireSpec> for PodSpec {
         let claim_volumes = (wire.volumes.iter().filter_map(VolumeSecrets::claim))
             .map(|(name, claim_name)| ClaimVolume { name: name.into(), claim_name: claim_name.into() })
             .collect();
+        let ephemeral_volumes = wire.volumes.iter().filter_map(VolumeSecrets::ephemeral).map(Into::into).collect();
         let init_containers = wire.init_containers.into_iter();
         PodSpec {
             node_name: wire.node_name,
@@ -117,6 +122,7 @@ impl From<WireSpec> for PodSpec {
             subdomain: wire.subdomain,
             affinity_node_name: wire.affinity.target_node_name(),
             claim_volumes,
+            ephemeral_volumes,
         }
     }
 }
@@ -167,6 +173,10 @@ pub struct PodStatus {
     /// controller's exit codes and finish times).
     #[serde(deserialize_with = "nullable")]
     pub init_container_statuses: Box<[ContainerStatus]>,
+    /// `status.ephemeralContainerStatuses` (the PVC protection controller
+    /// asks whether every container stopped).
+    #[serde(deserialize_with = "nullable")]
+    pub ephemeral_container_statuses: Box<[ContainerStatus]>,
     /// `status.podIPs[].ip` (the endpoint and EndpointSlice controllers).
     #[serde(rename = "podIPs", deserialize_with = "pod_ips")]
     pub pod_ips: Box<[Box<str>]>,
@@ -200,6 +210,9 @@ pub struct ContainerStatus {
     /// dates a pod's end from it). Boxed: most cached pods run, and pay a
     /// pointer for it.
     pub terminated: Option<Box<Terminated>>,
+    /// Whether `state.waiting` is set (the PVC protection controller: a
+    /// waiting or terminated container is not running).
+    pub waiting: bool,
 }
 
 /// What is kept of a container's `state.terminated`.
@@ -223,11 +236,13 @@ struct WireContainerStatus {
     state: WireContainerState,
 }
 
-/// `state` of a container status; `waiting` and `running` are skipped.
+/// `state` of a container status; `running` is skipped, `waiting` only
+/// noted.
 #[derive(Default, Deserialize)]
 #[serde(default)]
 struct WireContainerState {
     terminated: Option<Box<Terminated>>,
+    waiting: Option<serde::de::IgnoredAny>,
 }
 
 impl From<WireContainerStatus> for ContainerStatus {
@@ -237,6 +252,7 @@ impl From<WireContainerStatus> for ContainerStatus {
             restart_count: wire.restart_count,
             ready: wire.ready,
             terminated: wire.state.terminated,
+            waiting: wire.state.waiting.is_some(),
         }
     }
 }
@@ -325,6 +341,26 @@ mod tests {
         assert_eq!(a.spec.init_containers[0].restart_policy.as_deref(), Some("Always"));
         assert_eq!(a.spec.tolerations[0].toleration_seconds, Some(300));
         assert!(Arc::ptr_eq(&a.spec.tolerations, &b.spec.tolerations));
+    }
+
+    #[test]
+    fn keeps_ephemeral_volumes_and_waiting_containers() {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"volumes": [
+                {"name": "data", "persistentVolumeClaim": {"claimName": "claim"}},
+                {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+            ]},
+            "status": {
+                "containerStatuses": [{"name": "app", "state": {"waiting": {"reason": "ContainerCreating"}}}],
+                "ephemeralContainerStatuses": [{"name": "debug", "state": {"running": {}}}],
+            },
+        }))
+        .unwrap();
+        assert_eq!(&*pod.spec.claim_volumes[0].claim_name, "claim");
+        assert_eq!(&*pod.spec.ephemeral_volumes, [Box::from("scratch")]);
+        assert!(pod.status.container_statuses[0].waiting);
+        assert!(!pod.status.ephemeral_container_statuses[0].waiting);
     }
 
     #[test]

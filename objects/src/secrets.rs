@@ -47,6 +47,7 @@ pub(crate) struct EnvFrom {
 pub(crate) struct VolumeSecrets {
     name: Box<str>,
     persistent_volume_claim: Option<ClaimSource>,
+    ephemeral: Option<serde::de::IgnoredAny>,
     secret: Option<SecretName>,
     azure_file: Option<SecretName>,
     cephfs: Option<SecretRef>,
@@ -127,6 +128,11 @@ impl VolumeSecrets {
     pub(crate) fn claim(&self) -> Option<(&str, &str)> {
         let source = self.persistent_volume_claim.as_ref()?;
         Some((&self.name, &source.claim_name))
+    }
+
+    /// The volume's name, if it is a generic ephemeral volume.
+    pub(crate) fn ephemeral(&self) -> Option<&str> {
+        self.ephemeral.as_ref().map(|_| &*self.name)
     }
 
     fn names(&self) -> impl Iterator<Item = &Option<Atom>> {

@@ -36,6 +36,8 @@
 //! - `csr`: what the certificate controllers read of a
 //!   CertificateSigningRequest (its parsed PKCS#10 request, its approval
 //!   conditions, whether it is issued; `pkg/apis/certificates/helpers.go`);
+//! - `protection`: the storage protection finalizers' two questions
+//!   (`protectionutil`: deletion candidate, finalizer to add);
 //! - `object`: an object's queue key and [`ObjectRef`](crate::plan::ObjectRef).
 
 pub mod controller_ref;
@@ -51,6 +53,7 @@ pub mod job_finished;
 pub(crate) mod object;
 pub mod pod;
 pub mod pod_control;
+pub mod protection;
 pub mod ranking;
 pub mod replica_set;
 pub mod selector;
