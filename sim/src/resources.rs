@@ -253,6 +253,22 @@ fn builtins() -> Vec<ResourceType> {
             false,
             &[Status],
         ),
+        // Served schemaless (no validation, no defaults): enough for the
+        // PV protection controller's informer and updates, so that kcm-rs's
+        // caches sync here; the testbed is its ground truth.
+        ResourceType {
+            group: String::new(),
+            version: "v1".to_owned(),
+            plural: "persistentvolumes".to_owned(),
+            singular: "persistentvolume".to_owned(),
+            kind: "PersistentVolume".to_owned(),
+            namespaced: false,
+            short_names: vec!["pv".to_owned()],
+            categories: Vec::new(),
+            subresources: vec![Status],
+            verbs: all_verbs(),
+            builtin: None,
+        },
         builtin(B::Pod, "", "pods", "Pod", true, &["po"], true, &[Status]),
         builtin(B::PodTemplate, "", "podtemplates", "PodTemplate", true, &[], false, &[]),
         builtin(B::Secret, "", "secrets", "Secret", true, &[], false, &[]),

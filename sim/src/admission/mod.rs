@@ -13,7 +13,7 @@
 //!   (`secret_refs.rs`);
 //! - StorageObjectInUseProtection (`storage_protection.rs`): new
 //!   PersistentVolumeClaims get the `kubernetes.io/pvc-protection`
-//!   finalizer;
+//!   finalizer, new PersistentVolumes `kubernetes.io/pv-protection`;
 //! - TaintNodesByCondition (`node_taint.rs`): new Nodes get the
 //!   `node.kubernetes.io/not-ready:NoSchedule` taint, which the
 //!   node-lifecycle-controller takes off once the node is Ready.
@@ -61,6 +61,13 @@ pub async fn admit_create(
     }
     if rt.builtin == Some(Builtin::PersistentVolumeClaim) && config.enabled(Plugin::StorageObjectInUseProtection) {
         storage_protection::admit_claim(object);
+    }
+    if rt.builtin.is_none()
+        && rt.group.is_empty()
+        && rt.plural == "persistentvolumes"
+        && config.enabled(Plugin::StorageObjectInUseProtection)
+    {
+        storage_protection::admit_volume(object);
     }
     if rt.builtin == Some(Builtin::Node) && config.enabled(Plugin::TaintNodesByCondition) {
         node_taint::admit_node(object);

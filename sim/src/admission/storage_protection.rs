@@ -2,8 +2,9 @@
 //! PersistentVolumeClaim gets the `kubernetes.io/pvc-protection`
 //! finalizer, so that deleting it leaves it Terminating until the
 //! controller manager's pvc-protection controller sees no pod using it
-//! and removes the finalizer. (Its PersistentVolume half has nothing to
-//! act on: kube-sim serves no PersistentVolumes.)
+//! and removes the finalizer; every new PersistentVolume gets
+//! `kubernetes.io/pv-protection`, which the pv-protection controller
+//! removes once the volume is not bound.
 
 use serde_json::{Value, json};
 
@@ -12,17 +13,29 @@ use crate::object::metadata_mut;
 /// The finalizer the plugin adds to claims.
 pub const PVC_PROTECTION_FINALIZER: &str = "kubernetes.io/pvc-protection";
 
+/// The finalizer the plugin adds to volumes.
+pub const PV_PROTECTION_FINALIZER: &str = "kubernetes.io/pv-protection";
+
 /// Adds the finalizer to a claim being created, once.
 pub(super) fn admit_claim(claim: &mut Value) {
-    let metadata = metadata_mut(claim);
+    add_finalizer(claim, PVC_PROTECTION_FINALIZER);
+}
+
+/// Adds the finalizer to a volume being created, once.
+pub(super) fn admit_volume(volume: &mut Value) {
+    add_finalizer(volume, PV_PROTECTION_FINALIZER);
+}
+
+fn add_finalizer(object: &mut Value, finalizer: &str) {
+    let metadata = metadata_mut(object);
     let finalizers = metadata.entry("finalizers").or_insert_with(|| json!([]));
     if !finalizers.is_array() {
         *finalizers = json!([]);
     }
     if let Some(list) = finalizers.as_array_mut()
-        && !list.iter().any(|f| f == PVC_PROTECTION_FINALIZER)
+        && !list.iter().any(|f| f == finalizer)
     {
-        list.push(json!(PVC_PROTECTION_FINALIZER));
+        list.push(json!(finalizer));
     }
 }
 
@@ -39,5 +52,13 @@ mod tests {
         let mut bare = json!({"metadata": {"name": "data"}});
         admit_claim(&mut bare);
         assert_eq!(bare["metadata"]["finalizers"], json!([PVC_PROTECTION_FINALIZER]));
+    }
+
+    #[test]
+    fn new_volumes_get_theirs() {
+        let mut volume = json!({"metadata": {"name": "pv1"}});
+        admit_volume(&mut volume);
+        admit_volume(&mut volume);
+        assert_eq!(volume["metadata"]["finalizers"], json!([PV_PROTECTION_FINALIZER]));
     }
 }
