@@ -18,7 +18,6 @@ mod row;
 use kcm_runtime::client;
 use kcm_runtime::events::EventRecorder;
 
-use crate::config::Implemented;
 use crate::config::settings::NoFlags;
 use crate::config::settings::cronjob::CronJobFlags;
 use crate::config::settings::csrsigning::CsrSigningFlags;
@@ -38,6 +37,7 @@ use crate::config::settings::replicaset::ReplicaSetFlags;
 use crate::config::settings::serviceaccounttoken::ServiceAccountTokenFlags;
 use crate::config::settings::statefulset::StatefulSetFlags;
 use crate::config::settings::ttlafterfinished::TtlAfterFinishedFlags;
+use crate::config::{Implemented, PVC_UNUSED_SINCE_TIME};
 use crate::drivers::bootstrapsigner::{self, BootstrapSigner};
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::cronjob::{self, CronJobController, CronJobMetrics};
@@ -56,6 +56,8 @@ use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::nodeipam::{self, CidrSetMetrics, NodeIpamController, Params};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
 use crate::drivers::podgc::{self, PodGcController, PodGcMetrics};
+use crate::drivers::pvcprotection::{self, PvcProtectionController};
+use crate::drivers::pvprotection::{self, PvProtectionController};
 use crate::drivers::replicaset::{self, ReplicaSetController};
 use crate::drivers::rootcacertpublisher::{self, PublisherMetrics, RootCaCertPublisher};
 use crate::drivers::serviceaccount::{self, ServiceAccountsController};
@@ -301,6 +303,24 @@ pub const TABLE: &[&dyn Wiring] = &[
         start: |_, cx| {
             let client = cx.own_client(ttl::CLIENT_NAME)?;
             Ok(Some(Box::new(TtlController::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    &Row::<NoFlags> {
+        name: pvcprotection::CONTROLLER_NAME,
+        workers: |_| pvcprotection::WORKERS,
+        start: |_, cx| {
+            let client = cx.own_client(pvcprotection::CLIENT_NAME)?;
+            let unused_since = cx.config.feature_gates.enabled(PVC_UNUSED_SINCE_TIME);
+            let queues = Some(cx.queue_metrics);
+            Ok(Some(Box::new(PvcProtectionController::new(cx.factory, client, unused_since, queues)?)))
+        },
+    },
+    &Row::<NoFlags> {
+        name: pvprotection::CONTROLLER_NAME,
+        workers: |_| pvprotection::WORKERS,
+        start: |_, cx| {
+            let client = cx.own_client(pvprotection::CLIENT_NAME)?;
+            Ok(Some(Box::new(PvProtectionController::new(cx.factory, client, Some(cx.queue_metrics)))))
         },
     },
     &Row::<NoFlags> {

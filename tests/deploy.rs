@@ -19,7 +19,8 @@ use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Endpoints, Event, Namespace, Node, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount,
+    ConfigMap, Endpoints, Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, Secret, Service,
+    ServiceAccount,
 };
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::ClusterRole;
@@ -781,6 +782,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_ttl_after_finished_controller(&sim, &client).await;
     exercise_cronjob_controller(&sim, &client).await;
     exercise_ttl_controller(&sim, &client).await;
+    exercise_protection_controllers(&sim, &client).await;
     exercise_bootstrap_tokens(&sim, &client).await;
     exercise_csr_cleaner(&sim, &client).await;
     calls_by_kcm_rs(&sim)
@@ -1081,6 +1083,35 @@ async fn exercise_ttl_controller(sim: &Sim, client: &kube::Client) {
         let missing: Vec<_> =
             list.iter().filter(|n| ttl(n).is_none()).filter_map(|n| n.metadata.name.clone()).collect();
         if missing.is_empty() { Ok(()) } else { Err(format!("no TTL on {missing:?}")) }
+    })
+    .await;
+}
+
+/// PVC and PV protection controllers: a claim bound by kube-sim's
+/// provisioner gets its `Unused` condition (a status update); deleted, it
+/// is judged by a live pod list and its finalizer removed; a volume
+/// deleted unbound loses its finalizer.
+async fn exercise_protection_controllers(sim: &Sim, client: &kube::Client) {
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
+    let claim = json!({"metadata": {"name": "protected"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
+    claims.create(&PostParams::default(), &object(claim)).await.expect("claim");
+    wait_for(sim, PATIENCE, "the claim's Unused condition", || async {
+        let claim = claims.get("protected").await.map_err(|e| e.to_string())?;
+        let conditions = claim.status.and_then(|s| s.conditions).unwrap_or_default();
+        if conditions.iter().any(|c| c.type_ == "Unused") { Ok(()) } else { Err(format!("{conditions:?}")) }
+    })
+    .await;
+    let volumes: Api<PersistentVolume> = Api::all(client.clone());
+    let volume = json!({"metadata": {"name": "protected"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp"}}});
+    volumes.create(&PostParams::default(), &object(volume)).await.expect("volume");
+    claims.delete("protected", &DeleteParams::default()).await.expect("claim deleted");
+    volumes.delete("protected", &DeleteParams::default()).await.expect("volume deleted");
+    wait_for(sim, PATIENCE, "the claim and the volume gone", || async {
+        let claim = claims.get_opt("protected").await.map_err(|e| e.to_string())?;
+        let volume = volumes.get_opt("protected").await.map_err(|e| e.to_string())?;
+        if claim.is_none() && volume.is_none() { Ok(()) } else { Err(format!("{claim:?}, {volume:?}")) }
     })
     .await;
 }

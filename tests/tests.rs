@@ -68,6 +68,8 @@ mod nodelifecycle;
 mod podgc;
 /// A real Prometheus scrapes kcm-rs with `deploy/`'s scrape job.
 mod prometheus;
+/// The PVC and PV protection controllers: claims and volumes held while used or bound.
+mod pvcprotection;
 /// The ReplicaSet controller: scaling, adoption, replacement, with faults.
 mod replicaset;
 /// What every namespace gets: its `default` ServiceAccount and `kube-root-ca.crt`.

@@ -38,6 +38,10 @@ pub const TERMINATING_REPLICAS: &str = "DeploymentReplicaSetTerminatingReplicas"
 /// controller's rolling updates honour `rollingUpdate.maxUnavailable`.
 pub const MAX_UNAVAILABLE_STATEFUL_SET: &str = "MaxUnavailableStatefulSet";
 
+/// `PersistentVolumeClaimUnusedSinceTime` (beta, on in 1.37): the PVC
+/// protection controller keeps the `Unused` condition of bound claims.
+pub const PVC_UNUSED_SINCE_TIME: &str = "PersistentVolumeClaimUnusedSinceTime";
+
 /// What kcm-rs does with a gate that changes one of its controllers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Honour {
@@ -52,8 +56,8 @@ pub enum Honour {
 }
 
 /// The gates that change what kube-controller-manager 1.37.2's deployment,
-/// replicaset, statefulset, daemonset, job, node-lifecycle, taint-eviction
-/// and garbage-collector controllers do, with what kcm-rs makes of each. The
+/// replicaset, statefulset, daemonset, job, node-lifecycle, taint-eviction,
+/// PVC protection and garbage-collector controllers do, with what kcm-rs makes of each. The
 /// controllers read no other gate (locked ones aside, such as
 /// `SeparateTaintEvictionController`, whose only value is kcm-rs's).
 pub const CONTROLLER_GATES: &[(&str, Honour)] = &[
@@ -71,6 +75,8 @@ pub const CONTROLLER_GATES: &[(&str, Honour)] = &[
     // not byte for byte (beta, on); kcm-rs always does, as its revisions'
     // bytes are never kube-controller-manager's.
     ("StatefulSetSemanticRevisionComparison", Honour::Only(true)),
+    // The PVC protection controller's Unused condition on bound claims (beta, on).
+    (PVC_UNUSED_SINCE_TIME, Honour::Both),
     // StatefulSet updateStrategy Recreate (alpha); kcm-rs has RollingUpdate and OnDelete.
     ("StatefulSetRecreateStrategy", Honour::Only(false)),
     // Jobs of a Workload scheduled as a gang (alpha); kcm-rs's Job controller has no Workload.

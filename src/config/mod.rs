@@ -57,7 +57,7 @@ mod waiting;
 
 pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name};
 pub use error::{Error, Result};
-pub use feature_gates::{FeatureGates, MAX_UNAVAILABLE_STATEFUL_SET, TERMINATING_REPLICAS};
+pub use feature_gates::{FeatureGates, MAX_UNAVAILABLE_STATEFUL_SET, PVC_UNUSED_SINCE_TIME, TERMINATING_REPLICAS};
 pub use flags::{Flags, TailFlags};
 pub use go_values::parse_go_bool;
 pub use kcm_gotime::{GoDuration, format_go_duration, parse_go_duration};
@@ -79,7 +79,8 @@ pub struct Config {
     /// without effect until their controllers land).
     pub waiting: Vec<Waiting>,
     /// `--feature-gates`, resolved at 1.37 (what kcm-rs's controllers read
-    /// of it: [`TERMINATING_REPLICAS`], [`MAX_UNAVAILABLE_STATEFUL_SET`]).
+    /// of it: [`TERMINATING_REPLICAS`], [`MAX_UNAVAILABLE_STATEFUL_SET`],
+    /// [`PVC_UNUSED_SINCE_TIME`]).
     pub feature_gates: FeatureGates,
     /// `--use-service-account-credentials`: each controller's client acts
     /// as its own ServiceAccount in kube-system.

@@ -61,6 +61,10 @@
 //!   ([`NodeLifecycleController`](nodelifecycle::NodeLifecycleController));
 //! - `podgc`: the pod-garbage-collector-controller
 //!   ([`PodGcController`](podgc::PodGcController));
+//! - `pvcprotection`: the PVC protection controller
+//!   ([`PvcProtectionController`](pvcprotection::PvcProtectionController));
+//! - `pvprotection`: the PV protection controller
+//!   ([`PvProtectionController`](pvprotection::PvProtectionController));
 //! - `replicaset`: the ReplicaSet controller
 //!   ([`ReplicaSetController`](replicaset::ReplicaSetController));
 //! - `rootcacertpublisher`: the root CA certificate publisher
@@ -108,6 +112,8 @@ mod nodes;
 mod owners;
 pub mod parts;
 pub mod podgc;
+pub mod pvcprotection;
+pub mod pvprotection;
 pub mod replicaset;
 pub mod rootcacertpublisher;
 mod service_pods;
