@@ -283,6 +283,8 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "clusterrole-aggregation-controller",
         "ttl-after-finished-controller",
         "ttl-controller",
+        "persistentvolumeclaim-protection-controller",
+        "persistentvolume-protection-controller",
         "garbage-collector-controller",
     ] {
         assert!(health.contains(&format!("[+]{check} ok\n")), "{check}: {health}");
