@@ -29,6 +29,23 @@ pub fn election_agent() -> String {
     kcm_runtime::client::user_agent(Some("leader-election"))
 }
 
+/// One controller write.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The replica, its client and what it changed.
+    pub line: String,
+    /// For an Event: when what it records last happened.
+    pub happened: Option<jiff::Timestamp>,
+}
+
+/// When what an Event records last happened: its `lastTimestamp`, else
+/// its series' last observation or its `eventTime`.
+fn last_occurrence(event: &Value) -> Option<jiff::Timestamp> {
+    ["/lastTimestamp", "/series/lastObservedTime", "/eventTime"]
+        .iter()
+        .find_map(|p| event.pointer(p).and_then(Value::as_str).and_then(|t| t.parse().ok()))
+}
+
 /// What the oracle knows of the cluster, and what it found.
 pub struct Oracle {
     /// The users the replicas act as.
@@ -44,8 +61,8 @@ pub struct Oracle {
     pub changes: u64,
     /// Controller writes judged, by replica.
     pub writes: BTreeMap<String, u64>,
-    /// Every controller write: the replica, its client and what it changed.
-    pub written: Vec<String>,
+    /// Every controller write, in commit order.
+    pub written: Vec<Written>,
     pub violations: Vec<String>,
 }
 
@@ -171,7 +188,8 @@ impl Oracle {
             return;
         }
         *self.writes.entry(writer.user.clone()).or_default() += 1;
-        self.written.push(format!("{} ({}) {what}", writer.user, writer.user_agent));
+        let happened = (&*change.type_key == "/events").then(|| last_occurrence(object)).flatten();
+        self.written.push(Written { line: format!("{} ({}) {what}", writer.user, writer.user_agent), happened });
         if self.holder.as_deref() != Some(writer.user.as_str()) {
             let holder = self.holder.clone().unwrap_or_else(|| "nobody".into());
             self.violations.push(format!(
