@@ -34,16 +34,8 @@ pub fn election_agent() -> String {
 pub struct Written {
     /// The replica, its client and what it changed.
     pub line: String,
-    /// For an Event: when what it records last happened.
-    pub happened: Option<jiff::Timestamp>,
-}
-
-/// When what an Event records last happened: its `lastTimestamp`, else
-/// its series' last observation or its `eventTime`.
-fn last_occurrence(event: &Value) -> Option<jiff::Timestamp> {
-    ["/lastTimestamp", "/series/lastObservedTime", "/eventTime"]
-        .iter()
-        .find_map(|p| event.pointer(p).and_then(Value::as_str).and_then(|t| t.parse().ok()))
+    /// Whether it wrote an Event.
+    pub event: bool,
 }
 
 /// What the oracle knows of the cluster, and what it found.
@@ -188,8 +180,8 @@ impl Oracle {
             return;
         }
         *self.writes.entry(writer.user.clone()).or_default() += 1;
-        let happened = (&*change.type_key == "/events").then(|| last_occurrence(object)).flatten();
-        self.written.push(Written { line: format!("{} ({}) {what}", writer.user, writer.user_agent), happened });
+        let event = &*change.type_key == "/events";
+        self.written.push(Written { line: format!("{} ({}) {what}", writer.user, writer.user_agent), event });
         if self.holder.as_deref() != Some(writer.user.as_str()) {
             let holder = self.holder.clone().unwrap_or_else(|| "nobody".into());
             self.violations.push(format!(
