@@ -29,6 +29,15 @@ pub fn election_agent() -> String {
     kcm_runtime::client::user_agent(Some("leader-election"))
 }
 
+/// One controller write.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The replica, its client and what it changed.
+    pub line: String,
+    /// Whether it wrote an Event.
+    pub event: bool,
+}
+
 /// What the oracle knows of the cluster, and what it found.
 pub struct Oracle {
     /// The users the replicas act as.
@@ -44,8 +53,8 @@ pub struct Oracle {
     pub changes: u64,
     /// Controller writes judged, by replica.
     pub writes: BTreeMap<String, u64>,
-    /// Every controller write: the replica, its client and what it changed.
-    pub written: Vec<String>,
+    /// Every controller write, in commit order.
+    pub written: Vec<Written>,
     pub violations: Vec<String>,
 }
 
@@ -171,7 +180,8 @@ impl Oracle {
             return;
         }
         *self.writes.entry(writer.user.clone()).or_default() += 1;
-        self.written.push(format!("{} ({}) {what}", writer.user, writer.user_agent));
+        let event = &*change.type_key == "/events";
+        self.written.push(Written { line: format!("{} ({}) {what}", writer.user, writer.user_agent), event });
         if self.holder.as_deref() != Some(writer.user.as_str()) {
             let holder = self.holder.clone().unwrap_or_else(|| "nobody".into());
             self.violations.push(format!(
