@@ -61,6 +61,7 @@ pub mod table;
 pub mod testing;
 pub mod typed;
 pub mod validation;
+pub mod writer;
 
 pub use controls::Controls;
 

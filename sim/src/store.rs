@@ -21,6 +21,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::selectors::Attrs;
+use crate::writer::Writer;
 
 /// Identifies a resource type in the store: `group/plural`.
 pub type TypeKey = Arc<str>;
@@ -97,26 +98,6 @@ pub struct Change {
     /// The client whose request made the change; `None` for changes kube-sim
     /// makes itself (its kubelets, its garbage collection, its controls).
     pub writer: Option<Arc<Writer>>,
-}
-
-/// The client a request comes from, as the changes it makes are credited.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Writer {
-    /// The user the request acts as (`Impersonate-User`; "" when none).
-    pub user: String,
-    /// Its `User-Agent` ("" when absent).
-    pub user_agent: String,
-}
-
-tokio::task_local! {
-    static WRITER: Arc<Writer>;
-}
-
-/// Runs `work` with the changes it makes to the store credited to
-/// `writer` (they carry it in [`Change::writer`]), so that a test can tell
-/// in commit order who wrote what.
-pub async fn written_by<F: std::future::Future>(writer: Arc<Writer>, work: F) -> F::Output {
-    WRITER.scope(writer, work).await
 }
 
 impl Change {
@@ -375,7 +356,7 @@ impl Store {
             kind,
             object,
             previous,
-            writer: WRITER.try_with(Arc::clone).ok(),
+            writer: crate::writer::current(),
         });
         if state.history.len() >= self.history_limit
             && let Some(dropped) = state.history.pop_front()

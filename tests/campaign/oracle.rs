@@ -305,7 +305,8 @@ mod judged {
 
     use bytes::Bytes;
     use kube_sim::selectors::Attrs;
-    use kube_sim::store::{Change, ChangeKind, Stored, Writer};
+    use kube_sim::store::{Change, ChangeKind, Stored};
+    use kube_sim::writer::Writer;
     use serde_json::{Value, json};
 
     use super::{Oracle, election_agent};

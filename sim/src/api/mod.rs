@@ -35,7 +35,7 @@ use bytes::Bytes;
 
 use crate::error::{ApiError, ApiResult};
 use crate::faults::RequestKind;
-use crate::store::{Writer, written_by};
+use crate::writer::{Writer, written_by};
 use response::{bytes_response, json_response};
 use route::{Route, route};
 
