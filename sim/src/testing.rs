@@ -60,7 +60,19 @@ const POLL: Duration = Duration::from_millis(250);
 /// `cluster` stores (what clients of the simulator react to), and at the
 /// latest every `patience.recheck` (on a cluster with no change feed, every
 /// quarter second).
-pub async fn wait_for<T, F, Fut, C>(cluster: &C, patience: Patience, what: &str, mut probe: F) -> T
+pub async fn wait_for<T, F, Fut, C>(cluster: &C, patience: Patience, what: &str, probe: F) -> T
+where
+    C: Changes + ?Sized,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, String>>,
+{
+    try_wait_for(cluster, patience, what, probe).await.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`wait_for`], answering `Err` with what it waited for and the last
+/// state seen instead of failing the test, for a caller that reports
+/// failures itself.
+pub async fn try_wait_for<T, F, Fut, C>(cluster: &C, patience: Patience, what: &str, mut probe: F) -> Result<T, String>
 where
     C: Changes + ?Sized,
     F: FnMut() -> Fut,
@@ -71,7 +83,7 @@ where
     let mut last = String::new();
     while start.elapsed() < patience.deadline {
         match probe().await {
-            Ok(v) => return v,
+            Ok(v) => return Ok(v),
             Err(seen) => last = seen,
         }
         // Any change (or a closed or lagging feed) is a reason to look again.
@@ -80,7 +92,7 @@ where
             None => tokio::time::sleep(POLL.min(patience.recheck)).await,
         }
     }
-    panic!("timed out waiting for {what}; last seen: {last}");
+    Err(format!("timed out waiting for {what}; last seen: {last}"))
 }
 
 /// The CA bundle [`provision_namespace`] publishes (no client checks it:

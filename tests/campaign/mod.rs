@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kube_sim::faults::{FaultRule, FaultSpec};
-use kube_sim::testing::provision_namespace;
+use kube_sim::testing::{Patience, provision_namespace, try_wait_for};
 use kube_sim::{Sim, SimConfig};
 use tokio::process::Child;
 use tokio::sync::broadcast::error::RecvError;
@@ -38,7 +38,7 @@ const REPLICAS: [&str; 2] = ["replica-a", "replica-b"];
 /// Leader election: lease, renew deadline, retry period.
 const ELECTION: [Duration; 3] = [Duration::from_secs(3), Duration::from_secs(2), Duration::from_millis(500)];
 /// How long the cluster has to converge once the faults are lifted.
-const CONVERGENCE: Duration = Duration::from_secs(120);
+const CONVERGENCE: Patience = Patience { deadline: Duration::from_secs(120), recheck: Duration::from_millis(500) };
 /// The quiet window after convergence, in which no controller writes.
 const QUIET: Duration = Duration::from_secs(3);
 
@@ -126,18 +126,20 @@ impl Replica {
     }
 }
 
-/// The replica that leads now, waiting (up to the deadline) for one to.
-async fn leader(replicas: &[Replica]) -> Result<usize, String> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while tokio::time::Instant::now() < deadline {
-        for (i, r) in replicas.iter().enumerate() {
+/// How long a hand-over may take: the lease running out, then a retry.
+const HAND_OVER: Patience = Patience { deadline: Duration::from_secs(30), recheck: Duration::from_millis(200) };
+
+/// The replica that leads, other than `except`, waiting for one to.
+async fn leader_but(sim: &Sim, replicas: &[Replica], except: Option<usize>) -> Result<usize, String> {
+    try_wait_for(sim, HAND_OVER, "a replica leading", || async {
+        for (i, r) in replicas.iter().enumerate().filter(|(i, _)| Some(*i) != except) {
             if r.leads().await {
                 return Ok(i);
             }
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    Err("no replica leads".to_owned())
+        Err("none leads".to_owned())
+    })
+    .await
 }
 
 fn faults(rule: FaultRule) -> FaultSpec {
@@ -149,17 +151,21 @@ async fn inflict(sim: &Sim, replicas: &mut [Replica], fault: Fault, lasting: Dur
     let controls = sim.controls();
     match fault {
         Fault::KillLeader | Fault::StopLeader | Fault::FreezeLeader => {
-            let i = leader(replicas).await?;
-            match fault {
-                Fault::KillLeader => replicas[i].signal("-KILL"),
-                Fault::StopLeader => replicas[i].signal("-TERM"),
-                _ => {
-                    replicas[i].signal("-STOP");
-                    tokio::time::sleep(ELECTION[0] + lasting).await;
-                    replicas[i].signal("-CONT");
-                }
+            // The fault lasts until the other replica has taken over: for a
+            // frozen leader, that is longer than its lease.
+            let i = leader_but(sim, replicas, None).await?;
+            replicas[i].signal(match fault {
+                Fault::KillLeader => "-KILL",
+                Fault::StopLeader => "-TERM",
+                _ => "-STOP",
+            });
+            leader_but(sim, replicas, Some(i)).await?;
+            if fault == Fault::FreezeLeader {
+                replicas[i].signal("-CONT");
             }
-            tokio::time::sleep(lasting).await;
+            // Each ends: killed, stopped, or (resumed) on finding its lease lost.
+            let ended = tokio::time::timeout(HAND_OVER.deadline, replicas[i].child.wait()).await;
+            ended.map_err(|_| format!("replica {i} did not end after {fault:?}"))?.map_err(|e| e.to_string())?;
         }
         Fault::DropWatches => controls.drop_watches(),
         Fault::Compact => controls.compact(),
@@ -241,11 +247,11 @@ async fn run(plan: Plan) -> Result<String, String> {
 async fn drive(sim: &Sim, dir: &Path, plan: &Plan, oracle: &Arc<Mutex<Oracle>>) -> Result<String, String> {
     let client = sim.client().map_err(|e| e.to_string())?;
     let mut replicas: Vec<Replica> = REPLICAS.iter().map(|u| Replica::start(sim, dir, u)).collect();
-    leader(&replicas).await?;
+    leader_but(sim, &replicas, None).await?;
     workload::create_all(&client, plan).await?;
     let changes_made = async {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        workload::user_changes(&client, plan).await
+        workload::user_changes(sim, &client, plan).await
     };
     let schedule = async {
         for step in &plan.steps {
@@ -264,24 +270,14 @@ async fn drive(sim: &Sim, dir: &Path, plan: &Plan, oracle: &Arc<Mutex<Oracle>>) 
     // A leader that took over as the faults ended says so as it starts
     // (upstream's RegisteredNode events, its first syncs): convergence is
     // judged under a leader that is ready.
-    let now = leader(&replicas).await?;
-    let ready = async {
-        loop {
-            if https_get(replicas[now].port, "/readyz").await.0 == 200 {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    };
-    tokio::time::timeout(CONVERGENCE, ready).await.map_err(|_| "the leader never got ready".to_owned())?;
-    let deadline = tokio::time::Instant::now() + CONVERGENCE;
-    loop {
-        match workload::converged(&client, plan).await {
-            Ok(()) => break,
-            Err(e) if tokio::time::Instant::now() > deadline => return Err(format!("not converged: {e}")),
-            Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
-        }
-    }
+    let now = leader_but(sim, &replicas, None).await?;
+    let port = replicas[now].port;
+    try_wait_for(sim, CONVERGENCE, "the leader ready", || async {
+        let (code, body) = https_get(port, "/readyz").await;
+        if code == 200 { Ok(()) } else { Err(format!("{code} {body}")) }
+    })
+    .await?;
+    try_wait_for(sim, CONVERGENCE, "convergence", || workload::converged(&client, plan)).await?;
     // Events are not judged here. An Event whose write failed under the
     // faults is written again up to 12 times 10 s apart, and the writer
     // waits out each retry before it takes the next Event, whose

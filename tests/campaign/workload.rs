@@ -10,6 +10,10 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, P
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use kube_sim::Sim;
+use kube_sim::testing::{Patience, try_wait_for};
+use std::time::Duration;
+
 use super::plan::{NODES, Plan};
 
 /// Where everything lives.
@@ -92,7 +96,7 @@ pub async fn create_all(client: &kube::Client, plan: &Plan) -> Result<(), String
 /// What a user does mid-run: every Deployment, StatefulSet and DaemonSet
 /// rolled to a new template, the planned scale-ups and the cascading
 /// delete.
-pub async fn user_changes(client: &kube::Client, plan: &Plan) -> Result<(), String> {
+pub async fn user_changes(sim: &Sim, client: &kube::Client, plan: &Plan) -> Result<(), String> {
     let rolled = |app: &str| json!({"spec": {"template": template(app, 2)}});
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
     for d in &plan.deployments {
@@ -100,64 +104,53 @@ pub async fn user_changes(client: &kube::Client, plan: &Plan) -> Result<(), Stri
         if let Some(to) = d.scaled_to {
             patch["spec"]["replicas"] = json!(to);
         }
-        patched(&deployments, &d.name, &patch).await?;
+        patched(sim, &deployments, &d.name, &patch).await?;
     }
     let replica_sets: Api<ReplicaSet> = Api::namespaced(client.clone(), NAMESPACE);
     for (name, replicas) in &plan.replica_sets {
-        patched(&replica_sets, name, &json!({"spec": {"replicas": replicas + 1}})).await?;
+        patched(sim, &replica_sets, name, &json!({"spec": {"replicas": replicas + 1}})).await?;
     }
     let sets: Api<StatefulSet> = Api::namespaced(client.clone(), NAMESPACE);
     for s in &plan.stateful_sets {
-        patched(&sets, &s.name, &rolled(&s.name)).await?;
+        patched(sim, &sets, &s.name, &rolled(&s.name)).await?;
     }
     let daemons: Api<DaemonSet> = Api::namespaced(client.clone(), NAMESPACE);
     for d in &plan.daemon_sets {
-        patched(&daemons, &d.name, &rolled(&d.name)).await?;
+        patched(sim, &daemons, &d.name, &rolled(&d.name)).await?;
     }
     for d in plan.deployments.iter().filter(|d| d.deleted.is_some()) {
         let policy =
             if d.deleted == Some(true) { PropagationPolicy::Foreground } else { PropagationPolicy::Background };
         let params = DeleteParams { propagation_policy: Some(policy), ..Default::default() };
-        deleted(&deployments, &d.name, &params).await?;
+        deleted(sim, &deployments, &d.name, &params).await?;
     }
     Ok(())
 }
 
-/// A user's request is tried this many times through the injected faults,
-const TRIES: usize = 50;
-/// this long apart.
-const PAUSE: std::time::Duration = std::time::Duration::from_millis(200);
+/// How long a user's request is tried again through the injected faults.
+const USER: Patience = Patience { deadline: Duration::from_secs(10), recheck: Duration::from_millis(200) };
 
 /// Deletes `name`, through the injected faults.
-async fn deleted<K>(api: &Api<K>, name: &str, params: &DeleteParams) -> Result<(), String>
+async fn deleted<K>(sim: &Sim, api: &Api<K>, name: &str, params: &DeleteParams) -> Result<(), String>
 where
     K: Clone + DeserializeOwned + std::fmt::Debug,
 {
-    let mut last = String::new();
-    for _ in 0..TRIES {
-        match api.delete(name, params).await {
-            Ok(_) => return Ok(()),
-            Err(e) => last = e.to_string(),
-        }
-        tokio::time::sleep(PAUSE).await;
-    }
-    Err(format!("a user's delete kept failing: {last}"))
+    let what = format!("a user's delete of {name}");
+    try_wait_for(sim, USER, &what, || async { api.delete(name, params).await.map(drop).map_err(|e| e.to_string()) })
+        .await
 }
 
 /// Merge-patches `name` with `patch`, through the injected faults.
-async fn patched<K>(api: &Api<K>, name: &str, patch: &Value) -> Result<(), String>
+async fn patched<K>(sim: &Sim, api: &Api<K>, name: &str, patch: &Value) -> Result<(), String>
 where
     K: Clone + DeserializeOwned + std::fmt::Debug,
 {
-    let mut last = String::new();
-    for _ in 0..TRIES {
-        match api.patch(name, &PatchParams::default(), &Patch::Merge(patch)).await {
-            Ok(_) => return Ok(()),
-            Err(e) => last = e.to_string(),
-        }
-        tokio::time::sleep(PAUSE).await;
-    }
-    Err(format!("a user's patch kept failing: {last}"))
+    let what = format!("a user's patch of {name}");
+    let params = PatchParams::default();
+    try_wait_for(sim, USER, &what, || async {
+        api.patch(name, &params, &Patch::Merge(patch)).await.map(drop).map_err(|e| e.to_string())
+    })
+    .await
 }
 
 async fn list<K>(client: &kube::Client) -> Result<Vec<K>, String>
