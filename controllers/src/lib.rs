@@ -34,6 +34,8 @@
 //!   packing into slices, hints, the stale-cache tracker);
 //! - [`endpointslicemirroring`]: the EndpointSlice mirroring controller
 //!   (the Endpoints of selector-less Services as EndpointSlices);
+//! - [`ephemeralvolume`]: the ephemeral volume controller (the claims of
+//!   a pod's generic ephemeral volumes, created from their templates);
 //! - [`garbagecollector`]: the garbage collector (dependency graph of
 //!   ownerReferences, what to delete, orphan or unblock);
 //! - [`job`]: the Job controller (pods run to completion, counted through
@@ -84,6 +86,7 @@ pub mod deployment;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod endpointslicemirroring;
+pub mod ephemeralvolume;
 pub mod garbagecollector;
 pub mod job;
 pub mod legacytokencleaner;

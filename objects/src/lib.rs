@@ -10,7 +10,9 @@
 //! The projections are declared here, in one place: a controller that
 //! needs another field of a pod or node adds it to [`Pod`] or [`Node`].
 //! Nothing is written from a projection; writes are patches, or updates of
-//! an object read live, so fields kcm-rs does not keep cannot be lost.
+//! an object read live, so fields kcm-rs does not keep cannot be lost. (A
+//! pod's generic ephemeral volume keeps its claim template whole, as the
+//! claim the ephemeral volume controller creates from it.)
 //!
 //! Being the leaf both the controller cores and the runtime depend on, it
 //! also holds the names both layers share: an Event's [`EventType`] and an
@@ -48,7 +50,8 @@ pub use key::object_key;
 pub use meta::{KEPT_ANNOTATIONS, Labels, Meta, OwnerRef};
 pub use node::{Allocatable, Node, NodeSpec, NodeStatus};
 pub use pod::{
-    ClaimVolume, ContainerStatus, ContainerSummary, Pod, PodCondition, PodSpec, PodStatus, Terminated, Toleration,
+    ClaimVolume, ContainerStatus, ContainerSummary, EphemeralVolume, Pod, PodCondition, PodSpec, PodStatus, Terminated,
+    Toleration,
 };
 
 cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);

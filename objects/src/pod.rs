@@ -9,6 +9,7 @@
 use std::sync::{Arc, LazyLock};
 
 use jiff::Timestamp;
+use k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate;
 use serde::{Deserialize, Deserializer};
 
 use crate::affinity::WireAffinity;
@@ -61,10 +62,20 @@ pub struct PodSpec {
     /// The `persistentVolumeClaim` volumes of `spec.volumes` (the
     /// StatefulSet controller checks a pod mounts its claims).
     pub claim_volumes: Box<[ClaimVolume]>,
-    /// The names of the generic `ephemeral` volumes of `spec.volumes` (the
-    /// PVC protection controller: each stands for the claim
-    /// `<pod>-<volume>`).
-    pub ephemeral_volumes: Box<[Box<str>]>,
+    /// The generic `ephemeral` volumes of `spec.volumes`, each standing
+    /// for the claim `<pod>-<volume>` (the PVC protection controller; the
+    /// ephemeral volume controller creates the claims from their
+    /// templates).
+    pub ephemeral_volumes: Box<[EphemeralVolume]>,
+}
+
+/// A generic ephemeral volume of a pod.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EphemeralVolume {
+    /// The volume's `name`.
+    pub name: Box<str>,
+    /// `ephemeral.volumeClaimTemplate`, whole.
+    pub claim_template: Arc<PersistentVolumeClaimTemplate>,
 }
 
 /// A volume of a pod mounting a PersistentVolumeClaim.
@@ -108,7 +119,9 @@ impl From<WireSpec> for PodSpec {
         let claim_volumes = (wire.volumes.iter().filter_map(VolumeSecrets::claim))
             .map(|(name, claim_name)| ClaimVolume { name: name.into(), claim_name: claim_name.into() })
             .collect();
-        let ephemeral_volumes = wire.volumes.iter().filter_map(VolumeSecrets::ephemeral).map(Into::into).collect();
+        let ephemeral_volumes = (wire.volumes.iter().filter_map(VolumeSecrets::ephemeral))
+            .map(|(name, template)| EphemeralVolume { name: name.into(), claim_template: Arc::new(template) })
+            .collect();
         let init_containers = wire.init_containers.into_iter();
         PodSpec {
             node_name: wire.node_name,
@@ -358,7 +371,8 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(&*pod.spec.claim_volumes[0].claim_name, "claim");
-        assert_eq!(&*pod.spec.ephemeral_volumes, [Box::from("scratch")]);
+        assert_eq!(&*pod.spec.ephemeral_volumes[0].name, "scratch");
+        assert_eq!(pod.spec.ephemeral_volumes[0].claim_template.spec, Default::default());
         assert!(pod.status.container_statuses[0].waiting);
         assert!(!pod.status.ephemeral_container_statuses[0].waiting);
     }

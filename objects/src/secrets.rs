@@ -7,6 +7,7 @@
 //! kept as one list of names per pod (the legacy service account token
 //! cleaner leaves a Secret a pod references alone).
 
+use k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate;
 use serde::Deserialize;
 
 use crate::atom::Atom;
@@ -47,7 +48,7 @@ pub(crate) struct EnvFrom {
 pub(crate) struct VolumeSecrets {
     name: Box<str>,
     persistent_volume_claim: Option<ClaimSource>,
-    ephemeral: Option<serde::de::IgnoredAny>,
+    ephemeral: Option<EphemeralSource>,
     secret: Option<SecretName>,
     azure_file: Option<SecretName>,
     cephfs: Option<SecretRef>,
@@ -60,6 +61,14 @@ pub(crate) struct VolumeSecrets {
     storageos: Option<SecretRef>,
     csi: Option<NodePublishSecretRef>,
     projected: Option<Projected>,
+}
+
+/// `ephemeral` of a volume: its claim template, kept whole (the ephemeral
+/// volume controller creates the claim from it).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct EphemeralSource {
+    volume_claim_template: Option<PersistentVolumeClaimTemplate>,
 }
 
 /// `persistentVolumeClaim` of a volume.
@@ -130,9 +139,12 @@ impl VolumeSecrets {
         Some((&self.name, &source.claim_name))
     }
 
-    /// The volume's name, if it is a generic ephemeral volume.
-    pub(crate) fn ephemeral(&self) -> Option<&str> {
-        self.ephemeral.as_ref().map(|_| &*self.name)
+    /// The volume's name and claim template, if it is a generic ephemeral
+    /// volume (an absent template, which validation refuses, as an empty
+    /// one).
+    pub(crate) fn ephemeral(&self) -> Option<(&str, PersistentVolumeClaimTemplate)> {
+        let source = self.ephemeral.as_ref()?;
+        Some((&self.name, source.volume_claim_template.clone().unwrap_or_default()))
     }
 
     fn names(&self) -> impl Iterator<Item = &Option<Atom>> {

@@ -36,6 +36,8 @@
 //! - `csr`: what the certificate controllers read of a
 //!   CertificateSigningRequest (its parsed PKCS#10 request, its approval
 //!   conditions, whether it is issued; `pkg/apis/certificates/helpers.go`);
+//! - `ephemeral`: generic ephemeral volumes' claims and the pod index by
+//!   claim (`component-helpers/storage/ephemeral`, `volume/common`);
 //! - `protection`: the storage protection finalizers' two questions
 //!   (`protectionutil`: deletion candidate, finalizer to add);
 //! - `object`: an object's queue key and [`ObjectRef`](crate::plan::ObjectRef).
@@ -45,6 +47,7 @@ pub mod csr;
 pub mod endpoint_pods;
 pub mod endpoint_subsets;
 pub mod endpoints_annotations;
+pub mod ephemeral;
 pub mod expectations;
 pub mod hash;
 pub mod history;

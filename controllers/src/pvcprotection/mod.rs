@@ -22,6 +22,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimCon
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kcm_objects::{ContainerStatus, Pod};
 
+use crate::common::ephemeral::{pod_pvc_keys, volume_claim_name, volume_is_for_pod};
 use crate::common::pod::is_pod_terminal;
 use crate::common::protection::{is_deletion_candidate, need_to_add_finalizer, with_finalizer, without_finalizer};
 
@@ -55,15 +56,6 @@ struct UnusedCondition {
     message: &'static str,
 }
 
-/// The PVC keys (`namespace/name`) a pod refers to, ephemeral volumes'
-/// claims included: upstream's pod index (`common.PodPVCIndexFunc`).
-pub fn claim_keys(pod: &Pod) -> Vec<String> {
-    let ns = &pod.metadata.namespace;
-    (pod.spec.claim_volumes.iter().map(|v| format!("{ns}/{}", v.claim_name)))
-        .chain(pod.spec.ephemeral_volumes.iter().map(|v| format!("{ns}/{}", ephemeral_claim_name(pod, v))))
-        .collect()
-}
-
 /// Whether a claim's add or update event queues it (upstream
 /// `pvcAddedUpdated`).
 pub fn should_queue(pvc: &PersistentVolumeClaim, unused_since: bool) -> bool {
@@ -88,7 +80,7 @@ fn queued_by(pod: &Pod, deleted: bool, unused_since: bool) -> Vec<String> {
     if !unused_since && !deleted && !is_pod_terminated(pod) && pod.node_name().is_some() {
         return Vec::new();
     }
-    claim_keys(pod)
+    pod_pvc_keys(pod)
 }
 
 /// What to do next for a claim (upstream `processPVC`).
@@ -174,7 +166,8 @@ fn uses(pod: &Pod, pvc: &PersistentVolumeClaim, usage: Usage) -> bool {
     let name = pvc.metadata.name.as_deref().unwrap_or_default();
     let claim = pod.spec.claim_volumes.iter().any(|v| *v.claim_name == *name);
     let ephemeral = || {
-        pod.spec.ephemeral_volumes.iter().any(|v| ephemeral_claim_name(pod, v) == name) && volume_is_for_pod(pod, pvc)
+        pod.spec.ephemeral_volumes.iter().any(|v| volume_claim_name(pod, &v.name) == name)
+            && volume_is_for_pod(pod, pvc).is_ok()
     };
     match usage {
         // Only scheduled pods: the kubelet sees a pod once it is
@@ -226,20 +219,6 @@ fn with_unused_condition(pvc: &PersistentVolumeClaim, condition: UnusedCondition
 
 fn find_condition<'a>(pvc: &'a PersistentVolumeClaim, type_: &str) -> Option<&'a PersistentVolumeClaimCondition> {
     pvc.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == type_)
-}
-
-/// The claim of a pod's generic ephemeral volume (upstream
-/// `ephemeral.VolumeClaimName`).
-fn ephemeral_claim_name(pod: &Pod, volume: &str) -> String {
-    format!("{}-{volume}", pod.metadata.name)
-}
-
-/// Whether the claim was made for the pod: same namespace, controlled by
-/// it (upstream `ephemeral.VolumeIsForPod`).
-fn volume_is_for_pod(pod: &Pod, pvc: &PersistentVolumeClaim) -> bool {
-    let controller = pvc.metadata.owner_references.iter().flatten().find(|r| r.controller == Some(true));
-    pvc.metadata.namespace.as_deref().unwrap_or_default() == &*pod.metadata.namespace
-        && controller.is_some_and(|r| r.uid == *pod.metadata.uid)
 }
 
 /// The kubelet is done with the pod, or it was force-deleted: deleted with

@@ -188,7 +188,7 @@ fn run(row: Row) -> Vec<String> {
         };
         let pvc = to_pvc(pvc);
         let cached: Vec<Arc<Pod>> =
-            cached_pods.iter().map(to_pod).filter(|p| claim_keys(p).contains(&key)).map(Arc::new).collect();
+            cached_pods.iter().map(to_pod).filter(|p| pod_pvc_keys(p).contains(&key)).map(Arc::new).collect();
         let ns = pvc.metadata.namespace.clone().unwrap();
         let mut answer = process(&pvc, &cached, None, row.unused_since, now());
         if answer == Answer::ListPods {
@@ -532,7 +532,7 @@ fn ephemeral_volume_claim_is_used_only_when_the_pod_controls_it() {
     assert_eq!(run(claim(owned_by(&user, pvc("pod1-scratch", NS)))), calls(&[]));
     let stranger = owned_by(&with_uid("other", pod()), pvc("pod1-scratch", NS));
     assert_eq!(run(claim(stranger)), calls(&["list default", "update default/pod1-scratch []"]));
-    assert_eq!(claim_keys(&to_pod(&user)), ["default/pod1-scratch"]);
+    assert_eq!(pod_pvc_keys(&to_pod(&user)), ["default/pod1-scratch"]);
 }
 
 #[test]
