@@ -26,6 +26,7 @@ use crate::config::settings::deployment::DeploymentFlags;
 use crate::config::settings::endpoint::EndpointFlags;
 use crate::config::settings::endpointslice::EndpointSliceFlags;
 use crate::config::settings::endpointslicemirroring::EndpointSliceMirroringFlags;
+use crate::config::settings::ephemeralvolume::EphemeralVolumeFlags;
 use crate::config::settings::garbagecollector::GarbageCollectorFlags;
 use crate::config::settings::job::JobFlags;
 use crate::config::settings::legacytokencleaner::LegacyTokenCleanerFlags;
@@ -49,6 +50,7 @@ use crate::drivers::deployment::{self, DeploymentController};
 use crate::drivers::endpoint::{self, EndpointController};
 use crate::drivers::endpointslice::{self, EndpointSliceController, EndpointSliceMetrics};
 use crate::drivers::endpointslicemirroring::{self, EndpointSliceMirroringController, MirroringMetrics};
+use crate::drivers::ephemeralvolume::{self, EphemeralVolumeController, EphemeralVolumeMetrics};
 use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::job::{self, JobController, JobMetrics};
 use crate::drivers::legacytokencleaner::{self, LegacyTokenCleaner};
@@ -313,6 +315,15 @@ pub const TABLE: &[&dyn Wiring] = &[
             let unused_since = cx.config.feature_gates.enabled(PVC_UNUSED_SINCE_TIME);
             let queues = Some(cx.queue_metrics);
             Ok(Some(Box::new(PvcProtectionController::new(cx.factory, client, unused_since, queues)?)))
+        },
+    },
+    &Row::<EphemeralVolumeFlags> {
+        name: ephemeralvolume::IDENTITY.name,
+        workers: |settings| settings.workers,
+        start: |_, cx| {
+            let parts = cx.parts(&ephemeralvolume::IDENTITY)?;
+            let metrics = EphemeralVolumeMetrics::register(cx.registry)?;
+            Ok(Some(Box::new(EphemeralVolumeController::new(parts, Some(metrics))?)))
         },
     },
     &Row::<NoFlags> {

@@ -250,6 +250,8 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
                 "node_collector_evictions_total{",
                 "node_collector_update_all_nodes_health_duration_seconds_bucket{",
                 "taint_eviction_controller_pod_deletions_total",
+                "ephemeral_volume_controller_create_total",
+                "ephemeral_volume_controller_create_failures_total",
                 "taint_eviction_controller_pod_deletion_duration_seconds_bucket{",
                 "garbagecollector_controller_resources_sync_error_total",
                 "kcm_garbagecollector_graph_nodes",
@@ -285,6 +287,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "ttl-controller",
         "persistentvolumeclaim-protection-controller",
         "persistentvolume-protection-controller",
+        "ephemeral-volume-controller",
         "garbage-collector-controller",
     ] {
         assert!(health.contains(&format!("[+]{check} ok\n")), "{check}: {health}");

@@ -783,6 +783,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_cronjob_controller(&sim, &client).await;
     exercise_ttl_controller(&sim, &client).await;
     exercise_protection_controllers(&sim, &client).await;
+    exercise_ephemeral_volume_controller(&sim, &client).await;
     exercise_bootstrap_tokens(&sim, &client).await;
     exercise_csr_cleaner(&sim, &client).await;
     calls_by_kcm_rs(&sim)
@@ -1112,6 +1113,33 @@ async fn exercise_protection_controllers(sim: &Sim, client: &kube::Client) {
         let claim = claims.get_opt("protected").await.map_err(|e| e.to_string())?;
         let volume = volumes.get_opt("protected").await.map_err(|e| e.to_string())?;
         if claim.is_none() && volume.is_none() { Ok(()) } else { Err(format!("{claim:?}, {volume:?}")) }
+    })
+    .await;
+}
+
+/// Ephemeral volume controller: a pod's generic ephemeral volume gets its
+/// claim; a claim of another pod's volume name, made first, gets the pod a
+/// `FailedBinding` event.
+async fn exercise_ephemeral_volume_controller(sim: &Sim, client: &kube::Client) {
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let template = json!({"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
+    let taken = json!({"metadata": {"name": "taken-scratch"}, "spec": template["spec"]});
+    claims.create(&PostParams::default(), &object(taken)).await.expect("claim");
+    for name in ["scratchy", "taken"] {
+        let pod = json!({"metadata": {"name": name}, "spec": {
+            "containers": [{"name": "c", "image": "busybox"}],
+            "volumes": [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": template}}]}});
+        pods.create(&PostParams::default(), &object(pod)).await.expect("pod");
+    }
+    let events: Api<Event> = Api::namespaced(client.clone(), "default");
+    wait_for(sim, PATIENCE, "the ephemeral claim and the FailedBinding event", || async {
+        let claim = claims.get_opt("scratchy-scratch").await.map_err(|e| e.to_string())?;
+        let list = events.list(&ListParams::default()).await.map_err(|e| e.to_string())?;
+        let failed = list.items.iter().any(|e| {
+            e.reason.as_deref() == Some("FailedBinding") && e.involved_object.name.as_deref() == Some("taken")
+        });
+        if claim.is_some() && failed { Ok(()) } else { Err(format!("claim {claim:?}, event {failed}")) }
     })
     .await;
 }
@@ -1757,6 +1785,7 @@ const NOT_CALLS: &[(&str, &str, &str, &str)] = &[
     ("update", "batch", "jobs/finalizers", "the same for the references of a Job's pods to it"),
     ("update", "batch", "cronjobs/finalizers", "the same for a Job's reference to its CronJob"),
     ("update", "", "services/finalizers", "the same for an EndpointSlice's reference to its Service"),
+    ("update", "", "pods/finalizers", "the same for an ephemeral volume's claim's reference to its pod"),
     (
         "create",
         "",

@@ -22,10 +22,9 @@ use std::path::PathBuf;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
-use kube_sim::SimConfig;
-use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, provision_namespace, wait_for};
+use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 
-use crate::common::{Backend, Cluster, Env, PATIENCE, backend, on_both, start_on_testbed, start_with};
+use crate::common::{Cluster, Env, PATIENCE, on_both, start_provisioned};
 
 /// The controller alone, as upstream names it.
 const CONTROLLERS: &str = "--controllers=legacy-serviceaccount-token-cleaner-controller";
@@ -48,14 +47,7 @@ fn token_secret(ns: &str, name: &str, labels: &str) -> String {
 /// ran before would have made them; the pod below needs both), and no
 /// kcm-rs running: the set-up comes first.
 async fn stopped() -> Env {
-    let mut env = match backend() {
-        Backend::Sim => {
-            let env = start_with(SimConfig::default(), &[CONTROLLERS], |_| {}).await;
-            provision_namespace(env.cluster.sim(), &env.ns).await;
-            env
-        }
-        Backend::Testbed => start_on_testbed(&[CONTROLLERS]).await,
-    };
+    let mut env = start_provisioned(&[CONTROLLERS]).await;
     env.daemon.kill().await.expect("kcm-rs stopped");
     env
 }

@@ -13,10 +13,9 @@
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
-use kube_sim::SimConfig;
-use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, provision_namespace, wait_for};
+use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 
-use crate::common::{Backend, Env, PATIENCE, backend, on_both, start_on_testbed, start_with};
+use crate::common::{Env, PATIENCE, on_both, start_provisioned};
 
 // === utils ===
 
@@ -28,14 +27,7 @@ const CONTROLLERS: &str = "--controllers=pod-garbage-collector-controller";
 /// ran before would have made them), and no kcm-rs running: the set-up
 /// comes first, then [`run`] starts it.
 async fn stopped() -> Env {
-    let mut env = match backend() {
-        Backend::Sim => {
-            let env = start_with(SimConfig::default(), &[CONTROLLERS], |_| {}).await;
-            provision_namespace(env.cluster.sim(), &env.ns).await;
-            env
-        }
-        Backend::Testbed => start_on_testbed(&[CONTROLLERS]).await,
-    };
+    let mut env = start_provisioned(&[CONTROLLERS]).await;
     env.daemon.kill().await.expect("kcm-rs stopped");
     env
 }

@@ -14,13 +14,13 @@
 //! after the controller's one worker handled a later deletion (a second,
 //! unused one, gone), never after a wait of some length.
 
-use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+use k8s_openapi::api::core::v1::PersistentVolume;
 use kube::Api;
-use kube_sim::SimConfig;
-use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, provision_namespace, wait_for};
+use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::json;
 
-use crate::common::{Backend, Env, PATIENCE, backend, on_both, start_on_testbed, start_with};
+use crate::common::storage::{apply, claim_gone, claims};
+use crate::common::{Env, PATIENCE, on_both, start_provisioned};
 
 const CONTROLLERS: &str =
     "--controllers=persistentvolumeclaim-protection-controller,persistentvolume-protection-controller";
@@ -29,29 +29,12 @@ const PV_FINALIZER: &str = "kubernetes.io/pv-protection";
 
 // === utils ===
 
-/// The cluster and a kcm-rs running the two protection controllers, the
-/// test namespace provisioned (its `default` ServiceAccount, for pods).
 async fn env() -> Env {
-    match backend() {
-        Backend::Sim => {
-            let env = start_with(SimConfig::default(), &[CONTROLLERS], |_| {}).await;
-            provision_namespace(env.cluster.sim(), &env.ns).await;
-            env
-        }
-        Backend::Testbed => start_on_testbed(&[CONTROLLERS]).await,
-    }
-}
-
-fn claims(env: &Env) -> Api<PersistentVolumeClaim> {
-    Api::namespaced(env.client.clone(), &env.ns)
+    start_provisioned(&[CONTROLLERS]).await
 }
 
 fn volumes(env: &Env) -> Api<PersistentVolume> {
     Api::all(env.client.clone())
-}
-
-async fn apply(env: &Env, object: &serde_json::Value) {
-    kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-n", &env.ns, "-f", "-"], &object.to_string()).await;
 }
 
 /// `kubectl apply`s claim `name` (1Gi, ReadWriteOnce).
@@ -108,16 +91,6 @@ async fn set_phase(env: &Env, kind: &str, name: &str, phase: &str) {
 /// `kubectl delete`s `kind` `name` without waiting for it to go.
 async fn delete(env: &Env, kind: &str, name: &str) {
     kubectl_ok(&env.kubeconfig, &["delete", kind, name, "-n", &env.ns, "--wait=false"]).await;
-}
-
-async fn claim_gone(env: &Env, name: &str) {
-    wait_for(&env.cluster, PATIENCE, &format!("claim {name} deleted"), || async {
-        match claims(env).get_opt(name).await.map_err(|e| e.to_string())? {
-            None => Ok(()),
-            Some(c) => Err(format!("still there: {:?}, {:?}", c.metadata.deletion_timestamp, c.metadata.finalizers)),
-        }
-    })
-    .await;
 }
 
 async fn volume_gone(env: &Env, name: &str) {

@@ -40,6 +40,8 @@ mod endpointslice;
 mod endpointslicefaults;
 /// The EndpointSlice mirroring controller: custom Endpoints mirrored, updated, removed.
 mod endpointslicemirroring;
+/// The ephemeral volume controller: the claims of pods' generic ephemeral volumes.
+mod ephemeralvolume;
 /// The garbage collector: background, foreground and orphan cascades, with faults.
 mod garbagecollector;
 /// No two production files of the workspace import each other (needs no cluster).

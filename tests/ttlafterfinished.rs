@@ -20,13 +20,12 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::{ApiResource, PostParams};
-use kube_sim::SimConfig;
-use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, provision_namespace, wait_for};
+use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 use serde_json::json;
 
 use crate::common::collector::{self, Feed};
 use crate::common::recorder::{Recorder, assert_foreground};
-use crate::common::{Backend, Env, PATIENCE, backend, on_both, start_on_testbed, start_with};
+use crate::common::{Env, PATIENCE, on_both, start_provisioned};
 
 /// Upstream's `dummyFinalizer`: holds a Job the controller deleted, so the
 /// test can read its deletionTimestamp.
@@ -40,14 +39,7 @@ const DUMMY_FINALIZER: &str = "k8s.io/dummy-finalizer";
 /// that ran before would have.
 async fn env() -> Env {
     let controllers = "--controllers=ttl-after-finished-controller,garbage-collector-controller";
-    match backend() {
-        Backend::Sim => {
-            let env = start_with(SimConfig::default(), &[controllers], |_| {}).await;
-            provision_namespace(env.cluster.sim(), &env.ns).await;
-            env
-        }
-        Backend::Testbed => start_on_testbed(&[controllers]).await,
-    }
+    start_provisioned(&[controllers]).await
 }
 
 fn jobs(env: &Env) -> Api<Job> {

@@ -50,7 +50,6 @@ pub const UNIMPLEMENTED_UPSTREAM_FLAGS: &[UpstreamFlag] = &[
     v("cloud-provider"),
     v("concurrent-device-taint-eviction-syncs"),
     v("concurrent-disruption-syncs"),
-    v("concurrent-ephemeralvolume-syncs"),
     v("concurrent-horizontal-pod-autoscaler-syncs"),
     v("concurrent-rc-syncs"),
     v("concurrent-resource-quota-syncs"),

@@ -47,6 +47,8 @@
 //!   ([`EndpointSliceController`](endpointslice::EndpointSliceController));
 //! - `endpointslicemirroring`: the EndpointSlice mirroring controller
 //!   ([`EndpointSliceMirroringController`](endpointslicemirroring::EndpointSliceMirroringController));
+//! - `ephemeralvolume`: the ephemeral volume controller
+//!   ([`EphemeralVolumeController`](ephemeralvolume::EphemeralVolumeController));
 //! - `garbagecollector`: the garbage collector
 //!   ([`GarbageCollector`](garbagecollector::GarbageCollector));
 //! - `job`: the Job controller
@@ -99,6 +101,7 @@ pub mod deployment;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod endpointslicemirroring;
+pub mod ephemeralvolume;
 pub mod execute;
 mod expectations;
 pub mod garbagecollector;

@@ -25,6 +25,7 @@ pub mod crd;
 pub mod mirror;
 pub mod provisioner;
 pub mod recorder;
+pub mod storage;
 pub mod testbed;
 mod turn;
 
@@ -229,6 +230,17 @@ pub async fn start_with_flags(args: &[&str]) -> Env {
         Backend::Sim => start_with(SimConfig::default(), args, |_| {}).await,
         Backend::Testbed => start_on_testbed(args).await,
     }
+}
+
+/// [`start_with_flags`], the test namespace provisioned on kube-sim (its
+/// `default` ServiceAccount, for pods, as the controller manager that ran
+/// before would have made it; the testbed's own controller manager does).
+pub async fn start_provisioned(args: &[&str]) -> Env {
+    let env = start_with_flags(args).await;
+    if let Cluster::Sim(sim) = &env.cluster {
+        kube_sim::testing::provision_namespace(sim, &env.ns).await;
+    }
+    env
 }
 
 /// Starts kube-sim with `config`, lets `prepare` act on it, then starts

@@ -34,6 +34,7 @@ pub mod deployment;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod endpointslicemirroring;
+pub mod ephemeralvolume;
 pub mod garbagecollector;
 pub mod job;
 pub mod legacytokencleaner;
