@@ -72,7 +72,10 @@
 //! - [`ttlafterfinished`]: the TTL-after-finished controller (when a
 //!   finished Job's `ttlSecondsAfterFinished` runs out);
 //! - [`ttl`]: the TTL controller (every node's
-//!   `node.alpha.kubernetes.io/ttl` by cluster size).
+//!   `node.alpha.kubernetes.io/ttl` by cluster size);
+//! - [`vacprotection`]: the VolumeAttributesClass protection controller
+//!   (a class being deleted keeps its finalizer while a claim or volume
+//!   refers to it).
 
 pub mod bootstrap;
 pub mod clusterroleaggregation;
@@ -106,6 +109,7 @@ pub mod servicecidrs;
 pub mod statefulset;
 pub mod ttl;
 pub mod ttlafterfinished;
+pub mod vacprotection;
 
 #[cfg(test)]
 #[allow(missing_docs)]
