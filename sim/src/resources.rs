@@ -297,6 +297,22 @@ fn builtins() -> Vec<ResourceType> {
             verbs: all_verbs(),
             builtin: None,
         },
+        // Served schemaless, as PersistentVolumes: enough for the
+        // VolumeAttributesClass protection controller's informer and
+        // updates; the testbed is its ground truth.
+        ResourceType {
+            group: "storage.k8s.io".to_owned(),
+            version: "v1".to_owned(),
+            plural: "volumeattributesclasses".to_owned(),
+            singular: "volumeattributesclass".to_owned(),
+            kind: "VolumeAttributesClass".to_owned(),
+            namespaced: false,
+            short_names: vec!["vac".to_owned()],
+            categories: Vec::new(),
+            subresources: Vec::new(),
+            verbs: all_verbs(),
+            builtin: None,
+        },
         builtin(B::Lease, "coordination.k8s.io", "leases", "Lease", true, &[], false, &[]),
         builtin(B::EndpointSlice, "discovery.k8s.io", "endpointslices", "EndpointSlice", true, &[], false, &[]),
         builtin(B::EventsEvent, "events.k8s.io", "events", "Event", true, &["ev"], false, &[]),

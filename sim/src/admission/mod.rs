@@ -13,7 +13,8 @@
 //!   (`secret_refs.rs`);
 //! - StorageObjectInUseProtection (`storage_protection.rs`): new
 //!   PersistentVolumeClaims get the `kubernetes.io/pvc-protection`
-//!   finalizer, new PersistentVolumes `kubernetes.io/pv-protection`;
+//!   finalizer, new PersistentVolumes `kubernetes.io/pv-protection`, new
+//!   VolumeAttributesClasses `kubernetes.io/vac-protection`;
 //! - TaintNodesByCondition (`node_taint.rs`): new Nodes get the
 //!   `node.kubernetes.io/not-ready:NoSchedule` taint, which the
 //!   node-lifecycle-controller takes off once the node is Ready.
@@ -68,6 +69,13 @@ pub async fn admit_create(
         && config.enabled(Plugin::StorageObjectInUseProtection)
     {
         storage_protection::admit_volume(object);
+    }
+    if rt.builtin.is_none()
+        && rt.group == "storage.k8s.io"
+        && rt.plural == "volumeattributesclasses"
+        && config.enabled(Plugin::StorageObjectInUseProtection)
+    {
+        storage_protection::admit_volume_attributes_class(object);
     }
     if rt.builtin == Some(Builtin::Node) && config.enabled(Plugin::TaintNodesByCondition) {
         node_taint::admit_node(object);

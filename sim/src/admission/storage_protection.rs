@@ -4,7 +4,11 @@
 //! controller manager's pvc-protection controller sees no pod using it
 //! and removes the finalizer; every new PersistentVolume gets
 //! `kubernetes.io/pv-protection`, which the pv-protection controller
-//! removes once the volume is not bound.
+//! removes once the volume is not bound; every new VolumeAttributesClass
+//! gets `kubernetes.io/vac-protection` (the API server's plugin does so
+//! while the `VolumeAttributesClass` gate is on, as it is from 1.34), which
+//! the volumeattributesclass-protection controller removes once no claim
+//! or volume refers to the class.
 
 use serde_json::{Value, json};
 
@@ -16,6 +20,9 @@ pub const PVC_PROTECTION_FINALIZER: &str = "kubernetes.io/pvc-protection";
 /// The finalizer the plugin adds to volumes.
 pub const PV_PROTECTION_FINALIZER: &str = "kubernetes.io/pv-protection";
 
+/// The finalizer the plugin adds to VolumeAttributesClasses.
+pub const VAC_PROTECTION_FINALIZER: &str = "kubernetes.io/vac-protection";
+
 /// Adds the finalizer to a claim being created, once.
 pub(super) fn admit_claim(claim: &mut Value) {
     add_finalizer(claim, PVC_PROTECTION_FINALIZER);
@@ -24,6 +31,11 @@ pub(super) fn admit_claim(claim: &mut Value) {
 /// Adds the finalizer to a volume being created, once.
 pub(super) fn admit_volume(volume: &mut Value) {
     add_finalizer(volume, PV_PROTECTION_FINALIZER);
+}
+
+/// Adds the finalizer to a VolumeAttributesClass being created, once.
+pub(super) fn admit_volume_attributes_class(class: &mut Value) {
+    add_finalizer(class, VAC_PROTECTION_FINALIZER);
 }
 
 fn add_finalizer(object: &mut Value, finalizer: &str) {
@@ -60,5 +72,9 @@ mod tests {
         admit_volume(&mut volume);
         admit_volume(&mut volume);
         assert_eq!(volume["metadata"]["finalizers"], json!([PV_PROTECTION_FINALIZER]));
+        let mut class = json!({"metadata": {"name": "gold"}});
+        admit_volume_attributes_class(&mut class);
+        admit_volume_attributes_class(&mut class);
+        assert_eq!(class["metadata"]["finalizers"], json!([VAC_PROTECTION_FINALIZER]));
     }
 }
