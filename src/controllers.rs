@@ -70,6 +70,7 @@ use crate::drivers::tainteviction::{self, EvictionMetrics, TaintEvictionControll
 use crate::drivers::tokencleaner::{self, TokenCleaner};
 use crate::drivers::ttl::{self, TtlController};
 use crate::drivers::ttlafterfinished::{self, TtlAfterFinishedController, TtlAfterFinishedMetrics};
+use crate::drivers::vacprotection::{self, VacProtectionController};
 
 pub use row::{Context, Launched, Row, StartError, Started, Wiring};
 
@@ -332,6 +333,14 @@ pub const TABLE: &[&dyn Wiring] = &[
         start: |_, cx| {
             let client = cx.own_client(pvprotection::CLIENT_NAME)?;
             Ok(Some(Box::new(PvProtectionController::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    &Row::<NoFlags> {
+        name: vacprotection::CONTROLLER_NAME,
+        workers: |_| vacprotection::WORKERS,
+        start: |_, cx| {
+            let client = cx.own_client(vacprotection::CLIENT_NAME)?;
+            Ok(Some(Box::new(VacProtectionController::new(cx.factory, client, Some(cx.queue_metrics))?)))
         },
     },
     &Row::<NoFlags> {

@@ -288,6 +288,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "persistentvolumeclaim-protection-controller",
         "persistentvolume-protection-controller",
         "ephemeral-volume-controller",
+        "volumeattributesclass-protection-controller",
         "garbage-collector-controller",
     ] {
         assert!(health.contains(&format!("[+]{check} ok\n")), "{check}: {health}");

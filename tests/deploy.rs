@@ -24,6 +24,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::ClusterRole;
+use k8s_openapi::api::storage::v1::VolumeAttributesClass;
 use kcm_rs::config::Flags;
 use kcm_rs::controllers;
 use kube::api::{
@@ -784,6 +785,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_ttl_controller(&sim, &client).await;
     exercise_protection_controllers(&sim, &client).await;
     exercise_ephemeral_volume_controller(&sim, &client).await;
+    exercise_vac_protection_controller(&sim, &client).await;
     exercise_bootstrap_tokens(&sim, &client).await;
     exercise_csr_cleaner(&sim, &client).await;
     calls_by_kcm_rs(&sim)
@@ -1140,6 +1142,20 @@ async fn exercise_ephemeral_volume_controller(sim: &Sim, client: &kube::Client) 
             e.reason.as_deref() == Some("FailedBinding") && e.involved_object.name.as_deref() == Some("taken")
         });
         if claim.is_some() && failed { Ok(()) } else { Err(format!("claim {claim:?}, event {failed}")) }
+    })
+    .await;
+}
+
+/// VolumeAttributesClass protection controller: a class no claim or
+/// volume refers to, deleted, loses its finalizer (an update) and goes.
+async fn exercise_vac_protection_controller(sim: &Sim, client: &kube::Client) {
+    let classes: Api<VolumeAttributesClass> = Api::all(client.clone());
+    let class = json!({"metadata": {"name": "gold"}, "driverName": "csi.example.com"});
+    classes.create(&PostParams::default(), &object(class)).await.expect("class");
+    classes.delete("gold", &DeleteParams::default()).await.expect("class deleted");
+    wait_for(sim, PATIENCE, "the class gone", || async {
+        let class = classes.get_opt("gold").await.map_err(|e| e.to_string())?;
+        if class.is_none() { Ok(()) } else { Err(format!("{class:?}")) }
     })
     .await;
 }

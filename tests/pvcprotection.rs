@@ -19,7 +19,7 @@ use kube::Api;
 use kube_sim::testing::{kubectl_ok, wait_for};
 use serde_json::json;
 
-use crate::common::storage::{apply, claim_gone, claims};
+use crate::common::storage::{apply, claim_gone, claims, delete};
 use crate::common::{Env, PATIENCE, on_both, start_provisioned};
 
 const CONTROLLERS: &str =
@@ -86,11 +86,6 @@ async fn set_phase(env: &Env, kind: &str, name: &str, phase: &str) {
         &["patch", kind, name, "-n", &env.ns, "--subresource=status", "--type=merge", "-p", &patch],
     )
     .await;
-}
-
-/// `kubectl delete`s `kind` `name` without waiting for it to go.
-async fn delete(env: &Env, kind: &str, name: &str) {
-    kubectl_ok(&env.kubeconfig, &["delete", kind, name, "-n", &env.ns, "--wait=false"]).await;
 }
 
 async fn volume_gone(env: &Env, name: &str) {

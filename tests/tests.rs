@@ -92,3 +92,5 @@ mod tainteviction;
 mod ttlafterfinished;
 /// The command line against kube-controller-manager 1.37.2's `--help`: controllers, feature gates, flags.
 mod upstream_help;
+/// The VolumeAttributesClass protection controller: classes held while a claim or volume refers to them.
+mod vacprotection;

@@ -11,14 +11,14 @@ use crate::drivers::{
     deployment, endpoint, endpointslice, endpointslicemirroring, ephemeralvolume, garbagecollector, job,
     legacytokencleaner, namespace, nodeipam, nodelifecycle, podgc, pvcprotection, pvprotection, replicaset,
     rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction, tokencleaner,
-    ttl, ttlafterfinished,
+    ttl, ttlafterfinished, vacprotection,
 };
 
 /// The workqueues with `workqueue_*` series (label `name`) that a
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 31] = [
+    let queues: [(&str, &'static [&'static str]); 32] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -53,6 +53,7 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         (pvcprotection::CONTROLLER_NAME, &[pvcprotection::QUEUE_NAME]),
         (pvprotection::CONTROLLER_NAME, &[pvprotection::QUEUE_NAME]),
         (ephemeralvolume::IDENTITY.name, &[ephemeralvolume::QUEUE_NAME]),
+        (vacprotection::CONTROLLER_NAME, &[vacprotection::QUEUE_NAME]),
         (bootstrapsigner::CONTROLLER_NAME, &[bootstrapsigner::QUEUE_NAME]),
         (tokencleaner::CONTROLLER_NAME, &[tokencleaner::QUEUE_NAME]),
         (servicecidrs::IDENTITY.name, &[servicecidrs::QUEUE_NAME]),

@@ -87,6 +87,8 @@
 //!   ([`TokenCleaner`](tokencleaner::TokenCleaner));
 //! - `ttl`: the TTL controller
 //!   ([`TtlController`](ttl::TtlController)).
+//! - `vacprotection`: the VolumeAttributesClass protection controller
+//!   ([`VacProtectionController`](vacprotection::VacProtectionController));
 
 mod api_errors;
 pub mod bootstrapsigner;
@@ -128,3 +130,4 @@ pub mod tainteviction;
 pub mod tokencleaner;
 pub mod ttl;
 pub mod ttlafterfinished;
+pub mod vacprotection;

@@ -1,11 +1,11 @@
 //! What the storage controllers' end-to-end tests share
-//! (`tests/pvcprotection.rs`, `tests/ephemeralvolume.rs`): objects applied
-//! with kubectl, the test namespace's claims, and the wait for a claim to
-//! be gone.
+//! (`tests/pvcprotection.rs`, `tests/ephemeralvolume.rs`,
+//! `tests/vacprotection.rs`): objects applied and deleted with kubectl, the
+//! test namespace's claims, and the wait for a claim to be gone.
 
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kube::Api;
-use kube_sim::testing::{kubectl_ok_with_stdin, wait_for};
+use kube_sim::testing::{kubectl_ok, kubectl_ok_with_stdin, wait_for};
 
 use super::{Env, PATIENCE};
 
@@ -17,6 +17,11 @@ pub fn claims(env: &Env) -> Api<PersistentVolumeClaim> {
 /// `kubectl apply`s `object` in the test namespace.
 pub async fn apply(env: &Env, object: &serde_json::Value) {
     kubectl_ok_with_stdin(&env.kubeconfig, &["apply", "-n", &env.ns, "-f", "-"], &object.to_string()).await;
+}
+
+/// `kubectl delete`s `kind` `name` without waiting for it to go.
+pub async fn delete(env: &Env, kind: &str, name: &str) {
+    kubectl_ok(&env.kubeconfig, &["delete", kind, name, "-n", &env.ns, "--wait=false"]).await;
 }
 
 /// Waits until claim `name` is gone.
