@@ -1150,7 +1150,7 @@ async fn exercise_ephemeral_volume_controller(sim: &Sim, client: &kube::Client) 
 /// volume refers to, deleted, loses its finalizer (an update) and goes.
 async fn exercise_vac_protection_controller(sim: &Sim, client: &kube::Client) {
     let classes: Api<VolumeAttributesClass> = Api::all(client.clone());
-    let class = json!({"metadata": {"name": "gold"}, "driverName": "csi.example.com"});
+    let class = json!({"metadata": {"name": "gold"}, "driverName": "csi.example.com", "parameters": {"iops": "3000"}});
     classes.create(&PostParams::default(), &object(class)).await.expect("class");
     classes.delete("gold", &DeleteParams::default()).await.expect("class deleted");
     wait_for(sim, PATIENCE, "the class gone", || async {

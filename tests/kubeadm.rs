@@ -64,6 +64,9 @@ const WRITERS: &[&str] = &[
     // The API server's own `kubernetes` ServiceCIDR: its finalizer and
     // Ready condition.
     "service-cidrs-controller",
+    // scratch's claim; gold's finalizer taken off once it is deleted.
+    "ephemeral-volume-controller",
+    "volumeattributesclass-protection-controller",
 ];
 
 /// kubeadm's `cluster-info` and bootstrap tokens: one signing, one expired.
@@ -165,6 +168,20 @@ metadata: {name: tick}
 spec:
   schedule: "* * * * *"
   jobTemplate: {spec: {template: {metadata: {annotations: {kube-sim.io/exit-after: 1s}}, spec: {restartPolicy: Never, containers: [{name: c, image: registry.k8s.io/pause:3.10}]}}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: scratch}
+spec:
+  schedulerName: no-such-scheduler
+  containers: [{name: c, image: registry.k8s.io/pause:3.10}]
+  volumes: [{name: tmp, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}}}]
+---
+apiVersion: storage.k8s.io/v1
+kind: VolumeAttributesClass
+metadata: {name: gold}
+driverName: csi.example.com
+parameters: {iops: "3000"}
 "#;
 
 // === utils ===
@@ -298,6 +315,7 @@ async fn kubeadms_static_pod_runs_kcm_rs_with_only_the_image_swapped() {
     })
     .await;
     kubectl_ok_with_stdin(&bed.admin, &["-n", NS, "apply", "-f", "-"], WORKLOAD).await;
+    kubectl_ok(&bed.admin, &["delete", "volumeattributesclass", "gold", "--wait=false"]).await;
 
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
     wait_for(&bed, PATIENCE, "robot-token's token (tokens controller)", || async {
