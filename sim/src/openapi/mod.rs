@@ -331,8 +331,9 @@ mod tests {
         }
         assert_eq!(
             paths.len(),
-            10,
-            "core, apps, batch, certificates, coordination, discovery, events, policy, rbac, stable.example.com"
+            11,
+            "core, apps, batch, certificates, coordination, discovery, events, policy, rbac, storage, \
+             stable.example.com"
         );
         assert!(openapi.group_version("apis/nope/v1").is_none());
         assert!(openapi.group_version("/api/v1").is_some());
