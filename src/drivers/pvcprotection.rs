@@ -26,6 +26,7 @@ use futures::future::BoxFuture;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kcm_controllers::common::claims::{POD_PVC_INDEX, claim_keys};
 use kcm_controllers::pvcprotection::{self as core, Answer, Write};
 use kcm_objects::{Pod, Wire};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
@@ -48,9 +49,6 @@ pub const QUEUE_NAME: &str = "pvcprotection";
 
 /// Workers: upstream runs one, with no flag.
 pub const WORKERS: usize = 1;
-
-/// The pod index by claim key (upstream `common.PodPVCIndex`).
-pub const POD_PVC_INDEX: &str = "pod-pvc-index";
 
 /// The PVC protection controller, ready to run once its caches sync.
 pub struct PvcProtectionController {
@@ -95,7 +93,7 @@ impl PvcProtectionController {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let claims = factory.informer::<PersistentVolumeClaim>();
         let pods = factory.informer::<Pod>();
-        match pods.add_index(POD_PVC_INDEX, core::claim_keys) {
+        match pods.add_index(POD_PVC_INDEX, claim_keys) {
             Ok(()) | Err(informer::Error::IndexConflict(_)) => {}
             Err(e) => return Err(e),
         }

@@ -38,8 +38,11 @@
 //!   conditions, whether it is issued; `pkg/apis/certificates/helpers.go`);
 //! - `protection`: the storage protection finalizers' two questions
 //!   (`protectionutil`: deletion candidate, finalizer to add);
+//! - `claims`: the claims a pod refers to, the pod index by claim
+//!   (`pkg/controller/volume/common`);
 //! - `object`: an object's queue key and [`ObjectRef`](crate::plan::ObjectRef).
 
+pub mod claims;
 pub mod controller_ref;
 pub mod csr;
 pub mod endpoint_pods;

@@ -30,10 +30,9 @@ pub enum Request {
         /// Its name.
         name: String,
     },
-    /// Read the volume from the API server.
+    /// Read the volume from the API server; answered with it or
+    /// [`Reply::NotFound`].
     GetVolume(String),
-    /// Delete the volume object.
-    DeleteVolume(String),
     /// Record the event; answered [`Reply::Done`].
     Event(Event),
     /// Queue the claim (`namespace/name`) for a sync of its own; answered

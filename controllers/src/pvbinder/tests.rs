@@ -96,10 +96,6 @@ impl World {
                 Some(volume) => Reply::Volume(Box::new(volume.clone())),
                 None => Reply::NotFound,
             },
-            Request::DeleteVolume(name) => match self.volumes.remove(&name) {
-                Some(_) => Reply::Done,
-                None => Reply::NotFound,
-            },
             Request::Event(event) => {
                 self.events.push(format!("{} {}", event.type_, event.reason));
                 Reply::Done

@@ -22,6 +22,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimCon
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kcm_objects::Pod;
 
+use crate::common::claims::{claim_keys, ephemeral_claim_name};
 use crate::common::pod::is_pod_terminated;
 use crate::common::protection::{is_deletion_candidate, need_to_add_finalizer, with_finalizer, without_finalizer};
 
@@ -53,15 +54,6 @@ struct UnusedCondition {
     reason: &'static str,
     /// The condition's message.
     message: &'static str,
-}
-
-/// The PVC keys (`namespace/name`) a pod refers to, ephemeral volumes'
-/// claims included: upstream's pod index (`common.PodPVCIndexFunc`).
-pub fn claim_keys(pod: &Pod) -> Vec<String> {
-    let ns = &pod.metadata.namespace;
-    (pod.spec.claim_volumes.iter().map(|v| format!("{ns}/{}", v.claim_name)))
-        .chain(pod.spec.ephemeral_volumes.iter().map(|v| format!("{ns}/{}", ephemeral_claim_name(pod, v))))
-        .collect()
 }
 
 /// Whether a claim's add or update event queues it (upstream
@@ -226,12 +218,6 @@ fn with_unused_condition(pvc: &PersistentVolumeClaim, condition: UnusedCondition
 
 fn find_condition<'a>(pvc: &'a PersistentVolumeClaim, type_: &str) -> Option<&'a PersistentVolumeClaimCondition> {
     pvc.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == type_)
-}
-
-/// The claim of a pod's generic ephemeral volume (upstream
-/// `ephemeral.VolumeClaimName`).
-fn ephemeral_claim_name(pod: &Pod, volume: &str) -> String {
-    format!("{}-{volume}", pod.metadata.name)
 }
 
 /// Whether the claim was made for the pod: same namespace, controlled by
