@@ -9,15 +9,15 @@ use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
     bootstrapsigner, certificates, clusterroleaggregation, cronjob, csrapproving, csrcleaner, csrsigning, daemonset,
     deployment, endpoint, endpointslice, endpointslicemirroring, garbagecollector, job, legacytokencleaner, namespace,
-    nodeipam, nodelifecycle, podgc, pvcprotection, pvprotection, replicaset, rootcacertpublisher, serviceaccount,
-    serviceaccounttoken, servicecidrs, statefulset, tainteviction, tokencleaner, ttl, ttlafterfinished,
+    nodeipam, nodelifecycle, podgc, pvbinder, pvcprotection, pvprotection, replicaset, rootcacertpublisher,
+    serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction, tokencleaner, ttl, ttlafterfinished,
 };
 
 /// The workqueues with `workqueue_*` series (label `name`) that a
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 30] = [
+    let queues: [(&str, &'static [&'static str]); 31] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -49,6 +49,7 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         (endpointslice::IDENTITY.name, &[endpointslice::QUEUE_NAME]),
         (ttlafterfinished::CONTROLLER_NAME, &[ttlafterfinished::QUEUE_NAME]),
         (ttl::CONTROLLER_NAME, &[ttl::QUEUE_NAME]),
+        (pvbinder::CONTROLLER_NAME, &[pvbinder::CLAIM_QUEUE, pvbinder::VOLUME_QUEUE]),
         (pvcprotection::CONTROLLER_NAME, &[pvcprotection::QUEUE_NAME]),
         (pvprotection::CONTROLLER_NAME, &[pvprotection::QUEUE_NAME]),
         (bootstrapsigner::CONTROLLER_NAME, &[bootstrapsigner::QUEUE_NAME]),
