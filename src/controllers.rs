@@ -34,6 +34,7 @@ use crate::config::settings::namespace::NamespaceFlags;
 use crate::config::settings::nodeipam::NodeIpamFlags;
 use crate::config::settings::nodelifecycle::NodeLifecycleFlags;
 use crate::config::settings::podgc::PodGcFlags;
+use crate::config::settings::pvbinder::PvBinderFlags;
 use crate::config::settings::replicaset::ReplicaSetFlags;
 use crate::config::settings::serviceaccounttoken::ServiceAccountTokenFlags;
 use crate::config::settings::statefulset::StatefulSetFlags;
@@ -58,6 +59,7 @@ use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::nodeipam::{self, CidrSetMetrics, NodeIpamController, Params};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
 use crate::drivers::podgc::{self, PodGcController, PodGcMetrics};
+use crate::drivers::pvbinder::{self, PvBinderController};
 use crate::drivers::pvcprotection::{self, PvcProtectionController};
 use crate::drivers::pvprotection::{self, PvProtectionController};
 use crate::drivers::replicaset::{self, ReplicaSetController};
@@ -306,6 +308,29 @@ pub const TABLE: &[&dyn Wiring] = &[
         start: |_, cx| {
             let client = cx.own_client(ttl::CLIENT_NAME)?;
             Ok(Some(Box::new(TtlController::new(cx.factory, client, Some(cx.queue_metrics)))))
+        },
+    },
+    &Row::<PvBinderFlags> {
+        name: pvbinder::CONTROLLER_NAME,
+        workers: |_| pvbinder::WORKERS,
+        start: |settings, cx| {
+            if settings.hostpath_provisioner {
+                tracing::warn!(
+                    controller = pvbinder::CONTROLLER_NAME,
+                    "--enable-hostpath-provisioner: kcm-rs runs no host-path provisioner; claims of a \
+                     kubernetes.io/host-path class get a ProvisioningFailed event"
+                );
+            }
+            let client = cx.own_client(pvbinder::CLIENT_NAME)?;
+            let recorder = EventRecorder::new(client.clone(), pvbinder::EVENT_SOURCE);
+            let core = kcm_controllers::pvbinder::Settings {
+                dynamic_provisioning: settings.dynamic_provisioning,
+                // `VolumeAttributesClass` is GA and locked on in 1.37.
+                vac_enabled: true,
+            };
+            let queues = Some(cx.queue_metrics);
+            let controller = PvBinderController::new(cx.factory, client, recorder, core, settings.sync_period, queues)?;
+            Ok(Some(Box::new(controller)))
         },
     },
     &Row::<NoFlags> {

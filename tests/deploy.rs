@@ -786,6 +786,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_protection_controllers(&sim, &client).await;
     exercise_ephemeral_volume_controller(&sim, &client).await;
     exercise_vac_protection_controller(&sim, &client).await;
+    exercise_pv_binder(&sim, &client).await;
     exercise_bootstrap_tokens(&sim, &client).await;
     exercise_csr_cleaner(&sim, &client).await;
     calls_by_kcm_rs(&sim)
@@ -1156,6 +1157,36 @@ async fn exercise_vac_protection_controller(sim: &Sim, client: &kube::Client) {
     wait_for(sim, PATIENCE, "the class gone", || async {
         let class = classes.get_opt("gold").await.map_err(|e| e.to_string())?;
         if class.is_none() { Ok(()) } else { Err(format!("{class:?}")) }
+    })
+    .await;
+}
+
+/// Persistent volume binder: a claim of the class `""` (which kube-sim's
+/// provisioner leaves alone) bound to a volume made for it, both objects
+/// and both statuses updated; a volume whose claim the cache never held
+/// reads the claim live, and, released under `Recycle`, reads itself live
+/// before it fails with an event.
+async fn exercise_pv_binder(sim: &Sim, client: &kube::Client) {
+    let volumes: Api<PersistentVolume> = Api::all(client.clone());
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
+    let volume = json!({"metadata": {"name": "static"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+            "persistentVolumeReclaimPolicy": "Retain", "hostPath": {"path": "/tmp/static"}}});
+    volumes.create(&PostParams::default(), &object(volume)).await.expect("static volume");
+    let claim = json!({"metadata": {"name": "static"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "resources": {"requests": {"storage": "1Gi"}}}});
+    claims.create(&PostParams::default(), &object(claim)).await.expect("static claim");
+    let orphan = json!({"metadata": {"name": "orphan"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+            "persistentVolumeReclaimPolicy": "Recycle", "hostPath": {"path": "/tmp/orphan"},
+            "claimRef": {"namespace": "default", "name": "never-made", "uid": "0000-never"}}});
+    volumes.create(&PostParams::default(), &object(orphan)).await.expect("orphan volume");
+    wait_for(sim, PATIENCE, "the static claim bound, the orphan volume failed", || async {
+        let claim = claims.get("static").await.map_err(|e| e.to_string())?;
+        let bound = claim.status.and_then(|s| s.phase).as_deref() == Some("Bound");
+        let orphan = volumes.get("orphan").await.map_err(|e| e.to_string())?;
+        let failed = orphan.status.and_then(|s| s.phase).as_deref() == Some("Failed");
+        if bound && failed { Ok(()) } else { Err(format!("claim bound: {bound}, orphan failed: {failed}")) }
     })
     .await;
 }

@@ -70,6 +70,8 @@ mod nodelifecycle;
 mod podgc;
 /// A real Prometheus scrapes kcm-rs with `deploy/`'s scrape job.
 mod prometheus;
+/// The persistent volume binder: claims bound to volumes, provisioners asked, volumes released.
+mod pvbinder;
 /// The PVC and PV protection controllers: claims and volumes held while used or bound.
 mod pvcprotection;
 /// The ReplicaSet controller: scaling, adoption, replacement, with faults.

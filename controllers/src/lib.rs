@@ -99,6 +99,7 @@ pub mod nodeipam;
 pub mod plan;
 pub mod podgc;
 pub mod protocol;
+pub mod pvbinder;
 pub mod pvcprotection;
 pub mod pvprotection;
 pub mod replicaset;

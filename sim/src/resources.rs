@@ -330,6 +330,22 @@ fn builtins() -> Vec<ResourceType> {
         builtin(B::ClusterRole, RBAC, "clusterroles", "ClusterRole", false, &[], false, &[]),
         builtin(B::RoleBinding, RBAC, "rolebindings", "RoleBinding", true, &[], false, &[]),
         builtin(B::Role, RBAC, "roles", "Role", true, &[], false, &[]),
+        // Served schemaless (no validation, no defaults): enough for the
+        // persistent volume binder's informer, so that kcm-rs's caches
+        // sync here; the testbed is its ground truth.
+        ResourceType {
+            group: "storage.k8s.io".to_owned(),
+            version: "v1".to_owned(),
+            plural: "storageclasses".to_owned(),
+            singular: "storageclass".to_owned(),
+            kind: "StorageClass".to_owned(),
+            namespaced: false,
+            short_names: vec!["sc".to_owned()],
+            categories: Vec::new(),
+            subresources: Vec::new(),
+            verbs: all_verbs(),
+            builtin: None,
+        },
     ]
 }
 

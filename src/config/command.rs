@@ -1,7 +1,6 @@
 //! The full command line of [`Flags`]: the derived process-wide flags, then
 //! each implemented controller's flags (in the order of the controllers'
-//! names, each settings type once), the flags waiting for their
-//! controllers (`waiting.rs`), then the logging and kcm-rs flags
+//! names, each settings type once), then the logging and kcm-rs flags
 //! ([`TailFlags`]), with upstream's help texts restored and the
 //! `--controllers` help filled in, and a hidden argument for each upstream
 //! flag kcm-rs lacks, consumed and then refused with an error naming it
@@ -12,7 +11,6 @@ use clap::{Arg, ArgAction, CommandFactory, FromArgMatches};
 use super::feature_gates::feature_gates_help;
 use super::flags::{Flags, TailFlags};
 use super::settings::{Implemented, augment};
-use super::waiting::WaitingFlags;
 use super::{CONTROLLERS, FlagKind, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamDefault};
 
 impl Flags {
@@ -38,7 +36,7 @@ impl Flags {
                 without_period.extend(controller.help_without_period());
             }
         }
-        let mut cmd = augment::<TailFlags>(augment::<WaitingFlags>(cmd))
+        let mut cmd = augment::<TailFlags>(cmd)
             .mut_args(|arg| restore_final_period(arg, &without_period))
             .mut_arg("controllers", |arg| arg.help(help.clone()).long_help(help))
             .mut_arg("feature_gates", |arg| arg.long_help(feature_gates_help()));
@@ -52,9 +50,7 @@ impl Flags {
         }
         cmd.after_long_help(
             "kube-controller-manager flags that kcm-rs does not implement (for example --cloud-provider, \
-             --profiling) are refused with an error naming them, never silently ignored. The flags kubeadm and \
-             kind pass for controllers kcm-rs does not run yet (--enable-hostpath-provisioner) are accepted, and \
-             kcm-rs says at start that they change nothing yet.",
+             --profiling) are refused with an error naming them, never silently ignored.",
         )
     }
 

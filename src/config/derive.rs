@@ -1,14 +1,13 @@
 //! Stage two: the [`Config`] derived once from the [`Flags`]
 //! ([`Flags::into_config`]): the `--controllers` list resolved to the
 //! controllers to run, leader-election timing checked as client-go checks
-//! it, serving and logging settings put in their final shape, the flags
-//! waiting for their controllers checked, and each controller's settings
-//! checked by its own module.
+//! it, serving and logging settings put in their final shape, and each
+//! controller's settings checked by its own module.
 
 use super::settings::Implemented;
 use super::{
     ClientSettings, Config, ControllerSet, Error, FeatureGates, Flags, LeaderElectionSettings, LoggingSettings, Result,
-    SimSettings, WaitingFlags, format_go_duration, level_for_verbosity,
+    SimSettings, format_go_duration, level_for_verbosity,
 };
 
 impl Flags {
@@ -36,8 +35,6 @@ impl Config {
         let mut controllers = ControllerSet::resolve(&flags.controllers, &names)?;
 
         let feature_gates = FeatureGates::resolve(&flags.feature_gates)?;
-
-        let waiting = WaitingFlags::given(&flags.matches);
 
         let burst = u32::try_from(flags.kube_api_burst)
             .map_err(|_| Error::Negative { flag: "kube-api-burst", value: flags.kube_api_burst.to_string() })?;
@@ -70,7 +67,6 @@ impl Config {
                 content_type: flags.kube_api_content_type.clone(),
             },
             controllers,
-            waiting,
             feature_gates,
             use_service_account_credentials: flags.use_service_account_credentials,
             min_resync_period: flags.min_resync_period.0,

@@ -53,7 +53,6 @@ mod go_values;
 mod refused;
 mod serving;
 pub mod settings;
-mod waiting;
 
 pub use controllers::{CONTROLLERS, ControllerDescriptor, ControllerSet, UpstreamDefault, canonical_controller_name};
 pub use error::{Error, Result};
@@ -64,7 +63,6 @@ pub use kcm_gotime::{GoDuration, format_go_duration, parse_go_duration};
 pub use refused::{FlagKind, UNIMPLEMENTED_UPSTREAM_FLAGS, UpstreamFlag};
 pub use serving::ServingFlags;
 pub use settings::{ControllerFlags, Implemented};
-pub use waiting::{Waiting, WaitingFlags};
 
 // === config ===
 
@@ -75,9 +73,6 @@ pub struct Config {
     pub client: ClientSettings,
     /// Controllers to run.
     pub controllers: ControllerSet,
-    /// Flags given for controllers kcm-rs does not run yet (checked,
-    /// without effect until their controllers land).
-    pub waiting: Vec<Waiting>,
     /// `--feature-gates`, resolved at 1.37 (what kcm-rs's controllers read
     /// of it: [`TERMINATING_REPLICAS`], [`MAX_UNAVAILABLE_STATEFUL_SET`],
     /// [`PVC_UNUSED_SINCE_TIME`]).
@@ -530,8 +525,8 @@ mod tests {
             assert!(msg.contains(&format!("kube-controller-manager flag --{} is not", flag.name)), "{msg}");
         }
         // `--flag=value` for value flags, too.
-        let msg = flags(&["--pvclaimbinder-sync-period=15s"]).unwrap_err().to_string();
-        assert!(msg.contains("--pvclaimbinder-sync-period"), "{msg}");
+        let msg = flags(&["--pv-recycler-minimum-timeout-nfs=300"]).unwrap_err().to_string();
+        assert!(msg.contains("--pv-recycler-minimum-timeout-nfs"), "{msg}");
 
         // A flag nobody knows gets clap's own error.
         let err = flags(&["--frobnicate"]).unwrap_err();
@@ -539,20 +534,6 @@ mod tests {
         // Removed from kube-controller-manager in 1.37: unknown there, and here.
         let err = flags(&["--concurrent-service-syncs=5"]).unwrap_err();
         assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
-    }
-
-    #[test]
-    fn flags_waiting_for_their_controllers_are_accepted_checked_and_listed() {
-        let c = config(&[
-            "--enable-hostpath-provisioner=true",
-            "--cluster-name=kind",
-            "--controllers=*,bootstrapsigner,tokencleaner",
-        ])
-        .unwrap();
-        let waiting: Vec<String> = c.waiting.iter().map(Waiting::spelled).collect();
-        assert_eq!(waiting, ["--enable-hostpath-provisioner"], "1.37 reads --cluster-name nowhere");
-        assert!(c.controllers.not_running().contains(&"bootstrap-signer-controller"));
-        assert!(config(&[]).unwrap().waiting.is_empty());
     }
 
     #[test]

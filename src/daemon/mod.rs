@@ -113,12 +113,6 @@ pub async fn run(config: Config, shutdown: Shutdown) -> Result<Exit, Error> {
             "--controllers selects controllers kcm-rs does not implement: they are not running"
         );
     }
-    if !config.waiting.is_empty() {
-        tracing::warn!(
-            flags = ?config.waiting.iter().map(|w| format!("{} ({})", w.spelled(), w.controller)).collect::<Vec<_>>(),
-            "flags given for controllers kcm-rs does not implement are accepted and change nothing"
-        );
-    }
     let registry = Registry::new();
     registry.register(Box::new(prometheus::process_collector::ProcessCollector::for_self()))?;
 

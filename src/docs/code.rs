@@ -9,7 +9,7 @@ use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
     bootstrapsigner, certificates, clusterroleaggregation, cronjob, csrapproving, csrcleaner, csrsigning, daemonset,
     deployment, endpoint, endpointslice, endpointslicemirroring, ephemeralvolume, garbagecollector, job,
-    legacytokencleaner, namespace, nodeipam, nodelifecycle, podgc, pvcprotection, pvprotection, replicaset,
+    legacytokencleaner, namespace, nodeipam, nodelifecycle, podgc, pvbinder, pvcprotection, pvprotection, replicaset,
     rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction, tokencleaner,
     ttl, ttlafterfinished, vacprotection,
 };
@@ -18,7 +18,7 @@ use crate::drivers::{
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 32] = [
+    let queues: [(&str, &'static [&'static str]); 33] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -50,6 +50,7 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         (endpointslice::IDENTITY.name, &[endpointslice::QUEUE_NAME]),
         (ttlafterfinished::CONTROLLER_NAME, &[ttlafterfinished::QUEUE_NAME]),
         (ttl::CONTROLLER_NAME, &[ttl::QUEUE_NAME]),
+        (pvbinder::CONTROLLER_NAME, &[pvbinder::CLAIM_QUEUE, pvbinder::VOLUME_QUEUE]),
         (pvcprotection::CONTROLLER_NAME, &[pvcprotection::QUEUE_NAME]),
         (pvprotection::CONTROLLER_NAME, &[pvprotection::QUEUE_NAME]),
         (ephemeralvolume::IDENTITY.name, &[ephemeralvolume::QUEUE_NAME]),

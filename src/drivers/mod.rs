@@ -65,6 +65,8 @@
 //!   ([`PodGcController`](podgc::PodGcController));
 //! - `pvcprotection`: the PVC protection controller
 //!   ([`PvcProtectionController`](pvcprotection::PvcProtectionController));
+//! - `pvbinder`: the persistent volume binder
+//!   ([`PvBinderController`](pvbinder::PvBinderController));
 //! - `pvprotection`: the PV protection controller
 //!   ([`PvProtectionController`](pvprotection::PvProtectionController));
 //! - `replicaset`: the ReplicaSet controller
@@ -117,6 +119,7 @@ mod nodes;
 mod owners;
 pub mod parts;
 pub mod podgc;
+pub mod pvbinder;
 pub mod pvcprotection;
 pub mod pvprotection;
 pub mod replicaset;

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use kcm_objects::{Pod, PodCondition};
+use kcm_objects::{ContainerStatus, Pod, PodCondition};
 
 /// The `Ready` condition of a pod, if it reports one.
 pub fn ready_condition(pod: &Pod) -> Option<&PodCondition> {
@@ -98,6 +98,18 @@ pub fn max_container_restarts(pod: &Pod) -> (i32, i32) {
         .unwrap_or(0)
         .max(0);
     (regular, sidecar)
+}
+
+/// Terminal, or deleted with no container running (upstream
+/// `volumeutil.IsPodTerminated`).
+pub fn is_pod_terminated(pod: &Pod) -> bool {
+    let status = &pod.status;
+    let not_running = |statuses: &[ContainerStatus]| statuses.iter().all(|s| s.terminated.is_some() || s.waiting);
+    is_pod_terminal(pod)
+        || pod.metadata.deletion_timestamp.is_some()
+            && not_running(&status.init_container_statuses)
+            && not_running(&status.container_statuses)
+            && not_running(&status.ephemeral_container_statuses)
 }
 
 #[cfg(test)]

@@ -20,10 +20,10 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kcm_objects::{ContainerStatus, Pod};
+use kcm_objects::Pod;
 
 use crate::common::ephemeral::{pod_pvc_keys, volume_claim_name, volume_is_for_pod};
-use crate::common::pod::is_pod_terminal;
+use crate::common::pod::is_pod_terminated;
 use crate::common::protection::{is_deletion_candidate, need_to_add_finalizer, with_finalizer, without_finalizer};
 
 #[cfg(test)]
@@ -225,16 +225,4 @@ fn find_condition<'a>(pvc: &'a PersistentVolumeClaim, type_: &str) -> Option<&'a
 /// a zero grace period (upstream `podIsShutDown`).
 fn pod_is_shut_down(pod: &Pod) -> bool {
     pod.metadata.deletion_timestamp.is_some() && pod.metadata.deletion_grace_period_seconds == Some(0)
-}
-
-/// Terminal, or deleted with no container running (upstream
-/// `volumeutil.IsPodTerminated`).
-fn is_pod_terminated(pod: &Pod) -> bool {
-    let status = &pod.status;
-    let not_running = |statuses: &[ContainerStatus]| statuses.iter().all(|s| s.terminated.is_some() || s.waiting);
-    is_pod_terminal(pod)
-        || pod.metadata.deletion_timestamp.is_some()
-            && not_running(&status.init_container_statuses)
-            && not_running(&status.container_statuses)
-            && not_running(&status.ephemeral_container_statuses)
 }

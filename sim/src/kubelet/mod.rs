@@ -8,7 +8,9 @@
 //!   unfinished pods; a pod that fits nowhere gets `FailedScheduling` and
 //!   waits until a node, a claim or a pod changes;
 //! - **provisioning**: a new PersistentVolumeClaim is bound to a volume of
-//!   its own, unless `kube-sim.io/provision: "pending"` holds it;
+//!   its own, created for it, unless `kube-sim.io/provision: "pending"`
+//!   holds it or it asks for the class `""`; a released volume of its own
+//!   is deleted;
 //! - **start-up**: a bound pod shows `ContainerCreating` (for as long as a
 //!   ConfigMap or Secret its volumes need is missing, with a `FailedMount`
 //!   event), then after the start-up delay (or its
@@ -49,7 +51,7 @@ use tokio::time::Instant;
 
 use crate::api::Api;
 use crate::object::is_terminating;
-use crate::resources::Builtin;
+use crate::resources::{Builtin, ResourceType};
 use crate::store::{Change, ChangeKind, TypeKey, WatchStart};
 
 mod affinity;
@@ -128,6 +130,9 @@ struct Kubelet {
     node_key: TypeKey,
     lease_key: TypeKey,
     claim_key: TypeKey,
+    /// PersistentVolumes: the provisioner's, and their type.
+    volume_key: TypeKey,
+    volume_type: Arc<ResourceType>,
     /// Timed steps, earliest first.
     timers: BinaryHeap<Reverse<(Instant, PodRef, Step)>>,
     /// Steps already in `timers`, so re-evaluations do not duplicate them.
@@ -141,11 +146,14 @@ struct Kubelet {
 impl Kubelet {
     fn new(api: Arc<Api>, config: KubeletConfig, nodes: Nodes) -> Self {
         let key = |b| Api::type_key(&api.registry.builtin(b));
+        let volume_type = api.registry.find("", "v1", "persistentvolumes").expect("kube-sim serves PersistentVolumes");
         Kubelet {
             pod_key: key(Builtin::Pod),
             node_key: key(Builtin::Node),
             lease_key: key(Builtin::Lease),
             claim_key: key(Builtin::PersistentVolumeClaim),
+            volume_key: Api::type_key(&volume_type),
+            volume_type,
             volumes: VolumeWaits::new(&api),
             scheduler: Scheduler::new(&api),
             api,
@@ -193,7 +201,11 @@ impl Kubelet {
     fn resync(&mut self) {
         let (claims, _) = self.api.store.list(&self.claim_key, None);
         for (_, stored) in claims {
-            provisioner::provision(&self.api.store, &self.claim_key, &stored);
+            provisioner::provision(&self.api.store, &self.claim_key, &self.volume_key, &stored);
+        }
+        let (volumes, _) = self.api.store.list(&self.volume_key, None);
+        for (_, stored) in volumes {
+            provisioner::reclaim(&self.api.store, &self.volume_type, &self.volume_key, &stored);
         }
         let (pods, _) = self.api.store.list(&self.pod_key, None);
         for (_, stored) in pods {
@@ -220,10 +232,14 @@ impl Kubelet {
             self.retry_unschedulable();
         } else if change.type_key == self.claim_key {
             if change.kind != ChangeKind::Deleted {
-                provisioner::provision(&self.api.store, &self.claim_key, &change.object);
+                provisioner::provision(&self.api.store, &self.claim_key, &self.volume_key, &change.object);
             }
             // A claim bound, created or deleted may change where pods fit.
             self.retry_unschedulable();
+        } else if change.type_key == self.volume_key {
+            if change.kind != ChangeKind::Deleted {
+                provisioner::reclaim(&self.api.store, &self.volume_type, &self.volume_key, &change.object);
+            }
         } else if change.kind != ChangeKind::Deleted && self.volumes.is_source(&change.type_key) {
             // The ConfigMap or Secret a waiting pod's volume needs may be it.
             for name in self.volumes.waiting_in(&change.namespace) {

@@ -332,7 +332,8 @@ mod tests {
         assert_eq!(
             paths.len(),
             11,
-            "core, apps, batch, certificates, coordination, discovery, events, policy, rbac, storage, stable.example.com"
+            "core, apps, batch, certificates, coordination, discovery, events, policy, rbac, storage, \
+             stable.example.com"
         );
         assert!(openapi.group_version("apis/nope/v1").is_none());
         assert!(openapi.group_version("/api/v1").is_some());

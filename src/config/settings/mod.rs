@@ -42,6 +42,7 @@ pub mod namespace;
 pub mod nodeipam;
 pub mod nodelifecycle;
 pub mod podgc;
+pub mod pvbinder;
 pub mod replicaset;
 pub mod serviceaccounttoken;
 pub mod statefulset;
