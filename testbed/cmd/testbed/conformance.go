@@ -35,6 +35,7 @@ func runConformance(args []string) int {
 	flags.BoolVar(&opts.SkipListed, "skip-listed", false, "leave the specs of --limits and --differences out of the run")
 	flags.IntVar(&opts.Nodes, "nodes", 3, "nodes each testbed seeds")
 	flags.DurationVar(&opts.StartTimeout, "start-timeout", 3*time.Minute, "how long each component may take to start")
+	flags.BoolVar(&opts.Provisioner, "provisioner", false, "give each testbed a default StorageClass served by a stand-in external provisioner")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}

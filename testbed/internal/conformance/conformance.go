@@ -14,7 +14,11 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/kcm-rs/kcm-rs/testbed/internal/cluster"
+	"github.com/kcm-rs/kcm-rs/testbed/internal/provisioner"
 )
 
 // Options say what to run and against what.
@@ -47,6 +51,10 @@ type Options struct {
 	Nodes int
 	// StartTimeout bounds each testbed component's start.
 	StartTimeout time.Duration
+	// Provisioner gives each testbed a default StorageClass served by a
+	// stand-in external provisioner (package provisioner), for the specs
+	// that need dynamically provisioned volumes.
+	Provisioner bool
 }
 
 // Run runs the suite with each program, all at once, and writes the table.
@@ -133,6 +141,13 @@ func runProgram(ctx context.Context, program string, opts Options) (Results, []s
 		return nil, nil, err
 	}
 	defer c.Down()
+	if opts.Provisioner {
+		stop, err := startProvisioner(ctx, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer stop()
+	}
 	if err := startProgram(ctx, c, program, opts); err != nil {
 		return nil, nil, err
 	}
@@ -158,6 +173,25 @@ func runProgram(ctx context.Context, program string, opts Options) (Results, []s
 	}
 	refused, err := refusals(c, program)
 	return results, refused, err
+}
+
+// startProvisioner runs the stand-in provisioner on c, as the admin, until
+// the returned function is called.
+func startProvisioner(ctx context.Context, c *cluster.Cluster) (func(), error) {
+	config, err := clientcmd.BuildConfigFromFlags("", c.State.Admin)
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(ctx)
+	if err := provisioner.Run(ctx, client); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
 }
 
 func passed(results Results) int {
