@@ -1,11 +1,11 @@
 //! A claim's sync (upstream `syncClaim`, `syncUnboundClaim`,
 //! `syncBoundClaim`).
 
-use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::storage::v1::StorageClass;
 use kcm_objects::EventType;
 
-use crate::pvbinder::cx::{Cx, Flow, Request, Step};
+use crate::pvbinder::cx::{Cx, Flow, Reply, Request, Step};
 use crate::pvbinder::matching::{
     check_volume_satisfies_claim, claim_class, claim_has_class, find_best_match, is_volume_bound_to_claim,
 };
@@ -135,6 +135,21 @@ fn wait_for_consumer_event(view: &dyn View, claim: &PersistentVolumeClaim) -> cr
     claim_event(claim, EventType::Normal, reason, message)
 }
 
+/// The volume read from the API server, `None` when it is not there: a
+/// bound claim is called lost only once its volume is gone there too.
+///
+/// Upstream trusts its cache here. A provisioner that creates a volume and
+/// binds its claim itself (kube-sim's) could then make a claim look lost
+/// while the volume's watch event is still on its way.
+fn read_volume(cx: &mut Cx<'_>, name: &str) -> Step<Option<PersistentVolume>> {
+    match cx.call(Request::GetVolume(name.to_owned()))? {
+        Reply::Volume(volume) => Ok(Some(*volume)),
+        Reply::NotFound => Ok(None),
+        Reply::Failed(message) => Err(Flow::Fail(message)),
+        other => Err(Flow::Fail(format!("unexpected answer {other:?}"))),
+    }
+}
+
 fn sync_bound_claim(view: &dyn View, claim: &PersistentVolumeClaim, settings: Settings, cx: &mut Cx<'_>) -> Step<()> {
     let vac = settings.vac_enabled;
     let lost = |cx: &mut Cx<'_>, reason, message| {
@@ -148,8 +163,14 @@ fn sync_bound_claim(view: &dyn View, claim: &PersistentVolumeClaim, settings: Se
             "Bound claim has lost reference to PersistentVolume. Data on the volume is lost!",
         );
     }
-    let Some(volume) = view.volume(name) else {
-        return lost(cx, "ClaimLost", "Bound claim has lost its PersistentVolume. Data on the volume is lost!");
+    let volume = match view.volume(name) {
+        Some(volume) => (*volume).clone(),
+        None => match read_volume(cx, name)? {
+            Some(volume) => volume,
+            None => {
+                return lost(cx, "ClaimLost", "Bound claim has lost its PersistentVolume. Data on the volume is lost!");
+            }
+        },
     };
     let claim_ref = volume.spec.as_ref().and_then(|s| s.claim_ref.as_ref());
     match claim_ref {

@@ -27,6 +27,8 @@ struct World {
     /// Claims the API server has but the controller's caches do not
     /// (upstream's `annSkipLocalStore`).
     unseen_claims: BTreeMap<String, PersistentVolumeClaim>,
+    /// Volumes the API server has but the controller's caches do not.
+    unseen_volumes: BTreeMap<String, PersistentVolume>,
     classes: Vec<StorageClass>,
     pods: Vec<Pod>,
     events: Vec<String>,
@@ -92,7 +94,7 @@ impl World {
                     None => Reply::NotFound,
                 }
             }
-            Request::GetVolume(name) => match self.volumes.get(&name) {
+            Request::GetVolume(name) => match self.unseen_volumes.get(&name).or_else(|| self.volumes.get(&name)) {
                 Some(volume) => Reply::Volume(Box::new(volume.clone())),
                 None => Reply::NotFound,
             },

@@ -15,7 +15,10 @@
 //!
 //! Binding at once keeps claims usable when no PV controller runs; when
 //! one does (kcm-rs's persistentvolume-binder-controller), it finds both
-//! objects bound to each other and has nothing to write. A volume of the
+//! objects bound to each other and has nothing to write. The claim is
+//! bound first: a PV controller that sees a bound claim before its volume
+//! reads the volume live (kcm-rs's does), while one that saw the volume
+//! first would bind the claim itself, racing with the binding here. A volume of the
 //! provisioner's that the PV controller marks `Released` is deleted, as
 //! an external provisioner deletes a released volume of reclaim policy
 //! `Delete`.

@@ -457,3 +457,17 @@ fn claims_bind_within_their_class() {
         run(case, world());
     }
 }
+
+#[test]
+fn a_bound_claim_whose_volume_the_cache_lacks_reads_it_before_calling_itself_lost() {
+    // Its volume was created and the claim bound at once by a provisioner:
+    // the volume's watch event has not arrived.
+    let mut world = world();
+    let volume = volume("volume3-8", "10Gi", "uid3-8", "claim3-8", "Bound", R, "", &[BY]);
+    world.unseen_volumes.insert("volume3-8".to_owned(), volume);
+    let bound = claim("claim3-8", "uid3-8", "10Gi", "volume3-8", "Bound", None, &[BY, DONE]);
+    world.claims.insert(claim_key(&bound), bound.clone());
+    world.sync(|view, cx| sync_claim(view, &bound, SETTINGS, cx)).unwrap();
+    assert_eq!(claim_phase(&world.claims[&claim_key(&bound)]), "Bound");
+    assert!(world.events.is_empty(), "{:?}", world.events);
+}
