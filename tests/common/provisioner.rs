@@ -1,21 +1,16 @@
-//! On the testbed, the volume provisioner and PV controller that kube-sim
-//! plays for every claim (`kube_sim::kubelet::provisioner`): neither runs
-//! there (kcm-rs has no persistentvolume-binder and the testbed no
-//! external provisioner), so a claim would stay Pending and the scheduler
-//! would leave its pods unscheduled ("pod has unbound immediate
-//! PersistentVolumeClaims"). A test whose pods use claims starts this
-//! beside its kcm-rs: each claim of the test's namespace is bound as
-//! kube-sim binds it — a PersistentVolume `pvc-<uid>` (what the scheduler
-//! looks up for a bound claim) with the claim as its `claimRef`, the claim's
-//! `spec.volumeName`, the PV controller's `pv.kubernetes.io/bind-completed`
-//! and `pv.kubernetes.io/bound-by-controller` annotations, and status
-//! `Bound` with the requested storage and access modes — unless
-//! `kube-sim.io/provision: "pending"` holds it. When the test is done, it
-//! also plays the PVC protection controller, which kcm-rs does not have
-//! yet: kube-apiserver's StorageObjectInUseProtection admission gave every
-//! claim the `kubernetes.io/pvc-protection` finalizer, and nothing else
-//! would remove it, so the test's namespace could never be deleted. On
-//! kube-sim it does nothing: kube-sim binds the claims itself.
+//! On the testbed, the external provisioner that kube-sim plays for every
+//! claim (`kube_sim::kubelet::provisioner`): the testbed has none, so a
+//! claim would stay Pending and the scheduler would leave its pods
+//! unscheduled ("pod has unbound immediate PersistentVolumeClaims"). A
+//! test whose pods use claims starts this beside its kcm-rs: each claim of
+//! the test's namespace gets a PersistentVolume `pvc-<uid>` with the claim
+//! as its `claimRef`, as an external provisioner makes one, unless
+//! `kube-sim.io/provision: "pending"` holds it; kcm-rs's
+//! persistentvolume-binder-controller then binds the claim to it. When the
+//! test is done, it takes the claims' `kubernetes.io/pvc-protection`
+//! finalizer off and removes the volumes it made, so that the test's
+//! namespace goes whatever controllers ran. On kube-sim it does nothing:
+//! kube-sim provisions the claims itself.
 
 use std::sync::{Arc, Mutex};
 
@@ -30,7 +25,7 @@ use super::{Cluster, Env};
 /// The annotation that keeps a claim Pending, as on kube-sim.
 const PENDING: &str = "kube-sim.io/provision";
 
-/// Binds the claims of a test's namespace on the testbed.
+/// Provisions the claims of a test's namespace on the testbed.
 pub struct Provisioner {
     client: kube::Client,
     claims: Api<PersistentVolumeClaim>,
@@ -42,8 +37,8 @@ pub struct Provisioner {
 }
 
 impl Provisioner {
-    /// Starts binding the claims of `env.ns` on the testbed; `None` on
-    /// kube-sim.
+    /// Starts provisioning the claims of `env.ns` on the testbed; `None`
+    /// on kube-sim.
     pub fn start(env: &Env) -> Option<Self> {
         if let Cluster::Sim(_) = env.cluster {
             return None;
@@ -58,7 +53,7 @@ impl Provisioner {
             futures::pin_mut!(stream);
             loop {
                 match stream.try_next().await {
-                    Ok(Some(claim)) => bind(&client, &claims, &claim, &made).await,
+                    Ok(Some(claim)) => provision(&client, &claim, &made).await,
                     Ok(None) => return,
                     Err(_) => {}
                 }
@@ -67,7 +62,7 @@ impl Provisioner {
         Some(Provisioner { client: env.client.clone(), claims: claims_of_test, volumes, task })
     }
 
-    /// Stops binding, takes the `kubernetes.io/pvc-protection` finalizer
+    /// Stops provisioning, takes the `kubernetes.io/pvc-protection` finalizer
     /// off the namespace's claims (their pods are done with, or go with the
     /// namespace), and removes the PersistentVolumes made (with their
     /// `kubernetes.io/pv-protection` finalizer): no controller of the
@@ -102,13 +97,8 @@ fn waits_for_volume(claim: &PersistentVolumeClaim) -> bool {
     unnamed && !held && claim.metadata.deletion_timestamp.is_none()
 }
 
-/// Binds `claim` to a volume of its own, if it waits for one.
-async fn bind(
-    client: &kube::Client,
-    claims: &Api<PersistentVolumeClaim>,
-    claim: &PersistentVolumeClaim,
-    made: &Mutex<Vec<String>>,
-) {
+/// Makes `claim` a volume of its own, bound to it, if it waits for one.
+async fn provision(client: &kube::Client, claim: &PersistentVolumeClaim, made: &Mutex<Vec<String>>) {
     if !waits_for_volume(claim) {
         return;
     }
@@ -119,13 +109,13 @@ async fn bind(
     };
     let spec = claim.spec.clone().unwrap_or_default();
     let storage = spec.resources.as_ref().and_then(|r| r.requests.as_ref()).and_then(|r| r.get("storage")).cloned();
-    let modes = spec.access_modes.clone().unwrap_or_default();
     let volume_name = format!("pvc-{uid}");
     let volume: PersistentVolume = serde_json::from_value(json!({
         "metadata": {"name": volume_name},
         "spec": {
             "capacity": {"storage": storage},
-            "accessModes": modes,
+            "accessModes": spec.access_modes.clone().unwrap_or_default(),
+            "storageClassName": spec.storage_class_name.clone().unwrap_or_default(),
             "persistentVolumeReclaimPolicy": "Delete",
             "hostPath": {"path": format!("/tmp/testbed-volumes/{volume_name}")},
             "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
@@ -139,15 +129,4 @@ async fn bind(
         Err(kube::Error::Api(e)) if e.code == 409 => {}
         Err(e) => panic!("PersistentVolume {volume_name} not created: {e}"),
     }
-    let bound = json!({"status": {"phase": "Bound"}});
-    volumes.patch_status(&volume_name, &PatchParams::default(), &Patch::Merge(bound)).await.expect("PV Bound");
-    let annotations = json!({"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"});
-    let claimed = json!({"metadata": {"annotations": annotations}, "spec": {"volumeName": volume_name}});
-    if let Err(e) = claims.patch(name, &PatchParams::default(), &Patch::Merge(claimed)).await {
-        // Deleted meanwhile: nothing left to bind.
-        assert!(matches!(&e, kube::Error::Api(s) if s.code == 404), "claim {name} not bound: {e}");
-        return;
-    }
-    let status = json!({"status": {"phase": "Bound", "accessModes": modes, "capacity": {"storage": storage}}});
-    claims.patch_status(name, &PatchParams::default(), &Patch::Merge(status)).await.expect("claim Bound");
 }
