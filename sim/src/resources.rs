@@ -216,17 +216,31 @@ fn builtin(
     subresources: &[Subresource],
 ) -> ResourceType {
     ResourceType {
+        namespaced,
+        short_names: short_names.iter().map(|s| (*s).to_owned()).collect(),
+        categories: if all { vec!["all".to_owned()] } else { Vec::new() },
+        builtin: Some(builtin),
+        ..schemaless(group, plural, kind, "", subresources)
+    }
+}
+
+/// A cluster-scoped type served schemaless (no validation, no defaults,
+/// not a [`Builtin`]), as a custom resource is: enough for kcm-rs's
+/// informers and writes on the types kube-sim does not model; the testbed
+/// is their ground truth.
+fn schemaless(group: &str, plural: &str, kind: &str, short_name: &str, subresources: &[Subresource]) -> ResourceType {
+    ResourceType {
         group: group.to_owned(),
         version: "v1".to_owned(),
         plural: plural.to_owned(),
         singular: kind.to_lowercase(),
         kind: kind.to_owned(),
-        namespaced,
-        short_names: short_names.iter().map(|s| (*s).to_owned()).collect(),
-        categories: if all { vec!["all".to_owned()] } else { Vec::new() },
+        namespaced: false,
+        short_names: [short_name].into_iter().filter(|s| !s.is_empty()).map(str::to_owned).collect(),
+        categories: Vec::new(),
         subresources: subresources.to_vec(),
         verbs: all_verbs(),
-        builtin: Some(builtin),
+        builtin: None,
     }
 }
 
@@ -256,19 +270,7 @@ fn builtins() -> Vec<ResourceType> {
         // Served schemaless (no validation, no defaults): enough for the
         // PV protection controller's informer and updates, so that kcm-rs's
         // caches sync here; the testbed is its ground truth.
-        ResourceType {
-            group: String::new(),
-            version: "v1".to_owned(),
-            plural: "persistentvolumes".to_owned(),
-            singular: "persistentvolume".to_owned(),
-            kind: "PersistentVolume".to_owned(),
-            namespaced: false,
-            short_names: vec!["pv".to_owned()],
-            categories: Vec::new(),
-            subresources: vec![Status],
-            verbs: all_verbs(),
-            builtin: None,
-        },
+        schemaless("", "persistentvolumes", "PersistentVolume", "pv", &[Status]),
         builtin(B::Pod, "", "pods", "Pod", true, &["po"], true, &[Status]),
         builtin(B::PodTemplate, "", "podtemplates", "PodTemplate", true, &[], false, &[]),
         builtin(B::Secret, "", "secrets", "Secret", true, &[], false, &[]),
@@ -284,35 +286,11 @@ fn builtins() -> Vec<ResourceType> {
         // Served schemaless (no validation, no `approval` subresource):
         // enough for the certificate controllers' informer and deletes, so
         // that kcm-rs's caches sync here; the testbed is their ground truth.
-        ResourceType {
-            group: "certificates.k8s.io".to_owned(),
-            version: "v1".to_owned(),
-            plural: "certificatesigningrequests".to_owned(),
-            singular: "certificatesigningrequest".to_owned(),
-            kind: "CertificateSigningRequest".to_owned(),
-            namespaced: false,
-            short_names: vec!["csr".to_owned()],
-            categories: Vec::new(),
-            subresources: vec![Status],
-            verbs: all_verbs(),
-            builtin: None,
-        },
+        schemaless("certificates.k8s.io", "certificatesigningrequests", "CertificateSigningRequest", "csr", &[Status]),
         // Served schemaless, as PersistentVolumes: enough for the
         // VolumeAttributesClass protection controller's informer and
         // updates; the testbed is its ground truth.
-        ResourceType {
-            group: "storage.k8s.io".to_owned(),
-            version: "v1".to_owned(),
-            plural: "volumeattributesclasses".to_owned(),
-            singular: "volumeattributesclass".to_owned(),
-            kind: "VolumeAttributesClass".to_owned(),
-            namespaced: false,
-            short_names: vec!["vac".to_owned()],
-            categories: Vec::new(),
-            subresources: Vec::new(),
-            verbs: all_verbs(),
-            builtin: None,
-        },
+        schemaless("storage.k8s.io", "volumeattributesclasses", "VolumeAttributesClass", "vac", &[]),
         builtin(B::Lease, "coordination.k8s.io", "leases", "Lease", true, &[], false, &[]),
         builtin(B::EndpointSlice, "discovery.k8s.io", "endpointslices", "EndpointSlice", true, &[], false, &[]),
         builtin(B::EventsEvent, "events.k8s.io", "events", "Event", true, &["ev"], false, &[]),
@@ -333,19 +311,7 @@ fn builtins() -> Vec<ResourceType> {
         // Served schemaless (no validation, no defaults): enough for the
         // persistent volume binder's informer, so that kcm-rs's caches
         // sync here; the testbed is its ground truth.
-        ResourceType {
-            group: "storage.k8s.io".to_owned(),
-            version: "v1".to_owned(),
-            plural: "storageclasses".to_owned(),
-            singular: "storageclass".to_owned(),
-            kind: "StorageClass".to_owned(),
-            namespaced: false,
-            short_names: vec!["sc".to_owned()],
-            categories: Vec::new(),
-            subresources: Vec::new(),
-            verbs: all_verbs(),
-            builtin: None,
-        },
+        schemaless("storage.k8s.io", "storageclasses", "StorageClass", "sc", &[]),
     ]
 }
 
