@@ -19,6 +19,12 @@ use super::*;
 
 const NS: &str = "default";
 
+/// The reclaim policies and annotations upstream's tables spell out.
+const R: &str = "Retain";
+const D: &str = "Delete";
+const BY: &str = ANN_BOUND_BY_CONTROLLER;
+const DONE: &str = ANN_BIND_COMPLETED;
+
 /// The API server and caches of one test.
 #[derive(Default, Clone)]
 struct World {

@@ -4,10 +4,6 @@
 
 use super::*;
 
-const R: &str = "Retain";
-const BY: &str = ANN_BOUND_BY_CONTROLLER;
-const DONE: &str = ANN_BIND_COMPLETED;
-
 fn world() -> World {
     World { classes: vec![storage_class("wait", "kubernetes.io/mock", "WaitForFirstConsumer")], ..World::default() }
 }

@@ -4,11 +4,6 @@
 
 use super::*;
 
-const R: &str = "Retain";
-const D: &str = "Delete";
-const BY: &str = ANN_BOUND_BY_CONTROLLER;
-const DONE: &str = ANN_BIND_COMPLETED;
-
 fn volume_case(
     name: &'static str,
     volumes: Vec<PersistentVolume>,
