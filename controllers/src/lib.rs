@@ -36,6 +36,8 @@
 //!   (the Endpoints of selector-less Services as EndpointSlices);
 //! - [`ephemeralvolume`]: the ephemeral volume controller (the claims of
 //!   a pod's generic ephemeral volumes, created from their templates);
+//! - [`expand`]: the volume expander (a grown claim's migrated in-tree
+//!   volume handed to its CSI driver's external resizer);
 //! - [`garbagecollector`]: the garbage collector (dependency graph of
 //!   ownerReferences, what to delete, orphan or unblock);
 //! - [`job`]: the Job controller (pods run to completion, counted through
@@ -90,6 +92,7 @@ pub mod endpoint;
 pub mod endpointslice;
 pub mod endpointslicemirroring;
 pub mod ephemeralvolume;
+pub mod expand;
 pub mod garbagecollector;
 pub mod job;
 pub mod legacytokencleaner;

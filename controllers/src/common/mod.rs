@@ -40,9 +40,13 @@
 //!   claim (`component-helpers/storage/ephemeral`, `volume/common`);
 //! - `protection`: the storage protection finalizers' two questions
 //!   (`protectionutil`: deletion candidate, finalizer to add);
+//! - `csi_migration`: the in-tree plugins migrated to CSI and their
+//!   drivers (`csimigration`, csi-translation-lib);
+//! - `quantity`: storage quantities as whole bytes (`Quantity.Value()`);
 //! - `object`: an object's queue key and [`ObjectRef`](crate::plan::ObjectRef).
 
 pub mod controller_ref;
+pub mod csi_migration;
 pub mod csr;
 pub mod endpoint_pods;
 pub mod endpoint_subsets;
@@ -57,6 +61,7 @@ pub(crate) mod object;
 pub mod pod;
 pub mod pod_control;
 pub mod protection;
+pub mod quantity;
 pub mod ranking;
 pub mod replica_set;
 pub mod selector;

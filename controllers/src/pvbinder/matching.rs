@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 
+use crate::common::quantity;
 use crate::common::selector::Selector;
-use crate::pvbinder::quantity;
 
 /// The beta class annotation, read before `storageClassName` (upstream
 /// `v1.BetaStorageClassAnnotation`).

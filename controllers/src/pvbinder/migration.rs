@@ -7,29 +7,12 @@
 
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 
+use crate::common::csi_migration::csi_driver;
 use crate::pvbinder::cx::{Cx, Request, Step};
 use crate::pvbinder::{
     ANN_BETA_STORAGE_PROVISIONER, ANN_DYNAMICALLY_PROVISIONED, ANN_MIGRATED_TO, ANN_STORAGE_PROVISIONER,
     EXTERNAL_DELETION_FINALIZER, IN_TREE_DELETION_FINALIZER, annotation, reclaim_policy,
 };
-
-/// The in-tree plugins migrated to CSI, and their drivers (upstream
-/// `csimigration.PluginManager.IsMigrationEnabledForPlugin` and
-/// csi-translation-lib).
-const MIGRATED: [(&str, &str); 7] = [
-    ("kubernetes.io/aws-ebs", "ebs.csi.aws.com"),
-    ("kubernetes.io/gce-pd", "pd.csi.storage.gke.io"),
-    ("kubernetes.io/azure-file", "file.csi.azure.com"),
-    ("kubernetes.io/azure-disk", "disk.csi.azure.com"),
-    ("kubernetes.io/cinder", "cinder.csi.openstack.org"),
-    ("kubernetes.io/vsphere-volume", "csi.vsphere.vmware.com"),
-    ("kubernetes.io/portworx-volume", "pxd.portworx.com"),
-];
-
-/// The CSI driver an in-tree plugin is migrated to, if it is.
-pub fn csi_driver(plugin: &str) -> Option<&'static str> {
-    MIGRATED.iter().find(|(name, _)| *name == plugin).map(|(_, driver)| *driver)
-}
 
 /// Sets or clears `migrated-to` in `annotations` by the provisioner they
 /// name; whether that changed them (upstream `updateMigrationAnnotations`).

@@ -26,7 +26,6 @@ pub mod cx;
 mod matching;
 mod migration;
 mod provision;
-mod quantity;
 mod reclaim;
 mod status;
 mod volume;

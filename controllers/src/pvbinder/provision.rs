@@ -10,9 +10,10 @@
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kcm_objects::EventType;
 
+use crate::common::csi_migration::csi_driver;
 use crate::pvbinder::cx::{Cx, Flow, Reply, Request, Step};
 use crate::pvbinder::matching::claim_class;
-use crate::pvbinder::migration::{annotate, csi_driver};
+use crate::pvbinder::migration::annotate;
 use crate::pvbinder::status::claim_event;
 use crate::pvbinder::{
     ANN_BETA_STORAGE_PROVISIONER, ANN_STORAGE_PROVISIONER, Settings, View, annotation, set_annotation,

@@ -7,10 +7,10 @@ use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolume, PersistentVo
 use kcm_objects::EventType;
 
 use crate::common::object::object_ref;
+use crate::common::quantity;
 use crate::plan::Event;
 use crate::pvbinder::cx::{Cx, Flow, Request, Step};
 use crate::pvbinder::matching::is_volume_bound_to_claim;
-use crate::pvbinder::quantity;
 use crate::pvbinder::{
     ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, claim_phase, claim_volume_name, has_annotation, set_annotation,
     volume_name, volume_phase,
