@@ -52,6 +52,7 @@ use crate::drivers::endpoint::{self, EndpointController};
 use crate::drivers::endpointslice::{self, EndpointSliceController, EndpointSliceMetrics};
 use crate::drivers::endpointslicemirroring::{self, EndpointSliceMirroringController, MirroringMetrics};
 use crate::drivers::ephemeralvolume::{self, EphemeralVolumeController, EphemeralVolumeMetrics};
+use crate::drivers::expand::{self, ExpandController};
 use crate::drivers::garbagecollector::{self, GarbageCollector, GcMetrics};
 use crate::drivers::job::{self, JobController, JobMetrics};
 use crate::drivers::legacytokencleaner::{self, LegacyTokenCleaner};
@@ -351,6 +352,11 @@ pub const TABLE: &[&dyn Wiring] = &[
             let metrics = EphemeralVolumeMetrics::register(cx.registry)?;
             Ok(Some(Box::new(EphemeralVolumeController::new(parts, Some(metrics))?)))
         },
+    },
+    &Row::<NoFlags> {
+        name: expand::IDENTITY.name,
+        workers: |_| expand::WORKERS,
+        start: |_, cx| Ok(Some(Box::new(ExpandController::new(cx.parts(&expand::IDENTITY)?)))),
     },
     &Row::<NoFlags> {
         name: pvprotection::CONTROLLER_NAME,

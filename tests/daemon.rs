@@ -285,6 +285,7 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
         "clusterrole-aggregation-controller",
         "ttl-after-finished-controller",
         "ttl-controller",
+        "persistentvolume-expander-controller",
         "persistentvolumeclaim-protection-controller",
         "persistentvolume-protection-controller",
         "ephemeral-volume-controller",

@@ -24,7 +24,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::ClusterRole;
-use k8s_openapi::api::storage::v1::VolumeAttributesClass;
+use k8s_openapi::api::storage::v1::{StorageClass, VolumeAttributesClass};
 use kcm_rs::config::Flags;
 use kcm_rs::controllers;
 use kube::api::{
@@ -787,6 +787,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_ephemeral_volume_controller(&sim, &client).await;
     exercise_vac_protection_controller(&sim, &client).await;
     exercise_pv_binder(&sim, &client).await;
+    exercise_expander(&sim, &client).await;
     exercise_bootstrap_tokens(&sim, &client).await;
     exercise_csr_cleaner(&sim, &client).await;
     calls_by_kcm_rs(&sim)
@@ -1187,6 +1188,42 @@ async fn exercise_pv_binder(sim: &Sim, client: &kube::Client) {
         let orphan = volumes.get("orphan").await.map_err(|e| e.to_string())?;
         let failed = orphan.status.and_then(|s| s.phase).as_deref() == Some("Failed");
         if bound && failed { Ok(()) } else { Err(format!("claim bound: {bound}, orphan failed: {failed}")) }
+    })
+    .await;
+}
+
+/// Volume expander: a claim bound to an in-tree (AWS EBS) volume, its
+/// request raised, read its volume live and gets the EBS CSI driver as its
+/// resizer by a patch of its status.
+async fn exercise_expander(sim: &Sim, client: &kube::Client) {
+    let classes: Api<StorageClass> = Api::all(client.clone());
+    let class = json!({"metadata": {"name": "expandable"}, "provisioner": "kubernetes.io/no-provisioner",
+        "allowVolumeExpansion": true});
+    classes.create(&PostParams::default(), &object(class)).await.expect("class");
+    let volumes: Api<PersistentVolume> = Api::all(client.clone());
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
+    let volume = json!({"metadata": {"name": "ebs"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "expandable",
+            "persistentVolumeReclaimPolicy": "Retain", "awsElasticBlockStore": {"volumeID": "vol-1"},
+            "claimRef": {"namespace": "default", "name": "ebs"}}});
+    volumes.create(&PostParams::default(), &object(volume)).await.expect("EBS volume");
+    let claim = json!({"metadata": {"name": "ebs"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "expandable", "volumeName": "ebs",
+            "resources": {"requests": {"storage": "1Gi"}}}});
+    claims.create(&PostParams::default(), &object(claim)).await.expect("EBS claim");
+    wait_for(sim, PATIENCE, "the EBS claim bound", || async {
+        let claim = claims.get("ebs").await.map_err(|e| e.to_string())?;
+        let phase = claim.status.and_then(|s| s.phase).unwrap_or_default();
+        if phase == "Bound" { Ok(()) } else { Err(phase) }
+    })
+    .await;
+    let grow = json!({"spec": {"resources": {"requests": {"storage": "2Gi"}}}});
+    claims.patch("ebs", &PatchParams::default(), &Patch::Merge(&grow)).await.expect("claim grown");
+    wait_for(sim, PATIENCE, "the EBS claim's resizer", || async {
+        let claim = claims.get("ebs").await.map_err(|e| e.to_string())?;
+        let annotations = claim.metadata.annotations.unwrap_or_default();
+        let resizer = annotations.get("volume.kubernetes.io/storage-resizer").map(String::as_str);
+        if resizer == Some("ebs.csi.aws.com") { Ok(()) } else { Err(format!("{resizer:?}")) }
     })
     .await;
 }

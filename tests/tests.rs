@@ -42,6 +42,8 @@ mod endpointslicefaults;
 mod endpointslicemirroring;
 /// The ephemeral volume controller: the claims of pods' generic ephemeral volumes.
 mod ephemeralvolume;
+/// The volume expander: a grown claim's event, an in-tree volume's claim handed to its CSI resizer.
+mod expand;
 /// The garbage collector: background, foreground and orphan cascades, with faults.
 mod garbagecollector;
 /// No two production files of the workspace import each other (needs no cluster).

@@ -8,7 +8,7 @@ use crate::config::Flags;
 use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
     bootstrapsigner, certificates, clusterroleaggregation, cronjob, csrapproving, csrcleaner, csrsigning, daemonset,
-    deployment, endpoint, endpointslice, endpointslicemirroring, ephemeralvolume, garbagecollector, job,
+    deployment, endpoint, endpointslice, endpointslicemirroring, ephemeralvolume, expand, garbagecollector, job,
     legacytokencleaner, namespace, nodeipam, nodelifecycle, podgc, pvbinder, pvcprotection, pvprotection, replicaset,
     rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction, tokencleaner,
     ttl, ttlafterfinished, vacprotection,
@@ -18,7 +18,7 @@ use crate::drivers::{
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 33] = [
+    let queues: [(&str, &'static [&'static str]); 34] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -54,6 +54,7 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         (pvcprotection::CONTROLLER_NAME, &[pvcprotection::QUEUE_NAME]),
         (pvprotection::CONTROLLER_NAME, &[pvprotection::QUEUE_NAME]),
         (ephemeralvolume::IDENTITY.name, &[ephemeralvolume::QUEUE_NAME]),
+        (expand::IDENTITY.name, &[expand::QUEUE_NAME]),
         (vacprotection::CONTROLLER_NAME, &[vacprotection::QUEUE_NAME]),
         (bootstrapsigner::CONTROLLER_NAME, &[bootstrapsigner::QUEUE_NAME]),
         (tokencleaner::CONTROLLER_NAME, &[tokencleaner::QUEUE_NAME]),

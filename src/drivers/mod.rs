@@ -49,6 +49,8 @@
 //!   ([`EndpointSliceMirroringController`](endpointslicemirroring::EndpointSliceMirroringController));
 //! - `ephemeralvolume`: the ephemeral volume controller
 //!   ([`EphemeralVolumeController`](ephemeralvolume::EphemeralVolumeController));
+//! - `expand`: the volume expander
+//!   ([`ExpandController`](expand::ExpandController));
 //! - `garbagecollector`: the garbage collector
 //!   ([`GarbageCollector`](garbagecollector::GarbageCollector));
 //! - `job`: the Job controller
@@ -107,6 +109,7 @@ pub mod endpointslice;
 pub mod endpointslicemirroring;
 pub mod ephemeralvolume;
 pub mod execute;
+pub mod expand;
 mod expectations;
 pub mod garbagecollector;
 pub mod job;
