@@ -22,7 +22,7 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, PersistentVolumeClaim, Secret, ServiceAccount};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{Api, ListParams, PostParams};
 use kube_sim::testing::{Patience, kubectl_ok, kubectl_ok_with_stdin, wait_for};
@@ -67,6 +67,8 @@ const WRITERS: &[&str] = &[
     // scratch's claim; gold's finalizer taken off once it is deleted.
     "ephemeral-volume-controller",
     "volumeattributesclass-protection-controller",
+    // ebs's resizer, once its request is raised.
+    "expand-controller",
 ];
 
 /// kubeadm's `cluster-info` and bootstrap tokens: one signing, one expired.
@@ -182,6 +184,28 @@ kind: VolumeAttributesClass
 metadata: {name: gold}
 driverName: csi.example.com
 parameters: {iops: "3000"}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: creds-expandable}
+provisioner: kubernetes.io/no-provisioner
+allowVolumeExpansion: true
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: creds-ebs}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: creds-expandable
+  persistentVolumeReclaimPolicy: Retain
+  awsElasticBlockStore: {volumeID: vol-creds}
+  claimRef: {namespace: creds, name: ebs}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ebs}
+spec: {accessModes: [ReadWriteOnce], storageClassName: creds-expandable, volumeName: creds-ebs, resources: {requests: {storage: 1Gi}}}
 "#;
 
 // === utils ===
@@ -322,6 +346,24 @@ async fn kubeadms_static_pod_runs_kcm_rs_with_only_the_image_swapped() {
         let secret = secrets.get("robot-token").await.map_err(|e| e.to_string())?;
         let filled = secret.data.is_some_and(|d| d.contains_key("token"));
         when(filled, || "no token yet".to_owned())
+    })
+    .await;
+
+    // ebs bound by the binder, then grown: the expander names its resizer.
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), NS);
+    wait_for(&bed, PATIENCE, "claim ebs bound", || async {
+        let claim = claims.get("ebs").await.map_err(|e| e.to_string())?;
+        let phase = claim.status.and_then(|s| s.phase).unwrap_or_default();
+        when(phase == "Bound", || phase)
+    })
+    .await;
+    let grow = r#"{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}"#;
+    kubectl_ok(&bed.admin, &["-n", NS, "patch", "pvc", "ebs", "--type=merge", "-p", grow]).await;
+    wait_for(&bed, PATIENCE, "ebs's resizer (expander)", || async {
+        let claim = claims.get("ebs").await.map_err(|e| e.to_string())?;
+        let annotations = claim.metadata.annotations.unwrap_or_default();
+        let resizer = annotations.get("volume.kubernetes.io/storage-resizer").cloned();
+        when(resizer.as_deref() == Some("ebs.csi.aws.com"), || format!("{resizer:?}"))
     })
     .await;
 
