@@ -7,6 +7,9 @@
 //!
 //! # Layout
 //! - [`plan`]: the [`Plan`] every core returns, and the executor's contract;
+//! - [`attachdetach`]: the attach/detach controller (the
+//!   VolumeAttachments of the volumes scheduled pods mount, detached once
+//!   unmounted, and each node's `status.volumesAttached`);
 //! - [`bootstrap`]: bootstrap tokens (the token cleaner deleting expired
 //!   ones, the bootstrap signer signing `cluster-info` with them);
 //! - [`clusterroleaggregation`]: the ClusterRole aggregation controller
@@ -79,6 +82,7 @@
 //!   (a class being deleted keeps its finalizer while a claim or volume
 //!   refers to it).
 
+pub mod attachdetach;
 pub mod bootstrap;
 pub mod clusterroleaggregation;
 pub mod common;
