@@ -19,6 +19,7 @@ use kcm_runtime::client;
 use kcm_runtime::events::EventRecorder;
 
 use crate::config::settings::NoFlags;
+use crate::config::settings::attachdetach::AttachDetachFlags;
 use crate::config::settings::cronjob::CronJobFlags;
 use crate::config::settings::csrsigning::CsrSigningFlags;
 use crate::config::settings::daemonset::DaemonSetFlags;
@@ -40,6 +41,7 @@ use crate::config::settings::serviceaccounttoken::ServiceAccountTokenFlags;
 use crate::config::settings::statefulset::StatefulSetFlags;
 use crate::config::settings::ttlafterfinished::TtlAfterFinishedFlags;
 use crate::config::{Implemented, PVC_UNUSED_SINCE_TIME};
+use crate::drivers::attachdetach::{self, AttachDetachController, AttachDetachMetrics};
 use crate::drivers::bootstrapsigner::{self, BootstrapSigner};
 use crate::drivers::clusterroleaggregation::{self, ClusterRoleAggregationController};
 use crate::drivers::cronjob::{self, CronJobController, CronJobMetrics};
@@ -351,6 +353,15 @@ pub const TABLE: &[&dyn Wiring] = &[
             let parts = cx.parts(&ephemeralvolume::IDENTITY)?;
             let metrics = EphemeralVolumeMetrics::register(cx.registry)?;
             Ok(Some(Box::new(EphemeralVolumeController::new(parts, Some(metrics))?)))
+        },
+    },
+    &Row::<AttachDetachFlags> {
+        name: attachdetach::IDENTITY.name,
+        workers: |_| attachdetach::WORKERS,
+        start: |settings, cx| {
+            let parts = cx.parts(&attachdetach::IDENTITY)?;
+            let metrics = AttachDetachMetrics::register(cx.registry)?;
+            Ok(Some(Box::new(AttachDetachController::new(parts, *settings, Some(metrics))?)))
         },
     },
     &Row::<NoFlags> {

@@ -24,7 +24,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::ClusterRole;
-use k8s_openapi::api::storage::v1::{StorageClass, VolumeAttributesClass};
+use k8s_openapi::api::storage::v1::{StorageClass, VolumeAttachment, VolumeAttributesClass};
 use kcm_rs::config::Flags;
 use kcm_rs::controllers;
 use kube::api::{
@@ -788,6 +788,7 @@ async fn exercise_every_controller(args: &[String]) -> BTreeSet<Call> {
     exercise_vac_protection_controller(&sim, &client).await;
     exercise_pv_binder(&sim, &client).await;
     exercise_expander(&sim, &client).await;
+    exercise_attach_detach(&sim, &client).await;
     exercise_bootstrap_tokens(&sim, &client).await;
     exercise_csr_cleaner(&sim, &client).await;
     calls_by_kcm_rs(&sim)
@@ -1226,6 +1227,63 @@ async fn exercise_expander(sim: &Sim, client: &kube::Client) {
         if resizer == Some("ebs.csi.aws.com") { Ok(()) } else { Err(format!("{resizer:?}")) }
     })
     .await;
+}
+
+/// Attach/detach controller: a pod on a node that hands attaching to the
+/// controller, mounting a CSI volume, gets its VolumeAttachment; once the
+/// attacher (the test) says attached, the node's status reports it (a
+/// patch of nodes/status); the pod deleted, the attachment is deleted and
+/// the report patched empty.
+async fn exercise_attach_detach(sim: &Sim, client: &kube::Client) {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let node = json!({"metadata": {"name": "attach-1",
+        "annotations": {"volumes.kubernetes.io/controller-managed-attach-detach": "true"}}});
+    nodes.create(&PostParams::default(), &object(node)).await.expect("node");
+    let volumes: Api<PersistentVolume> = Api::all(client.clone());
+    let volume = json!({"metadata": {"name": "attached"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+            "persistentVolumeReclaimPolicy": "Retain", "csi": {"driver": "csi.example.com", "volumeHandle": "vol-a"},
+            "claimRef": {"namespace": "default", "name": "attached"}}});
+    volumes.create(&PostParams::default(), &object(volume)).await.expect("CSI volume");
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
+    let claim = json!({"metadata": {"name": "attached"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": "attached",
+            "resources": {"requests": {"storage": "1Gi"}}}});
+    claims.create(&PostParams::default(), &object(claim)).await.expect("CSI claim");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let pod = json!({"metadata": {"name": "attached"},
+        "spec": {"nodeName": "attach-1", "containers": [{"name": "c", "image": "busybox"}],
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "attached"}}]}});
+    pods.create(&PostParams::default(), &object(pod)).await.expect("pod");
+    let attachments: Api<VolumeAttachment> = Api::all(client.clone());
+    let name = wait_for(sim, PATIENCE, "the volume's attachment", || async {
+        let list = attachments.list(&ListParams::default()).await.map_err(|e| e.to_string())?;
+        let found = list.items.into_iter().find(|va| va.spec.node_name == "attach-1");
+        found.and_then(|va| va.metadata.name).ok_or_else(|| "none yet".to_owned())
+    })
+    .await;
+    let attached = json!({"status": {"attached": true}});
+    attachments.patch_status(&name, &PatchParams::default(), &Patch::Merge(&attached)).await.expect("attached");
+    let reported = |want: usize| {
+        let nodes = nodes.clone();
+        async move {
+            let node = nodes.get("attach-1").await.map_err(|e| e.to_string())?;
+            let count = node.status.and_then(|s| s.volumes_attached).unwrap_or_default().len();
+            if count == want { Ok(()) } else { Err(format!("{count} reported")) }
+        }
+    };
+    wait_for(sim, PATIENCE, "the volume reported attached", || reported(1)).await;
+    pods.delete("attached", &DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() })
+        .await
+        .expect("pod deleted");
+    wait_for(sim, PATIENCE, "the attachment deleted", || async {
+        match attachments.get_opt(&name).await.map_err(|e| e.to_string())? {
+            None => Ok(()),
+            Some(_) => Err("still there".to_owned()),
+        }
+    })
+    .await;
+    wait_for(sim, PATIENCE, "the volume no longer reported", || reported(0)).await;
 }
 
 /// Bootstrap signer and token cleaner: `kube-public/cluster-info` updated

@@ -4,6 +4,8 @@
 //!
 //! Run one area with `cargo test --test tests <area>::`.
 
+/// The attach/detach controller: volumes attached for scheduled pods, reported, detached once unmounted.
+mod attachdetach;
 /// Bootstrap tokens and node TTLs: cluster-info signed as kubeadm join verifies, expired tokens deleted, nodes'
 /// `node.alpha.kubernetes.io/ttl`.
 mod bootstraptokens;

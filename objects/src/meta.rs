@@ -25,6 +25,9 @@ pub const KEPT_ANNOTATIONS: &[&str] = &[
     "batch.kubernetes.io/job-index-ignored-failure-count",
     // The TTL controller: the TTL a node carries (`v1.ObjectTTLAnnotationKey`).
     "node.alpha.kubernetes.io/ttl",
+    // The attach/detach controller: a node whose kubelet hands it the
+    // attaching (`volumeutil.ControllerManagedAttachAnnotation`).
+    "volumes.kubernetes.io/controller-managed-attach-detach",
 ];
 
 /// Metadata of a slim object, decoded as `ObjectMeta` is (camelCase JSON).

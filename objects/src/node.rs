@@ -1,5 +1,5 @@
-//! The slim Node: what the node lifecycle, taint eviction, node IPAM and
-//! EndpointSlice controllers read of a node, decoded straight from the API
+//! The slim Node: what the node lifecycle, taint eviction, node IPAM,
+//! EndpointSlice and attach/detach controllers read of a node, decoded straight from the API
 //! server's JSON. The rest (addresses, capacity, allocatable but its CPU,
 //! images, daemon endpoints, node info) is skipped unread.
 //!
@@ -8,7 +8,7 @@
 //! taint and label patches carry only what they change (with the cached
 //! resourceVersion), and the status write is made on the node read live.
 
-use k8s_openapi::api::core::v1::{NodeCondition, Taint};
+use k8s_openapi::api::core::v1::{AttachedVolume, NodeCondition, Taint};
 use serde::Deserialize;
 
 use crate::meta::{Meta, nullable};
@@ -57,6 +57,14 @@ pub struct NodeStatus {
     /// EndpointSlice controller's topology cache weighs zones by it).
     #[serde(deserialize_with = "nullable")]
     pub allocatable: Allocatable,
+    /// `status.volumesInUse`: the attach/detach controller detaches a
+    /// volume only once the kubelet no longer lists it here.
+    #[serde(deserialize_with = "nullable")]
+    pub volumes_in_use: Box<[Box<str>]>,
+    /// `status.volumesAttached`, which the attach/detach controller
+    /// writes.
+    #[serde(deserialize_with = "nullable")]
+    pub volumes_attached: Box<[AttachedVolume]>,
 }
 
 /// What is kept of `status.allocatable`.

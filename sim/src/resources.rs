@@ -312,6 +312,11 @@ fn builtins() -> Vec<ResourceType> {
         // persistent volume binder's informer, so that kcm-rs's caches
         // sync here; the testbed is its ground truth.
         schemaless("storage.k8s.io", "storageclasses", "StorageClass", "sc", &[]),
+        // Served schemaless, for the attach/detach controller's informers
+        // and writes; the testbed is its ground truth. The tests play the
+        // external attacher through the `status` subresource.
+        schemaless("storage.k8s.io", "volumeattachments", "VolumeAttachment", "", &[Status]),
+        schemaless("storage.k8s.io", "csidrivers", "CSIDriver", "", &[]),
     ]
 }
 

@@ -7,18 +7,18 @@ use std::collections::BTreeSet;
 use crate::config::Flags;
 use crate::controllers::{TABLE, flags, implemented};
 use crate::drivers::{
-    bootstrapsigner, certificates, clusterroleaggregation, cronjob, csrapproving, csrcleaner, csrsigning, daemonset,
-    deployment, endpoint, endpointslice, endpointslicemirroring, ephemeralvolume, expand, garbagecollector, job,
-    legacytokencleaner, namespace, nodeipam, nodelifecycle, podgc, pvbinder, pvcprotection, pvprotection, replicaset,
-    rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction, tokencleaner,
-    ttl, ttlafterfinished, vacprotection,
+    attachdetach, bootstrapsigner, certificates, clusterroleaggregation, cronjob, csrapproving, csrcleaner, csrsigning,
+    daemonset, deployment, endpoint, endpointslice, endpointslicemirroring, ephemeralvolume, expand, garbagecollector,
+    job, legacytokencleaner, namespace, nodeipam, nodelifecycle, podgc, pvbinder, pvcprotection, pvprotection,
+    replicaset, rootcacertpublisher, serviceaccount, serviceaccounttoken, servicecidrs, statefulset, tainteviction,
+    tokencleaner, ttl, ttlafterfinished, vacprotection,
 };
 
 /// The workqueues with `workqueue_*` series (label `name`) that a
 /// controller's driver creates: the drivers' own constants. A controller
 /// added to the table fails the tests until it is added here (`None`).
 pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
-    let queues: [(&str, &'static [&'static str]); 34] = [
+    let queues: [(&str, &'static [&'static str]); 35] = [
         (
             serviceaccounttoken::CONTROLLER_NAME,
             &[serviceaccounttoken::SERVICE_QUEUE_NAME, serviceaccounttoken::SECRET_QUEUE_NAME],
@@ -55,6 +55,7 @@ pub(super) fn queues_of(controller: &str) -> Option<&'static [&'static str]> {
         (pvprotection::CONTROLLER_NAME, &[pvprotection::QUEUE_NAME]),
         (ephemeralvolume::IDENTITY.name, &[ephemeralvolume::QUEUE_NAME]),
         (expand::IDENTITY.name, &[expand::QUEUE_NAME]),
+        (attachdetach::IDENTITY.name, &[attachdetach::QUEUE_NAME]),
         (vacprotection::CONTROLLER_NAME, &[vacprotection::QUEUE_NAME]),
         (bootstrapsigner::CONTROLLER_NAME, &[bootstrapsigner::QUEUE_NAME]),
         (tokencleaner::CONTROLLER_NAME, &[tokencleaner::QUEUE_NAME]),

@@ -24,7 +24,10 @@
 //! - `namespace_keys`: the Namespace handler of the two controllers that
 //!   keep an object in every namespace;
 //! - `nodes`: what the two node controllers share (the `node-controller`
-//!   name, a pod's node, the pod index by node name);
+//!   name, a pod's node, the pod index by node name, which the
+//!   attach/detach controller reads too);
+//! - `attachdetach`: the attach/detach controller
+//!   ([`AttachDetachController`](attachdetach::AttachDetachController));
 //! - `bootstrapsigner`: the bootstrap signer
 //!   ([`BootstrapSigner`](bootstrapsigner::BootstrapSigner));
 //! - `clusterroleaggregation`: the ClusterRole aggregation controller
@@ -95,6 +98,7 @@
 //!   ([`VacProtectionController`](vacprotection::VacProtectionController));
 
 mod api_errors;
+pub mod attachdetach;
 pub mod bootstrapsigner;
 pub(crate) mod certificates;
 pub mod clusterroleaggregation;

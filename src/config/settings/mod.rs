@@ -27,6 +27,7 @@ use clap::{ArgMatches, Command};
 
 use super::error::{Error, Result};
 
+pub mod attachdetach;
 pub mod cronjob;
 pub mod csrsigning;
 pub mod daemonset;
