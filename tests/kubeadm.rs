@@ -69,6 +69,8 @@ const WRITERS: &[&str] = &[
     "volumeattributesclass-protection-controller",
     // ebs's resizer, once its request is raised.
     "expand-controller",
+    // attached's VolumeAttachment on creds-node.
+    "attachdetach-controller",
 ];
 
 /// kubeadm's `cluster-info` and bootstrap tokens: one signing, one expired.
@@ -206,6 +208,35 @@ apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: {name: ebs}
 spec: {accessModes: [ReadWriteOnce], storageClassName: creds-expandable, volumeName: creds-ebs, resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: creds-node, annotations: {volumes.kubernetes.io/controller-managed-attach-detach: "true"}}
+spec: {taints: [{key: kcm-rs.test/volumes-only, effect: NoSchedule}]}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: creds-csi}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  persistentVolumeReclaimPolicy: Retain
+  csi: {driver: csi.example.com, volumeHandle: vol-creds}
+  claimRef: {namespace: creds, name: attached}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: attached}
+spec: {accessModes: [ReadWriteOnce], storageClassName: "", volumeName: creds-csi, resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: attached}
+spec:
+  nodeName: creds-node
+  containers: [{name: c, image: registry.k8s.io/pause:3.10}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: attached}}]
 "#;
 
 // === utils ===
