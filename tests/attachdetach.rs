@@ -150,6 +150,13 @@ async fn event(env: &Env, pod: &str, reason: &str) -> String {
     .await
 }
 
+/// The value of the series `series` (name and labels, as /metrics spells
+/// them) on kcm-rs's /metrics.
+async fn gauge(env: &Env, series: &str) -> Option<i64> {
+    let (_, metrics) = env.scrape("/metrics").await;
+    metrics.lines().find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+}
+
 async fn delete_nodes(env: &Env, nodes: &[&str]) {
     for node in nodes {
         kubectl_ok(&env.kubeconfig, &["delete", "node", node, "--wait=false"]).await;
@@ -184,6 +191,15 @@ async fn a_scheduled_pods_volume_is_attached_reported_and_detached_once_unmounte
     reported(&env, &node, &[unique(&env, "data")]).await;
     let message = event(&env, "web", "SuccessfulAttachVolume").await;
     assert_eq!(message, format!("AttachVolume.Attach succeeded for volume {volume:?} "));
+    let plugin = format!("kubernetes.io/csi:{}", driver(&env));
+    let in_use = format!("storage_count_attachable_volumes_in_use{{node=\"{node}\",volume_plugin=\"{plugin}\"}}");
+    let wanted =
+        format!("attachdetach_controller_total_volumes{{plugin_name=\"{plugin}\",state=\"desired_state_of_world\"}}");
+    let attached =
+        format!("attachdetach_controller_total_volumes{{plugin_name=\"{plugin}\",state=\"actual_state_of_world\"}}");
+    for series in [in_use, wanted, attached] {
+        assert_eq!(gauge(&env, &series).await, Some(1), "{series}");
+    }
 
     node_status(&env, &node, json!({"volumesInUse": [unique(&env, "data")]})).await;
     delete_pod(&env, "web").await;

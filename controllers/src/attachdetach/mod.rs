@@ -5,6 +5,7 @@
 //!   `VolumeAttachment` name of a CSI volume on a node.
 //! - [`wanted`]: what a node's pods want attached (the desired state).
 //! - [`view`]: what one node's reconcile reads;
+//! - [`count`]: what the controller's gauges count;
 //! - [`plan`]: the writes that bring the node's attachments and its
 //!   `status.volumesAttached` to that.
 //!
@@ -13,6 +14,7 @@
 //! every other node's attachments are detached once unmounted, as
 //! upstream does.
 
+pub mod count;
 pub mod plan;
 pub mod view;
 pub mod volume;

@@ -435,3 +435,30 @@ fn a_running_pod_keeps_its_volume_while_its_claim_briefly_fails_to_resolve_and_a
     assert!(unsupported.wanted.is_empty());
     assert_eq!(unsupported.unsupported, [(pod("ns", "web-0"), "in-tree".to_string())]);
 }
+
+#[test]
+fn the_gauges_count_in_use_volumes_by_node_and_plugin_and_each_nodes_wanted_and_attached_volumes() {
+    let running = scheduled_pod("web-0", "web-0-uid", json!({}));
+    let done = scheduled_pod("web-1", "web-1-uid", json!({"status": {"phase": "Succeeded"}}));
+    let unscheduled = scheduled_pod("web-2", "web-2-uid", json!({"spec": {"nodeName": null}}));
+    let bound = Arc::new(pv(csi_source()));
+    let in_use = super::count::volumes_in_use([&running, &done, &unscheduled], |_, _| Some(bound.clone()));
+    let key = (NODE.to_string(), "kubernetes.io/csi:ebs.csi.aws.com".to_string());
+    assert_eq!(in_use, BTreeMap::from([(key, 2)]), "terminated pods count, as upstream's");
+
+    let iscsi = pv(json!({"iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2026-01.io.example:disk", "lun": 0}}));
+    let Resolved::Attachable(iscsi) = attachable(&iscsi, |_| true) else { panic!("iscsi attaches") };
+    let ebs = csi("pv-1", "vol-1", false);
+    let detaching = csi("pv-2", "vol-2", false);
+    let w = vec![wanted(ebs.clone(), &[pod("ns", "web-0")]), wanted(iscsi, &[pod("ns", "db-0")])];
+    let v = view(
+        Some(healthy(&[], &[&detaching.unique])),
+        w,
+        vec![attachment(&ebs, false), attachment(&detaching, true)],
+        ts(0),
+    );
+    let (desired, actual) = super::count::node_totals(&v);
+    let by = |pairs: &[(&str, i64)]| pairs.iter().map(|(p, n)| (p.to_string(), *n)).collect::<BTreeMap<_, _>>();
+    assert_eq!(desired, by(&[("kubernetes.io/csi:ebs.csi.aws.com", 1), ("kubernetes.io/iscsi", 1)]));
+    assert_eq!(actual, by(&[("kubernetes.io/csi:ebs.csi.aws.com", 2), ("kubernetes.io/iscsi", 1)]));
+}

@@ -9,6 +9,8 @@
 //! node. A claim is looked up in the cache; it must be bound, and its
 //! volume bound back to it (`claimRef.uid`).
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 
 use crate::common::csi_migration::migrated_plugin;
@@ -78,40 +80,80 @@ pub enum Resolved {
 pub fn resolve(
     claim_key: &str,
     claim: Option<&PersistentVolumeClaim>,
-    volume: impl FnOnce(&str) -> Option<std::sync::Arc<PersistentVolume>>,
+    volume: impl FnOnce(&str) -> Option<Arc<PersistentVolume>>,
     attach_required: impl FnOnce(&str) -> bool,
 ) -> Resolved {
+    match bound_volume(claim_key, claim, volume) {
+        Ok(pv) => attachable(&pv, attach_required),
+        Err(why) => Resolved::Pending(why),
+    }
+}
+
+/// The volume `claim` is bound to, bound back to it (upstream
+/// `createInTreeVolumeSpec` from the caches); else upstream's error.
+///
+/// # Errors
+/// The claim is not cached or not bound, its volume is not cached or not
+/// bound back to it.
+pub fn bound_volume(
+    claim_key: &str,
+    claim: Option<&PersistentVolumeClaim>,
+    volume: impl FnOnce(&str) -> Option<Arc<PersistentVolume>>,
+) -> Result<Arc<PersistentVolume>, String> {
     let Some(claim) = claim else {
-        return Resolved::Pending(format!("failed to find PVC {claim_key} in PVCInformer cache"));
+        return Err(format!("failed to find PVC {claim_key} in PVCInformer cache"));
     };
     let phase = claim.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or_default();
     let pv_name = claim.spec.as_ref().and_then(|s| s.volume_name.as_deref()).unwrap_or_default();
     if phase != "Bound" || pv_name.is_empty() {
-        return Resolved::Pending(format!(
+        return Err(format!(
             "PVC {claim_key} has non-bound phase ({phase:?}) or empty pvc.Spec.VolumeName ({pv_name:?})"
         ));
     }
     let Some(pv) = volume(pv_name) else {
-        return Resolved::Pending(format!("failed to find PV {pv_name:?} in PVInformer cache"));
+        return Err(format!("failed to find PV {pv_name:?} in PVInformer cache"));
     };
     let claim_uid = claim.metadata.uid.as_deref().unwrap_or_default();
     let bound_uid = pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()).map(|r| r.uid.as_deref().unwrap_or_default());
     match bound_uid {
-        None => {
-            return Resolved::Pending(format!(
-                "found PV object {pv_name:?} but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to \
-                 the claim"
-            ));
-        }
-        Some(uid) if uid != claim_uid => {
-            return Resolved::Pending(format!(
-                "found PV object {pv_name:?} but its pv.Spec.ClaimRef.UID ({uid:?}) does not point to claim.UID \
-                 ({claim_uid:?})"
-            ));
-        }
-        Some(_) => {}
+        None => Err(format!(
+            "found PV object {pv_name:?} but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the \
+             claim"
+        )),
+        Some(uid) if uid != claim_uid => Err(format!(
+            "found PV object {pv_name:?} but its pv.Spec.ClaimRef.UID ({uid:?}) does not point to claim.UID \
+             ({claim_uid:?})"
+        )),
+        Some(_) => Ok(pv),
     }
-    attachable(&pv, attach_required)
+}
+
+/// The plugin a volume belongs to among the controller's (CSI, Fibre
+/// Channel, iSCSI), as upstream's metrics label it
+/// (`GetFullQualifiedPluginNameForVolume`: `kubernetes.io/csi:<driver>`,
+/// `kubernetes.io/fc`, `kubernetes.io/iscsi`); `None` for any other
+/// source.
+pub fn plugin_name(pv: &PersistentVolume) -> Option<String> {
+    let spec = pv.spec.as_ref()?;
+    if let Some(csi) = &spec.csi {
+        Some(format!("{CSI_PLUGIN}:{}", csi.driver))
+    } else if spec.fc.is_some() {
+        Some(FC_PLUGIN.to_owned())
+    } else if spec.iscsi.is_some() {
+        Some(ISCSI_PLUGIN.to_owned())
+    } else {
+        None
+    }
+}
+
+/// The plugin name [`plugin_name`] gives, from a unique volume name
+/// (upstream's `N/A` for one of no plugin it knows).
+pub fn plugin_of_unique(unique: &str) -> String {
+    if let Some((driver, _)) = csi_parts(unique) {
+        return format!("{CSI_PLUGIN}:{driver}");
+    }
+    let of = |plugin: &str| unique.strip_prefix(plugin).is_some_and(|rest| rest.starts_with('/'));
+    [FC_PLUGIN, ISCSI_PLUGIN].into_iter().find(|plugin| of(plugin)).unwrap_or("N/A").to_owned()
 }
 
 /// What a bound PersistentVolume comes to.

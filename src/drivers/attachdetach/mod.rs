@@ -16,11 +16,11 @@
 //!
 //! It owns the `attachdetach` workqueue (upstream's default controller
 //! rate limiter) with one worker, so that two nodes never attach one
-//! single-node volume at once; the sync is in [`sync`]. Its client is
-//! `attachdetach-controller`, its events' source `attachdetach-controller`,
-//! and it counts forced detaches in
-//! `attachdetach_controller_forced_detaches{reason}`.
+//! single-node volume at once; the sync is in [`sync`], the metrics in
+//! [`metrics`]. Its client is `attachdetach-controller`, its events'
+//! source `attachdetach-controller`.
 
+mod metrics;
 mod sync;
 
 use std::sync::Arc;
@@ -33,11 +33,11 @@ use kcm_objects::{Node, Pod};
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{self, EventHandler, HandlerRegistration, HasSynced, SharedInformer, Store};
 use kcm_runtime::workqueue::{WorkQueue, default_controller_rate_limiter};
-use prometheus::{IntCounterVec, Opts, Registry};
 
 use super::nodes::register_pod_node_name_index;
 use super::parts::{Identity, Parts};
 use crate::config::settings::attachdetach::AttachDetachSettings;
+pub use metrics::AttachDetachMetrics;
 use sync::Syncer;
 
 /// Upstream's names: the controller, its client's user agent, its events'
@@ -59,26 +59,6 @@ const ATTACHMENT_NODE_INDEX: &str = "kcm-rs/volumeattachment-node";
 
 /// The attachment index by `spec.source.persistentVolumeName`.
 const ATTACHMENT_VOLUME_INDEX: &str = "kcm-rs/volumeattachment-pv";
-
-/// Upstream's `attachdetach_controller_forced_detaches`.
-#[derive(Clone, Debug)]
-pub struct AttachDetachMetrics {
-    forced_detaches: IntCounterVec,
-}
-
-impl AttachDetachMetrics {
-    /// Registers the counter, labelled by `reason` (`timeout` or
-    /// `out-of-service`).
-    pub fn register(registry: &Registry) -> prometheus::Result<Self> {
-        let opts = Opts::new(
-            "attachdetach_controller_forced_detaches",
-            "Number of times the A/D Controller performed a forced detach",
-        );
-        let forced_detaches = IntCounterVec::new(opts, &["reason"])?;
-        registry.register(Box::new(forced_detaches.clone()))?;
-        Ok(Self { forced_detaches })
-    }
-}
 
 /// The attach/detach controller, ready to run once its caches sync.
 pub struct AttachDetachController {
@@ -165,7 +145,10 @@ impl AttachDetachController {
             informers.drivers.add_handler(h.clone(), None),
             informers.attachments.add_handler(h, None),
         ];
-        let syncer = Arc::new(Syncer::new(stores, parts.client, parts.recorder, settings, metrics));
+        let syncer = Arc::new(Syncer::new(stores, parts.client, parts.recorder, settings, metrics.clone()));
+        if let Some(metrics) = metrics {
+            metrics.observe(syncer.clone());
+        }
         Ok(Self { queue, informers, registrations, syncer })
     }
 }

@@ -14,7 +14,7 @@
 //! that runs before the node's watch event arrives neither reports the
 //! volume again nor records its attach twice.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -22,10 +22,12 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{Node as FullNode, ObjectReference};
 use k8s_openapi::api::storage::v1::{VolumeAttachment, VolumeAttachmentSource, VolumeAttachmentSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kcm_controllers::attachdetach::count::{node_totals, volumes_in_use};
 use kcm_controllers::attachdetach::plan::{Memory, Plan, plan};
 use kcm_controllers::attachdetach::view::{Attachment, Elsewhere, NodeFacts, NodeView, PodRef, Settings};
-use kcm_controllers::attachdetach::volume::Resolved;
-use kcm_controllers::attachdetach::volume::{Attacher, CSI_PLUGIN, attachment_name, csi_parts, resolve};
+use kcm_controllers::attachdetach::volume::{
+    Attacher, CSI_PLUGIN, Resolved, attachment_name, bound_volume, csi_parts, resolve,
+};
 use kcm_controllers::attachdetach::wanted::{Resolutions, counts};
 use kcm_controllers::attachdetach::{MANAGED_ANNOTATION, OUT_OF_SERVICE_TAINT};
 use kcm_controllers::common::ephemeral::{POD_PVC_INDEX, volume_is_for_pod};
@@ -46,7 +48,7 @@ use crate::config::settings::attachdetach::AttachDetachSettings;
 const MAX_WAIT_UNMOUNT: SignedDuration = SignedDuration::from_mins(6);
 
 /// The per-node reconcile.
-pub(super) struct Syncer {
+pub struct Syncer {
     stores: Stores,
     client: Client,
     recorder: EventRecorder,
@@ -64,6 +66,8 @@ struct NodeState {
     /// The report last written, and the node's resourceVersion it was
     /// written on.
     written: Option<(String, Vec<(String, String)>)>,
+    /// The volumes the last sync saw wanted and attached, by plugin.
+    totals: (BTreeMap<String, i64>, BTreeMap<String, i64>),
 }
 
 impl Syncer {
@@ -265,10 +269,40 @@ impl Syncer {
             self.recorder.event(&regarding, kind, event.reason, event.message.clone());
         }
         if let Some(metrics) = &self.metrics {
-            for reason in &plan.forced {
-                metrics.forced_detaches.with_label_values(&[reason.label()]).inc();
+            plan.forced.iter().for_each(|reason| metrics.forced(reason.label()));
+        }
+    }
+}
+
+/// The gauges' counts.
+impl Syncer {
+    /// `storage_count_attachable_volumes_in_use`, by (node, plugin).
+    pub(super) fn volumes_in_use(&self) -> BTreeMap<(String, String), i64> {
+        let pods = self.stores.pods.list();
+        volumes_in_use(pods.iter().map(|p| &**p), |pod, claim| {
+            let key = format!("{}/{}", pod.metadata.namespace, claim.claim);
+            let pvc = self.stores.claims.get(&key);
+            if claim.ephemeral && pvc.as_deref().is_some_and(|pvc| volume_is_for_pod(pod, pvc).is_err()) {
+                return None;
+            }
+            bound_volume(&key, pvc.as_deref(), |pv| self.stores.volumes.get(pv)).ok()
+        })
+    }
+
+    /// `attachdetach_controller_total_volumes`, by (plugin, state), summed
+    /// over what each node's last sync saw.
+    pub(super) fn totals(&self) -> BTreeMap<(String, &'static str), i64> {
+        let mut totals = BTreeMap::new();
+        for state in self.nodes.lock().expect("node states").values() {
+            let (desired, actual) = &state.totals;
+            let states = [(desired, "desired_state_of_world"), (actual, "actual_state_of_world")];
+            for (counts, name) in states {
+                for (plugin, count) in counts {
+                    *totals.entry((plugin.clone(), name)).or_insert(0) += count;
+                }
             }
         }
+        totals
     }
 }
 
@@ -277,6 +311,7 @@ impl Reconcile for Syncer {
         let mut state = self.nodes.lock().expect("node states").remove(node).unwrap_or_default();
         let view = self.view(node, &mut state);
         let plan = plan(&view, &mut state.memory);
+        state.totals = node_totals(&view);
         let written = self.write(node, &plan, &mut state).await;
         self.record(&plan);
         let forget = view.facts.is_none() && view.attachments.is_empty();
