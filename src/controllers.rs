@@ -62,7 +62,7 @@ use crate::drivers::namespace::{self, NamespaceController};
 use crate::drivers::nodeipam::{self, CidrSetMetrics, NodeIpamController, Params};
 use crate::drivers::nodelifecycle::{self, NodeLifecycleController, NodeLifecycleMetrics};
 use crate::drivers::podgc::{self, PodGcController, PodGcMetrics};
-use crate::drivers::pvbinder::{self, PvBinderController};
+use crate::drivers::pvbinder::{self, PvBinderController, PvBinderMetrics};
 use crate::drivers::pvcprotection::{self, PvcProtectionController};
 use crate::drivers::pvprotection::{self, PvProtectionController};
 use crate::drivers::replicaset::{self, ReplicaSetController};
@@ -332,7 +332,9 @@ pub const TABLE: &[&dyn Wiring] = &[
                 vac_enabled: true,
             };
             let queues = Some(cx.queue_metrics);
-            let controller = PvBinderController::new(cx.factory, client, recorder, core, settings.sync_period, queues)?;
+            let metrics = Some(PvBinderMetrics::register(cx.registry, cx.factory)?);
+            let period = settings.sync_period;
+            let controller = PvBinderController::new(cx.factory, client, recorder, core, period, queues, metrics)?;
             Ok(Some(Box::new(controller)))
         },
     },

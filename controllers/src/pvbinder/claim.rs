@@ -9,6 +9,7 @@ use crate::pvbinder::cx::{Cx, Flow, Reply, Request, Step};
 use crate::pvbinder::matching::{
     check_volume_satisfies_claim, claim_class, claim_has_class, find_best_match, is_volume_bound_to_claim,
 };
+use crate::pvbinder::metrics::Metric;
 use crate::pvbinder::status::{bind, claim_event, update_claim_status, update_claim_status_with_event};
 use crate::pvbinder::{
     ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE, Settings, View, claim_key, claim_ref_key,
@@ -71,14 +72,26 @@ fn sync_unbound_claim(view: &dyn View, claim: &PersistentVolumeClaim, settings: 
         let found = find_best_match(claim, &view.volumes(), delay_binding, vac)
             .map_err(|e| Flow::Fail(format!("error finding PV for claim {:?}: {e}", claim_key(claim))))?;
         if let Some(volume) = found {
-            return bind(cx, &volume, claim, vac);
+            // The end of a provisioning timed since the claim was handed
+            // to its provisioner, or one more error on its way.
+            let bound = bind(cx, &volume, claim, vac);
+            if let Err(Flow::Need(_)) = bound {
+                return bound;
+            }
+            cx.record(Metric::OperationEnded { key: claim_key(claim), failed: bound.is_err() })?;
+            return bound;
         }
         if !claim_has_class(claim)
             && let Some(class) = default_class(view)
         {
             let mut updated = claim.clone();
             updated.spec.get_or_insert_with(Default::default).storage_class_name = class.metadata.name.clone();
-            return cx.claim(Request::UpdateClaim(Box::new(updated))).map(drop);
+            let written = cx.claim(Request::UpdateClaim(Box::new(updated)));
+            if let Err(Flow::Need(_)) = written {
+                return written.map(drop);
+            }
+            cx.record(Metric::RetroactiveClass { ok: written.is_ok() })?;
+            return written.map(drop);
         }
         let selected_node = claim.metadata.annotations.as_ref().is_some_and(|a| a.contains_key(ANN_SELECTED_NODE));
         if delay_binding && !selected_node {

@@ -10,6 +10,7 @@
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 
 use crate::plan::Event;
+use crate::pvbinder::metrics::Metric;
 
 /// What a sync asks the driver to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +39,8 @@ pub enum Request {
     /// Queue the claim (`namespace/name`) for a sync of its own; answered
     /// [`Reply::Done`].
     QueueClaim(String),
+    /// Record the metric; answered [`Reply::Done`].
+    Metric(Metric),
 }
 
 /// The answer to a [`Request`].
@@ -91,6 +94,11 @@ impl<'a> Cx<'a> {
     /// Records an event.
     pub fn event(&mut self, event: Event) -> Step<()> {
         self.call(Request::Event(event)).map(drop)
+    }
+
+    /// Records a metric.
+    pub fn record(&mut self, metric: Metric) -> Step<()> {
+        self.call(Request::Metric(metric)).map(drop)
     }
 
     /// A write or read answered with a volume; a failure fails the sync.

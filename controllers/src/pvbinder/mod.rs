@@ -14,6 +14,9 @@
 //! provisioned has been migrated to CSI in 1.37. The in-tree paths left
 //! (the host-path provisioner and deleter, host-path and NFS recycling)
 //! fail with a clear event instead, see [`reclaim`].
+//!
+//! What its metrics count, and what a sync asks them to record, is
+//! [`metrics`].
 
 use std::sync::Arc;
 
@@ -24,6 +27,7 @@ use kcm_objects::Pod;
 mod claim;
 pub mod cx;
 mod matching;
+pub mod metrics;
 mod migration;
 mod provision;
 mod reclaim;

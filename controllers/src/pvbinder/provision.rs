@@ -13,10 +13,11 @@ use kcm_objects::EventType;
 use crate::common::csi_migration::csi_driver;
 use crate::pvbinder::cx::{Cx, Flow, Reply, Request, Step};
 use crate::pvbinder::matching::claim_class;
+use crate::pvbinder::metrics::{Metric, Operation};
 use crate::pvbinder::migration::annotate;
 use crate::pvbinder::status::claim_event;
 use crate::pvbinder::{
-    ANN_BETA_STORAGE_PROVISIONER, ANN_STORAGE_PROVISIONER, Settings, View, annotation, set_annotation,
+    ANN_BETA_STORAGE_PROVISIONER, ANN_STORAGE_PROVISIONER, Settings, View, annotation, claim_key, set_annotation,
 };
 
 /// The in-tree provisioner upstream still has, for testing clusters
@@ -46,13 +47,15 @@ pub(super) fn provision_claim(
         None if provisioner == HOST_PATH => {
             // Upstream's host-path plugin refuses unless enabled, and kcm-rs
             // does not run it even then.
+            started(cx, claim, provisioner)?;
             let claim = set_provisioner(cx, claim, provisioner)?;
-            return cx.event(claim_event(
+            cx.event(claim_event(
                 &claim,
                 EventType::Warning,
                 "ProvisioningFailed",
                 "Failed to create provisioner: kcm-rs does not run in-tree volume plugins: the host-path provisioner is not implemented".to_owned(),
-            ));
+            ))?;
+            return cx.record(Metric::OperationEnded { key: claim_key(&claim), failed: true });
         }
         None if provisioner == "kubernetes.io/nfs" => {
             return failed(cx, "no provisionable volume plugin matched".to_owned());
@@ -62,9 +65,13 @@ pub(super) fn provision_claim(
         }
         None => provisioner,
     };
+    started(cx, claim, provisioner)?;
     let claim = match set_provisioner(cx, claim, provisioner) {
         Ok(claim) => claim,
-        Err(Flow::Fail(error)) => return failed(cx, format!("Error saving claim: {error}")),
+        Err(Flow::Fail(error)) => {
+            failed(cx, format!("Error saving claim: {error}"))?;
+            return cx.record(Metric::OperationEnded { key: claim_key(claim), failed: true });
+        }
         Err(need) => return Err(need),
     };
     let message = format!(
@@ -72,6 +79,15 @@ pub(super) fn provision_claim(
          administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered."
     );
     cx.event(claim_event(&claim, EventType::Normal, "ExternalProvisioning", message))
+}
+
+/// Times the claim's provisioning from now, by its provisioner's name,
+/// unless it is timed already (upstream `provisionClaim`'s
+/// `AddIfNotExist`, its `getProvisionerName`): it ends when the claim is
+/// bound.
+fn started(cx: &mut Cx<'_>, claim: &PersistentVolumeClaim, provisioner: &str) -> Step<()> {
+    let (key, plugin) = (claim_key(claim), provisioner.to_owned());
+    cx.record(Metric::OperationStarted { key, plugin, operation: Operation::Provision })
 }
 
 /// The claim annotated with its provisioner, written if it was not

@@ -16,7 +16,10 @@
 use k8s_openapi::api::core::v1::PersistentVolume;
 use kcm_objects::EventType;
 
+use crate::common::csi_migration::csi_driver;
 use crate::pvbinder::cx::{Cx, Reply, Request, Step};
+use crate::pvbinder::matching::volume_class;
+use crate::pvbinder::metrics::{Metric, NOT_AVAILABLE, Operation};
 use crate::pvbinder::status::{update_volume_phase_with_event, volume_event};
 use crate::pvbinder::{
     ANN_DYNAMICALLY_PROVISIONED, ANN_MIGRATED_TO, Settings, View, annotation, claim_ref_key, claim_volume_name,
@@ -90,9 +93,17 @@ fn delete(view: &dyn View, volume: &PersistentVolume, cx: &mut Cx<'_>) -> Step<(
         update_volume_phase_with_event(cx, volume, "Failed", EventType::Warning, "VolumeFailedDelete", message)
             .map(drop)
     };
+    let plugin = provisioner_name(view, volume);
+    let key = volume_name(volume).to_owned();
+    cx.record(Metric::OperationStarted { key: key.clone(), plugin, operation: Operation::Delete })?;
+    let error = |cx: &mut Cx<'_>| cx.record(Metric::OperationEnded { key: key.clone(), failed: true });
     match deleter(volume) {
-        Err(message) => failed(cx, &message),
-        // An external deleter deletes it.
+        Err(message) => {
+            failed(cx, &message)?;
+            error(cx)
+        }
+        // An external deleter deletes it; the driver ends the timing when
+        // the volume is gone.
         Ok(None) => Ok(()),
         Ok(Some(_)) => {
             let Some(live) = get_volume(cx, volume_name(volume))? else { return Ok(()) };
@@ -102,10 +113,27 @@ fn delete(view: &dyn View, volume: &PersistentVolume, cx: &mut Cx<'_>) -> Step<(
             let path = volume.spec.as_ref().and_then(|s| s.host_path.as_ref()).map(|h| h.path.as_str());
             let path = path.unwrap_or_default();
             if !(path.starts_with("/tmp/") && path.len() > "/tmp/".len()) {
-                return failed(cx, &format!("host_path deleter only supports /tmp/.+ but received provided {path}"));
+                failed(cx, &format!("host_path deleter only supports /tmp/.+ but received provided {path}"))?;
+                return error(cx);
             }
-            failed(cx, NO_IN_TREE_DELETER)
+            failed(cx, NO_IN_TREE_DELETER)?;
+            error(cx)
         }
+    }
+}
+
+/// The name a deletion is timed by (upstream
+/// `getProvisionerNameFromVolume`): the in-tree deleter's, else the
+/// provisioner of the volume's class (named by its CSI driver when
+/// migrated); `N/A` when neither is there.
+fn provisioner_name(view: &dyn View, volume: &PersistentVolume) -> String {
+    match deleter(volume) {
+        Err(_) => NOT_AVAILABLE.to_owned(),
+        Ok(Some(())) => HOST_PATH.to_owned(),
+        Ok(None) => view.class(volume_class(volume)).map_or_else(
+            || NOT_AVAILABLE.to_owned(),
+            |class| csi_driver(&class.provisioner).unwrap_or(&class.provisioner).to_owned(),
+        ),
     }
 }
 

@@ -39,6 +39,7 @@ struct World {
     pods: Vec<Pod>,
     events: Vec<String>,
     queued: Vec<String>,
+    metrics: Vec<metrics::Metric>,
     version: u64,
 }
 
@@ -110,6 +111,10 @@ impl World {
             }
             Request::QueueClaim(key) => {
                 self.queued.push(key);
+                Reply::Done
+            }
+            Request::Metric(metric) => {
+                self.metrics.push(metric);
                 Reply::Done
             }
         }
@@ -352,4 +357,5 @@ fn run(case: Case, world: World) {
 }
 
 mod bind;
+mod recorded;
 mod volumes;

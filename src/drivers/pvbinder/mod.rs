@@ -17,8 +17,11 @@
 //!   caches and the objects the controller itself wrote last (upstream's
 //!   own caches), their requests performed through the controller's client
 //!   (`persistent-volume-binder`) and its event recorder
-//!   (`persistentvolume-controller`).
+//!   (`persistentvolume-controller`);
+//! - its metrics ([`metrics`]): the syncs record what the core asks, the
+//!   deletion handlers end or forget a timed operation.
 
+mod metrics;
 mod sync;
 
 use std::sync::Arc;
@@ -37,6 +40,7 @@ use kcm_runtime::informer::{
 use kcm_runtime::workqueue::{QueueMetrics, WorkQueue, default_controller_rate_limiter};
 use kube::Client;
 
+pub use metrics::PvBinderMetrics;
 use sync::{ClaimSyncer, Shared, VolumeSyncer};
 
 /// Upstream's controller name: metric label, log field.
@@ -74,7 +78,8 @@ pub struct PvBinderController {
 impl PvBinderController {
     /// Builds the controller on `factory`'s informers and registers its
     /// handlers and the pod index (before `factory.start()`), writing
-    /// through `client`, resyncing every `sync_period`.
+    /// through `client`, resyncing every `sync_period`, recording into
+    /// `metrics`.
     ///
     /// # Errors
     /// The pod index cannot be added (the informer has started).
@@ -88,6 +93,7 @@ impl PvBinderController {
         settings: Settings,
         sync_period: std::time::Duration,
         queue_metrics: Option<&QueueMetrics>,
+        metrics: Option<PvBinderMetrics>,
     ) -> Result<Self, informer::Error> {
         let claim_queue = WorkQueue::new(CLAIM_QUEUE, default_controller_rate_limiter(), queue_metrics);
         let volume_queue = WorkQueue::new(VOLUME_QUEUE, default_controller_rate_limiter(), queue_metrics);
@@ -99,13 +105,13 @@ impl PvBinderController {
             Ok(()) | Err(informer::Error::IndexConflict(_)) => {}
             Err(e) => return Err(e),
         }
-        let queues = Queues { claims: claim_queue.clone(), volumes: volume_queue.clone() };
+        let queues = Queues { claims: claim_queue.clone(), volumes: volume_queue.clone(), metrics: metrics.clone() };
         let registrations = [
             volumes.add_handler(VolumeHandler(queues.clone()), Some(sync_period)),
             claims.add_handler(ClaimHandler(queues), Some(sync_period)),
         ];
-        let shared =
-            Arc::new(Shared::new(&volumes, &claims, &classes, &pods, client, recorder, settings, claim_queue.clone()));
+        let outlets = sync::Outlets { client, recorder, claim_queue: claim_queue.clone(), metrics };
+        let shared = Arc::new(Shared::new(&volumes, &claims, &classes, &pods, settings, outlets));
         Ok(Self { claim_queue, volume_queue, volumes, claims, classes, pods, registrations, shared })
     }
 }
@@ -132,11 +138,13 @@ impl Controller for PvBinderController {
 
 // === handlers ===
 
-/// Both queues: a deletion of one kind queues the other.
+/// Both queues: a deletion of one kind queues the other; and the metrics,
+/// whose timed operations a deletion ends or forgets.
 #[derive(Clone)]
 struct Queues {
     claims: WorkQueue<String>,
     volumes: WorkQueue<String>,
+    metrics: Option<PvBinderMetrics>,
 }
 
 /// Queues volumes (upstream's volume informer handlers).
@@ -153,7 +161,11 @@ impl EventHandler<PersistentVolume> for VolumeHandler {
 
     /// Upstream `deleteVolume`: the claim it was bound to is synced again.
     fn on_delete(&self, volume: &Arc<PersistentVolume>) {
-        tracing::trace!(volume = informer::key_of(&**volume), "volume deleted");
+        let name = informer::key_of(&**volume);
+        tracing::trace!(volume = name, "volume deleted");
+        if let Some(metrics) = &self.0.metrics {
+            metrics.volume_deleted(&name);
+        }
         if let Some(key) = claim_ref_key(volume) {
             self.0.claims.add(key);
         }
@@ -174,7 +186,11 @@ impl EventHandler<PersistentVolumeClaim> for ClaimHandler {
 
     /// Upstream `deleteClaim`: the volume it was bound to is synced again.
     fn on_delete(&self, claim: &Arc<PersistentVolumeClaim>) {
-        tracing::trace!(PVC = claim_key(claim), "Claim deleted");
+        let key = claim_key(claim);
+        tracing::trace!(PVC = key, "Claim deleted");
+        if let Some(metrics) = &self.0.metrics {
+            metrics.claim_deleted(&key);
+        }
         let volume = claim.spec.as_ref().and_then(|s| s.volume_name.as_deref()).unwrap_or_default();
         if !volume.is_empty() {
             self.0.volumes.add(volume.to_owned());

@@ -40,10 +40,20 @@ pub(super) struct Shared {
     /// The volumes and claims the controller wrote last, by key.
     written_volumes: Written<PersistentVolume>,
     written_claims: Written<PersistentVolumeClaim>,
-    client: Client,
-    recorder: EventRecorder,
     settings: Settings,
-    claim_queue: WorkQueue<String>,
+    outlets: Outlets,
+}
+
+/// Where the syncs' requests go.
+pub(super) struct Outlets {
+    /// The controller's own client, for its reads and writes.
+    pub(super) client: Client,
+    /// Its events.
+    pub(super) recorder: EventRecorder,
+    /// The claims' queue, for a claim a volume's sync hands on.
+    pub(super) claim_queue: WorkQueue<String>,
+    /// Its metrics, when registered.
+    pub(super) metrics: Option<super::PvBinderMetrics>,
 }
 
 /// Objects the controller wrote, by key.
@@ -58,16 +68,13 @@ pub(super) struct VolumeSyncer(pub(super) Arc<Shared>);
 // === impl Shared ===
 
 impl Shared {
-    #[expect(clippy::too_many_arguments, reason = "the informers and outlets of one controller, named once")]
     pub(super) fn new(
         volumes: &SharedInformer<PersistentVolume>,
         claims: &SharedInformer<PersistentVolumeClaim>,
         classes: &SharedInformer<StorageClass>,
         pods: &SharedInformer<Pod>,
-        client: Client,
-        recorder: EventRecorder,
         settings: Settings,
-        claim_queue: WorkQueue<String>,
+        outlets: Outlets,
     ) -> Self {
         Self {
             volumes: volumes.store(),
@@ -76,10 +83,8 @@ impl Shared {
             pods: pods.store(),
             written_volumes: Mutex::default(),
             written_claims: Mutex::default(),
-            client,
-            recorder,
             settings,
-            claim_queue,
+            outlets,
         }
     }
 
@@ -117,7 +122,7 @@ impl Shared {
 
     /// Performs one request and answers it.
     async fn perform(&self, request: Request) -> Reply {
-        let volumes: Api<PersistentVolume> = Api::all(self.client.clone());
+        let volumes: Api<PersistentVolume> = Api::all(self.outlets.client.clone());
         let params = PostParams::default();
         match request {
             Request::UpdateVolume(volume) => {
@@ -153,16 +158,27 @@ impl Shared {
                 reply
             }
             Request::GetClaim { namespace, name } => {
-                let api: Api<PersistentVolumeClaim> = Api::namespaced(self.client.clone(), &namespace);
+                let api: Api<PersistentVolumeClaim> = Api::namespaced(self.outlets.client.clone(), &namespace);
                 read(api.get_opt(&name).await, |c| Reply::Claim(Box::new(c)))
             }
             Request::GetVolume(name) => read(volumes.get_opt(&name).await, |v| Reply::Volume(Box::new(v))),
             Request::Event(event) => {
-                self.recorder.event(&object_reference(&event.regarding), event.type_, &event.reason, event.message);
+                self.outlets.recorder.event(
+                    &object_reference(&event.regarding),
+                    event.type_,
+                    &event.reason,
+                    event.message,
+                );
                 Reply::Done
             }
             Request::QueueClaim(key) => {
-                self.claim_queue.add(key);
+                self.outlets.claim_queue.add(key);
+                Reply::Done
+            }
+            Request::Metric(metric) => {
+                if let Some(metrics) = &self.outlets.metrics {
+                    metrics.record(metric);
+                }
                 Reply::Done
             }
         }
@@ -170,7 +186,7 @@ impl Shared {
 
     fn claim_api(&self, claim: &PersistentVolumeClaim) -> (Api<PersistentVolumeClaim>, String) {
         let namespace = claim.metadata.namespace.as_deref().unwrap_or_default();
-        (Api::namespaced(self.client.clone(), namespace), claim.metadata.name.clone().unwrap_or_default())
+        (Api::namespaced(self.outlets.client.clone(), namespace), claim.metadata.name.clone().unwrap_or_default())
     }
 
     fn wrote_volume(&self, result: kube::Result<PersistentVolume>, action: &str) -> Reply {
