@@ -252,6 +252,8 @@ async fn metrics_pass_promtool_and_carry_upstream_names() {
                 "taint_eviction_controller_pod_deletions_total",
                 "ephemeral_volume_controller_create_total",
                 "ephemeral_volume_controller_create_failures_total",
+                "retroactive_storageclass_total",
+                "retroactive_storageclass_errors_total",
                 "taint_eviction_controller_pod_deletion_duration_seconds_bucket{",
                 "garbagecollector_controller_resources_sync_error_total",
                 "kcm_garbagecollector_graph_nodes",

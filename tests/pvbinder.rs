@@ -137,6 +137,26 @@ async fn event(env: &Env, name: &str, reason: &str) -> String {
     .await
 }
 
+/// The sum of `metric`'s series whose labels contain `labels`, as a user
+/// scraping `/metrics` reads it.
+async fn scraped(env: &Env, metric: &str, labels: &[&str]) -> f64 {
+    let (_, body) = env.scrape("/metrics").await;
+    let ours = |line: &&str| line.starts_with(&format!("{metric}{{")) && labels.iter().all(|l| line.contains(l));
+    body.lines().filter(ours).filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok()).sum()
+}
+
+/// Waits until `/metrics` counts the test's claims as `want` (unbound,
+/// bound).
+async fn claims_counted(env: &Env, want: (f64, f64)) {
+    let namespace = format!("namespace=\"{}\"", env.ns);
+    wait_for(&env.cluster, PATIENCE, &format!("the claims counted (unbound, bound) {want:?}"), || async {
+        let unbound = scraped(env, "pv_collector_unbound_pvc_count", &[&namespace]).await;
+        let bound = scraped(env, "pv_collector_bound_pvc_count", &[&namespace]).await;
+        if (unbound, bound) == want { Ok(()) } else { Err(format!("{:?}", (unbound, bound))) }
+    })
+    .await;
+}
+
 // === tests ===
 
 on_both!(
@@ -145,6 +165,7 @@ on_both!(
     a_released_volume_is_kept_under_retain,
     a_claim_of_a_provisioned_class_waits_for_its_provisioner,
     a_claim_of_a_wait_for_first_consumer_class_waits_for_one,
+    metrics_count_a_claim_unbound_then_bound,
 );
 
 /// Of three available volumes, the claim binds to the smallest that holds
@@ -224,9 +245,23 @@ async fn a_claim_of_a_provisioned_class_waits_for_its_provisioner() {
     )
     .await;
     bound(&env, "data", &volume).await;
+    let plugin = format!("plugin_name=\"{provisioner}\"");
+    timed(&env, &plugin, "provision").await;
     kubectl_ok(&env.kubeconfig, &["delete", "pvc", "data", "-n", &env.ns, "--wait=false"]).await;
     volume_phase(&env, &volume, "Released").await;
     kubectl_ok(&env.kubeconfig, &["delete", "pv", &volume, "--wait=false"]).await;
+    timed(&env, &plugin, "delete").await;
+}
+
+/// Waits until `/metrics` shows one `operation` of `plugin` timed end to
+/// end (`volume_operation_total_seconds`).
+async fn timed(env: &Env, plugin: &str, operation: &str) {
+    let labels = [plugin, &format!("operation_name=\"{operation}\"")];
+    wait_for(&env.cluster, PATIENCE, &format!("one {operation} timed"), || async {
+        let count = scraped(env, "volume_operation_total_seconds_count", &labels).await;
+        if count == 1.0 { Ok(()) } else { Err(format!("{count} timed")) }
+    })
+    .await;
 }
 
 /// A claim of a class that waits for its first consumer stays `Pending`,
@@ -238,4 +273,19 @@ async fn a_claim_of_a_wait_for_first_consumer_class_waits_for_one() {
     assert_eq!(message, "waiting for first consumer to be created before binding");
     let claim = claims(&env).get("data").await.expect("claim");
     assert_eq!(claim.status.and_then(|s| s.phase).as_deref(), Some("Pending"));
+}
+
+/// A user scraping `/metrics` sees the test's claim counted unbound, then,
+/// once a volume is there for it, bound, and the host-path volume counted
+/// by its plugin (`pv_collector_*`, upstream's names and labels).
+async fn metrics_count_a_claim_unbound_then_bound() {
+    let env = start_with_flags(&[CONTROLLERS]).await;
+    create_claim(&env, "data", "1Gi", json!({})).await;
+    claims_counted(&env, (1.0, 0.0)).await;
+    let volume = create_volume(&env, "data", "1Gi", "Retain", json!({})).await;
+    bound(&env, "data", &volume).await;
+    claims_counted(&env, (0.0, 1.0)).await;
+    let host_path = ["plugin_name=\"kubernetes.io/host-path\"", "volume_mode=\"Filesystem\""];
+    let volumes = scraped(&env, "pv_collector_total_pv_count", &host_path).await;
+    assert!(volumes >= 1.0, "{volumes} host-path volumes counted");
 }
