@@ -125,9 +125,35 @@ pub fn delete_collection(api: &Arc<Api>, req: &Request, target: &Target) -> ApiR
     Ok(with_warnings(json_response(StatusCode::OK, &list), &options.warnings(&target.rt)))
 }
 
+/// How many times a delete that lost a race with another write starts
+/// over before it answers the conflict.
+const RACE_RETRIES: usize = 16;
+
+/// What one try at a delete came to.
+enum Attempt {
+    /// The object's last state: removed now, or marked and still stored.
+    Done(Bytes),
+    /// Another write came between the read and the delete or the mark.
+    Raced,
+}
+
+/// Deletes one object. The API server retries a delete that raced with
+/// another write (its store's guaranteed update) and answers a conflict
+/// only for a precondition the client set; so does kube-sim.
 fn delete_one(api: &Arc<Api>, rt: &ResourceType, ns: &str, name: &str, options: &DeleteOptions) -> ApiResult<Bytes> {
-    // The answer is the object's last state: removed now, or marked and
-    // still stored.
+    for _ in 0..RACE_RETRIES {
+        if let Attempt::Done(bytes) = try_delete(api, rt, ns, name, options)? {
+            return Ok(bytes);
+        }
+    }
+    Err(ApiError::conflict(
+        rt,
+        name,
+        "the object has been modified; please apply your changes to the latest version and try again",
+    ))
+}
+
+fn try_delete(api: &Arc<Api>, rt: &ResourceType, ns: &str, name: &str, options: &DeleteOptions) -> ApiResult<Attempt> {
     let key = Api::type_key(rt);
     let current = api.store.get(&key, ns, name).ok_or_else(|| ApiError::not_found(rt, name))?;
     let object = current.value();
@@ -168,34 +194,28 @@ fn delete_one(api: &Arc<Api>, rt: &ResourceType, ns: &str, name: &str, options: 
     }
     let marked = mark_for_deletion(rt, &object, options.propagation.as_deref(), options.grace_period);
     if options.dry_run {
-        return Ok(Bytes::from(marked.unwrap_or(object).to_string()));
+        return Ok(Attempt::Done(Bytes::from(marked.unwrap_or(object).to_string())));
     }
     match marked {
         None => match api.store.delete(&key, ns, name, Some(current.rv)) {
-            Ok(last) => Ok(last.bytes),
+            Ok(last) => Ok(Attempt::Done(last.bytes)),
             Err(StoreError::NotFound) => Err(ApiError::not_found(rt, name)),
-            Err(StoreError::Conflict { .. }) => Err(ApiError::conflict(
-                rt,
-                name,
-                "the object has been modified; please apply your changes to the latest version and try again",
-            )),
+            Err(StoreError::Conflict { .. }) => Ok(Attempt::Raced),
             Err(e) => Err(ApiError::internal(e.to_string())),
         },
         Some(next) => {
             let expected = current.rv;
-            let stored = api
-                .store
-                .update(&key, ns, name, |now| {
-                    if now.rv != expected {
-                        return Err(ApiError::conflict(rt, name, "the object has been modified; please apply your changes to the latest version and try again"));
-                    }
-                    Ok(if next == object { None } else { Some(next) })
-                })
-                .map_err(|e| match e {
-                    UpdateError::Rejected(e) => e,
-                    UpdateError::Store(_) => ApiError::not_found(rt, name),
-                })?;
-            Ok(stored.bytes)
+            let mut raced = false;
+            let stored = api.store.update(&key, ns, name, |now| {
+                raced = now.rv != expected;
+                Ok::<_, ApiError>(if raced || next == object { None } else { Some(next) })
+            });
+            match stored {
+                _ if raced => Ok(Attempt::Raced),
+                Ok(stored) => Ok(Attempt::Done(stored.bytes)),
+                Err(UpdateError::Rejected(e)) => Err(e),
+                Err(UpdateError::Store(_)) => Err(ApiError::not_found(rt, name)),
+            }
         }
     }
 }

@@ -418,3 +418,41 @@ async fn only_finalize_changes_a_namespace_s_finalizers() {
     assert_eq!(patched.status.and_then(|s| s.phase).as_deref(), Some("Terminating"));
     assert!(namespaces.get_opt("team").await.expect("get").is_some(), "still terminating");
 }
+
+/// A delete without preconditions that races with other writes to the
+/// object is not refused: the API server starts it over (its guaranteed
+/// update), and so does kube-sim, for a plain delete and for the mark of an
+/// object held by a finalizer alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_delete_racing_with_updates_is_retried_not_refused() {
+    let sim = util::start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(sim.client().expect("client"));
+    for round in 0..40 {
+        let finalizers: &[&str] = if round % 2 == 0 { &[] } else { &["kcm-rs.test/hold"] };
+        api.create(&PostParams::default(), &configmap("raced", json!({}), finalizers)).await.expect("created");
+        let writers: Vec<_> = (0..3)
+            .map(|w| {
+                let api = api.clone();
+                tokio::spawn(async move {
+                    for i in 0..20 {
+                        let patch = json!({"metadata": {"labels": {format!("w{w}"): i.to_string()}}});
+                        // The delete may win: a missing object ends the writer.
+                        if api.patch("raced", &PatchParams::default(), &Patch::Merge(&patch)).await.is_err() {
+                            break;
+                        }
+                    }
+                })
+            })
+            .collect();
+        let deleted = api.delete("raced", &DeleteParams::default()).await;
+        assert!(deleted.is_ok(), "round {round}: {:?}", deleted.err());
+        for writer in writers {
+            writer.await.expect("writer");
+        }
+        if !finalizers.is_empty() {
+            let release = json!({"metadata": {"finalizers": null}});
+            api.patch("raced", &PatchParams::default(), &Patch::Merge(&release)).await.expect("released");
+        }
+        assert!(api.get_opt("raced").await.expect("get").is_none(), "round {round}: gone");
+    }
+}
