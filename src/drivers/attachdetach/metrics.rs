@@ -7,13 +7,21 @@
 //!   computed at each scrape from the caches and from what each node's
 //!   last sync saw.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{IntCounterVec, IntGaugeVec, Opts, Registry};
 
-use super::sync::Syncer;
+/// What the gauges read at each scrape (the syncer, once the controller
+/// is built).
+pub(super) trait VolumeCounts: Send + Sync {
+    /// `storage_count_attachable_volumes_in_use`, by (node, plugin).
+    fn volumes_in_use(&self) -> BTreeMap<(String, String), i64>;
+    /// `attachdetach_controller_total_volumes`, by (plugin, state).
+    fn totals(&self) -> BTreeMap<(String, &'static str), i64>;
+}
 
 /// The controller's metrics, registered before it is built.
 #[derive(Clone)]
@@ -22,12 +30,12 @@ pub struct AttachDetachMetrics {
     state: StateGauges,
 }
 
-/// The two gauges, read off the syncer once the controller is built.
+/// The two gauges, read off their source once the controller is built.
 #[derive(Clone)]
 struct StateGauges {
     in_use: IntGaugeVec,
     total: IntGaugeVec,
-    syncer: Arc<OnceLock<Arc<Syncer>>>,
+    source: Arc<OnceLock<Arc<dyn VolumeCounts>>>,
 }
 
 impl AttachDetachMetrics {
@@ -47,7 +55,7 @@ impl AttachDetachMetrics {
             Opts::new("attachdetach_controller_total_volumes", "Number of volumes in A/D Controller"),
             &["plugin_name", "state"],
         )?;
-        let state = StateGauges { in_use, total, syncer: Arc::default() };
+        let state = StateGauges { in_use, total, source: Arc::default() };
         registry.register(Box::new(forced_detaches.clone()))?;
         registry.register(Box::new(state.clone()))?;
         Ok(Self { forced_detaches, state })
@@ -58,9 +66,9 @@ impl AttachDetachMetrics {
         self.forced_detaches.with_label_values(&[reason]).inc();
     }
 
-    /// Reads the gauges off `syncer` from now on.
-    pub(super) fn observe(&self, syncer: Arc<Syncer>) {
-        let _ = self.state.syncer.set(syncer);
+    /// Reads the gauges off `source` from now on.
+    pub(super) fn observe(&self, source: Arc<dyn VolumeCounts>) {
+        let _ = self.state.source.set(source);
     }
 }
 
@@ -72,11 +80,11 @@ impl Collector for StateGauges {
     fn collect(&self) -> Vec<MetricFamily> {
         self.in_use.reset();
         self.total.reset();
-        if let Some(syncer) = self.syncer.get() {
-            for ((node, plugin), count) in syncer.volumes_in_use() {
+        if let Some(source) = self.source.get() {
+            for ((node, plugin), count) in source.volumes_in_use() {
                 self.in_use.with_label_values(&[node.as_str(), plugin.as_str()]).set(count);
             }
-            for ((plugin, state), count) in syncer.totals() {
+            for ((plugin, state), count) in source.totals() {
                 self.total.with_label_values(&[plugin.as_str(), state]).set(count);
             }
         }

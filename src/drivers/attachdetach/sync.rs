@@ -40,7 +40,8 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use super::super::api_errors::code;
-use super::{ATTACHMENT_NODE_INDEX, ATTACHMENT_VOLUME_INDEX, AttachDetachMetrics, Stores};
+use super::metrics::{AttachDetachMetrics, VolumeCounts};
+use super::{ATTACHMENT_NODE_INDEX, ATTACHMENT_VOLUME_INDEX, Stores};
 use crate::config::settings::attachdetach::AttachDetachSettings;
 
 /// Upstream's fixed longest wait for an unmount
@@ -48,7 +49,7 @@ use crate::config::settings::attachdetach::AttachDetachSettings;
 const MAX_WAIT_UNMOUNT: SignedDuration = SignedDuration::from_mins(6);
 
 /// The per-node reconcile.
-pub struct Syncer {
+pub(super) struct Syncer {
     stores: Stores,
     client: Client,
     recorder: EventRecorder,
@@ -275,9 +276,9 @@ impl Syncer {
 }
 
 /// The gauges' counts.
-impl Syncer {
-    /// `storage_count_attachable_volumes_in_use`, by (node, plugin).
-    pub(super) fn volumes_in_use(&self) -> BTreeMap<(String, String), i64> {
+impl VolumeCounts for Syncer {
+    /// Every pod with a node, its bound claims' volumes by plugin.
+    fn volumes_in_use(&self) -> BTreeMap<(String, String), i64> {
         let pods = self.stores.pods.list();
         volumes_in_use(pods.iter().map(|p| &**p), |pod, claim| {
             let key = format!("{}/{}", pod.metadata.namespace, claim.claim);
@@ -289,9 +290,8 @@ impl Syncer {
         })
     }
 
-    /// `attachdetach_controller_total_volumes`, by (plugin, state), summed
-    /// over what each node's last sync saw.
-    pub(super) fn totals(&self) -> BTreeMap<(String, &'static str), i64> {
+    /// Summed over what each node's last sync saw.
+    fn totals(&self) -> BTreeMap<(String, &'static str), i64> {
         let mut totals = BTreeMap::new();
         for state in self.nodes.lock().expect("node states").values() {
             let (desired, actual) = &state.totals;
