@@ -36,7 +36,20 @@ impl Writes<'_> {
                 let retries = usize::from(*retry);
                 let target =
                     StatusTarget { namespace, name, cached, resource_version: resource_version.as_deref(), retries };
-                self.executor.write_status(target, |ds: &mut DaemonSet| ds.status = Some((**status).clone())).await
+                // Upstream's `storeDaemonSetStatus` sets its counts on the
+                // object it writes (the cached one, then a fresh read): the
+                // conditions, which the controller never writes, are that
+                // object's, and so is a plain status write's collisionCount.
+                let set = |ds: &mut DaemonSet| {
+                    let kept = ds.status.take().unwrap_or_default();
+                    let mut next = (**status).clone();
+                    next.conditions = kept.conditions;
+                    if *retry {
+                        next.collision_count = kept.collision_count;
+                    }
+                    ds.status = Some(next);
+                };
+                self.executor.write_status(target, set).await
             }
             Write::RelabelPod { namespace, name, hash } => {
                 let api: Api<Pod> = Api::namespaced(self.executor.client.clone(), namespace);
@@ -93,10 +106,18 @@ mod tests {
         let stale = created(&client).await;
         let annotate = json!({"metadata": {"annotations": {"example.com/touched": "yes"}}});
         api.patch("ds", &PatchParams::default(), &Patch::Merge(&annotate)).await.expect("annotated");
+        let condition = json!({"status": {"conditions": [{"type": "StatusPatched", "status": "True"}]}});
+        api.patch_status("ds", &PatchParams::default(), &Patch::Merge(&condition)).await.expect("condition");
         assert!(answer(&executor, &client, &status_write(&stale, false)).await.is_err());
         assert_eq!(answer(&executor, &client, &status_write(&stale, true)).await, Ok(Answer::Done));
         let now = api.get("ds").await.expect("get");
-        assert_eq!(now.status.and_then(|s| s.collision_count), Some(1));
+        let status = now.status.unwrap_or_default();
+        assert_eq!(status.observed_generation, Some(1));
+        let conditions = status.conditions.unwrap_or_default();
+        assert!(
+            conditions.iter().any(|c| c.type_.as_deref() == Some("StatusPatched")),
+            "a user's condition is kept: {conditions:?}"
+        );
         assert_eq!(now.metadata.annotations.unwrap_or_default()["example.com/touched"], "yes");
     }
 
