@@ -602,14 +602,18 @@ async fn set_image_rolls_out_within_bounds_and_undo_rolls_back_to_the_old_replic
             format!("ReplicaSet \"{second_name}\" has successfully progressed.")
         ))
     );
-    let scaled = events(&env, &env.ns, name, "ScalingReplicaSet").await;
-    let messages: Vec<String> = scaled.iter().filter_map(|e| e.message.clone()).collect();
-    assert!(
-        messages.iter().any(|m| m.starts_with(&format!("Scaled up replica set {second_name} from 0 to "))),
-        "{messages:?}"
-    );
+    // Events are written after the writes they tell of, by a queue of
+    // their own: the last scale-down's may still be on its way.
+    let up = format!("Scaled up replica set {second_name} from 0 to ");
     let down = format!("Scaled down replica set {first_name} from ");
-    assert!(messages.iter().any(|m| m.starts_with(&down) && m.ends_with(" to 0")), "{messages:?}");
+    let scaled = wait_for(&env.cluster, PATIENCE, "the rollout's ScalingReplicaSet events", || async {
+        let scaled = events(&env, &env.ns, name, "ScalingReplicaSet").await;
+        let messages: Vec<String> = scaled.iter().filter_map(|e| e.message.clone()).collect();
+        let told = messages.iter().any(|m| m.starts_with(&up))
+            && messages.iter().any(|m| m.starts_with(&down) && m.ends_with(" to 0"));
+        if told { Ok(scaled) } else { Err(format!("{messages:?}")) }
+    })
+    .await;
     assert!(
         scaled.iter().all(|e| e.source.as_ref().and_then(|s| s.component.as_deref()) == Some("deployment-controller")),
         "{scaled:?}"
