@@ -114,11 +114,17 @@ async fn kube_root_ca_crt_exists_in_any_namespace_and_is_restored() {
     kubectl_ok(&env.kubeconfig, &["delete", "configmap", "kube-root-ca.crt", "-n", &ns]).await;
     wait_for_ca(&env, &ns, &pem, "kube-root-ca.crt restored after deletion").await;
 
-    let edit = r#"{"data": {"ca.crt": "", "extra": "x"}}"#;
+    // The publisher updates the ConfigMap from its cache, as upstream: a
+    // label and an annotation it does not write survive it.
+    let edit = r#"{"metadata": {"labels": {"team": "b"}, "annotations": {"example.com/note": "kept"}},
+        "data": {"ca.crt": "", "extra": "x"}}"#;
     kubectl_ok(&env.kubeconfig, &["patch", "configmap", "kube-root-ca.crt", "-n", &ns, "--type=merge", "-p", edit])
         .await;
     let restored = wait_for_ca(&env, &ns, &pem, "kube-root-ca.crt restored after an edit").await;
     assert_eq!(restored.data.map(|d| d.len()), Some(1), "the added key removed");
+    let label = restored.metadata.labels.as_ref().and_then(|l| l.get("team")).map(String::as_str);
+    let note = restored.metadata.annotations.as_ref().and_then(|a| a.get("example.com/note")).map(String::as_str);
+    assert_eq!((label, note), (Some("b"), Some("kept")));
 
     let (_, metrics) = env.scrape("/metrics").await;
     assert!(metrics.contains("root_ca_cert_publisher_sync_total{code=\"200\"}"), "{metrics}");

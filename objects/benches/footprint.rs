@@ -1,4 +1,6 @@
-//! Heap bytes per cached pod (`cargo bench -p kcm-objects`): decodes
+//! Resident bytes per cached object (`cargo bench -p kcm-objects`).
+//!
+//! Pods: decodes
 //! 100,000 typical pods, as the API server returns a running
 //! Deployment-made pod (2 managedFields entries, the default tolerations,
 //! five conditions, a container status), 10 per ReplicaSet over 1,000
@@ -8,6 +10,11 @@
 //! other's freed memory): the full k8s-openapi `Pod` (without
 //! managedFields, as kcm-rs trimmed it before) and the slim
 //! [`kcm_objects::Pod`].
+//!
+//! Secrets: 10,000 Helm release Secrets (16 KiB of release data each, as
+//! Helm stores a release), held as the full k8s-openapi `Secret` (without
+//! managedFields, as kcm-rs cached them before) and as the trimmed
+//! [`kcm_objects::Secret`].
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -78,6 +85,29 @@ fn pod_json(i: usize) -> String {
     .to_string()
 }
 
+/// Helm release Secrets decoded.
+const SECRETS: usize = 10_000;
+
+/// The JSON of Helm release Secret `i` (release `i / 10`, revision
+/// `i % 10 + 1`).
+fn secret_json(i: usize) -> String {
+    let (release, revision) = (format!("app-{:04}", i / 10), i % 10 + 1);
+    let data: String = (0..16 * 1024).map(|k| char::from(b'A' + ((k * 7 + i) % 26) as u8)).collect();
+    json!({
+        "apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+        "metadata": {
+            "name": format!("sh.helm.release.v1.{release}.v{revision}"), "namespace": "apps",
+            "uid": format!("5e1d{i:04x}-9a51-4a59-a4a5-2f0e8c1d3b6a"), "resourceVersion": format!("{}", 300_000 + i),
+            "creationTimestamp": "2026-12-01T08:00:00Z",
+            "labels": {"name": release, "owner": "helm", "status": "superseded", "version": revision.to_string()},
+            "managedFields": [{"manager": "helm", "operation": "Update", "apiVersion": "v1", "time": "2026-12-01T08:00:00Z",
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {".": {}, "f:release": {}}, "f:type": {}}}],
+        },
+        "data": {"release": data},
+    })
+    .to_string()
+}
+
 /// A running pod's five conditions.
 fn conditions() -> serde_json::Value {
     ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
@@ -97,12 +127,13 @@ fn resident() -> f64 {
     kib * 1024.0
 }
 
-/// Resident bytes added per pod when `K` caches them.
-fn bytes_per_pod<K: Cached>(bodies: &[String]) -> f64 {
+/// Resident bytes added per object when `K` caches the objects of
+/// `bodies`.
+fn bytes_per_object<K: Cached>(bodies: &[String]) -> f64 {
     let before = resident();
     let mut cache: HashMap<Arc<str>, Arc<K>> = HashMap::new();
     for body in bodies {
-        let wire: K::Wire = serde_json::from_str(body).expect("a pod");
+        let wire: K::Wire = serde_json::from_str(body).expect("an object");
         let obj = K::from_wire(wire);
         let key = format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name());
         cache.insert(Arc::from(key), Arc::new(obj));
@@ -112,29 +143,54 @@ fn bytes_per_pod<K: Cached>(bodies: &[String]) -> f64 {
     added / bodies.len() as f64
 }
 
-/// Measures one form in this process (`footprint full|slim`), or both,
+/// The forms measured: the argument that names one, and what it caches.
+const FORMS: [(&str, &str); 4] = [
+    ("pod-full", "k8s-openapi Pod, managedFields trimmed"),
+    ("pod-slim", "kcm_objects::Pod"),
+    ("secret-full", "k8s-openapi Secret (Helm release), managedFields trimmed"),
+    ("secret-trimmed", "kcm_objects::Secret (Helm release)"),
+];
+
+/// Measures one form in this process (`footprint <form>`), or every form,
 /// each in a child process, and prints the table.
 fn main() {
-    let form = std::env::args().skip(1).find(|a| a == "full" || a == "slim");
+    let form = std::env::args().skip(1).find(|a| FORMS.iter().any(|(f, _)| f == a));
     if let Some(form) = form {
-        let bodies: Vec<String> = (0..PODS).map(pod_json).collect();
-        let per_pod = match form.as_str() {
-            "full" => bytes_per_pod::<k8s_openapi::api::core::v1::Pod>(&bodies),
-            _ => bytes_per_pod::<kcm_objects::Pod>(&bodies),
+        let pods = || (0..PODS).map(pod_json).collect::<Vec<_>>();
+        let secrets = || (0..SECRETS).map(secret_json).collect::<Vec<_>>();
+        let (bodies, per_object) = match form.as_str() {
+            "pod-full" => {
+                let b = pods();
+                let n = bytes_per_object::<k8s_openapi::api::core::v1::Pod>(&b);
+                (b, n)
+            }
+            "pod-slim" => {
+                let b = pods();
+                let n = bytes_per_object::<kcm_objects::Pod>(&b);
+                (b, n)
+            }
+            "secret-full" => {
+                let b = secrets();
+                let n = bytes_per_object::<k8s_openapi::api::core::v1::Secret>(&b);
+                (b, n)
+            }
+            _ => {
+                let b = secrets();
+                let n = bytes_per_object::<kcm_objects::Secret>(&b);
+                (b, n)
+            }
         };
-        let json = bodies.iter().map(String::len).sum::<usize>() / PODS;
-        println!("{per_pod:.0} {json}");
+        let json = bodies.iter().map(String::len).sum::<usize>() / bodies.len();
+        println!("{per_object:.0} {} {json}", bodies.len());
         return;
     }
-    let measure = |form: &str| -> (String, String) {
+    println!("| form | objects | bytes of JSON each | resident bytes per cached object |");
+    println!("|---|---|---|---|");
+    for (form, what) in FORMS {
         let out = Command::new(std::env::current_exe().expect("own path")).arg(form).output().expect("runs");
         let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        let (bytes, json) = text.split_once(' ').expect("two figures");
-        (bytes.to_owned(), json.to_owned())
-    };
-    let ((full, json), (slim, _)) = (measure("full"), measure("slim"));
-    println!("| form ({PODS} pods, {json} bytes of JSON each) | resident bytes per cached pod |");
-    println!("|---|---|");
-    println!("| k8s-openapi Pod, managedFields trimmed | {full} |");
-    println!("| kcm_objects::Pod | {slim} |");
+        let figures: Vec<&str> = text.split(' ').collect();
+        let [bytes, count, json] = figures[..] else { panic!("three figures from {form}: {text}") };
+        println!("| {what} | {count} | {json} | {bytes} |");
+    }
 }

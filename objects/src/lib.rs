@@ -4,8 +4,10 @@
 //! cached as slim projections: structs decoded straight from the API
 //! server's JSON that keep only what some controller reads, with the
 //! strings that repeat across objects ([`Atom`]) and the toleration lists
-//! held once for the whole process. Every other kind is cached as its full
-//! k8s-openapi type. [`Cached`] is what the informers store by.
+//! held once for the whole process. Secrets and ConfigMaps keep their data
+//! only where a controller reads it ([`Secret`], [`ConfigMap`]). Every other
+//! kind is cached as its full k8s-openapi type. [`Cached`] is what the
+//! informers store by.
 //!
 //! The projections are declared here, in one place: a controller that
 //! needs another field of a pod or node adds it to [`Pod`] or [`Node`].
@@ -23,6 +25,8 @@
 //! - `meta`: [`Meta`], the metadata a projection keeps, [`Labels`],
 //!   [`OwnerRef`];
 //! - `cached`: [`Cached`], [`Projection`] and [`Wire`];
+//! - `config`: [`Secret`] and [`ConfigMap`], trimmed of data no controller
+//!   reads;
 //! - `pod`: [`Pod`];
 //! - `affinity`: the node a pending DaemonSet pod is for;
 //! - `container`: what is decoded of a container, [`NamedPort`];
@@ -34,6 +38,7 @@
 mod affinity;
 mod atom;
 mod cached;
+mod config;
 mod container;
 mod event_type;
 mod key;
@@ -44,6 +49,9 @@ mod secrets;
 
 pub use atom::{Atom, Pool};
 pub use cached::{Cached, Projection, Wire, project};
+pub use config::{
+    BOOTSTRAP_TOKEN_TYPE, CLUSTER_INFO, ConfigMap, ROOT_CA_CONFIG_MAP, SERVICE_ACCOUNT_TOKEN_TYPE, Secret,
+};
 pub use container::NamedPort;
 pub use event_type::EventType;
 pub use key::object_key;

@@ -54,9 +54,9 @@ pub struct BootstrapSigner {
     /// Holds [`KEY`] when `cluster-info` is to be signed again.
     queue: WorkQueue<String>,
     /// The shared Secret informer, for its sync state.
-    secrets: SharedInformer<Secret>,
+    secrets: SharedInformer<kcm_objects::Secret>,
     /// The shared ConfigMap informer, for its sync state.
-    config_maps: SharedInformer<ConfigMap>,
+    config_maps: SharedInformer<kcm_objects::ConfigMap>,
     /// The handlers' registrations: the worker starts once both saw the lists.
     registrations: [HandlerRegistration; 2],
     /// What the worker runs.
@@ -66,9 +66,9 @@ pub struct BootstrapSigner {
 /// The sync of `cluster-info`.
 struct Syncer {
     /// Cached Secrets (all namespaces).
-    secrets: Store<Secret>,
+    secrets: Store<kcm_objects::Secret>,
     /// Cached ConfigMaps (all namespaces).
-    config_maps: Store<ConfigMap>,
+    config_maps: Store<kcm_objects::ConfigMap>,
     /// The controller's own client.
     client: Client,
 }
@@ -84,11 +84,21 @@ impl BootstrapSigner {
     /// Outside a tokio runtime (the workqueue spawns its timer task).
     pub fn new(factory: &SharedInformerFactory, client: Client, queue_metrics: Option<&QueueMetrics>) -> Self {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
-        let secrets = factory.informer::<Secret>();
-        let config_maps = factory.informer::<ConfigMap>();
+        let secrets = factory.informer::<kcm_objects::Secret>();
+        let config_maps = factory.informer::<kcm_objects::ConfigMap>();
         let registrations = [
-            secrets.add_handler(Poke { queue: queue.clone(), on_delete: true, filter: is_token_secret }, None),
-            config_maps.add_handler(Poke { queue: queue.clone(), on_delete: false, filter: is_cluster_info }, None),
+            secrets.add_handler(
+                Poke { queue: queue.clone(), on_delete: true, filter: |s: &kcm_objects::Secret| is_token_secret(s) },
+                None,
+            ),
+            config_maps.add_handler(
+                Poke {
+                    queue: queue.clone(),
+                    on_delete: false,
+                    filter: |c: &kcm_objects::ConfigMap| is_cluster_info(c),
+                },
+                None,
+            ),
         ];
         let syncer = Arc::new(Syncer { secrets: secrets.store(), config_maps: config_maps.store(), client });
         Self { queue, secrets, config_maps, registrations, syncer }
@@ -155,7 +165,7 @@ impl Reconcile for Syncer {
             return Ok(Next::Done);
         };
         let secrets = self.secrets.list_namespace(TOKEN_SECRET_NAMESPACE);
-        let chosen = core::signing_tokens(secrets.iter().map(Arc::as_ref), Timestamp::now());
+        let chosen = core::signing_tokens(secrets.iter().map(|s| -> &Secret { s }), Timestamp::now());
         for (name, why) in &chosen.rejected {
             tracing::debug!(secret = %format!("{TOKEN_SECRET_NAMESPACE}/{name}"), "{why}");
         }

@@ -66,7 +66,7 @@ pub struct LegacyTokenCleaner {
     /// Cached ServiceAccounts (all namespaces).
     service_accounts: SharedInformer<ServiceAccount>,
     /// Cached Secrets (all namespaces, all types).
-    secrets: SharedInformer<Secret>,
+    secrets: SharedInformer<kcm_objects::Secret>,
     /// Cached pods, for the Secrets they reference.
     pods: SharedInformer<Pod>,
     /// The controller's own client.
@@ -95,7 +95,7 @@ impl LegacyTokenCleaner {
             .ok_or(InvalidCleanUpPeriod(clean_up_period))?;
         Ok(Self {
             service_accounts: factory.informer::<ServiceAccount>(),
-            secrets: factory.informer::<Secret>(),
+            secrets: factory.informer::<kcm_objects::Secret>(),
             pods: factory.informer::<Pod>(),
             client,
             clean_up_period: period,
@@ -183,7 +183,7 @@ impl Controller for LegacyTokenCleaner {
 /// One evaluation's reading of the caches.
 struct Caches {
     /// Every cached Secret, held for the evaluation.
-    secrets: Vec<Arc<Secret>>,
+    secrets: Vec<Arc<kcm_objects::Secret>>,
     /// Read by name.
     service_accounts: Store<ServiceAccount>,
     /// Read by namespace.
@@ -191,14 +191,14 @@ struct Caches {
 }
 
 impl Caches {
-    fn new(service_accounts: &Store<ServiceAccount>, secrets: &Store<Secret>, pods: Store<Pod>) -> Self {
+    fn new(service_accounts: &Store<ServiceAccount>, secrets: &Store<kcm_objects::Secret>, pods: Store<Pod>) -> Self {
         Self { secrets: secrets.list(), service_accounts: service_accounts.clone(), pods }
     }
 }
 
 impl View for Caches {
     fn secrets(&self) -> Vec<&Secret> {
-        self.secrets.iter().map(AsRef::as_ref).collect()
+        self.secrets.iter().map(|s| -> &Secret { s }).collect()
     }
 
     fn service_account(&self, namespace: &str, name: &str) -> Option<Arc<ServiceAccount>> {

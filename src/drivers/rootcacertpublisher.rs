@@ -133,7 +133,7 @@ pub struct RootCaCertPublisher {
     /// Read for their sync state.
     namespaces: SharedInformer<Namespace>,
     /// See `namespaces`.
-    config_maps: SharedInformer<ConfigMap>,
+    config_maps: SharedInformer<kcm_objects::ConfigMap>,
     /// The handlers' registrations: workers start once both saw the lists.
     registrations: [HandlerRegistration; 2],
     /// What the worker runs.
@@ -143,7 +143,7 @@ pub struct RootCaCertPublisher {
 /// The per-namespace sync.
 struct Syncer {
     /// Cached ConfigMaps (all namespaces).
-    config_maps: Store<ConfigMap>,
+    config_maps: Store<kcm_objects::ConfigMap>,
     /// The controller's own client.
     client: Client,
     /// The bundle published as `ca.crt`.
@@ -169,7 +169,7 @@ impl RootCaCertPublisher {
     ) -> Self {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let namespaces = factory.informer::<Namespace>();
-        let config_maps = factory.informer::<ConfigMap>();
+        let config_maps = factory.informer::<kcm_objects::ConfigMap>();
         let resync = Some(factory.default_resync());
         let registrations = [
             namespaces.add_handler(
@@ -208,14 +208,14 @@ impl ConfigMapHandler {
     }
 }
 
-impl EventHandler<ConfigMap> for ConfigMapHandler {
-    fn on_add(&self, _cm: &Arc<ConfigMap>) {}
+impl EventHandler<kcm_objects::ConfigMap> for ConfigMapHandler {
+    fn on_add(&self, _cm: &Arc<kcm_objects::ConfigMap>) {}
 
-    fn on_update(&self, _old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+    fn on_update(&self, _old: &Arc<kcm_objects::ConfigMap>, new: &Arc<kcm_objects::ConfigMap>) {
         self.enqueue(new);
     }
 
-    fn on_delete(&self, cm: &Arc<ConfigMap>) {
+    fn on_delete(&self, cm: &Arc<kcm_objects::ConfigMap>) {
         self.enqueue(cm);
     }
 }
@@ -239,7 +239,7 @@ impl Syncer {
     async fn publish(&self, namespace: &str) -> Result<(), kube::Error> {
         let cached = self.config_maps.get_namespaced(Some(namespace), ROOT_CA_CONFIG_MAP);
         let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), namespace);
-        match core::sync(namespace, cached.as_deref(), &self.root_ca) {
+        match core::sync(namespace, cached.as_deref().map(|c| -> &ConfigMap { c }), &self.root_ca) {
             Write::None => Ok(()),
             Write::Create(cm) => match api.create(&PostParams::default(), &cm).await {
                 // The namespace is gone or going: nothing to retry.

@@ -51,7 +51,7 @@ pub struct TokenCleaner {
     /// Keys (`kube-system/<name>`) of token Secrets.
     queue: WorkQueue<String>,
     /// The shared Secret informer, for its sync state.
-    secrets: SharedInformer<Secret>,
+    secrets: SharedInformer<kcm_objects::Secret>,
     /// The handler's registration: the worker starts once it saw the list.
     registration: HandlerRegistration,
     /// What the worker runs.
@@ -61,7 +61,7 @@ pub struct TokenCleaner {
 /// The per-Secret sync.
 struct Syncer {
     /// Cached Secrets (all namespaces).
-    secrets: Store<Secret>,
+    secrets: Store<kcm_objects::Secret>,
     /// The controller's own client.
     client: Client,
 }
@@ -76,7 +76,7 @@ impl TokenCleaner {
     /// Outside a tokio runtime (the workqueue spawns its timer task).
     pub fn new(factory: &SharedInformerFactory, client: Client, queue_metrics: Option<&QueueMetrics>) -> Self {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
-        let secrets = factory.informer::<Secret>();
+        let secrets = factory.informer::<kcm_objects::Secret>();
         let registration = secrets.add_handler(SecretHandler { queue: queue.clone() }, None);
         let syncer = Arc::new(Syncer { secrets: secrets.store(), client });
         Self { queue, secrets, registration, syncer }
@@ -107,12 +107,12 @@ impl SecretHandler {
     }
 }
 
-impl EventHandler<Secret> for SecretHandler {
-    fn on_add(&self, secret: &Arc<Secret>) {
+impl EventHandler<kcm_objects::Secret> for SecretHandler {
+    fn on_add(&self, secret: &Arc<kcm_objects::Secret>) {
         self.enqueue(secret);
     }
 
-    fn on_update(&self, _old: &Arc<Secret>, new: &Arc<Secret>) {
+    fn on_update(&self, _old: &Arc<kcm_objects::Secret>, new: &Arc<kcm_objects::Secret>) {
         self.enqueue(new);
     }
 }

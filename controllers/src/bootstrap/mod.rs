@@ -25,7 +25,7 @@ pub mod signer;
 pub mod tokencleaner;
 
 /// The type of a bootstrap token Secret (`SecretTypeBootstrapToken`).
-pub const SECRET_TYPE: &str = "bootstrap.kubernetes.io/token";
+pub const SECRET_TYPE: &str = kcm_objects::BOOTSTRAP_TOKEN_TYPE;
 /// The namespace holding the token Secrets (`api.NamespaceSystem`).
 pub const TOKEN_SECRET_NAMESPACE: &str = "kube-system";
 /// The prefix of a token Secret's name (`BootstrapTokenSecretPrefix`).

@@ -19,9 +19,9 @@ use super::jws::compute_detached_signature;
 use super::{NotSigning, SECRET_TYPE, validate_for_signing};
 
 /// The signed ConfigMap's namespace (`api.NamespacePublic`).
-pub const CONFIG_MAP_NAMESPACE: &str = "kube-public";
+pub const CONFIG_MAP_NAMESPACE: &str = kcm_objects::CLUSTER_INFO.0;
 /// The signed ConfigMap's name (`ConfigMapClusterInfo`).
-pub const CONFIG_MAP_NAME: &str = "cluster-info";
+pub const CONFIG_MAP_NAME: &str = kcm_objects::CLUSTER_INFO.1;
 /// The data key of the signed kubeconfig (`KubeConfigKey`).
 pub const KUBECONFIG_KEY: &str = "kubeconfig";
 /// The prefix of a signature's data key (`JWSSignatureKeyPrefix`).

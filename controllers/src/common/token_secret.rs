@@ -3,7 +3,7 @@
 //! token cleaner reads.
 
 /// The Secret type of a legacy service account token (`v1.SecretTypeServiceAccountToken`).
-pub const SECRET_TYPE: &str = "kubernetes.io/service-account-token";
+pub const SECRET_TYPE: &str = kcm_objects::SERVICE_ACCOUNT_TOKEN_TYPE;
 /// The annotation naming the token's ServiceAccount (`v1.ServiceAccountNameKey`).
 pub const SERVICE_ACCOUNT_NAME_KEY: &str = "kubernetes.io/service-account.name";
 /// The annotation holding its uid (`v1.ServiceAccountUIDKey`).

@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// The ConfigMap's name (upstream `RootCACertConfigMapName`).
-pub const ROOT_CA_CONFIG_MAP: &str = "kube-root-ca.crt";
+pub const ROOT_CA_CONFIG_MAP: &str = kcm_objects::ROOT_CA_CONFIG_MAP;
 
 /// The data key holding the bundle.
 pub const CA_CERT_KEY: &str = "ca.crt";

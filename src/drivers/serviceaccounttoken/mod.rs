@@ -67,7 +67,7 @@ pub struct TokensController {
     /// Read for their sync state.
     service_accounts: SharedInformer<ServiceAccount>,
     /// See `service_accounts`.
-    secrets: SharedInformer<Secret>,
+    secrets: SharedInformer<kcm_objects::Secret>,
     /// The handlers' registrations: workers start once both saw the lists.
     registrations: [HandlerRegistration; 2],
     /// What both queues' workers run.
@@ -79,7 +79,7 @@ struct Inner {
     /// Cached ServiceAccounts (all namespaces).
     service_accounts: Store<ServiceAccount>,
     /// Cached Secrets (all namespaces, all types).
-    secrets: Store<Secret>,
+    secrets: Store<kcm_objects::Secret>,
     /// The controller's own client.
     client: Client,
     /// Signs the tokens.
@@ -107,7 +107,7 @@ impl TokensController {
         let service_queue = WorkQueue::new(SERVICE_QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let secret_queue = WorkQueue::new(SECRET_QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
         let service_accounts = factory.informer::<ServiceAccount>();
-        let secrets = factory.informer::<Secret>();
+        let secrets = factory.informer::<kcm_objects::Secret>();
         let registrations = [
             service_accounts.add_handler(ServiceAccountHandler { queue: service_queue.clone() }, None),
             secrets.add_handler(SecretHandler { queue: secret_queue.clone() }, None),
@@ -169,18 +169,18 @@ struct SecretHandler {
     queue: WorkQueue<String>,
 }
 
-impl EventHandler<Secret> for SecretHandler {
-    fn on_add(&self, secret: &Arc<Secret>) {
+impl EventHandler<kcm_objects::Secret> for SecretHandler {
+    fn on_add(&self, secret: &Arc<kcm_objects::Secret>) {
         if secret.type_.as_deref() == Some(SECRET_TYPE) {
             self.queue.add(SecretKey::of(secret).encode());
         }
     }
 
-    fn on_update(&self, _old: &Arc<Secret>, new: &Arc<Secret>) {
+    fn on_update(&self, _old: &Arc<kcm_objects::Secret>, new: &Arc<kcm_objects::Secret>) {
         self.on_add(new);
     }
 
-    fn on_delete(&self, secret: &Arc<Secret>) {
+    fn on_delete(&self, secret: &Arc<kcm_objects::Secret>) {
         self.on_add(secret);
     }
 }
@@ -198,7 +198,7 @@ impl Reconcile for ServiceAccountSyncer {
             return Ok(Next::Done);
         }
         let secrets = inner.secrets.list_namespace(&key.namespace);
-        let tokens = core::tokens_of(secrets.iter().map(|s| &**s), &key);
+        let tokens = core::tokens_of(secrets.iter().map(|s| -> &Secret { s }), &key);
         let mut failed = None;
         for (name, uid) in tokens {
             if let Err(e) = inner.delete_token(&key.namespace, &name, &uid).await {
@@ -227,7 +227,7 @@ impl Reconcile for SecretSyncer {
             // The Secret exists: look the ServiceAccount up live on a cache miss.
             (Some(_), None) => inner.live_account(&key.namespace, &key.sa_name, &key.sa_uid).await?,
         };
-        match core::sync_secret(cached.as_deref(), account.as_ref()) {
+        match core::sync_secret(cached.as_deref().map(|s| -> &Secret { s }), account.as_ref()) {
             SecretSync::None => {}
             SecretSync::RemoveReference => {
                 if let Err(e) = inner.remove_secret_reference(&key).await {
