@@ -1,7 +1,7 @@
 //! What one row of the controller table is: a controller's upstream name,
 //! its settings type (whose flags the command line gets), its worker count
 //! and its constructor, and the [`Context`] a constructor is handed. The
-//! rows themselves are the table's (`super::TABLE`).
+//! rows themselves are the table's (`super::table`, by area).
 
 use kcm_runtime::client::{self, ClientConfig};
 use kcm_runtime::controller::Controller;

@@ -15,7 +15,7 @@ use prometheus::Registry;
 
 use super::Shutdown;
 use crate::config::Config;
-use crate::controllers::{Context, Launched, TABLE};
+use crate::controllers::{Context, Launched, table};
 use crate::sim;
 
 /// What the controllers share, built once per process.
@@ -54,7 +54,7 @@ pub(super) struct BuildFailed;
 /// as upstream's does, rather than run without it while `/healthz` says
 /// ok.
 pub(super) async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) -> Result<(), BuildFailed> {
-    let mut rows: Vec<_> = TABLE.iter().filter(|row| config.controllers.contains(row.name())).collect();
+    let mut rows: Vec<_> = table().filter(|row| config.controllers.contains(row.name())).collect();
     if config.sim.is_some() {
         rows.retain(|row| {
             let served = !sim::UNSERVED_CONTROLLERS.contains(&row.name());

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::config::Flags;
-use crate::controllers::{TABLE, flags, implemented};
+use crate::controllers::{flags, implemented, table};
 use crate::drivers::{
     attachdetach, bootstrapsigner, certificates, clusterroleaggregation, cronjob, csrapproving, csrcleaner, csrsigning,
     daemonset, deployment, endpoint, endpointslice, endpointslicemirroring, ephemeralvolume, expand, garbagecollector,
@@ -84,5 +84,5 @@ pub(super) fn table_names() -> BTreeSet<String> {
 }
 
 pub(super) fn every_queue() -> BTreeSet<String> {
-    TABLE.iter().flat_map(|row| queues_of(row.name()).unwrap_or_default()).map(|q| (*q).to_owned()).collect()
+    table().flat_map(|row| queues_of(row.name()).unwrap_or_default()).map(|q| (*q).to_owned()).collect()
 }
