@@ -39,8 +39,14 @@ const REPLICAS: [&str; 2] = ["replica-a", "replica-b"];
 const ELECTION: [Duration; 3] = [Duration::from_secs(3), Duration::from_secs(2), Duration::from_millis(500)];
 /// How long the cluster has to converge once the faults are lifted.
 const CONVERGENCE: Patience = Patience { deadline: Duration::from_secs(120), recheck: Duration::from_millis(500) };
-/// The quiet window after convergence, in which no controller writes.
+/// The quiet window after convergence, in which no controller writes: a
+/// span of time by its nature (no write may come in it), not a wait for
+/// something to happen.
 const QUIET: Duration = Duration::from_secs(3);
+/// When the user's changes start after the workload is created: part of
+/// the plan, like its faults' times, so that they land while the
+/// controllers are still converging it.
+const CHANGES_AFTER: Duration = Duration::from_secs(2);
 
 /// The seeds `spec` names: `a..b`, `n`, or a comma-separated list of those.
 fn seeds(spec: &str) -> Vec<u64> {
@@ -250,7 +256,7 @@ async fn drive(sim: &Sim, dir: &Path, plan: &Plan, oracle: &Arc<Mutex<Oracle>>) 
     leader_but(sim, &replicas, None).await?;
     workload::create_all(&client, plan).await?;
     let changes_made = async {
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        tokio::time::sleep(CHANGES_AFTER).await;
         workload::user_changes(sim, &client, plan).await
     };
     let schedule = async {
