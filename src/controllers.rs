@@ -91,10 +91,10 @@ pub fn flags() -> Vec<&'static dyn Implemented> {
 mod tests {
     use super::*;
     use crate::config::settings::cronjob::CronJobFlags;
-    use crate::drivers::{bootstrapsigner, tokencleaner};
     use crate::config::{
         Config, ControllerFlags, Error, Flags, Result, UNIMPLEMENTED_UPSTREAM_FLAGS, canonical_controller_name,
     };
+    use crate::drivers::{bootstrapsigner, tokencleaner};
 
     fn config(args: &[&str]) -> Result<Config> {
         let args = std::iter::once("kcm-rs").chain(args.iter().copied());
