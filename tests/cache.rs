@@ -14,11 +14,14 @@
 //! every write kcm-rs makes to nodes: cordoned (the `unschedulable` taint
 //! patch), its TTL annotation put back (the TTL controller's patch), then silent (its conditions set to Unknown by a status update,
 //! the unreachable taints patched in); its addresses, capacity, node info,
-//! pod CIDR and an annotation are unchanged.
+//! pod CIDR and an annotation are unchanged. A Deployment's ReplicaSet
+//! goes through the status write and the update kcm-rs makes from its
+//! cached form (its template's spec held as JSON); its template and an
+//! annotation are unchanged.
 
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube_sim::SimConfig;
@@ -26,7 +29,7 @@ use kube_sim::kubelet::KubeletConfig;
 use kube_sim::testing::wait_for;
 use serde_json::{Value, json};
 
-use crate::common::{Env, PATIENCE, default_service_account, start_with};
+use crate::common::{Env, PATIENCE, default_service_account, on_both, start, start_with};
 
 /// Short node grace periods (a silent node is Unknown after 5 s).
 const FLAGS: &[&str] = &[
@@ -190,4 +193,77 @@ async fn fields_the_caches_do_not_keep_survive_every_write_kcm_rs_makes_to_a_pod
         p["status"]["phase"] == "Failed" && p["metadata"]["deletionGracePeriodSeconds"] == 0
     })
     .await;
+}
+
+on_both!(a_replica_sets_template_and_the_fields_kcm_rs_does_not_write_survive_its_writes);
+
+/// The parts of a ReplicaSet no write of kcm-rs may change.
+fn replica_set_untouched(rs: &Value) -> Value {
+    json!({
+        "uid": rs["metadata"]["uid"], "note": rs["metadata"]["annotations"]["example.com/note"],
+        "labels": rs["metadata"]["labels"], "template": rs["spec"]["template"], "selector": rs["spec"]["selector"],
+    })
+}
+
+/// kcm-rs caches a ReplicaSet with its template's spec as JSON text, and
+/// writes the whole object back from it: the ReplicaSet controller its
+/// status, the Deployment controller its size and annotations (an update).
+/// A Deployment's ReplicaSet, its template rich in what a pod spec can
+/// hold (an `emptyDir: {}` volume, probes, an environment, resources), and
+/// given an annotation by a user, goes through both; its template,
+/// selector, labels and the annotation are unchanged.
+async fn a_replica_sets_template_and_the_fields_kcm_rs_does_not_write_survive_its_writes() {
+    let env = start().await;
+    default_service_account(&env.cluster, &env.client, &env.ns).await;
+    let deployments: Api<Deployment> = Api::namespaced(env.client.clone(), &env.ns);
+    let body = json!({
+        "metadata": {"name": "keeper"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "keeper"}}, "template": {
+            "metadata": {"labels": {"app": "keeper"}, "annotations": {"example.com/owner": "storage"}},
+            "spec": {
+                "containers": [{"name": "c", "image": "registry.example.com/keeper:1",
+                    "env": [{"name": "MODE", "value": "primary"}], "ports": [{"name": "http", "containerPort": 8080}],
+                    "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}},
+                    "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
+                    "volumeMounts": [{"name": "scratch", "mountPath": "/scratch"}]}],
+                "volumes": [{"name": "scratch", "emptyDir": {}}],
+            }}},
+    });
+    deployments
+        .create(&PostParams::default(), &serde_json::from_value(body).expect("a Deployment"))
+        .await
+        .expect("made");
+    let replica_sets: Api<ReplicaSet> = Api::namespaced(env.client.clone(), &env.ns);
+    let the_set = || async {
+        let list = replica_sets.list(&Default::default()).await.map_err(|e| e.to_string())?;
+        let [rs] = &list.items[..] else { return Err(format!("{} ReplicaSets", list.items.len())) };
+        serde_json::to_value(rs).map_err(|e| e.to_string())
+    };
+    // The ReplicaSet controller's status write.
+    let first = wait_for(&env.cluster, PATIENCE, "the ReplicaSet's status to count its pod", || async {
+        let rs = the_set().await?;
+        if rs["status"]["readyReplicas"] == 1 { Ok(rs) } else { Err(rs["status"].to_string()) }
+    })
+    .await;
+    let name = first["metadata"]["name"].as_str().expect("a name").to_owned();
+    assert_eq!(first["spec"]["template"]["spec"]["volumes"][0]["emptyDir"], json!({}), "{first}");
+    let note = json!({"metadata": {"annotations": {"example.com/note": "kept"}}});
+    replica_sets.patch(&name, &PatchParams::default(), &Patch::Merge(&note)).await.expect("annotated");
+    let before = replica_set_untouched(&the_set().await.expect("read"));
+
+    // The Deployment controller's update (size and annotations), then the
+    // status write again.
+    let scale = json!({"spec": {"replicas": 3}});
+    deployments.patch("keeper", &PatchParams::default(), &Patch::Merge(&scale)).await.expect("scaled");
+    let scaled = wait_for(&env.cluster, PATIENCE, "the ReplicaSet scaled to 3 and its pods ready", || async {
+        let rs = the_set().await?;
+        let desired = &rs["metadata"]["annotations"]["deployment.kubernetes.io/desired-replicas"];
+        if rs["spec"]["replicas"] == 3 && desired == "3" && rs["status"]["readyReplicas"] == 3 {
+            Ok(rs)
+        } else {
+            Err(format!("{} {desired} {}", rs["spec"]["replicas"], rs["status"]))
+        }
+    })
+    .await;
+    assert_eq!(replica_set_untouched(&scaled), before);
 }

@@ -222,8 +222,8 @@ impl RsBuilder {
         self.0.status = Some(status);
         self
     }
-    pub fn build(self) -> ReplicaSet {
-        self.0
+    pub fn build(self) -> kcm_objects::ReplicaSet {
+        kcm_objects::ReplicaSet::new(self.0)
     }
 }
 

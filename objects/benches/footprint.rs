@@ -11,6 +11,11 @@
 //! managedFields, as kcm-rs trimmed it before) and the slim
 //! [`kcm_objects::Pod`].
 //!
+//! ReplicaSets: 10,000 Deployment-made ReplicaSets (a defaulted template
+//! of one container with an environment, resources, probes and three
+//! volumes), held as the full k8s-openapi `ReplicaSet` (what kcm-rs cached
+//! before) and as [`kcm_objects::ReplicaSet`], its template's spec as JSON.
+//!
 //! Secrets: 10,000 Helm release Secrets (16 KiB of release data each, as
 //! Helm stores a release), held as the full k8s-openapi `Secret` (without
 //! managedFields, as kcm-rs cached them before) and as the trimmed
@@ -108,6 +113,68 @@ fn secret_json(i: usize) -> String {
     .to_string()
 }
 
+/// ReplicaSets decoded.
+const REPLICA_SETS: usize = 10_000;
+
+/// The JSON of ReplicaSet `i`, as the API server returns a Deployment's
+/// (its defaulted template: an application container with an environment,
+/// resources and probes, three volumes).
+fn replica_set_json(i: usize) -> String {
+    let app = format!("web-{i:04}");
+    let env: Vec<serde_json::Value> = ["LOG_LEVEL", "DB_HOST", "DB_PORT", "CACHE_URL", "FEATURE_FLAGS", "REGION"]
+        .iter()
+        .map(|name| json!({"name": name, "value": format!("{name}-value-{i}")}))
+        .collect();
+    let probe = json!({"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 10,
+        "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3});
+    json!({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {
+            "name": format!("{app}-7c5ddbdf54"), "namespace": "payments",
+            "uid": format!("7d4c{i:04x}-9a51-4a59-a4a5-2f0e8c1d3b6a"), "resourceVersion": format!("{}", 200_000 + i),
+            "generation": 1, "creationTimestamp": "2026-12-01T08:00:00Z",
+            "labels": {"app": app, "pod-template-hash": "7c5ddbdf54", "tier": "frontend"},
+            "annotations": {"deployment.kubernetes.io/desired-replicas": "10", "deployment.kubernetes.io/max-replicas": "13",
+                "deployment.kubernetes.io/revision": "1"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": app,
+                "uid": format!("5a1b{i:04x}-9a51-4a59-a4a5-2f0e8c1d3b6a"), "controller": true, "blockOwnerDeletion": true}],
+            "managedFields": [{"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "apps/v1",
+                "time": "2026-12-01T08:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}}],
+        },
+        "spec": {
+            "replicas": 10,
+            "selector": {"matchLabels": {"app": app, "pod-template-hash": "7c5ddbdf54"}},
+            "template": {
+                "metadata": {"labels": {"app": app, "pod-template-hash": "7c5ddbdf54", "tier": "frontend"},
+                    "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9102"}},
+                "spec": {
+                    "containers": [{
+                        "name": "web", "image": "registry.example.com/payments/web:1.42.7",
+                        "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+                        "env": env,
+                        "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"memory": "512Mi"}},
+                        "readinessProbe": probe, "livenessProbe": probe,
+                        "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+                        "imagePullPolicy": "IfNotPresent",
+                        "volumeMounts": [{"name": "config", "mountPath": "/etc/web"}, {"name": "scratch", "mountPath": "/tmp"},
+                            {"name": "tls", "mountPath": "/etc/tls", "readOnly": true}],
+                    }],
+                    "volumes": [
+                        {"name": "config", "configMap": {"name": format!("{app}-config"), "defaultMode": 420}},
+                        {"name": "scratch", "emptyDir": {}},
+                        {"name": "tls", "secret": {"secretName": format!("{app}-tls"), "defaultMode": 420}},
+                    ],
+                    "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+                    "securityContext": {}, "schedulerName": "default-scheduler",
+                },
+            },
+        },
+        "status": {"replicas": 10, "fullyLabeledReplicas": 10, "readyReplicas": 10, "availableReplicas": 10,
+            "observedGeneration": 1},
+    })
+    .to_string()
+}
+
 /// A running pod's five conditions.
 fn conditions() -> serde_json::Value {
     ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
@@ -144,9 +211,11 @@ fn bytes_per_object<K: Cached>(bodies: &[String]) -> f64 {
 }
 
 /// The forms measured: the argument that names one, and what it caches.
-const FORMS: [(&str, &str); 4] = [
+const FORMS: [(&str, &str); 6] = [
     ("pod-full", "k8s-openapi Pod, managedFields trimmed"),
     ("pod-slim", "kcm_objects::Pod"),
+    ("rs-full", "k8s-openapi ReplicaSet, managedFields trimmed"),
+    ("rs-cached", "kcm_objects::ReplicaSet (template spec as JSON)"),
     ("secret-full", "k8s-openapi Secret (Helm release), managedFields trimmed"),
     ("secret-trimmed", "kcm_objects::Secret (Helm release)"),
 ];
@@ -167,6 +236,16 @@ fn main() {
             "pod-slim" => {
                 let b = pods();
                 let n = bytes_per_object::<kcm_objects::Pod>(&b);
+                (b, n)
+            }
+            "rs-full" => {
+                let b = (0..REPLICA_SETS).map(replica_set_json).collect::<Vec<_>>();
+                let n = bytes_per_object::<k8s_openapi::api::apps::v1::ReplicaSet>(&b);
+                (b, n)
+            }
+            "rs-cached" => {
+                let b = (0..REPLICA_SETS).map(replica_set_json).collect::<Vec<_>>();
+                let n = bytes_per_object::<kcm_objects::ReplicaSet>(&b);
                 (b, n)
             }
             "secret-full" => {

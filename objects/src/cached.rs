@@ -172,3 +172,30 @@ macro_rules! cached_projection {
 }
 
 pub(crate) use cached_projection;
+
+/// Marks a wrapper of a full object, trimmed as its `new` trims it, as
+/// cached: the k8s-openapi type on the wire, the wrapper in the cache.
+macro_rules! cached_trimmed {
+    ($cached:ty, $full:ty) => {
+        impl $crate::cached::Cached for $cached {
+            type Wire = $full;
+            fn from_wire(wire: $full) -> Self {
+                <$cached>::new(wire)
+            }
+            fn namespace(&self) -> Option<&str> {
+                self.metadata.namespace.as_deref()
+            }
+            fn name(&self) -> &str {
+                self.metadata.name.as_deref().unwrap_or_default()
+            }
+            fn resource_version(&self) -> Option<&str> {
+                self.metadata.resource_version.as_deref()
+            }
+            fn object_meta(&self) -> std::borrow::Cow<'_, k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
+                std::borrow::Cow::Borrowed(&self.metadata)
+            }
+        }
+    };
+}
+
+pub(crate) use cached_trimmed;

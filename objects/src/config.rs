@@ -101,33 +101,8 @@ impl Deref for ConfigMap {
     }
 }
 
-/// Caches a trimmed full object: the k8s-openapi type on the wire, the
-/// wrapper in the cache.
-macro_rules! cached_trimmed {
-    ($cached:ty, $full:ty) => {
-        impl $crate::cached::Cached for $cached {
-            type Wire = $full;
-            fn from_wire(wire: $full) -> Self {
-                <$cached>::new(wire)
-            }
-            fn namespace(&self) -> Option<&str> {
-                self.0.metadata.namespace.as_deref()
-            }
-            fn name(&self) -> &str {
-                self.0.metadata.name.as_deref().unwrap_or_default()
-            }
-            fn resource_version(&self) -> Option<&str> {
-                self.0.metadata.resource_version.as_deref()
-            }
-            fn object_meta(&self) -> std::borrow::Cow<'_, k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
-                std::borrow::Cow::Borrowed(&self.0.metadata)
-            }
-        }
-    };
-}
-
-cached_trimmed!(Secret, api::Secret);
-cached_trimmed!(ConfigMap, api::ConfigMap);
+crate::cached::cached_trimmed!(Secret, api::Secret);
+crate::cached::cached_trimmed!(ConfigMap, api::ConfigMap);
 
 #[cfg(test)]
 mod tests {

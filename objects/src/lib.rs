@@ -5,7 +5,8 @@
 //! server's JSON that keep only what some controller reads, with the
 //! strings that repeat across objects ([`Atom`]) and the toleration lists
 //! held once for the whole process. Secrets and ConfigMaps keep their data
-//! only where a controller reads it ([`Secret`], [`ConfigMap`]). Every other
+//! only where a controller reads it ([`Secret`], [`ConfigMap`]), and
+//! ReplicaSets their template's spec as JSON ([`ReplicaSet`]). Every other
 //! kind is cached as its full k8s-openapi type. [`Cached`] is what the
 //! informers store by.
 //!
@@ -28,6 +29,7 @@
 //! - `config`: [`Secret`] and [`ConfigMap`], trimmed of data no controller
 //!   reads;
 //! - `pod`: [`Pod`];
+//! - `replica_set`: [`ReplicaSet`], its template's spec as [`PodSpecJson`];
 //! - `affinity`: the node a pending DaemonSet pod is for;
 //! - `container`: what is decoded of a container, [`NamedPort`];
 //! - `secrets`: the Secrets a pod references (`PodSpec::secret_names`);
@@ -45,6 +47,7 @@ mod key;
 mod meta;
 mod node;
 mod pod;
+mod replica_set;
 mod secrets;
 
 pub use atom::{Atom, Pool};
@@ -61,6 +64,7 @@ pub use pod::{
     ClaimVolume, ContainerStatus, ContainerSummary, EphemeralVolume, Pod, PodCondition, PodSpec, PodStatus, Terminated,
     Toleration,
 };
+pub use replica_set::{PodSpecJson, ReplicaSet};
 
 cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);
 cached::cached_projection!(Node, k8s_openapi::api::core::v1::Node);

@@ -25,12 +25,13 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kcm_controllers::common::controller_ref::controller_of;
 use kcm_controllers::common::selector::Selector;
 use kcm_controllers::deployment::{self as core, Options, Snapshot, SyncMachine};
 use kcm_objects::Pod;
+use kcm_objects::ReplicaSet;
 
 use super::execute::{Executor, NoBookkeeping, next_after};
 use super::owners;

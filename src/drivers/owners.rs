@@ -11,8 +11,8 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_controllers::common::controller_ref::controller_of;
+use kcm_objects::ReplicaSet;
 use kcm_objects::{Cached, Pod};
 use kcm_runtime::informer::{self, SharedInformer, Store};
 

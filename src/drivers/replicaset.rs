@@ -17,10 +17,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_controllers::common::pod::is_pod_ready;
 use kcm_controllers::common::selector::Selector;
 use kcm_controllers::replicaset::{self as core, NamespacePods, Options, Snapshot, SyncMachine};
+use kcm_objects::ReplicaSet;
 use kcm_objects::{OwnerRef, Pod};
 
 use super::execute::{Executor, next_after};

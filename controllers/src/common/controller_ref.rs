@@ -6,8 +6,9 @@
 //! the live re-check of the owner before adopting is
 //! [`Action::RecheckOwner`](crate::plan::Action).
 
-use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kcm_objects::ReplicaSet;
 
 use super::selector::{LabelSet, Selector};
 use crate::plan::{Action, ObjectRef, OwnerRefPatch, Plan};

@@ -1,7 +1,7 @@
 //! What both the ReplicaSet and the Deployment controllers read of a
 //! ReplicaSet.
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use kcm_objects::ReplicaSet;
 
 /// `spec.replicas`, defaulting to 1 as the API does.
 pub fn replicas(rs: &ReplicaSet) -> i32 {

@@ -23,6 +23,7 @@
 //! upstream's value, which hashes a go-spew dump of the Go struct.
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
+use kcm_objects::ReplicaSet;
 use serde_json::Value;
 
 use super::hash::{FNV32_OFFSET, fnv32a, safe_encode};
@@ -53,10 +54,41 @@ pub fn equal_ignore_hash(a: &PodTemplateSpec, b: &PodTemplateSpec) -> bool {
     canonical(a, true) == canonical(b, true)
 }
 
+/// What [`equal_ignore_hash`] compares of a template: two templates are
+/// equal ignoring the hash label exactly when their forms are equal. For
+/// comparing one template with many.
+pub fn canonical_ignoring_hash(template: &PodTemplateSpec) -> Value {
+    canonical(template, true)
+}
+
+/// [`canonical_ignoring_hash`] of a cached ReplicaSet's template, read from
+/// its spec's JSON without decoding it; `None` when it has no template.
+pub fn cached_canonical_ignoring_hash(rs: &ReplicaSet) -> Option<Value> {
+    let template = rs.spec.template.as_ref()?;
+    let mut value = serde_json::json!({});
+    if let Some(meta) = &template.metadata {
+        value["metadata"] = serde_json::to_value(meta).unwrap_or(Value::Null);
+    }
+    if let Some(spec) = rs.pod_spec() {
+        value["spec"] = serde_json::from_str(spec.as_str()).unwrap_or(Value::Null);
+    }
+    Some(ignoring_hash(value))
+}
+
 /// The template as pruned JSON, optionally without the hash label.
 fn canonical(template: &PodTemplateSpec, drop_hash_label: bool) -> Value {
-    let mut value = serde_json::to_value(template).unwrap_or(Value::Null);
-    if drop_hash_label && let Some(labels) = value.pointer_mut("/metadata/labels").and_then(Value::as_object_mut) {
+    let value = serde_json::to_value(template).unwrap_or(Value::Null);
+    if drop_hash_label {
+        return ignoring_hash(value);
+    }
+    let mut value = value;
+    prune(&mut value);
+    value
+}
+
+/// A template's JSON pruned, without the hash label.
+fn ignoring_hash(mut value: Value) -> Value {
+    if let Some(labels) = value.pointer_mut("/metadata/labels").and_then(Value::as_object_mut) {
         labels.remove(POD_TEMPLATE_HASH_LABEL);
     }
     prune(&mut value);
@@ -129,6 +161,23 @@ mod tests {
         assert_ne!(h, compute_hash(&t, Some(0)));
         assert_ne!(compute_hash(&t, Some(0)), compute_hash(&t, Some(1)));
         assert_ne!(h, compute_hash(&template("nginx:2", &[("app", "web")]), None));
+    }
+
+    /// A cached ReplicaSet's template, its spec held as JSON, compares as
+    /// the decoded template does.
+    #[test]
+    fn a_cached_templates_form_is_the_decoded_ones() {
+        let rs = |t: PodTemplateSpec| {
+            let spec = k8s_openapi::api::apps::v1::ReplicaSetSpec { template: Some(t), ..Default::default() };
+            ReplicaSet::new(k8s_openapi::api::apps::v1::ReplicaSet { spec, ..Default::default() })
+        };
+        let web = template("nginx", &[("app", "web"), (POD_TEMPLATE_HASH_LABEL, "abc")]);
+        let cached = cached_canonical_ignoring_hash(&rs(web.clone()));
+        assert_eq!(cached, Some(canonical_ignoring_hash(&web)));
+        assert_eq!(cached, Some(canonical_ignoring_hash(&template("nginx", &[("app", "web")]))));
+        assert_ne!(cached, Some(canonical_ignoring_hash(&template("nginx:2", &[("app", "web")]))));
+        let no_template = ReplicaSet::new(Default::default());
+        assert_eq!(cached_canonical_ignoring_hash(&no_template), None);
     }
 
     /// The value itself is part of the contract (names must not change

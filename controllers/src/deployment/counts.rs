@@ -3,7 +3,7 @@
 //! counts never panic a sync. A leaf: the fenceposts, the status and every
 //! rollout path count with it.
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use kcm_objects::ReplicaSet;
 
 use crate::common::replica_set::replicas as rs_replicas;
 

@@ -85,8 +85,9 @@ mod testing;
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::Deployment;
 use kcm_objects::Pod;
+use kcm_objects::ReplicaSet;
 
 pub use self::conditions::{
     AVAILABLE, FOUND_NEW_RS_REASON, MINIMUM_REPLICAS_AVAILABLE, MINIMUM_REPLICAS_UNAVAILABLE, NEW_RS_AVAILABLE_REASON,

@@ -5,15 +5,18 @@
 //! annotations in step, and what to write when the create failed.
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, ReplicaSetSpec};
+use k8s_openapi::api::apps::v1::{self as apps, Deployment, ReplicaSetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kcm_objects::ReplicaSet;
 
 use super::conditions::{PROGRESSING, RS_CREATE_ERROR_REASON, get_condition, new_condition, set_condition};
 use super::planner::{Planner, Rs, event};
 use super::revision::{REVISION_ANNOTATION, max_revision, set_deployment_revision, set_new_replica_set_annotations};
 use super::{Error, FOUND_NEW_RS_REASON, NEW_RS_REASON, SCALING_REPLICA_SET, fenceposts, max_surge, progress_deadline};
 use crate::common::controller_ref::{controller_of, new_controller_ref};
-use crate::common::template_hash::{POD_TEMPLATE_HASH_LABEL, compute_hash, equal_ignore_hash};
+use crate::common::template_hash::{
+    POD_TEMPLATE_HASH_LABEL, cached_canonical_ignoring_hash, canonical_ignoring_hash, compute_hash, equal_ignore_hash,
+};
 use crate::plan::{Action, EventType, Plan};
 
 /// Why creating the new ReplicaSet failed, as the executor tells it.
@@ -73,10 +76,10 @@ impl Planner<'_> {
     /// The oldest ReplicaSet whose template is the Deployment's, ignoring
     /// the hash label (upstream `FindNewReplicaSet`).
     fn find_new_replica_set(&self) -> Option<Rs> {
-        let template = self.template();
+        let template = canonical_ignoring_hash(&self.template());
         self.by_creation((0..self.rss.len()).collect())
             .into_iter()
-            .find(|&i| self.rss[i].spec.template.as_ref().is_some_and(|t| equal_ignore_hash(t, &template)))
+            .find(|&i| cached_canonical_ignoring_hash(&self.rss[i]).is_some_and(|t| t == template))
     }
 
     /// The new ReplicaSet (created if `create` and missing) and every old
@@ -94,7 +97,7 @@ impl Planner<'_> {
 
     /// Upstream `getNewReplicaSet`.
     fn get_new_replica_set(&mut self, existing: Option<Rs>, old: &[Rs], create: bool) -> Result<Option<Rs>, Error> {
-        let new_revision = max_revision(old.iter().map(|&i| &self.rss[i])) + 1;
+        let new_revision = max_revision(old.iter().map(|&i| &*self.rss[i])) + 1;
         let surge = max_surge(&self.d);
         if let Some(i) = existing {
             let mut rs = self.rss[i].clone();
@@ -104,7 +107,7 @@ impl Planner<'_> {
             if annotations_updated || rs_min_ready != min_ready {
                 rs.spec.min_ready_seconds = Some(min_ready);
                 self.rss[i] = rs.clone();
-                self.plan.push(Action::UpdateReplicaSet { replica_set: Box::new(rs) });
+                self.plan.push(Action::UpdateReplicaSet { replica_set: Box::new(rs.full()) });
                 // The Deployment's revision follows on the next sync.
                 return Ok(Some(i));
             }
@@ -145,7 +148,7 @@ impl Planner<'_> {
         let mut selector = d.spec.selector.clone();
         selector.match_labels.get_or_insert_default().insert(POD_TEMPLATE_HASH_LABEL.to_owned(), hash.clone());
         let name = format!("{}-{hash}", d.metadata.name.as_deref().unwrap_or(""));
-        let mut rs = ReplicaSet {
+        let mut rs = apps::ReplicaSet {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
                 namespace: d.metadata.namespace.clone(),
@@ -161,8 +164,9 @@ impl Planner<'_> {
             },
             status: None,
         };
-        let all: Vec<&ReplicaSet> = old.iter().map(|&i| &self.rss[i]).chain(std::iter::once(&rs)).collect();
-        let new_replicas = fenceposts::new_rs_new_replicas(d, &all, &rs)?;
+        let planned = ReplicaSet::new(rs.clone());
+        let all: Vec<&ReplicaSet> = old.iter().map(|&i| &self.rss[i]).chain(std::iter::once(&planned)).collect();
+        let new_replicas = fenceposts::new_rs_new_replicas(d, &all, &planned)?;
         rs.spec.replicas = Some(new_replicas);
         set_new_replica_set_annotations(d, &mut rs, new_revision, false, surge);
         self.plan.push(Action::CreateReplicaSet {
@@ -175,7 +179,7 @@ impl Planner<'_> {
         }
         // Locally it is the newest ReplicaSet.
         rs.metadata.creation_timestamp = Some(Time(self.now));
-        self.rss.push(rs);
+        self.rss.push(ReplicaSet::new(rs));
         set_deployment_revision(&mut self.d, &new_revision.to_string());
         if progress_deadline(&self.d).is_some() {
             let msg = format!("Created new replica set \"{name}\"");
@@ -191,9 +195,9 @@ impl Planner<'_> {
 /// with) is `planned` itself as far as a Deployment is concerned: controlled
 /// by the same owner and with the same template ignoring the hash label
 /// (upstream's AlreadyExists check in `getNewReplicaSet`).
-pub fn is_same_replica_set(existing: &ReplicaSet, planned: &ReplicaSet) -> bool {
-    let owner = |rs: &ReplicaSet| controller_of(&rs.metadata).map(|r| r.uid.clone());
-    let template = |rs: &ReplicaSet| rs.spec.template.clone().unwrap_or_default();
+pub fn is_same_replica_set(existing: &apps::ReplicaSet, planned: &apps::ReplicaSet) -> bool {
+    let owner = |rs: &apps::ReplicaSet| controller_of(&rs.metadata).map(|r| r.uid.clone());
+    let template = |rs: &apps::ReplicaSet| rs.spec.template.clone().unwrap_or_default();
     owner(existing).is_some()
         && owner(existing) == owner(planned)
         && equal_ignore_hash(&template(existing), &template(planned))

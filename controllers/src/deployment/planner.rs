@@ -12,9 +12,10 @@
 use std::cmp::Ordering;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use kcm_objects::Pod;
+use kcm_objects::ReplicaSet;
 
 use super::{Options, Snapshot, object_ref};
 use crate::common::controller_ref::{claim_all, controller_of, new_controller_ref};

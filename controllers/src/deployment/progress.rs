@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus};
+use kcm_objects::ReplicaSet;
 
 use super::conditions::{
     NEW_RS_AVAILABLE_REASON, PAUSED_DEPLOY_REASON, PROGRESSING, REPLICA_FAILURE, RESUMED_DEPLOY_REASON,

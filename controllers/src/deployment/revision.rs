@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::apps::v1::ReplicaSet;
 
 /// The revision of a ReplicaSet, and the current revision of a Deployment.
 pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
@@ -232,7 +233,7 @@ mod tests {
     use crate::deployment::testing::{DeploymentBuilder, rs};
 
     fn with_revision(name: &str, rev: &str) -> ReplicaSet {
-        let mut r = rs(name, 0);
+        let mut r = rs(name, 0).full();
         r.metadata.annotations.get_or_insert_default().insert(REVISION_ANNOTATION.into(), rev.into());
         r
     }
@@ -240,7 +241,7 @@ mod tests {
     /// Scenario 24: revisions {1, 4, x}: the max is 4, so a new one is 5.
     #[test]
     fn max_revision_skips_garbage() {
-        let rss = [with_revision("a", "1"), with_revision("b", "4"), with_revision("c", "x"), rs("d", 0)];
+        let rss = [with_revision("a", "1"), with_revision("b", "4"), with_revision("c", "x"), rs("d", 0).full()];
         assert_eq!(max_revision(&rss), 4);
         assert_eq!(last_revision(&rss), 1);
         assert_eq!(last_revision(&[with_revision("a", "3")]), 0);

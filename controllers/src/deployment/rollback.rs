@@ -17,7 +17,7 @@ impl Planner<'_> {
         let all: Vec<usize> = old.into_iter().chain(new).collect();
         let mut target = rollback_to(&self.d).unwrap_or(0);
         if target == 0 {
-            target = last_revision(all.iter().map(|&i| &self.rss[i]));
+            target = last_revision(all.iter().map(|&i| &*self.rss[i]));
             if target == 0 {
                 self.abandon(ROLLBACK_REVISION_NOT_FOUND, "Unable to find last revision.".into());
                 return Ok(());
@@ -27,7 +27,7 @@ impl Planner<'_> {
             self.abandon(ROLLBACK_REVISION_NOT_FOUND, "Unable to find the revision to rollback to.".into());
             return Ok(());
         };
-        let mut template = self.rss[rs].spec.template.clone().unwrap_or_default();
+        let mut template = self.rss[rs].template();
         if equal_ignore_hash(&self.template(), &template) {
             let name = self.d.metadata.name.clone().unwrap_or_default();
             let msg = format!("The rollback revision contains the same template as current deployment \"{name}\"");

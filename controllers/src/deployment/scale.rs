@@ -167,7 +167,7 @@ impl Planner<'_> {
         let target = &mut self.rss[rs];
         target.spec.replicas = Some(new_scale);
         set_replicas_annotations(target, desired, max);
-        self.plan.push(Action::UpdateReplicaSet { replica_set: Box::new(target.clone()) });
+        self.plan.push(Action::UpdateReplicaSet { replica_set: Box::new(target.full()) });
         if size_changed {
             let msg = format!("Scaled {op} replica set {} from {old_scale} to {new_scale}", self.name(rs));
             self.plan.push(Action::Event(event(&self.d, EventType::Normal, SCALING_REPLICA_SET, msg)));

@@ -4,7 +4,8 @@
 //! (`syncDeploymentStatus`).
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus};
+use kcm_objects::ReplicaSet;
 
 use super::conditions::{
     AVAILABLE, MINIMUM_REPLICAS_AVAILABLE, MINIMUM_REPLICAS_UNAVAILABLE, new_condition, set_condition,

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{
-    Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSet,
-    ReplicaSetCondition, ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment,
+    Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSetCondition,
+    ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -127,11 +127,11 @@ pub fn rs(name: &str, replicas: i32) -> ReplicaSet {
 }
 
 #[derive(Clone)]
-pub struct RsB(ReplicaSet);
+pub struct RsB(k8s_openapi::api::apps::v1::ReplicaSet);
 
 impl RsB {
     pub fn new(name: &str, replicas: i32) -> Self {
-        Self(ReplicaSet {
+        Self(k8s_openapi::api::apps::v1::ReplicaSet {
             metadata: ObjectMeta {
                 name: Some(name.into()),
                 namespace: Some("ns".into()),
@@ -219,7 +219,7 @@ impl RsB {
         self
     }
     pub fn build(self) -> ReplicaSet {
-        self.0
+        ReplicaSet::new(self.0)
     }
 }
 
@@ -288,7 +288,7 @@ pub fn hashed(image: &str) -> String {
 }
 
 /// The ReplicaSet object a plan creates.
-pub fn created(plan: &Plan) -> ReplicaSet {
+pub fn created(plan: &Plan) -> k8s_openapi::api::apps::v1::ReplicaSet {
     plan.actions()
         .find_map(|a| match a {
             Action::CreateReplicaSet { replica_set, .. } => Some((**replica_set).clone()),

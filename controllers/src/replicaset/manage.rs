@@ -11,8 +11,8 @@
 //! With `replicas: 1000` one sync creates 500 (steps 1, 2, ... 128, then
 //! 245); the rest come once those 500 are observed.
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_objects::Pod;
+use kcm_objects::ReplicaSet;
 
 use crate::common::controller_ref::new_controller_ref;
 use crate::common::expectations::Record;
@@ -89,7 +89,7 @@ fn plan_creations(input: &Input<'_>, count: usize, plan: &mut Plan) {
         return;
     }
     let rs = input.rs;
-    let template = rs.spec.template.clone().unwrap_or_default();
+    let template = rs.template();
     let cref = new_controller_ref(&rs.metadata, "apps/v1", "ReplicaSet");
     let pod = pod_from_template(&template, rs.metadata.name.as_deref().unwrap_or(""), cref);
     let namespace = rs.metadata.namespace.clone().unwrap_or_default();

@@ -73,8 +73,8 @@ mod testing;
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use kcm_objects::Pod;
+use kcm_objects::ReplicaSet;
 
 pub use self::machine::SyncMachine;
 pub use self::status::{FAILED_CREATE, FAILED_DELETE, REPLICA_FAILURE, calculate_status, needs_update, requeue_after};

@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStatus};
+use k8s_openapi::api::apps::v1::{ReplicaSetCondition, ReplicaSetStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kcm_objects::Pod;
+use kcm_objects::ReplicaSet;
 
 use crate::common::pod::{is_pod_available, is_pod_ready, next_availability_check};
 use crate::common::replica_set::replicas;

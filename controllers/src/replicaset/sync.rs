@@ -206,8 +206,9 @@ mod tests {
         assert_eq!(namespace, "ns");
         assert_eq!(owner, &object_ref(&w.rs));
         assert_eq!(pod.metadata.generate_name.as_deref(), Some("web-"));
-        let template = w.rs.spec.template.as_ref().unwrap();
+        let template = w.rs.template();
         assert_eq!(pod.metadata.labels, template.metadata.as_ref().unwrap().labels);
+        assert!(template.spec.is_some());
         assert_eq!(pod.spec, template.spec);
         let refs = pod.metadata.owner_references.as_ref().unwrap();
         assert_eq!(refs.len(), 1);

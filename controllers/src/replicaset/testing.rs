@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetStatus};
+use k8s_openapi::api::apps::v1::ReplicaSetStatus;
 use kcm_objects::Pod;
+use kcm_objects::ReplicaSet;
 
 use super::{NamespacePods, Options, Snapshot, sync};
 use crate::common::expectations::Expectations;

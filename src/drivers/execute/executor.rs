@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::{Mutex, PoisonError};
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_controllers::plan::{Event, ObjectRef};
+use kcm_objects::ReplicaSet;
 use kube::api::{DeleteParams, Preconditions};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;

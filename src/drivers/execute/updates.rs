@@ -54,6 +54,8 @@ impl Executor {
         status: &ReplicaSetStatus,
     ) -> Told {
         let cached = self.replica_sets.as_ref().and_then(|s| s.get_namespaced(Some(namespace), name));
+        // Written whole, its template's spec decoded.
+        let cached = cached.map(|rs| Arc::new(rs.full()));
         let target = StatusTarget { namespace, name, cached, resource_version, retries: 1 };
         self.write_status(target, |rs: &mut ReplicaSet| rs.status = Some(status.clone())).await
     }
