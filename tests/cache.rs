@@ -195,9 +195,10 @@ async fn fields_the_caches_do_not_keep_survive_every_write_kcm_rs_makes_to_a_pod
     .await;
 }
 
-on_both!(a_replica_sets_template_and_the_fields_kcm_rs_does_not_write_survive_its_writes);
+on_both!(templates_and_the_fields_kcm_rs_does_not_write_survive_its_writes_to_a_deployment_and_its_replica_set);
 
-/// The parts of a ReplicaSet no write of kcm-rs may change.
+/// The parts of a ReplicaSet (or a Deployment) no write of kcm-rs may
+/// change.
 fn replica_set_untouched(rs: &Value) -> Value {
     json!({
         "uid": rs["metadata"]["uid"], "note": rs["metadata"]["annotations"]["example.com/note"],
@@ -205,14 +206,15 @@ fn replica_set_untouched(rs: &Value) -> Value {
     })
 }
 
-/// kcm-rs caches a ReplicaSet with its template's spec as JSON text, and
-/// writes the whole object back from it: the ReplicaSet controller its
-/// status, the Deployment controller its size and annotations (an update).
-/// A Deployment's ReplicaSet, its template rich in what a pod spec can
-/// hold (an `emptyDir: {}` volume, probes, an environment, resources), and
-/// given an annotation by a user, goes through both; its template,
-/// selector, labels and the annotation are unchanged.
-async fn a_replica_sets_template_and_the_fields_kcm_rs_does_not_write_survive_its_writes() {
+/// kcm-rs caches Deployments and ReplicaSets with their template's spec
+/// as JSON text, and writes the whole object back from it: the ReplicaSet
+/// controller a ReplicaSet's status, the Deployment controller its size
+/// and annotations (an update) and the Deployment's status. A Deployment
+/// and its ReplicaSet, their template rich in what a pod spec can hold (an
+/// `emptyDir: {}` volume, probes, an environment, resources), each given
+/// an annotation by a user, go through those writes; their templates,
+/// selectors, labels and the annotations are unchanged.
+async fn templates_and_the_fields_kcm_rs_does_not_write_survive_its_writes_to_a_deployment_and_its_replica_set() {
     let env = start().await;
     default_service_account(&env.cluster, &env.client, &env.ns).await;
     let deployments: Api<Deployment> = Api::namespaced(env.client.clone(), &env.ns);
@@ -250,6 +252,9 @@ async fn a_replica_sets_template_and_the_fields_kcm_rs_does_not_write_survive_it
     let note = json!({"metadata": {"annotations": {"example.com/note": "kept"}}});
     replica_sets.patch(&name, &PatchParams::default(), &Patch::Merge(&note)).await.expect("annotated");
     let before = replica_set_untouched(&the_set().await.expect("read"));
+    deployments.patch("keeper", &PatchParams::default(), &Patch::Merge(&note)).await.expect("annotated");
+    let deployment = || async { serde_json::to_value(deployments.get("keeper").await.expect("read")).expect("JSON") };
+    let deployment_before = replica_set_untouched(&deployment().await);
 
     // The Deployment controller's update (size and annotations), then the
     // status write again.
@@ -266,4 +271,10 @@ async fn a_replica_sets_template_and_the_fields_kcm_rs_does_not_write_survive_it
     })
     .await;
     assert_eq!(replica_set_untouched(&scaled), before);
+    wait_for(&env.cluster, PATIENCE, "the Deployment's status to count 3 ready pods", || async {
+        let d = deployment().await;
+        if d["status"]["readyReplicas"] == 3 { Ok(()) } else { Err(d["status"].to_string()) }
+    })
+    .await;
+    assert_eq!(replica_set_untouched(&deployment().await), deployment_before);
 }

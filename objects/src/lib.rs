@@ -6,7 +6,8 @@
 //! strings that repeat across objects ([`Atom`]) and the toleration lists
 //! held once for the whole process. Secrets and ConfigMaps keep their data
 //! only where a controller reads it ([`Secret`], [`ConfigMap`]), and
-//! ReplicaSets their template's spec as JSON ([`ReplicaSet`]). Every other
+//! Deployments and ReplicaSets their template's spec as JSON
+//! ([`Templated`]). Every other
 //! kind is cached as its full k8s-openapi type. [`Cached`] is what the
 //! informers store by.
 //!
@@ -29,7 +30,8 @@
 //! - `config`: [`Secret`] and [`ConfigMap`], trimmed of data no controller
 //!   reads;
 //! - `pod`: [`Pod`];
-//! - `replica_set`: [`ReplicaSet`], its template's spec as [`PodSpecJson`];
+//! - `templated`: [`Deployment`] and [`ReplicaSet`], their template's spec
+//!   as [`PodSpecJson`];
 //! - `affinity`: the node a pending DaemonSet pod is for;
 //! - `container`: what is decoded of a container, [`NamedPort`];
 //! - `secrets`: the Secrets a pod references (`PodSpec::secret_names`);
@@ -47,8 +49,8 @@ mod key;
 mod meta;
 mod node;
 mod pod;
-mod replica_set;
 mod secrets;
+mod templated;
 
 pub use atom::{Atom, Pool};
 pub use cached::{Cached, Projection, Wire, project};
@@ -64,7 +66,7 @@ pub use pod::{
     ClaimVolume, ContainerStatus, ContainerSummary, EphemeralVolume, Pod, PodCondition, PodSpec, PodStatus, Terminated,
     Toleration,
 };
-pub use replica_set::{PodSpecJson, ReplicaSet};
+pub use templated::{Deployment, HasPodTemplate, PodSpecJson, ReplicaSet, Templated};
 
 cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);
 cached::cached_projection!(Node, k8s_openapi::api::core::v1::Node);

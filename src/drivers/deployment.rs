@@ -25,11 +25,11 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kcm_controllers::common::controller_ref::controller_of;
 use kcm_controllers::common::selector::Selector;
 use kcm_controllers::deployment::{self as core, Options, Snapshot, SyncMachine};
+use kcm_objects::Deployment;
 use kcm_objects::Pod;
 use kcm_objects::ReplicaSet;
 

@@ -23,7 +23,7 @@
 //! upstream's value, which hashes a go-spew dump of the Go struct.
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use kcm_objects::ReplicaSet;
+use kcm_objects::{HasPodTemplate, Templated};
 use serde_json::Value;
 
 use super::hash::{FNV32_OFFSET, fnv32a, safe_encode};
@@ -54,22 +54,16 @@ pub fn equal_ignore_hash(a: &PodTemplateSpec, b: &PodTemplateSpec) -> bool {
     canonical(a, true) == canonical(b, true)
 }
 
-/// What [`equal_ignore_hash`] compares of a template: two templates are
-/// equal ignoring the hash label exactly when their forms are equal. For
-/// comparing one template with many.
-pub fn canonical_ignoring_hash(template: &PodTemplateSpec) -> Value {
-    canonical(template, true)
-}
-
-/// [`canonical_ignoring_hash`] of a cached ReplicaSet's template, read from
-/// its spec's JSON without decoding it; `None` when it has no template.
-pub fn cached_canonical_ignoring_hash(rs: &ReplicaSet) -> Option<Value> {
-    let template = rs.spec.template.as_ref()?;
+/// What [`equal_ignore_hash`] compares of a cached Deployment's or ReplicaSet's
+/// template, read from its spec's JSON without decoding it; `None` when it
+/// has no template.
+pub fn cached_canonical_ignoring_hash<K: HasPodTemplate>(cached: &Templated<K>) -> Option<Value> {
+    let template = cached.pod_template()?;
     let mut value = serde_json::json!({});
     if let Some(meta) = &template.metadata {
         value["metadata"] = serde_json::to_value(meta).unwrap_or(Value::Null);
     }
-    if let Some(spec) = rs.pod_spec() {
+    if let Some(spec) = cached.pod_spec() {
         value["spec"] = serde_json::from_str(spec.as_str()).unwrap_or(Value::Null);
     }
     Some(ignoring_hash(value))
@@ -167,15 +161,16 @@ mod tests {
     /// the decoded template does.
     #[test]
     fn a_cached_templates_form_is_the_decoded_ones() {
+        use kcm_objects::ReplicaSet;
         let rs = |t: PodTemplateSpec| {
             let spec = k8s_openapi::api::apps::v1::ReplicaSetSpec { template: Some(t), ..Default::default() };
             ReplicaSet::new(k8s_openapi::api::apps::v1::ReplicaSet { spec, ..Default::default() })
         };
         let web = template("nginx", &[("app", "web"), (POD_TEMPLATE_HASH_LABEL, "abc")]);
         let cached = cached_canonical_ignoring_hash(&rs(web.clone()));
-        assert_eq!(cached, Some(canonical_ignoring_hash(&web)));
-        assert_eq!(cached, Some(canonical_ignoring_hash(&template("nginx", &[("app", "web")]))));
-        assert_ne!(cached, Some(canonical_ignoring_hash(&template("nginx:2", &[("app", "web")]))));
+        assert_eq!(cached, Some(canonical(&web, true)));
+        assert_eq!(cached, Some(canonical(&template("nginx", &[("app", "web")]), true)));
+        assert_ne!(cached, Some(canonical(&template("nginx:2", &[("app", "web")]), true)));
         let no_template = ReplicaSet::new(Default::default());
         assert_eq!(cached_canonical_ignoring_hash(&no_template), None);
     }

@@ -7,8 +7,8 @@
 //! 3 replicas is (1, 0). When both come out 0, maxUnavailable becomes 1, or
 //! the rollout could never move.
 
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kcm_objects::Deployment;
 use kcm_objects::ReplicaSet;
 
 use super::counts::spec_count;

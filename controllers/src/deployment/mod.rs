@@ -85,7 +85,7 @@ mod testing;
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::Deployment;
+use kcm_objects::Deployment;
 use kcm_objects::Pod;
 use kcm_objects::ReplicaSet;
 

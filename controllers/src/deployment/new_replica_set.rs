@@ -5,8 +5,9 @@
 //! annotations in step, and what to write when the create failed.
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{self as apps, Deployment, ReplicaSetSpec};
+use k8s_openapi::api::apps::v1::{self as apps, ReplicaSetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kcm_objects::Deployment;
 use kcm_objects::ReplicaSet;
 
 use super::conditions::{PROGRESSING, RS_CREATE_ERROR_REASON, get_condition, new_condition, set_condition};
@@ -15,7 +16,7 @@ use super::revision::{REVISION_ANNOTATION, max_revision, set_deployment_revision
 use super::{Error, FOUND_NEW_RS_REASON, NEW_RS_REASON, SCALING_REPLICA_SET, fenceposts, max_surge, progress_deadline};
 use crate::common::controller_ref::{controller_of, new_controller_ref};
 use crate::common::template_hash::{
-    POD_TEMPLATE_HASH_LABEL, cached_canonical_ignoring_hash, canonical_ignoring_hash, compute_hash, equal_ignore_hash,
+    POD_TEMPLATE_HASH_LABEL, cached_canonical_ignoring_hash, compute_hash, equal_ignore_hash,
 };
 use crate::plan::{Action, EventType, Plan};
 
@@ -57,14 +58,14 @@ pub fn after_create_failure(d: &Deployment, failure: &CreateFailure, now: Timest
     match failure {
         CreateFailure::Collision => {
             status.collision_count = Some(status.collision_count.map_or(1, |c| c.saturating_add(1)));
-            plan.push(Action::UpdateDeploymentStatus { deployment: Box::new(d) });
+            plan.push(Action::UpdateDeploymentStatus { deployment: Box::new(d.full()) });
         }
         CreateFailure::Error { replica_set, message } => {
             let msg = format!("Failed to create new replica set \"{replica_set}\": {message}");
             if progress_deadline(&d).is_some() {
                 let condition = new_condition(PROGRESSING, "False", RS_CREATE_ERROR_REASON, msg.clone(), now);
                 set_condition(d.status.get_or_insert_default(), condition);
-                plan.push(Action::UpdateDeploymentStatus { deployment: Box::new(d.clone()) });
+                plan.push(Action::UpdateDeploymentStatus { deployment: Box::new(d.full()) });
             }
             plan.push(Action::Event(event(&d, EventType::Warning, RS_CREATE_ERROR_REASON, msg)));
         }
@@ -76,10 +77,10 @@ impl Planner<'_> {
     /// The oldest ReplicaSet whose template is the Deployment's, ignoring
     /// the hash label (upstream `FindNewReplicaSet`).
     fn find_new_replica_set(&self) -> Option<Rs> {
-        let template = canonical_ignoring_hash(&self.template());
+        let template = cached_canonical_ignoring_hash(&self.d);
         self.by_creation((0..self.rss.len()).collect())
             .into_iter()
-            .find(|&i| cached_canonical_ignoring_hash(&self.rss[i]).is_some_and(|t| t == template))
+            .find(|&i| cached_canonical_ignoring_hash(&self.rss[i]).is_some_and(|t| Some(t) == template))
     }
 
     /// The new ReplicaSet (created if `create` and missing) and every old

@@ -12,8 +12,9 @@
 use std::cmp::Ordering;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
+use k8s_openapi::api::apps::v1::DeploymentStatus;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
+use kcm_objects::Deployment;
 use kcm_objects::Pod;
 use kcm_objects::ReplicaSet;
 
@@ -120,7 +121,7 @@ impl<'a> Planner<'a> {
     }
 
     pub(super) fn template(&self) -> PodTemplateSpec {
-        self.d.spec.template.clone()
+        self.d.template()
     }
 
     /// ReplicaSets with `spec.replicas > 0` (upstream
@@ -144,7 +145,7 @@ impl<'a> Planner<'a> {
 impl Planner<'_> {
     /// Writes the local Deployment through `/status`.
     pub(super) fn push_status(&mut self) {
-        self.plan.push(Action::UpdateDeploymentStatus { deployment: Box::new(self.d.clone()) });
+        self.plan.push(Action::UpdateDeploymentStatus { deployment: Box::new(self.d.full()) });
     }
 
     /// Sets the status locally and writes it.

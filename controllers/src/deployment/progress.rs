@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus};
+use k8s_openapi::api::apps::v1::{DeploymentCondition, DeploymentStatus};
+use kcm_objects::Deployment;
 use kcm_objects::ReplicaSet;
 
 use super::conditions::{
@@ -213,7 +214,7 @@ mod tests {
         st: (i32, i32, i32),
         conditions: Vec<DeploymentCondition>,
     ) -> Deployment {
-        Deployment {
+        Deployment::new(k8s_openapi::api::apps::v1::Deployment {
             metadata: ObjectMeta { name: Some("progress-test".into()), ..Default::default() },
             spec: DeploymentSpec {
                 replicas: Some(replicas),
@@ -222,7 +223,7 @@ mod tests {
                 ..Default::default()
             },
             status: Some(status(st, conditions)),
-        }
+        })
     }
 
     fn status(

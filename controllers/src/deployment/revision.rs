@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::apps::v1::ReplicaSet;
+use kcm_objects::Deployment;
 
 /// The revision of a ReplicaSet, and the current revision of a Deployment.
 pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
@@ -306,7 +306,7 @@ mod tests {
         r.metadata.annotations =
             Some([("new".to_string(), "2".to_string()), (REVISION_ANNOTATION.to_string(), "1".to_string())].into());
         set_deployment_annotations_to(&mut d, &r);
-        let a = d.metadata.annotations.unwrap();
+        let a = d.metadata.annotations.clone().unwrap();
         assert_eq!(a.get("new").map(String::as_str), Some("2"));
         assert!(!a.contains_key("old"));
         assert_eq!(a[REVISION_ANNOTATION], "3", "machinery annotations stay");

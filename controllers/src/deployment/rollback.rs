@@ -37,7 +37,7 @@ impl Planner<'_> {
         if let Some(labels) = template.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
             labels.remove(POD_TEMPLATE_HASH_LABEL);
         }
-        self.d.spec.template = template;
+        self.d.set_template(template);
         let source = self.rss[rs].clone();
         set_deployment_annotations_to(&mut self.d, &source);
         self.clear_rollback_to();
@@ -61,7 +61,7 @@ impl Planner<'_> {
         if let Some(a) = self.d.metadata.annotations.as_mut() {
             a.remove(ROLLBACK_TO_ANNOTATION);
         }
-        self.plan.push(Action::UpdateDeployment { deployment: Box::new(self.d.clone()) });
+        self.plan.push(Action::UpdateDeployment { deployment: Box::new(self.d.full()) });
     }
 }
 

@@ -4,7 +4,8 @@
 //! (`syncDeploymentStatus`).
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus};
+use k8s_openapi::api::apps::v1::{DeploymentCondition, DeploymentStatus};
+use kcm_objects::Deployment;
 use kcm_objects::ReplicaSet;
 
 use super::conditions::{

@@ -2,7 +2,7 @@
 //! `sync` for paused Deployments and scaling events): the dispatcher
 //! between the phases, in upstream's order (see the module above).
 
-use k8s_openapi::api::apps::v1::Deployment;
+use kcm_objects::Deployment;
 
 use super::planner::{Planner, event};
 use super::progress::paused_condition;
@@ -65,7 +65,7 @@ fn selecting_all(d: &Deployment) -> Plan {
     if observed < d.metadata.generation.unwrap_or(0) {
         let mut d = d.clone();
         d.status.get_or_insert_default().observed_generation = d.metadata.generation;
-        plan.push(Action::UpdateDeploymentStatus { deployment: Box::new(d) });
+        plan.push(Action::UpdateDeploymentStatus { deployment: Box::new(d.full()) });
     }
     plan
 }
@@ -106,7 +106,7 @@ mod tests {
         let w = World::new(DeploymentBuilder::new(3), [RsB::new(&new, 3).image("v2").revision("1").sized(3, 4)]);
         let plan = w.plan();
         let d2 = w.last_deployment().unwrap();
-        let w2 = World { d: d2, rss: w.rss.clone(), pods: vec![], now: ts(NOW + 5) };
+        let w2 = World { d: Deployment::new(d2), rss: w.rss.clone(), pods: vec![], now: ts(NOW + 5) };
         assert!(w2.plan().is_empty(), "{:?} after {:?}", w2.lines(), describe_plan(&plan));
     }
 

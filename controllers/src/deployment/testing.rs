@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{
-    Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSetCondition,
-    ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment,
+    DeploymentCondition, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSetCondition, ReplicaSetSpec,
+    ReplicaSetStatus, RollingUpdateDeployment,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -29,11 +29,11 @@ pub const D_UID: &str = "d-uid";
 /// Deployment `ns/d` (uid `d-uid`, generation 1, observed), selector
 /// `app=web`, image `v2`, RollingUpdate 25%/25%, history 10, deadline 600.
 #[derive(Clone)]
-pub struct DeploymentBuilder(Deployment);
+pub struct DeploymentBuilder(k8s_openapi::api::apps::v1::Deployment);
 
 impl DeploymentBuilder {
     pub fn new(replicas: i32) -> Self {
-        Self(Deployment {
+        Self(k8s_openapi::api::apps::v1::Deployment {
             metadata: ObjectMeta {
                 name: Some("d".into()),
                 namespace: Some("ns".into()),
@@ -116,7 +116,7 @@ impl DeploymentBuilder {
         self
     }
     pub fn build(self) -> Deployment {
-        self.0
+        Deployment::new(self.0)
     }
 }
 
@@ -270,7 +270,7 @@ impl World {
         found.last()
     }
     /// The last Deployment object the plan writes.
-    pub fn last_deployment(&self) -> Option<Deployment> {
+    pub fn last_deployment(&self) -> Option<k8s_openapi::api::apps::v1::Deployment> {
         let plan = self.plan();
         let found = plan.actions().filter_map(|a| match a {
             Action::UpdateDeploymentStatus { deployment } | Action::UpdateDeployment { deployment } => {
