@@ -54,11 +54,14 @@ fn status_mib(pid: u32, field: &str) -> f64 {
 }
 
 /// Starts the `kcm-rs` this benchmark was built with against
-/// `kubeconfig`, leader election off, serving its health endpoints on a
-/// free loopback port (returned), its log (standard error) written to
-/// `log`, with these flags; killed on drop. Its `/metrics` is read
-/// anonymously, so it is added to the always-allowed paths, as an operator
-/// without an authorization kubeconfig would.
+/// `kubeconfig` (a kube-sim's), leader election off, serving its health
+/// endpoints on a free loopback port (returned), its log (standard error)
+/// written to `log`, with these flags; killed on drop. Unless the flags
+/// choose the controllers, it runs every default controller but those
+/// whose API kube-sim does not serve (as `--sim` does), whose caches would
+/// never sync. Its `/metrics` is read anonymously, so it is added to the
+/// always-allowed paths, as an operator without an authorization
+/// kubeconfig would.
 pub fn kcm_rs_serving(kubeconfig: &Path, log: &Path, args: &[&str]) -> (Child, u16) {
     let port =
         std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free loopback port").port();
@@ -68,6 +71,7 @@ pub fn kcm_rs_serving(kubeconfig: &Path, log: &Path, args: &[&str]) -> (Child, u
         .args(["--leader-elect=false", "--bind-address=127.0.0.1"])
         .arg(format!("--secure-port={port}"))
         .arg("--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")
+        .args(served_by_kube_sim(args))
         .args(args)
         .stdout(Stdio::null())
         .stderr(log)
@@ -75,6 +79,13 @@ pub fn kcm_rs_serving(kubeconfig: &Path, log: &Path, args: &[&str]) -> (Child, u
         .spawn()
         .expect("kcm-rs starts");
     (child, port)
+}
+
+/// `--controllers` for every default controller kube-sim serves, unless
+/// `args` choose the controllers.
+fn served_by_kube_sim(args: &[&str]) -> Option<String> {
+    let off: Vec<String> = kcm_rs::sim::UNSERVED_CONTROLLERS.iter().map(|c| format!("-{c}")).collect();
+    (!args.iter().any(|a| a.starts_with("--controllers"))).then(|| format!("--controllers=*,{}", off.join(",")))
 }
 
 /// A client for the HTTPS endpoints of `kcm-rs` serving on `port` (its
