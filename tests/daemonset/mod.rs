@@ -77,10 +77,11 @@ async fn pods_by_node(env: &Env, name: &str) -> BTreeMap<String, Vec<Pod>> {
 }
 
 fn summary(by_node: &BTreeMap<String, Vec<Pod>>) -> Vec<(String, Vec<String>)> {
-    by_node
-        .iter()
-        .map(|(node, pods)| (node.clone(), pods.iter().filter_map(|p| p.metadata.name.clone()).collect()))
-        .collect()
+    let pod = |p: &Pod| {
+        let phase = p.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("no phase");
+        format!("{} {} {phase}", p.metadata.name.as_deref().unwrap_or_default(), pod_hash(p))
+    };
+    by_node.iter().map(|(node, pods)| (node.clone(), pods.iter().map(pod).collect())).collect()
 }
 
 /// Waits until exactly `nodes` each run one available pod of `name`
@@ -418,7 +419,7 @@ async fn rollback_restarts_only_the_updated_pods() {
             [pod] if pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running") => {
                 Ok(target_node(pod).expect("node"))
             }
-            _ => Err(format!("{:?}", summary(&by_node))),
+            _ => Err(format!("new hash {new_hash}: {:?}", summary(&by_node))),
         }
     })
     .await;
