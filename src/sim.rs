@@ -23,6 +23,15 @@ use serde::Deserialize;
 /// caches would never sync.
 pub const UNSERVED_CONTROLLERS: &[&str] = &[crate::drivers::servicecidrs::IDENTITY.name];
 
+/// For kcm-rs run against kube-sim through a kubeconfig (the tests, the
+/// benchmarks): the `--controllers` flag choosing every default controller
+/// but those of [`UNSERVED_CONTROLLERS`], whose caches would never sync, as
+/// `--sim` runs them; `None` when `args` choose the controllers themselves.
+pub fn served_controllers_flag(args: &[&str]) -> Option<String> {
+    let off: Vec<String> = UNSERVED_CONTROLLERS.iter().map(|c| format!("-{c}")).collect();
+    (!args.iter().any(|a| a.starts_with("--controllers"))).then(|| format!("--controllers=*,{}", off.join(",")))
+}
+
 /// Where the example workloads are, relative to the working directory.
 pub const EXAMPLES: &str = "deploy/examples";
 

@@ -71,7 +71,7 @@ pub fn kcm_rs_serving(kubeconfig: &Path, log: &Path, args: &[&str]) -> (Child, u
         .args(["--leader-elect=false", "--bind-address=127.0.0.1"])
         .arg(format!("--secure-port={port}"))
         .arg("--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")
-        .args(served_by_kube_sim(args))
+        .args(kcm_rs::sim::served_controllers_flag(args))
         .args(args)
         .stdout(Stdio::null())
         .stderr(log)
@@ -79,13 +79,6 @@ pub fn kcm_rs_serving(kubeconfig: &Path, log: &Path, args: &[&str]) -> (Child, u
         .spawn()
         .expect("kcm-rs starts");
     (child, port)
-}
-
-/// `--controllers` for every default controller kube-sim serves, unless
-/// `args` choose the controllers.
-fn served_by_kube_sim(args: &[&str]) -> Option<String> {
-    let off: Vec<String> = kcm_rs::sim::UNSERVED_CONTROLLERS.iter().map(|c| format!("-{c}")).collect();
-    (!args.iter().any(|a| a.starts_with("--controllers"))).then(|| format!("--controllers=*,{}", off.join(",")))
 }
 
 /// A client for the HTTPS endpoints of `kcm-rs` serving on `port` (its

@@ -255,11 +255,7 @@ pub async fn start_with(config: SimConfig, args: &[&str], prepare: impl FnOnce(&
 /// those whose API kube-sim does not serve (as `--sim` runs them), whose
 /// caches would never sync.
 fn sim_controllers(args: &[&str]) -> Vec<String> {
-    if args.iter().any(|a| a.starts_with("--controllers")) {
-        return Vec::new();
-    }
-    let off: Vec<String> = kcm_rs::sim::UNSERVED_CONTROLLERS.iter().map(|c| format!("-{c}")).collect();
-    vec![format!("--controllers=*,{}", off.join(","))]
+    kcm_rs::sim::served_controllers_flag(args).into_iter().collect()
 }
 
 /// Starts `kcm-rs` with these extra flags against a kube-sim already
