@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use kube_sim::controls::Controls;
@@ -347,17 +347,33 @@ pub fn spawn_logged(kubeconfig: &Path, port: u16, args: &[&str], log: Option<&Pa
     let mut all =
         vec!["--leader-elect=false".to_owned(), format!("--secure-port={port}"), "--bind-address=127.0.0.1".to_owned()];
     all.extend(args.iter().map(|a| (*a).to_owned()));
-    let stderr = log.map_or_else(Stdio::null, |path| {
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("kcm-rs's log opens");
-        Stdio::from(file)
-    });
-    command(kubeconfig, &all).stderr(stderr).spawn().expect("kcm-rs starts")
+    let kept = log.map(Path::to_path_buf).or_else(|| kept_log(&port.to_string()));
+    command(kubeconfig, &all).stderr(log_file(kept.as_deref())).spawn().expect("kcm-rs starts")
 }
 
-/// Starts `kcm-rs --kubeconfig=<kubeconfig> <args>`, its output discarded;
-/// killed on drop.
+/// Starts `kcm-rs --kubeconfig=<kubeconfig> <args>`, its output discarded
+/// (kept under `KCM_TEST_LOGS`, see [`kept_log`]); killed on drop.
 pub fn spawn_with(kubeconfig: &Path, args: &[String]) -> Child {
-    command(kubeconfig, args).stderr(Stdio::null()).spawn().expect("kcm-rs starts")
+    let name = format!("{}-{}", std::process::id(), NEXT_LOG.fetch_add(1, Ordering::Relaxed));
+    command(kubeconfig, args).stderr(log_file(kept_log(&name).as_deref())).spawn().expect("kcm-rs starts")
+}
+
+/// Numbers the logs of the daemons [`spawn_with`] starts.
+static NEXT_LOG: AtomicUsize = AtomicUsize::new(0);
+
+/// With `KCM_TEST_LOGS=<dir>` set (to find out why a test failed), every
+/// `kcm-rs` a test starts keeps its standard error in
+/// `<dir>/kcm-rs-<name>.log` (`RUST_LOG` sets how much it says).
+fn kept_log(name: &str) -> Option<PathBuf> {
+    std::env::var_os("KCM_TEST_LOGS").map(|dir| PathBuf::from(dir).join(format!("kcm-rs-{name}.log")))
+}
+
+/// Standard error appended to `path`, or discarded.
+fn log_file(path: Option<&Path>) -> Stdio {
+    path.map_or_else(Stdio::null, |path| {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("kcm-rs's log opens");
+        Stdio::from(file)
+    })
 }
 
 /// `kcm-rs --kubeconfig=<kubeconfig> <args>`, its standard output
