@@ -1421,10 +1421,23 @@ async fn exercise_replicaset_controller(sim: &Sim, client: &kube::Client, ns: &s
         }
     };
     wait_for(sim, PATIENCE, "13 ready replicas, the orphan adopted", || ready(13)).await;
+    // A pod the ReplicaSet owns and keeps: not always the orphan, which the
+    // controller may adopt after creating 13 pods of its own (when the
+    // orphan reaches its cache late), and then delete as the extra one.
+    let listed = pods.list(&Default::default()).await.expect("pods listed");
+    let kept = listed
+        .items
+        .iter()
+        .find(|p| {
+            p.metadata.deletion_timestamp.is_none()
+                && p.metadata.owner_references.as_ref().is_some_and(|r| !r.is_empty())
+        })
+        .and_then(|p| p.metadata.name.clone())
+        .expect("an owned pod not being deleted");
     let relabel = json!({"metadata": {"labels": {"app": "elsewhere"}}});
-    pods.patch("stray", &PatchParams::default(), &Patch::Merge(&relabel)).await.expect("relabelled");
+    pods.patch(&kept, &PatchParams::default(), &Patch::Merge(&relabel)).await.expect("relabelled");
     wait_for(sim, PATIENCE, "the relabelled pod released", || async {
-        let pod = pods.get("stray").await.map_err(|e| e.to_string())?;
+        let pod = pods.get(&kept).await.map_err(|e| e.to_string())?;
         if pod.metadata.owner_references.unwrap_or_default().is_empty() { Ok(()) } else { Err("still owned".into()) }
     })
     .await;
