@@ -50,6 +50,8 @@ impl Executor {
         owner: &ObjectRef,
         book: &dyn Bookkeeping,
     ) -> Told {
+        // Upstream logs each deletion at -v=2, which kcm-rs maps to info.
+        tracing::info!(controller = %owner_key(owner), kind = %owner.kind, pod = %format!("{namespace}/{name}"), "Deleting pod");
         let error = match self.delete_with_uid::<Pod>(namespace, name, uid).await {
             Ok(true) => {
                 self.record(&pod_control::successful_delete(owner, name));
