@@ -22,6 +22,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube_sim::SimConfig;
@@ -196,6 +197,7 @@ async fn fields_the_caches_do_not_keep_survive_every_write_kcm_rs_makes_to_a_pod
 }
 
 on_both!(templates_and_the_fields_kcm_rs_does_not_write_survive_its_writes_to_a_deployment_and_its_replica_set);
+on_both!(a_jobs_pods_get_its_whole_template_and_its_status_writes_keep_what_kcm_rs_does_not_write);
 
 /// The parts of a ReplicaSet (or a Deployment) no write of kcm-rs may
 /// change.
@@ -277,4 +279,72 @@ async fn templates_and_the_fields_kcm_rs_does_not_write_survive_its_writes_to_a_
     })
     .await;
     assert_eq!(replica_set_untouched(&deployment().await), deployment_before);
+}
+
+/// kcm-rs caches Jobs with their template's spec as JSON text: it decodes
+/// it to create a pod, and writes a Job's status from the whole object
+/// given back (an API server keeps the spec and most metadata as they were
+/// on a status write; the whole object is sent anyway, as upstream sends
+/// it). A Job with a rich template and a user's annotation grows from one
+/// pod to two: both pods carry the whole template (this fails when a pod is
+/// made from the cached object's template, whose spec is not kept), and
+/// the template, selector, labels and annotation are unchanged.
+async fn a_jobs_pods_get_its_whole_template_and_its_status_writes_keep_what_kcm_rs_does_not_write() {
+    let env = start().await;
+    default_service_account(&env.cluster, &env.client, &env.ns).await;
+    let jobs: Api<Job> = Api::namespaced(env.client.clone(), &env.ns);
+    let body = json!({
+        "metadata": {"name": "keeper"},
+        "spec": {"parallelism": 1, "completions": 2, "template": {
+            "metadata": {"annotations": {"example.com/owner": "batch"}},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "c", "image": "registry.example.com/keeper:1",
+                    "env": [{"name": "MODE", "value": "batch"}],
+                    "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}},
+                    "volumeMounts": [{"name": "scratch", "mountPath": "/scratch"}]}],
+                "volumes": [{"name": "scratch", "emptyDir": {}}],
+            }}},
+    });
+    jobs.create(&PostParams::default(), &serde_json::from_value(body).expect("a Job")).await.expect("made");
+    let job = || async { serde_json::to_value(jobs.get("keeper").await.expect("read")).expect("JSON") };
+    job_counts(&env, &jobs, 1).await;
+    let note = json!({"metadata": {"annotations": {"example.com/note": "kept"}}});
+    jobs.patch("keeper", &PatchParams::default(), &Patch::Merge(&note)).await.expect("annotated");
+    let before = replica_set_untouched(&job().await);
+    assert_eq!(before["template"]["spec"]["volumes"][0]["emptyDir"], json!({}), "{before}");
+
+    let wider = json!({"spec": {"parallelism": 2}});
+    jobs.patch("keeper", &PatchParams::default(), &Patch::Merge(&wider)).await.expect("widened");
+    let after = job_counts(&env, &jobs, 2).await;
+    assert_eq!(replica_set_untouched(&after), before, "only the status and the parallelism changed");
+    let pods: Api<Pod> = Api::namespaced(env.client.clone(), &env.ns);
+    let made = pods.list(&Default::default()).await.expect("pods listed");
+    assert_eq!(made.items.len(), 2, "two pods");
+    for pod in made.items {
+        let pod = serde_json::to_value(pod).expect("JSON");
+        let spec = &pod["spec"];
+        assert_eq!(
+            (
+                &spec["volumes"][0],
+                &spec["containers"][0]["env"][0],
+                &pod["metadata"]["annotations"]["example.com/owner"]
+            ),
+            (&json!({"name": "scratch", "emptyDir": {}}), &json!({"name": "MODE", "value": "batch"}), &json!("batch")),
+            "{pod}"
+        );
+    }
+}
+
+/// Waits until Job `keeper` counts `pods` active and ready pods; the Job.
+async fn job_counts(env: &Env, jobs: &Api<Job>, pods: i64) -> Value {
+    wait_for(&env.cluster, PATIENCE, &format!("the Job's status to count {pods} ready pods"), || async {
+        let job = serde_json::to_value(jobs.get("keeper").await.map_err(|e| e.to_string())?).expect("JSON");
+        if job["status"]["active"] == pods && job["status"]["ready"] == pods {
+            Ok(job)
+        } else {
+            Err(job["status"].to_string())
+        }
+    })
+    .await
 }

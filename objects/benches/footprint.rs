@@ -16,6 +16,11 @@
 //! volumes), held as the full k8s-openapi `ReplicaSet` (what kcm-rs cached
 //! before) and as [`kcm_objects::ReplicaSet`], its template's spec as JSON.
 //!
+//! Jobs: 10,000 completed CronJob-made Jobs (a defaulted template of one
+//! container with a command, an environment, resources and a volume), held
+//! as the full k8s-openapi `Job` (what kcm-rs cached before) and as
+//! [`kcm_objects::Job`], its template's spec as JSON.
+//!
 //! Secrets: 10,000 Helm release Secrets (16 KiB of release data each, as
 //! Helm stores a release), held as the full k8s-openapi `Secret` (without
 //! managedFields, as kcm-rs cached them before) and as the trimmed
@@ -175,6 +180,65 @@ fn replica_set_json(i: usize) -> String {
     .to_string()
 }
 
+/// Jobs decoded.
+const JOBS: usize = 10_000;
+
+/// The JSON of Job `i`, as the API server returns one a CronJob made and
+/// that completed (its defaulted template: a container with a command, an
+/// environment, resources and a volume).
+fn job_json(i: usize) -> String {
+    let name = format!("report-{}", 29_000_000 + i);
+    let uid = format!("3c2b{i:04x}-9a51-4a59-a4a5-2f0e8c1d3b6a");
+    let labels = json!({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+        "controller-uid": uid, "job-name": name});
+    let env: Vec<serde_json::Value> = ["REPORT_KIND", "DB_HOST", "DB_PORT", "BUCKET"]
+        .iter()
+        .map(|env| json!({"name": env, "value": format!("{env}-value-{i}")}))
+        .collect();
+    let condition = |t: &str| {
+        json!({"type": t, "status": "True", "lastProbeTime": "2026-12-01T08:01:00Z",
+        "lastTransitionTime": "2026-12-01T08:01:00Z", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods"})
+    };
+    json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {
+            "name": name, "namespace": "reports", "uid": uid, "resourceVersion": format!("{}", 400_000 + i),
+            "generation": 1, "creationTimestamp": "2026-12-01T08:00:00Z", "labels": labels,
+            "annotations": {"batch.kubernetes.io/cronjob-scheduled-timestamp": "2026-12-01T08:00:00Z"},
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "report",
+                "uid": "9e8d7c6b-9a51-4a59-a4a5-2f0e8c1d3b6a", "controller": true, "blockOwnerDeletion": true}],
+            "managedFields": [{"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "batch/v1",
+                "time": "2026-12-01T08:01:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {"f:succeeded": {}}}}],
+        },
+        "spec": {
+            "parallelism": 1, "completions": 1, "backoffLimit": 6, "completionMode": "NonIndexed", "suspend": false,
+            "manualSelector": false, "podReplacementPolicy": "TerminatingOrFailed",
+            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [{
+                        "name": "report", "image": "registry.example.com/reports/report:3.1.0",
+                        "command": ["/bin/report"], "args": ["--kind=daily", "--upload"],
+                        "env": env,
+                        "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
+                        "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+                        "imagePullPolicy": "IfNotPresent",
+                        "volumeMounts": [{"name": "scratch", "mountPath": "/tmp"}],
+                    }],
+                    "volumes": [{"name": "scratch", "emptyDir": {}}],
+                    "restartPolicy": "OnFailure", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+                    "securityContext": {}, "schedulerName": "default-scheduler",
+                },
+            },
+        },
+        "status": {"startTime": "2026-12-01T08:00:00Z", "completionTime": "2026-12-01T08:01:00Z", "succeeded": 1,
+            "ready": 0, "terminating": 0, "uncountedTerminatedPods": {},
+            "conditions": [condition("SuccessCriteriaMet"), condition("Complete")]},
+    })
+    .to_string()
+}
+
 /// A running pod's five conditions.
 fn conditions() -> serde_json::Value {
     ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
@@ -211,11 +275,13 @@ fn bytes_per_object<K: Cached>(bodies: &[String]) -> f64 {
 }
 
 /// The forms measured: the argument that names one, and what it caches.
-const FORMS: [(&str, &str); 6] = [
+const FORMS: [(&str, &str); 8] = [
     ("pod-full", "k8s-openapi Pod, managedFields trimmed"),
     ("pod-slim", "kcm_objects::Pod"),
     ("rs-full", "k8s-openapi ReplicaSet, managedFields trimmed"),
     ("rs-cached", "kcm_objects::ReplicaSet (template spec as JSON)"),
+    ("job-full", "k8s-openapi Job, managedFields trimmed"),
+    ("job-cached", "kcm_objects::Job (template spec as JSON)"),
     ("secret-full", "k8s-openapi Secret (Helm release), managedFields trimmed"),
     ("secret-trimmed", "kcm_objects::Secret (Helm release)"),
 ];
@@ -246,6 +312,16 @@ fn main() {
             "rs-cached" => {
                 let b = (0..REPLICA_SETS).map(replica_set_json).collect::<Vec<_>>();
                 let n = bytes_per_object::<kcm_objects::ReplicaSet>(&b);
+                (b, n)
+            }
+            "job-full" => {
+                let b = (0..JOBS).map(job_json).collect::<Vec<_>>();
+                let n = bytes_per_object::<k8s_openapi::api::batch::v1::Job>(&b);
+                (b, n)
+            }
+            "job-cached" => {
+                let b = (0..JOBS).map(job_json).collect::<Vec<_>>();
+                let n = bytes_per_object::<kcm_objects::Job>(&b);
                 (b, n)
             }
             "secret-full" => {

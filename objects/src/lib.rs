@@ -66,7 +66,7 @@ pub use pod::{
     ClaimVolume, ContainerStatus, ContainerSummary, EphemeralVolume, Pod, PodCondition, PodSpec, PodStatus, Terminated,
     Toleration,
 };
-pub use templated::{Deployment, HasPodTemplate, PodSpecJson, ReplicaSet, Templated};
+pub use templated::{Deployment, HasPodTemplate, Job, PodSpecJson, ReplicaSet, Templated};
 
 cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);
 cached::cached_projection!(Node, k8s_openapi::api::core::v1::Node);

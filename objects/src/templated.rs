@@ -1,5 +1,5 @@
-//! Deployments and ReplicaSets as the cache keeps them: the object with
-//! its pod template's spec held as JSON text.
+//! Deployments, ReplicaSets and Jobs as the cache keeps them: the object
+//! with its pod template's spec held as JSON text.
 //!
 //! A decoded pod spec is most of a Deployment's or a ReplicaSet's memory:
 //! k8s-openapi's `Container`, `Volume` and `EnvVar` structs hold every
@@ -22,6 +22,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::batch::v1 as batch;
 use k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec};
 
 /// A pod spec as the JSON text k8s-openapi writes for it: every field it
@@ -77,6 +78,16 @@ impl HasPodTemplate for apps::Deployment {
     }
 }
 
+impl HasPodTemplate for batch::Job {
+    fn pod_template(&self) -> Option<&PodTemplateSpec> {
+        self.spec.as_ref().map(|s| &s.template)
+    }
+
+    fn pod_template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        self.spec.as_mut().map(|s| &mut s.template)
+    }
+}
+
 /// A cached object of kind `K`: the object without its template's spec,
 /// which is kept as JSON ([`PodSpecJson`]). Dereferences to the
 /// k8s-openapi object.
@@ -91,6 +102,9 @@ pub type ReplicaSet = Templated<apps::ReplicaSet>;
 
 /// A cached Deployment.
 pub type Deployment = Templated<apps::Deployment>;
+
+/// A cached Job.
+pub type Job = Templated<batch::Job>;
 
 impl<K: HasPodTemplate> Templated<K> {
     /// Keeps `object` as the cache does (without `managedFields`; `strip`
@@ -145,6 +159,25 @@ impl Deployment {
     }
 }
 
+impl Job {
+    /// Keeps `job` as the cache does.
+    pub fn new(job: batch::Job) -> Self {
+        Templated::keep(job, |j| j.metadata.managed_fields = None)
+    }
+
+    /// The template's `restartPolicy`, read from its JSON without decoding
+    /// the rest of the spec.
+    pub fn restart_policy(&self) -> Option<String> {
+        #[derive(serde::Deserialize)]
+        struct RestartPolicy {
+            #[serde(rename = "restartPolicy")]
+            restart_policy: Option<String>,
+        }
+        let text = self.pod_spec.as_ref()?.as_str();
+        serde_json::from_str::<RestartPolicy>(text).ok()?.restart_policy
+    }
+}
+
 impl<K> Deref for Templated<K> {
     type Target = K;
 
@@ -161,6 +194,7 @@ impl<K> DerefMut for Templated<K> {
 
 crate::cached::cached_trimmed!(ReplicaSet, apps::ReplicaSet);
 crate::cached::cached_trimmed!(Deployment, apps::Deployment);
+crate::cached::cached_trimmed!(Job, batch::Job);
 
 #[cfg(test)]
 mod tests {
@@ -241,6 +275,27 @@ mod tests {
         other.spec.as_mut().expect("a spec").containers[0].image = Some("registry.example.com/web:1".into());
         rolled_back.set_template(other.clone());
         assert_eq!((rolled_back.template(), rolled_back.full().spec.template), (other.clone(), other));
+    }
+
+    #[test]
+    fn a_job_keeps_its_template_spec_as_json_and_reads_its_restart_policy_from_it() {
+        let rs = replica_set();
+        let mut template = rs.spec.template.clone().expect("a template");
+        template.spec.as_mut().expect("a spec").restart_policy = Some("OnFailure".into());
+        let job = batch::Job {
+            metadata: rs.metadata.clone(),
+            spec: Some(batch::JobSpec { template, backoff_limit: Some(2), ..Default::default() }),
+            status: Some(batch::JobStatus { active: Some(1), ..Default::default() }),
+        };
+        let cached = Job::from_wire(job.clone());
+        assert_eq!(cached.spec.as_ref().map(|s| s.template.spec.is_none()), Some(true));
+        assert_eq!(cached.restart_policy().as_deref(), Some("OnFailure"));
+        let mut want = job;
+        want.metadata.managed_fields = None;
+        assert_eq!(cached.full(), want);
+        assert_eq!(Some(cached.template()), want.spec.map(|s| s.template));
+        let without = Job::new(batch::Job { metadata: replica_set().metadata, ..Default::default() });
+        assert_eq!((without.restart_policy(), without.pod_spec()), (None, None));
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub struct TtlAfterFinishedController {
     /// Keys (`namespace/name`) of finished Jobs with a TTL.
     queue: WorkQueue<String>,
     /// The shared Job informer, for its sync state.
-    jobs: SharedInformer<Job>,
+    jobs: SharedInformer<kcm_objects::Job>,
     /// The handler's registration: workers start once it saw the list.
     registration: HandlerRegistration,
     /// What the workers run.
@@ -90,7 +90,7 @@ pub struct TtlAfterFinishedController {
 /// The per-key sync, shared by the workers.
 struct Syncer {
     /// Cached Jobs (all namespaces).
-    jobs: Store<Job>,
+    jobs: Store<kcm_objects::Job>,
     /// The controller's own client: the live reads and the deletes.
     client: Client,
     /// `None` when built without a registry.
@@ -113,7 +113,7 @@ impl TtlAfterFinishedController {
         queue_metrics: Option<&QueueMetrics>,
     ) -> Self {
         let queue = WorkQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
-        let jobs = factory.informer::<Job>();
+        let jobs = factory.informer::<kcm_objects::Job>();
         let registration = jobs.add_handler(JobHandler { queue: queue.clone() }, Some(factory.default_resync()));
         let syncer = Arc::new(Syncer { jobs: jobs.store(), client, metrics });
         Self { queue, jobs, registration, syncer }
@@ -149,16 +149,16 @@ impl JobHandler {
     }
 }
 
-impl EventHandler<Job> for JobHandler {
-    fn on_add(&self, job: &Arc<Job>) {
+impl EventHandler<kcm_objects::Job> for JobHandler {
+    fn on_add(&self, job: &Arc<kcm_objects::Job>) {
         self.consider(job, "Adding job");
     }
 
-    fn on_update(&self, _old: &Arc<Job>, new: &Arc<Job>) {
+    fn on_update(&self, _old: &Arc<kcm_objects::Job>, new: &Arc<kcm_objects::Job>) {
         self.consider(new, "Updating job");
     }
 
-    fn on_delete(&self, _job: &Arc<Job>) {}
+    fn on_delete(&self, _job: &Arc<kcm_objects::Job>) {}
 }
 
 // === impl Syncer ===

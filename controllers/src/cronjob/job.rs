@@ -106,7 +106,7 @@ pub fn by_start_time(a: &Job, b: &Job) -> Ordering {
 /// upstream `getJobsToBeReconciled`: the Jobs whose controller is named
 /// as the CronJob (whatever their labels; the name is all upstream
 /// compares).
-pub fn jobs_to_be_reconciled<'a, J: AsRef<Job>>(cron_job: &CronJob, jobs: &'a [J]) -> Vec<&'a J> {
+pub fn jobs_to_be_reconciled<'a, J: AsRef<kcm_objects::Job>>(cron_job: &CronJob, jobs: &'a [J]) -> Vec<&'a J> {
     let name = cron_job.metadata.name.as_deref().unwrap_or("");
     jobs.iter()
         .filter(|job| {

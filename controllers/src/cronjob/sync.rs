@@ -105,7 +105,7 @@ pub struct Finished {
 #[derive(Debug)]
 pub struct Sync {
     cron_job: CronJob,
-    jobs: Vec<Arc<Job>>,
+    jobs: Vec<Arc<kcm_objects::Job>>,
     now: Timestamp,
     update_status: bool,
     events: Vec<Event>,
@@ -116,7 +116,7 @@ pub struct Sync {
 impl Sync {
     /// A sync of `cron_job` with the cached Jobs it controls (by
     /// [`job::jobs_to_be_reconciled`]).
-    pub fn new(cron_job: &CronJob, jobs: Vec<Arc<Job>>, now: Timestamp) -> Self {
+    pub fn new(cron_job: &CronJob, jobs: Vec<Arc<kcm_objects::Job>>, now: Timestamp) -> Self {
         Self { cron_job: cron_job.clone(), jobs, now, update_status: false, events: Vec::new(), schedule: None }
     }
 
@@ -132,7 +132,7 @@ impl Sync {
         for (limit, kind) in [(succeeded, "Complete"), (failed, "Failed")] {
             let Some(limit) = limit else { continue };
             let mut finished: Vec<&Job> =
-                self.jobs.iter().map(AsRef::as_ref).filter(|j| finished_condition(j) == Some(kind)).collect();
+                self.jobs.iter().map(|j| &***j).filter(|j| finished_condition(j) == Some(kind)).collect();
             let excess = finished.len().saturating_sub(usize::try_from(limit).unwrap_or(0));
             finished.sort_by(|a, b| by_start_time(a, b));
             doomed.extend(finished.into_iter().take(excess).map(key));

@@ -7,8 +7,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::batch::v1::{Job, JobCondition, JobStatus};
-use kcm_objects::Pod;
+use k8s_openapi::api::batch::v1::{JobCondition, JobStatus};
+use kcm_objects::{Job, Pod};
 
 use super::backoff::BackoffRecord;
 use super::intervals::OrderedIntervals;

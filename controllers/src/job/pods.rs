@@ -56,10 +56,9 @@ pub fn is_pod_failed(pod: &Pod, job: &Job) -> bool {
 /// the limit is 0), upstream `pastBackoffLimitOnFailure`.
 ///
 /// Example: backoffLimit 2, two running pods with 1 restart each: past.
-pub fn past_backoff_limit_on_failure(job: &Job, pods: &[&Pod]) -> bool {
+pub fn past_backoff_limit_on_failure(job: &kcm_objects::Job, pods: &[&Pod]) -> bool {
     let Some(spec) = job.spec.as_ref() else { return false };
-    let restart_policy = spec.template.spec.as_ref().and_then(|s| s.restart_policy.as_deref());
-    if restart_policy != Some("OnFailure") {
+    if job.restart_policy().as_deref() != Some("OnFailure") {
         return false;
     }
     let restarts: i64 = pods

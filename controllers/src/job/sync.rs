@@ -31,7 +31,7 @@ use crate::plan::EventType;
 #[derive(Clone, Copy, Debug)]
 pub struct Snapshot<'a> {
     /// The Job, from the cache.
-    pub job: &'a Job,
+    pub job: &'a kcm_objects::Job,
     /// The cached pods of its namespace (the claim's candidates).
     pub pods: &'a [Arc<Pod>],
     /// The pod creations and deletions in flight.

@@ -17,7 +17,7 @@ use crate::common::pod_control::pod_from_template;
 /// `count` pods to create, one per index of `indexes` for an Indexed Job.
 pub(super) fn pods_to_create(ctx: &Ctx<'_>, count: usize, indexes: &[i32]) -> Vec<Pod> {
     let job = &ctx.job;
-    let mut template = job.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+    let mut template = job.template();
     if ctx.indexed.is_some() {
         indexed_sync::add_completion_index_env_variables(&mut template);
     }

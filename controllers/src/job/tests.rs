@@ -115,7 +115,7 @@ pub(super) fn pods(active: usize, ready_pods: usize, succeeded: usize, failed: u
 }
 
 pub(super) struct World {
-    job: Job,
+    job: kcm_objects::Job,
     pods: Vec<Arc<Pod>>,
     expectations: Expectations,
     finalizers: FinalizerExpectations,
@@ -127,7 +127,7 @@ pub(super) struct World {
 impl World {
     pub(super) fn new(job: Job, pods: Vec<ApiPod>) -> Self {
         Self {
-            job,
+            job: kcm_objects::Job::new(job),
             pods: pods.iter().map(|p| Arc::new(slim(p))).collect(),
             expectations: Expectations::new(),
             finalizers: FinalizerExpectations::new(),

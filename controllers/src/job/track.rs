@@ -132,7 +132,7 @@ pub(super) fn track_job_status_and_remove_finalizers(ctx: &mut Ctx<'_>, mut need
     needs_flush |= add_interim_condition(ctx);
 
     if needs_flush {
-        plan.push(Action::Own(Write::UpdateStatus { job: Box::new(ctx.job.clone()) }));
+        plan.push(Action::Own(Write::UpdateStatus { job: Box::new(ctx.job.full()) }));
         let mut bookkeeping =
             vec![Action::Own(Write::RecordBackoff { key: ctx.key.clone(), record: ctx.new_backoff.clone() })];
         bookkeeping.extend(pods_finished_counts(&ctx.job, &old_counters));
@@ -169,7 +169,7 @@ pub(super) fn track_job_status_and_remove_finalizers(ctx: &mut Ctx<'_>, mut need
     needs_flush |= clean_uncounted_pods_without_finalizers(ctx.status(), &with_finalizer);
     let finished = !reached_max && enact_job_finished(ctx);
     if needs_flush || finished {
-        plan.push(Action::Own(Write::UpdateStatus { job: Box::new(ctx.job.clone()) }));
+        plan.push(Action::Own(Write::UpdateStatus { job: Box::new(ctx.job.full()) }));
         let mut after = Vec::new();
         if finished {
             if let Some(uid) = ctx.job.metadata.uid.clone() {

@@ -24,8 +24,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::api::batch::v1::CronJob;
 use kcm_controllers::cronjob::{self as core, OnUpdate, Options};
+use kcm_objects::Job;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::events::EventRecorder;
 use kcm_runtime::informer::{EventHandler, HandlerRegistration, HasSynced, SharedInformer, Store};

@@ -54,7 +54,7 @@ pub(super) struct Syncer {
     /// Cached CronJobs.
     pub cron_jobs: Store<CronJob>,
     /// Cached Jobs (all namespaces).
-    pub jobs: Store<Job>,
+    pub jobs: Store<kcm_objects::Job>,
     /// Writes the Jobs and the CronJob's status.
     pub client: Client,
     /// Records the core's events.
@@ -74,7 +74,8 @@ impl Reconcile for Syncer {
         };
         let namespace = cron_job.metadata.namespace.clone().unwrap_or_default();
         let in_namespace = self.jobs.list_namespace(&namespace);
-        let jobs: Vec<Arc<Job>> = jobs_to_be_reconciled(&cron_job, &in_namespace).into_iter().cloned().collect();
+        let jobs: Vec<Arc<kcm_objects::Job>> =
+            jobs_to_be_reconciled(&cron_job, &in_namespace).into_iter().cloned().collect();
         let mut sync = Sync::new(&cron_job, jobs, Timestamp::now());
         let name = cron_job.metadata.name.clone().unwrap_or_default();
         let walked = self.walk(&mut sync, &namespace, &name).await;

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::batch::v1::Job;
 use kcm_controllers::common::pod::is_pod_terminal;
 use kcm_controllers::common::selector::Selector;
 use kcm_controllers::job::conditions::{is_finished, managed_by_external};
 use kcm_controllers::job::pods::has_tracking_finalizer;
 use kcm_controllers::job::{SYNC_JOB_BATCH_PERIOD, key};
+use kcm_objects::Job;
 use kcm_objects::{OwnerRef, Pod};
 use kcm_runtime::informer::{EventHandler, Store};
 use kcm_runtime::workqueue::WorkQueue;

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::batch::v1::Job;
+use kcm_objects::Job;
 use kcm_objects::Pod;
 use kcm_runtime::controller::{Controller, Retries, RunContext};
 use kcm_runtime::informer::{self, HandlerRegistration, HasSynced, SharedInformer};

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use jiff::Timestamp;
-use k8s_openapi::api::batch::v1::Job;
 use kcm_controllers::job::backoff::BackoffStore;
 use kcm_controllers::job::finalizers::FinalizerExpectations;
 use kcm_controllers::job::finished::FinishedJobExpectations;
 use kcm_controllers::job::orphan::remove_orphan_finalizer;
 use kcm_controllers::job::{self as core, Snapshot, SyncMachine};
 use kcm_controllers::protocol::Refusal;
+use kcm_objects::Job;
 use kcm_objects::Pod;
 use kcm_runtime::informer::Store;
 use kcm_runtime::runner::{Next, Reconcile, SyncError};
@@ -121,7 +121,7 @@ impl Reconcile for OrphanSyncer {
         };
         let job: Option<Arc<Job>> =
             pod.metadata.controller().and_then(|r| self.jobs.get_namespaced(Some(&pod.metadata.namespace), &r.name));
-        if !remove_orphan_finalizer(&pod, job.as_deref()) {
+        if !remove_orphan_finalizer(&pod, job.as_deref().map(|j| &**j)) {
             return Ok(Next::Done);
         }
         match remove_tracking_finalizer(&self.client, &pod.metadata.namespace, &pod.metadata.name).await {

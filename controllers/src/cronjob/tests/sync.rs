@@ -53,7 +53,7 @@ struct Outcome {
 /// answering.
 fn run(cron_job: &CronJob, jobs: &[Job], now: Timestamp, api: &Api) -> Outcome {
     let mut out = Outcome::default();
-    let jobs: Vec<Arc<Job>> = jobs.iter().cloned().map(Arc::new).collect();
+    let jobs: Vec<_> = jobs.iter().cloned().map(|j| Arc::new(kcm_objects::Job::new(j))).collect();
     let mut sync = Sync::new(cron_job, jobs, now);
     let failed = 'sync: {
         for key in sync.history_deletions() {
@@ -722,7 +722,7 @@ fn get_jobs_to_be_reconciled() {
         cj
     };
     let names = |cj: &CronJob, jobs: &[Job]| -> Vec<String> {
-        jobs_to_be_reconciled(cj, &jobs.iter().cloned().map(Arc::new).collect::<Vec<_>>())
+        jobs_to_be_reconciled(cj, &jobs.iter().cloned().map(|j| Arc::new(kcm_objects::Job::new(j))).collect::<Vec<_>>())
             .into_iter()
             .map(|j| j.metadata.name.clone().unwrap_or_default())
             .collect()
