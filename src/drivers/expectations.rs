@@ -1,13 +1,16 @@
 //! The pod expectations of the controllers that create and delete pods
 //! (the ReplicaSet and DaemonSet drivers): one [`Expectations`] behind a
 //! mutex, fed by the pod handler, read by the syncs and reported to by the
-//! executor ([`Bookkeeping`]); and the handler of those controllers' own
-//! kind, which forgets a deleted object's expectations ([`OwnKindHandler`]).
+//! executor ([`Bookkeeping`]), with the ControllerRevisions a DaemonSet
+//! sync made that the cache has not shown yet ([`UnseenRevisions`]); and
+//! the handler of those controllers' own kind, which forgets a deleted
+//! object's expectations ([`OwnKindHandler`]).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use jiff::Timestamp;
-use kcm_controllers::common::expectations::Expectations;
+use kcm_controllers::common::expectations::{EXPECTATIONS_TIMEOUT, Expectations};
 use kcm_runtime::informer::{Cached, EventHandler, key_of};
 use kcm_runtime::workqueue::WorkQueue;
 
@@ -16,13 +19,60 @@ use super::execute::Bookkeeping;
 /// The expectations behind a mutex: the handlers, the executor and the
 /// syncs all update them; nobody holds the lock across an await.
 #[derive(Clone, Default)]
-pub struct SharedExpectations(Arc<Mutex<Expectations>>);
+pub struct SharedExpectations {
+    pods: Arc<Mutex<Expectations>>,
+    revisions: Arc<Mutex<UnseenRevisions>>,
+}
+
+/// The ControllerRevisions a controller created, by its queue key, that
+/// its cache may not show yet: `(revision key, when created)`.
+///
+/// A DaemonSet's next revision is numbered one above the highest in the
+/// cache. A sync planned while the cache still lacks the revision the last
+/// sync created (a slow watch) would give the next one the same number, and
+/// `kubectl rollout undo` and `rollout history` would then go by a tie. So
+/// a DaemonSet is not synced while a revision it made is unseen; the
+/// revision's add event queues it again. Upstream has no such wait (its
+/// revision watch is rarely that far behind); after
+/// [`EXPECTATIONS_TIMEOUT`] an unseen revision (deleted meanwhile) is given
+/// up, as expectations are.
+#[derive(Default)]
+struct UnseenRevisions(HashMap<String, Vec<(String, Timestamp)>>);
 
 impl SharedExpectations {
     /// The expectations, locked.
     pub fn lock(&self) -> MutexGuard<'_, Expectations> {
         // Every critical section leaves the expectations whole.
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.pods.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn revisions(&self) -> MutexGuard<'_, UnseenRevisions> {
+        // Every critical section leaves the map whole.
+        self.revisions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether a revision `key`'s syncs created is still not in the cache
+    /// (`seen` says whether the cache holds a revision key); forgets those
+    /// seen or given up.
+    pub fn revision_unseen(&self, key: &str, seen: impl Fn(&str) -> bool, now: Timestamp) -> bool {
+        let mut revisions = self.revisions();
+        let Some(unseen) = revisions.0.get_mut(key) else { return false };
+        unseen.retain(|(revision, created)| {
+            let age = std::time::Duration::try_from(created.duration_until(now));
+            let given_up = age.is_ok_and(|age| age > EXPECTATIONS_TIMEOUT);
+            !seen(revision) && !given_up
+        });
+        if unseen.is_empty() {
+            revisions.0.remove(key);
+            return false;
+        }
+        true
+    }
+
+    /// Forgets everything about `key` (its object was deleted).
+    pub fn delete(&self, key: &str) {
+        self.lock().delete(key);
+        self.revisions().0.remove(key);
     }
 }
 
@@ -45,6 +95,10 @@ impl Bookkeeping for SharedExpectations {
 
     fn deletion_failed(&self, key: &str, pod_key: &str) {
         self.lock().deletion_observed(key, pod_key);
+    }
+
+    fn revision_created(&self, key: &str, revision_key: &str) {
+        self.revisions().0.entry(key.to_owned()).or_default().push((revision_key.to_owned(), Timestamp::now()));
     }
 }
 
@@ -75,7 +129,38 @@ impl<K: Cached> EventHandler<K> for OwnKindHandler {
 
     fn on_delete(&self, obj: &Arc<K>) {
         let key = key_of(&**obj);
-        self.expectations.lock().delete(&key);
+        self.expectations.delete(&key);
         self.queue.add(key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_second(1_700_000_000 + seconds).expect("a time")
+    }
+
+    #[test]
+    fn a_revision_is_unseen_until_the_cache_holds_it_or_it_is_given_up() {
+        let shared = SharedExpectations::default();
+        assert!(!shared.revision_unseen("ns/ds", |_| false, at(0)), "nothing created");
+        shared.revisions().0.insert("ns/ds".into(), vec![("ns/ds-b".into(), at(0))]);
+        shared.revisions().0.insert("ns/other".into(), vec![("ns/other-a".into(), at(0))]);
+        assert!(shared.revision_unseen("ns/ds", |r| r == "ns/ds-a", at(1)), "another revision seen");
+        assert!(!shared.revision_unseen("ns/ds", |r| r == "ns/ds-b", at(2)), "seen");
+        assert!(!shared.revision_unseen("ns/ds", |_| false, at(3)), "forgotten once seen");
+        assert!(shared.revision_unseen("ns/other", |_| false, at(300)), "within the timeout");
+        assert!(!shared.revision_unseen("ns/other", |_| false, at(301)), "given up after it");
+    }
+
+    #[test]
+    fn a_created_revision_is_kept_under_its_controller_and_forgotten_with_it() {
+        let shared = SharedExpectations::default();
+        shared.revision_created("ns/ds", "ns/ds-b");
+        assert!(shared.revision_unseen("ns/ds", |_| false, Timestamp::now()));
+        shared.delete("ns/ds");
+        assert!(!shared.revision_unseen("ns/ds", |_| false, Timestamp::now()));
     }
 }

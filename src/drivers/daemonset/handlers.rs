@@ -9,7 +9,9 @@
 //!   whose labels or reference changed, every DaemonSet whose non-empty
 //!   selector matches it (one may adopt it). A pod becoming ready is looked
 //!   at again after `minReadySeconds`. An added revision with a controller
-//!   wakes no one (upstream only logs it).
+//!   syncs it too (upstream only logs it): a DaemonSet waits for the
+//!   revisions it made to show before it syncs (`drivers::expectations`),
+//!   and this is what wakes it.
 //! - Nodes: an added node syncs the DaemonSets that should run on it; an
 //!   update the core does not ignore syncs those for which the node's
 //!   placement changed. Upstream has no node delete handler: the pod
@@ -153,7 +155,10 @@ impl EventHandler<ControllerRevision> for HistoryHandler {
             self.on_delete(revision);
             return;
         }
-        if controller_of(&revision.metadata).is_some() {
+        if let Some(cref) = controller_of(&revision.metadata) {
+            if let Some(ds) = self.resolve(revision, cref) {
+                self.0.enqueue(&ds);
+            }
             return;
         }
         for ds in self.adopters(revision) {

@@ -156,10 +156,15 @@ impl Reconcile for Syncer {
     async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some(ds) = self.daemon_sets.get(key) else {
             tracing::debug!(%key, "DaemonSet has been deleted");
-            self.expectations.lock().delete(key);
+            self.expectations.delete(key);
             return Ok(Next::Done);
         };
         let namespace = ds.metadata.namespace.as_deref().unwrap_or("");
+        if self.expectations.revision_unseen(key, |revision| self.revisions.get(revision).is_some(), Timestamp::now()) {
+            // Its add event queues the DaemonSet again.
+            tracing::debug!(%key, "waiting for the cache to show the ControllerRevision this DaemonSet made");
+            return Ok(Next::Done);
+        }
         let pods = self.pods.list_namespace(namespace);
         let nodes = self.nodes.list();
         let revisions = self.revisions.list_namespace(namespace);

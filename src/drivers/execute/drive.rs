@@ -5,8 +5,10 @@
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
+use kcm_controllers::common::history;
 use kcm_controllers::plan::{Action, NoOwnWrites};
 use kcm_controllers::protocol::{Answer, Core, Finish, Told};
+use kcm_objects::object_key;
 use kcm_runtime::runner::{Next, SyncError};
 
 use super::bookkeeping::Bookkeeping;
@@ -90,7 +92,19 @@ impl Executor {
                 self.record(event);
                 Ok(Answer::Done)
             }
-            Action::ControllerRevision(write) => self.revision(write, versions).await,
+            Action::ControllerRevision(write) => {
+                let told = self.revision(write, versions).await;
+                if let (Ok(_), history::Write::Create { revision }) = (&told, write) {
+                    let namespace = revision.metadata.namespace.as_deref();
+                    let owner =
+                        revision.metadata.owner_references.iter().flatten().find(|r| r.controller == Some(true));
+                    if let Some(owner) = owner {
+                        let revision_key = object_key(namespace, revision.metadata.name.as_deref().unwrap_or(""));
+                        book.revision_created(&object_key(namespace, &owner.name), &revision_key);
+                    }
+                }
+                told
+            }
             Action::Own(write) => own.write(write, versions).await,
         }
     }
