@@ -1,8 +1,9 @@
 //! The pod expectations of the controllers that create and delete pods
 //! (the ReplicaSet and DaemonSet drivers): one [`Expectations`] behind a
 //! mutex, fed by the pod handler, read by the syncs and reported to by the
-//! executor ([`Bookkeeping`]), with the ControllerRevisions a DaemonSet
-//! sync made that the cache has not shown yet ([`UnseenRevisions`]); and
+//! executor ([`Bookkeeping`]), with the ControllerRevisions a DaemonSet or
+//! StatefulSet sync made that the cache has not shown yet
+//! ([`UnseenRevisions`]; the StatefulSet driver keeps only those); and
 //! the handler of those controllers' own kind, which forgets a deleted
 //! object's expectations ([`OwnKindHandler`]).
 
@@ -27,12 +28,12 @@ pub struct SharedExpectations {
 /// The ControllerRevisions a controller created, by its queue key, that
 /// its cache may not show yet: `(revision key, when created)`.
 ///
-/// A DaemonSet's next revision is numbered one above the highest in the
-/// cache. A sync planned while the cache still lacks the revision the last
-/// sync created (a slow watch) would give the next one the same number, and
-/// `kubectl rollout undo` and `rollout history` would then go by a tie. So
-/// a DaemonSet is not synced while a revision it made is unseen; the
-/// revision's add event queues it again. Upstream has no such wait (its
+/// A DaemonSet's or StatefulSet's next revision is numbered one above the
+/// highest in the cache. A sync planned while the cache still lacks the
+/// revision the last sync created (a slow watch) would give the next one
+/// the same number, and `kubectl rollout undo` and `rollout history` would
+/// then go by a tie. So the object is not synced while a revision it made
+/// is unseen; the revision's add event queues it again. Upstream has no such wait (its
 /// revision watch is rarely that far behind); after
 /// [`EXPECTATIONS_TIMEOUT`] an unseen revision (deleted meanwhile) is given
 /// up, as expectations are.

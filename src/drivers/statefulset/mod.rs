@@ -7,9 +7,11 @@
 //!   map changes to StatefulSet keys as upstream does (a pod through its
 //!   controllerRef, an orphan to every set whose selector matches it; a pod
 //!   turning Ready under a set with `minReadySeconds` queues the set again
-//!   once they have passed). The PersistentVolumeClaim and
-//!   ControllerRevision informers have no handlers, as upstream's: a sync
-//!   reads them, and its workers wait for them to sync;
+//!   once they have passed). The PersistentVolumeClaim informer has no
+//!   handler, as upstream's: a sync reads it, and its workers wait for it to
+//!   sync. An added ControllerRevision syncs the set controlling it
+//!   (upstream has no handler there): a set waits for the revisions it made
+//!   to show before it syncs (`drivers::expectations`), and this wakes it;
 //! - the `statefulset` workqueue (upstream's default controller rate
 //!   limiter, retried for as long as it fails: upstream has no
 //!   `maxRetries`) and the worker pool (`--concurrent-statefulset-syncs`);
@@ -33,7 +35,8 @@ use kcm_controllers::common::selector::Selector;
 use kcm_controllers::statefulset::{self as core, Options, Snapshot, SyncMachine};
 use kcm_objects::{OwnerRef, Pod};
 
-use super::execute::{Executor, NoBookkeeping, next_after};
+use super::execute::{Executor, next_after};
+use super::expectations::SharedExpectations;
 use super::owners;
 use crate::drivers::parts::{Identity, Parts};
 use futures::future::BoxFuture;
@@ -71,6 +74,9 @@ struct Syncer {
     pods: Store<Pod>,
     claims: Store<PersistentVolumeClaim>,
     revisions: Store<ControllerRevision>,
+    /// The revisions its syncs made that the cache may not show yet (no pod
+    /// expectations: upstream's StatefulSet controller has none).
+    made: SharedExpectations,
     /// Performs the plans.
     executor: Executor,
     /// Core settings.
@@ -101,12 +107,14 @@ impl StatefulSetController {
         let registrations = vec![
             stateful_sets.add_handler(Enqueue { queue: queue.clone() }, resync),
             pods.add_handler(PodHandler { queue: queue.clone(), stateful_sets: stateful_sets.store() }, resync),
+            revisions.add_handler(RevisionHandler { queue: queue.clone(), stateful_sets: stateful_sets.store() }, None),
         ];
         let syncer = Arc::new(Syncer {
             stateful_sets: stateful_sets.store(),
             pods: pods.store(),
             claims: claims.store(),
             revisions: revisions.store(),
+            made: SharedExpectations::default(),
             executor: Executor::new(client, recorder),
             options,
         });
@@ -132,8 +140,14 @@ impl Reconcile for Syncer {
     async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some(set) = self.stateful_sets.get(key) else {
             tracing::debug!(%key, "StatefulSet has been deleted");
+            self.made.delete(key);
             return Ok(Next::Done);
         };
+        if self.made.revision_unseen(key, |revision| self.revisions.get(revision).is_some(), Timestamp::now()) {
+            // Its add event queues the StatefulSet again.
+            tracing::debug!(%key, "waiting for the cache to show the ControllerRevision this StatefulSet made");
+            return Ok(Next::Done);
+        }
         let namespace = set.metadata.namespace.as_deref().unwrap_or("");
         let pods = owners::claimable(&self.pods, set.metadata.uid.as_deref(), namespace);
         let claims = self.claims.list_namespace(namespace);
@@ -141,7 +155,7 @@ impl Reconcile for Syncer {
         let snapshot =
             Snapshot { set: &set, pods: &pods, claims: &claims, revisions: &revisions, now: Timestamp::now() };
         let own = writes::Writes { executor: &self.executor, stateful_sets: &self.stateful_sets };
-        next_after(self.executor.drive(SyncMachine::new(&snapshot, &self.options), &NoBookkeeping, &own).await)
+        next_after(self.executor.drive(SyncMachine::new(&snapshot, &self.options), &self.made, &own).await)
     }
 }
 
@@ -221,6 +235,25 @@ impl PodHandler {
             if !selector.is_everything() && selector.matches(&pod.metadata.labels) {
                 self.queue.add(core::key(&set));
             }
+        }
+    }
+}
+
+/// ControllerRevision adds: sync the StatefulSet controlling the revision.
+struct RevisionHandler {
+    queue: WorkQueue<String>,
+    stateful_sets: Store<StatefulSet>,
+}
+
+impl EventHandler<ControllerRevision> for RevisionHandler {
+    fn on_add(&self, revision: &Arc<ControllerRevision>) {
+        let refs = revision.metadata.owner_references.iter().flatten();
+        let Some(cref) = refs.into_iter().find(|r| r.controller == Some(true) && r.kind == "StatefulSet") else {
+            return;
+        };
+        let key = kcm_objects::object_key(revision.metadata.namespace.as_deref(), &cref.name);
+        if let Some(set) = self.stateful_sets.get(&key).filter(|s| s.metadata.uid.as_deref() == Some(&*cref.uid)) {
+            self.queue.add(core::key(&set));
         }
     }
 }
