@@ -274,6 +274,14 @@ fn bytes_per_object<K: Cached>(bodies: &[String]) -> f64 {
     added / bodies.len() as f64
 }
 
+/// The bodies of `count` objects made by `body`, and the resident bytes
+/// per object when `K` caches them.
+fn measure<K: Cached>(count: usize, body: fn(usize) -> String) -> (Vec<String>, f64) {
+    let bodies: Vec<String> = (0..count).map(body).collect();
+    let per_object = bytes_per_object::<K>(&bodies);
+    (bodies, per_object)
+}
+
 /// The forms measured: the argument that names one, and what it caches.
 const FORMS: [(&str, &str); 8] = [
     ("pod-full", "k8s-openapi Pod, managedFields trimmed"),
@@ -291,49 +299,15 @@ const FORMS: [(&str, &str); 8] = [
 fn main() {
     let form = std::env::args().skip(1).find(|a| FORMS.iter().any(|(f, _)| f == a));
     if let Some(form) = form {
-        let pods = || (0..PODS).map(pod_json).collect::<Vec<_>>();
-        let secrets = || (0..SECRETS).map(secret_json).collect::<Vec<_>>();
         let (bodies, per_object) = match form.as_str() {
-            "pod-full" => {
-                let b = pods();
-                let n = bytes_per_object::<k8s_openapi::api::core::v1::Pod>(&b);
-                (b, n)
-            }
-            "pod-slim" => {
-                let b = pods();
-                let n = bytes_per_object::<kcm_objects::Pod>(&b);
-                (b, n)
-            }
-            "rs-full" => {
-                let b = (0..REPLICA_SETS).map(replica_set_json).collect::<Vec<_>>();
-                let n = bytes_per_object::<k8s_openapi::api::apps::v1::ReplicaSet>(&b);
-                (b, n)
-            }
-            "rs-cached" => {
-                let b = (0..REPLICA_SETS).map(replica_set_json).collect::<Vec<_>>();
-                let n = bytes_per_object::<kcm_objects::ReplicaSet>(&b);
-                (b, n)
-            }
-            "job-full" => {
-                let b = (0..JOBS).map(job_json).collect::<Vec<_>>();
-                let n = bytes_per_object::<k8s_openapi::api::batch::v1::Job>(&b);
-                (b, n)
-            }
-            "job-cached" => {
-                let b = (0..JOBS).map(job_json).collect::<Vec<_>>();
-                let n = bytes_per_object::<kcm_objects::Job>(&b);
-                (b, n)
-            }
-            "secret-full" => {
-                let b = secrets();
-                let n = bytes_per_object::<k8s_openapi::api::core::v1::Secret>(&b);
-                (b, n)
-            }
-            _ => {
-                let b = secrets();
-                let n = bytes_per_object::<kcm_objects::Secret>(&b);
-                (b, n)
-            }
+            "pod-full" => measure::<k8s_openapi::api::core::v1::Pod>(PODS, pod_json),
+            "pod-slim" => measure::<kcm_objects::Pod>(PODS, pod_json),
+            "rs-full" => measure::<k8s_openapi::api::apps::v1::ReplicaSet>(REPLICA_SETS, replica_set_json),
+            "rs-cached" => measure::<kcm_objects::ReplicaSet>(REPLICA_SETS, replica_set_json),
+            "job-full" => measure::<k8s_openapi::api::batch::v1::Job>(JOBS, job_json),
+            "job-cached" => measure::<kcm_objects::Job>(JOBS, job_json),
+            "secret-full" => measure::<k8s_openapi::api::core::v1::Secret>(SECRETS, secret_json),
+            _ => measure::<kcm_objects::Secret>(SECRETS, secret_json),
         };
         let json = bodies.iter().map(String::len).sum::<usize>() / bodies.len();
         println!("{per_object:.0} {} {json}", bodies.len());

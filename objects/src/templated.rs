@@ -21,9 +21,11 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
+use k8s_openapi::Metadata;
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::batch::v1 as batch;
 use k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// A pod spec as the JSON text k8s-openapi writes for it: every field it
 /// decoded, so decoding it again gives the same spec.
@@ -107,10 +109,13 @@ pub type Deployment = Templated<apps::Deployment>;
 pub type Job = Templated<batch::Job>;
 
 impl<K: HasPodTemplate> Templated<K> {
-    /// Keeps `object` as the cache does (without `managedFields`; `strip`
-    /// removes them, as each kind reaches them differently).
-    fn keep(mut object: K, strip: impl FnOnce(&mut K)) -> Self {
-        strip(&mut object);
+    /// Keeps `object` as the cache does: without `managedFields`, its
+    /// template's spec as JSON.
+    fn keep(mut object: K) -> Self
+    where
+        K: Metadata<Ty = ObjectMeta>,
+    {
+        object.metadata_mut().managed_fields = None;
         let pod_spec = object.pod_template_mut().and_then(|t| t.spec.take()).map(|spec| PodSpecJson::new(&spec));
         Templated { object, pod_spec }
     }
@@ -142,14 +147,14 @@ impl<K: HasPodTemplate> Templated<K> {
 impl ReplicaSet {
     /// Keeps `rs` as the cache does.
     pub fn new(rs: apps::ReplicaSet) -> Self {
-        Templated::keep(rs, |rs| rs.metadata.managed_fields = None)
+        Templated::keep(rs)
     }
 }
 
 impl Deployment {
     /// Keeps `deployment` as the cache does.
     pub fn new(deployment: apps::Deployment) -> Self {
-        Templated::keep(deployment, |d| d.metadata.managed_fields = None)
+        Templated::keep(deployment)
     }
 
     /// Replaces the template (a rollback's), its spec kept as JSON.
@@ -162,7 +167,7 @@ impl Deployment {
 impl Job {
     /// Keeps `job` as the cache does.
     pub fn new(job: batch::Job) -> Self {
-        Templated::keep(job, |j| j.metadata.managed_fields = None)
+        Templated::keep(job)
     }
 
     /// The template's `restartPolicy`, read from its JSON without decoding
