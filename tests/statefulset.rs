@@ -474,6 +474,20 @@ async fn claims_follow_the_retention_policy() {
 
     kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "scale", "sts", "keep", "--replicas=1"]).await;
     wait_for(&env.cluster, PATIENCE, "data-keep-1 gone with its pod", || gone("data-keep-1")).await;
+    // As upstream's e2e (`verifyStatefulSetPVCsExistWithOwnerRefs`): the
+    // set is deleted once its claim names it as owner. The controller sets
+    // that reference in a sync that sees the claim cached; a set deleted
+    // before then leaves its claims behind, upstream as here.
+    wait_for(&env.cluster, PATIENCE, "data-drop-0 owned by its set", || async {
+        let claim = claims.get("data-drop-0").await.map_err(|e| e.to_string())?;
+        let owners = claim.metadata.owner_references.unwrap_or_default();
+        if owners.iter().any(|o| o.kind == "StatefulSet" && o.name == "drop") {
+            Ok(())
+        } else {
+            Err(format!("owner references {owners:?}"))
+        }
+    })
+    .await;
     kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "delete", "sts", "drop", "--wait=false"]).await;
     wait_for(&env.cluster, PATIENCE, "data-drop-0 gone with its set", || gone("data-drop-0")).await;
     let kept = claims.get("data-keep-0").await.expect("data-keep-0");

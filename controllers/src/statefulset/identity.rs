@@ -63,6 +63,14 @@ pub fn claim_name(set: &StatefulSet, template: &PersistentVolumeClaim, ordinal: 
     format!("{}-{}-{ordinal}", template.metadata.name.as_deref().unwrap_or_default(), name(set))
 }
 
+/// Whether `claim` is the name of one of the set's claims, that of a
+/// template for some ordinal (the inverse of [`claim_name`]).
+pub fn names_claim(set: &StatefulSet, claim: &str) -> bool {
+    let Some((prefix, _)) = parent_and_ordinal(claim) else { return false };
+    let Some(template) = prefix.strip_suffix(name(set)).and_then(|p| p.strip_suffix('-')) else { return false };
+    templates(set).iter().any(|t| t.metadata.name.as_deref() == Some(template))
+}
+
 /// Whether the pod's name makes it a member of the set (upstream
 /// `isMemberOf`): only members are claimed.
 pub fn is_member_of(set: &StatefulSet, pod: &Pod) -> bool {
@@ -225,6 +233,17 @@ mod tests {
     fn test_get_claim_pvc_name() {
         let set = SetBuilder::new(3).claim("datadir").build();
         assert_eq!(claim_name(&set, &templates(&set)[0], 2), "datadir-foo-2");
+    }
+
+    #[test]
+    fn a_claim_is_named_by_the_set_whose_template_and_name_it_carries() {
+        let set = SetBuilder::new(3).claim("data-dir").build();
+        assert!(names_claim(&set, "data-dir-foo-7"), "any ordinal, a template name with a dash");
+        assert!(!names_claim(&set, "data-dir-foo"), "no ordinal");
+        assert!(!names_claim(&set, "datadir-foo-1"), "another template");
+        assert!(!names_claim(&set, "data-dir-xfoo-1"), "another set");
+        assert!(!names_claim(&set, "data-dirfoo-1"), "no dash between template and set");
+        assert!(!names_claim(&SetBuilder::new(3).build(), "data-dir-foo-1"), "no templates");
     }
 
     #[test]

@@ -107,8 +107,8 @@ use kcm_objects::Pod;
 pub use self::call::{Call, REPAIR_ATTEMPTS};
 pub use self::claims::CONFLICTING_CONTROLLER;
 pub use self::identity::{
-    Repair, claim_name, claims_for, end_ordinal, identity_matches, is_member_of, parent_and_ordinal, pod_name,
-    start_ordinal, storage_matches,
+    Repair, claim_name, claims_for, end_ordinal, identity_matches, is_member_of, names_claim, parent_and_ordinal,
+    pod_name, start_ordinal, storage_matches,
 };
 pub use self::machine::SyncMachine;
 pub use self::retention::{PodOwner, claim_owner_matches_set_and_pod, update_claim_owner_ref_for_set_and_pod};

@@ -7,11 +7,14 @@
 //!   map changes to StatefulSet keys as upstream does (a pod through its
 //!   controllerRef, an orphan to every set whose selector matches it; a pod
 //!   turning Ready under a set with `minReadySeconds` queues the set again
-//!   once they have passed). The PersistentVolumeClaim informer has no
-//!   handler, as upstream's: a sync reads it, and its workers wait for it to
-//!   sync. An added ControllerRevision syncs the set controlling it
-//!   (upstream has no handler there): a set waits for the revisions it made
-//!   to show before it syncs (`drivers::expectations`), and this wakes it;
+//!   once they have passed). An added PersistentVolumeClaim syncs the sets
+//!   whose claim it is by name, and an added ControllerRevision the set
+//!   controlling it; upstream has neither handler. A claim the sync
+//!   created can reach the cache after the last event of its pod, and
+//!   would otherwise wait for the set's next change to get the owner
+//!   references of the retention policy; a set waits for the revisions it
+//!   made to show before it syncs (`drivers::expectations`), and the
+//!   revision's add wakes it;
 //! - the `statefulset` workqueue (upstream's default controller rate
 //!   limiter, retried for as long as it fails: upstream has no
 //!   `maxRetries`) and the worker pool (`--concurrent-statefulset-syncs`);
@@ -108,6 +111,7 @@ impl StatefulSetController {
             stateful_sets.add_handler(Enqueue { queue: queue.clone() }, resync),
             pods.add_handler(PodHandler { queue: queue.clone(), stateful_sets: stateful_sets.store() }, resync),
             revisions.add_handler(RevisionHandler { queue: queue.clone(), stateful_sets: stateful_sets.store() }, None),
+            claims.add_handler(ClaimHandler { queue: queue.clone(), stateful_sets: stateful_sets.store() }, None),
         ];
         let syncer = Arc::new(Syncer {
             stateful_sets: stateful_sets.store(),
@@ -254,6 +258,28 @@ impl EventHandler<ControllerRevision> for RevisionHandler {
         let key = kcm_objects::object_key(revision.metadata.namespace.as_deref(), &cref.name);
         if let Some(set) = self.stateful_sets.get(&key).filter(|s| s.metadata.uid.as_deref() == Some(&*cref.uid)) {
             self.queue.add(core::key(&set));
+        }
+    }
+}
+
+/// PersistentVolumeClaim adds: sync every StatefulSet of the claim's
+/// namespace whose claim it is by name (claims carry no owner reference
+/// until the retention policy gives them one).
+struct ClaimHandler {
+    queue: WorkQueue<String>,
+    stateful_sets: Store<StatefulSet>,
+}
+
+impl EventHandler<PersistentVolumeClaim> for ClaimHandler {
+    fn on_add(&self, claim: &Arc<PersistentVolumeClaim>) {
+        let (Some(namespace), Some(name)) = (claim.metadata.namespace.as_deref(), claim.metadata.name.as_deref())
+        else {
+            return;
+        };
+        for set in self.stateful_sets.list_namespace(namespace) {
+            if core::names_claim(&set, name) {
+                self.queue.add(core::key(&set));
+            }
         }
     }
 }
