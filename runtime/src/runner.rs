@@ -152,6 +152,8 @@ async fn worker<S: Reconcile>(queue: WorkQueue<String>, sync: Arc<S>, config: Po
             }
         };
         metrics.syncs.with_label_values(&[controller, result]).inc();
+        // Upstream's controllers log this at -v=4.
+        tracing::debug!(controller, %key, result, elapsed = ?started.elapsed(), "Finished syncing");
         queue.done(&key);
     }
 }
