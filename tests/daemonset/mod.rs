@@ -129,6 +129,21 @@ async fn rolled_out(env: &Env, name: &str) {
     assert!(out.stdout.contains(&format!("daemon set \"{name}\" successfully rolled out")), "{}", out.stdout);
 }
 
+/// Waits until DaemonSet `name`'s status, which the controller computes
+/// from its cache, counts `count` available pods for its generation. A
+/// rollout started before then may find old pods the controller still sees
+/// unavailable, which it replaces at once, beyond `maxSurge` and
+/// `maxUnavailable` (upstream's rule), so the bounds would not hold.
+async fn seen_available(env: &Env, name: &str, count: i32) {
+    wait_for(&env.cluster, PATIENCE, &format!("the controller counting {count} available pods"), || async {
+        let ds = get_ds(env, name).await;
+        let status = ds.status.unwrap_or_default();
+        let seen = status.observed_generation == ds.metadata.generation && status.number_available == Some(count);
+        if seen { Ok(()) } else { Err(format!("{status:?}")) }
+    })
+    .await;
+}
+
 /// The revisions `kubectl rollout history` lists.
 async fn history(env: &Env, name: &str) -> Vec<String> {
     let out = kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "rollout", "history", &format!("ds/{name}")]).await;
@@ -394,6 +409,7 @@ async fn rolling_update_with_max_surge_never_leaves_a_node_without_a_pod() {
         "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}});
     create(&env, &daemon_set("surge", &strategy)).await;
     runs_on(&env, "surge", &NODES, None).await;
+    seen_available(&env, "surge", 3).await;
     kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "set", "image", "ds/surge", &format!("app={}", image("2"))]).await;
     rolled_out(&env, "surge").await;
     runs_on(&env, "surge", &NODES, Some(&current_hash(&env, "surge").await)).await;
@@ -408,6 +424,7 @@ async fn rollback_restarts_only_the_updated_pods() {
     let checker = DaemonChecker::start(&env, &env.ns, "undo", &NODES, Bounds::DEFAULT).await;
     create(&env, &daemon_set("undo", &json!({}))).await;
     let before = runs_on(&env, "undo", &NODES, None).await;
+    seen_available(&env, "undo", 3).await;
     let stuck = json!({"spec": {"template": {"metadata": {"annotations": {"kube-sim.io/ready": "never"}},
         "spec": {"containers": [{"name": "app", "image": image("bad")}]}}}});
     kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "patch", "ds", "undo", "-p", &stuck.to_string()]).await;
@@ -532,6 +549,7 @@ async fn restart_mid_rollout_resumes_without_extra_pods() {
     let slow = json!({"template": {"metadata": {"annotations": {"kube-sim.io/start-delay": "2s"}}}});
     create(&env, &daemon_set("resume", &slow)).await;
     runs_on(&env, "resume", &NODES, None).await;
+    seen_available(&env, "resume", 3).await;
     kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "set", "image", "ds/resume", &format!("app={}", image("2"))]).await;
     let new_hash = current_hash(&env, "resume").await;
     rollout_started(&env, "resume", &new_hash).await;
@@ -562,6 +580,7 @@ async fn failing_creates_and_a_disturbed_kcm_rs_mid_rollout_on_ten_nodes() {
     let strategy = json!({"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}}});
     create(&env, &daemon_set("chaos", &strategy)).await;
     runs_on(&env, "chaos", &nodes, None).await;
+    seen_available(&env, "chaos", 10).await;
     kubectl_ok(&env.kubeconfig, &["-n", &env.ns, "set", "image", "ds/chaos", &format!("app={}", image("2"))]).await;
     let new_hash = current_hash(&env, "chaos").await;
     rollout_started(&env, "chaos", &new_hash).await;
