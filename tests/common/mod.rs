@@ -219,9 +219,16 @@ pub async fn https_get_with(port: u16, path: &str, curl_args: &[&str]) -> (u16, 
 }
 
 /// Starts `kcm-rs` on the test's cluster: kube-sim, or its turn on the
-/// testbed in a namespace of its own.
+/// testbed in a namespace of its own. Returns once the namespace has its
+/// `default` ServiceAccount, which every controller's pods and a test's own
+/// need (on kube-sim, kcm-rs's serviceaccount-controller makes it; a loaded
+/// machine can start kcm-rs after the API server's own wait for it).
 pub async fn start() -> Env {
-    start_with_flags(&[]).await
+    let env = start_with_flags(&[]).await;
+    if matches!(env.cluster, Cluster::Sim(_)) {
+        default_service_account(&env.cluster, &env.client, &env.ns).await;
+    }
+    env
 }
 
 /// [`start`], with these extra flags for `kcm-rs`.
