@@ -19,6 +19,10 @@
 //!   and claims; the claim ignores every ReplicaSet another controller
 //!   owns, so the outcome is the same).
 //!
+//! A Deployment is not synced while a ReplicaSet its sync created is not
+//! yet in the cache (`drivers::expectations`); the ReplicaSet's add event
+//! queues it again. Upstream has no such wait.
+//!
 //! A Deployment whose selector or strategy cannot be evaluated is logged and
 //! left alone until it changes (upstream retries it 15 times to no avail).
 
@@ -33,7 +37,8 @@ use kcm_objects::Deployment;
 use kcm_objects::Pod;
 use kcm_objects::ReplicaSet;
 
-use super::execute::{Executor, NoBookkeeping, next_after};
+use super::execute::{Executor, next_after};
+use super::expectations::SharedExpectations;
 use super::owners;
 use crate::drivers::parts::{Identity, Parts};
 use futures::future::BoxFuture;
@@ -76,6 +81,9 @@ struct Syncer {
     replica_sets: Store<ReplicaSet>,
     /// Cached pods (all namespaces): read for `Recreate` Deployments only.
     pods: Store<Pod>,
+    /// The ReplicaSets its syncs made that the cache may not show yet (no
+    /// pod expectations: the Deployment controller has none).
+    made: SharedExpectations,
     /// Performs the plans.
     executor: Executor,
     /// Core settings.
@@ -113,6 +121,7 @@ impl DeploymentController {
             deployments: deployments.store(),
             replica_sets: replica_sets.store(),
             pods: pods.store(),
+            made: SharedExpectations::default(),
             executor: Executor::new(client, recorder),
             options,
         });
@@ -137,15 +146,21 @@ impl Reconcile for Syncer {
     async fn sync(&self, key: &str) -> Result<Next, SyncError> {
         let Some(d) = self.deployments.get(key) else {
             tracing::debug!(%key, "Deployment has been deleted");
+            self.made.delete(key);
             return Ok(Next::Done);
         };
+        if self.made.created_unseen(key, |rs| self.replica_sets.get(rs).is_some(), Timestamp::now()) {
+            // Its add event queues the Deployment again.
+            tracing::debug!(%key, "waiting for the cache to show the ReplicaSet this Deployment made");
+            return Ok(Next::Done);
+        }
         let namespace = d.metadata.namespace.as_deref().unwrap_or("");
         let replica_sets = owners::claimable(&self.replica_sets, d.metadata.uid.as_deref(), namespace);
         // Only Recreate reads pods: spare the copy of a large namespace's.
         let pods = if core::is_recreate(&d) { self.pods.list_namespace(namespace) } else { Vec::new() };
         let snapshot = Snapshot { deployment: &d, replica_sets: &replica_sets, pods: &pods, now: Timestamp::now() };
         match SyncMachine::new(&snapshot, &self.options) {
-            Ok(machine) => next_after(self.executor.drive(machine, &NoBookkeeping, &self.executor).await),
+            Ok(machine) => next_after(self.executor.drive(machine, &self.made, &self.executor).await),
             Err(error) => {
                 tracing::warn!(%key, %error, "cannot sync Deployment; waiting for it to change");
                 Ok(Next::Done)

@@ -1,11 +1,12 @@
 //! The pod expectations of the controllers that create and delete pods
 //! (the ReplicaSet and DaemonSet drivers): one [`Expectations`] behind a
 //! mutex, fed by the pod handler, read by the syncs and reported to by the
-//! executor ([`Bookkeeping`]), with the ControllerRevisions a DaemonSet or
-//! StatefulSet sync made that the cache has not shown yet
-//! ([`UnseenRevisions`]; the StatefulSet driver keeps only those); and
-//! the handler of those controllers' own kind, which forgets a deleted
-//! object's expectations ([`OwnKindHandler`]).
+//! executor ([`Bookkeeping`]), with the objects a sync created that the
+//! cache has not shown yet ([`Unseen`]: a DaemonSet's or StatefulSet's
+//! ControllerRevisions, a Deployment's ReplicaSets; the StatefulSet and
+//! Deployment drivers keep only those); and the handler of those
+//! controllers' own kind, which forgets a deleted object's expectations
+//! ([`OwnKindHandler`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -22,23 +23,29 @@ use super::execute::Bookkeeping;
 #[derive(Clone, Default)]
 pub struct SharedExpectations {
     pods: Arc<Mutex<Expectations>>,
-    revisions: Arc<Mutex<UnseenRevisions>>,
+    created: Arc<Mutex<Unseen>>,
 }
 
-/// The ControllerRevisions a controller created, by its queue key, that
-/// its cache may not show yet: `(revision key, when created)`.
+/// The objects a controller created, by its queue key, that its cache may
+/// not show yet: `(object key, when created)`.
 ///
-/// A DaemonSet's or StatefulSet's next revision is numbered one above the
-/// highest in the cache. A sync planned while the cache still lacks the
-/// revision the last sync created (a slow watch) would give the next one
-/// the same number, and `kubectl rollout undo` and `rollout history` would
-/// then go by a tie. So the object is not synced while a revision it made
-/// is unseen; the revision's add event queues it again. Upstream has no such wait (its
-/// revision watch is rarely that far behind); after
-/// [`EXPECTATIONS_TIMEOUT`] an unseen revision (deleted meanwhile) is given
-/// up, as expectations are.
+/// A sync planned while the cache lacks what the last sync created plans
+/// as if it had never been made:
+/// - a DaemonSet's or StatefulSet's next ControllerRevision is numbered one
+///   above the highest cached, so it would get the number of the one just
+///   made, and `kubectl rollout undo` and `rollout history` would go by a
+///   tie;
+/// - a Deployment's new ReplicaSet is sized from the replicas of those
+///   cached, so a template changed right after the Deployment was created
+///   would get a second ReplicaSet of the full size: twice the pods
+///   `maxSurge` allows.
+///
+/// So the object is not synced while something it made is unseen; the
+/// add event queues it again. Upstream has no such wait (its watches are
+/// rarely that far behind); after [`EXPECTATIONS_TIMEOUT`] an unseen
+/// object (deleted meanwhile) is given up, as expectations are.
 #[derive(Default)]
-struct UnseenRevisions(HashMap<String, Vec<(String, Timestamp)>>);
+struct Unseen(HashMap<String, Vec<(String, Timestamp)>>);
 
 impl SharedExpectations {
     /// The expectations, locked.
@@ -47,24 +54,24 @@ impl SharedExpectations {
         self.pods.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn revisions(&self) -> MutexGuard<'_, UnseenRevisions> {
+    fn created(&self) -> MutexGuard<'_, Unseen> {
         // Every critical section leaves the map whole.
-        self.revisions.lock().unwrap_or_else(PoisonError::into_inner)
+        self.created.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether a revision `key`'s syncs created is still not in the cache
-    /// (`seen` says whether the cache holds a revision key); forgets those
+    /// Whether an object `key`'s syncs created is still not in the cache
+    /// (`seen` says whether the cache holds an object key); forgets those
     /// seen or given up.
-    pub fn revision_unseen(&self, key: &str, seen: impl Fn(&str) -> bool, now: Timestamp) -> bool {
-        let mut revisions = self.revisions();
-        let Some(unseen) = revisions.0.get_mut(key) else { return false };
-        unseen.retain(|(revision, created)| {
-            let age = std::time::Duration::try_from(created.duration_until(now));
+    pub fn created_unseen(&self, key: &str, seen: impl Fn(&str) -> bool, now: Timestamp) -> bool {
+        let mut created = self.created();
+        let Some(unseen) = created.0.get_mut(key) else { return false };
+        unseen.retain(|(object, at)| {
+            let age = std::time::Duration::try_from(at.duration_until(now));
             let given_up = age.is_ok_and(|age| age > EXPECTATIONS_TIMEOUT);
-            !seen(revision) && !given_up
+            !seen(object) && !given_up
         });
         if unseen.is_empty() {
-            revisions.0.remove(key);
+            created.0.remove(key);
             return false;
         }
         true
@@ -73,7 +80,7 @@ impl SharedExpectations {
     /// Forgets everything about `key` (its object was deleted).
     pub fn delete(&self, key: &str) {
         self.lock().delete(key);
-        self.revisions().0.remove(key);
+        self.created().0.remove(key);
     }
 }
 
@@ -98,8 +105,8 @@ impl Bookkeeping for SharedExpectations {
         self.lock().deletion_observed(key, pod_key);
     }
 
-    fn revision_created(&self, key: &str, revision_key: &str) {
-        self.revisions().0.entry(key.to_owned()).or_default().push((revision_key.to_owned(), Timestamp::now()));
+    fn owned_created(&self, key: &str, object_key: &str) {
+        self.created().0.entry(key.to_owned()).or_default().push((object_key.to_owned(), Timestamp::now()));
     }
 }
 
@@ -144,24 +151,24 @@ mod tests {
     }
 
     #[test]
-    fn a_revision_is_unseen_until_the_cache_holds_it_or_it_is_given_up() {
+    fn a_created_object_is_unseen_until_the_cache_holds_it_or_it_is_given_up() {
         let shared = SharedExpectations::default();
-        assert!(!shared.revision_unseen("ns/ds", |_| false, at(0)), "nothing created");
-        shared.revisions().0.insert("ns/ds".into(), vec![("ns/ds-b".into(), at(0))]);
-        shared.revisions().0.insert("ns/other".into(), vec![("ns/other-a".into(), at(0))]);
-        assert!(shared.revision_unseen("ns/ds", |r| r == "ns/ds-a", at(1)), "another revision seen");
-        assert!(!shared.revision_unseen("ns/ds", |r| r == "ns/ds-b", at(2)), "seen");
-        assert!(!shared.revision_unseen("ns/ds", |_| false, at(3)), "forgotten once seen");
-        assert!(shared.revision_unseen("ns/other", |_| false, at(300)), "within the timeout");
-        assert!(!shared.revision_unseen("ns/other", |_| false, at(301)), "given up after it");
+        assert!(!shared.created_unseen("ns/ds", |_| false, at(0)), "nothing created");
+        shared.created().0.insert("ns/ds".into(), vec![("ns/ds-b".into(), at(0))]);
+        shared.created().0.insert("ns/other".into(), vec![("ns/other-a".into(), at(0))]);
+        assert!(shared.created_unseen("ns/ds", |r| r == "ns/ds-a", at(1)), "another object seen");
+        assert!(!shared.created_unseen("ns/ds", |r| r == "ns/ds-b", at(2)), "seen");
+        assert!(!shared.created_unseen("ns/ds", |_| false, at(3)), "forgotten once seen");
+        assert!(shared.created_unseen("ns/other", |_| false, at(300)), "within the timeout");
+        assert!(!shared.created_unseen("ns/other", |_| false, at(301)), "given up after it");
     }
 
     #[test]
-    fn a_created_revision_is_kept_under_its_controller_and_forgotten_with_it() {
+    fn a_created_object_is_kept_under_its_controller_and_forgotten_with_it() {
         let shared = SharedExpectations::default();
-        shared.revision_created("ns/ds", "ns/ds-b");
-        assert!(shared.revision_unseen("ns/ds", |_| false, Timestamp::now()));
+        shared.owned_created("ns/ds", "ns/ds-b");
+        assert!(shared.created_unseen("ns/ds", |_| false, Timestamp::now()));
         shared.delete("ns/ds");
-        assert!(!shared.revision_unseen("ns/ds", |_| false, Timestamp::now()));
+        assert!(!shared.created_unseen("ns/ds", |_| false, Timestamp::now()));
     }
 }

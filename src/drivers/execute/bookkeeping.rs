@@ -17,10 +17,10 @@ pub trait Bookkeeping: Send + Sync {
     fn creations_skipped(&self, key: &str, count: usize);
     /// The delete of `pod_key` failed (other than NotFound).
     fn deletion_failed(&self, key: &str, pod_key: &str);
-    /// A ControllerRevision create was accepted: `revision_key`
-    /// (`namespace/name`), controlled by `key`. Only a controller that
-    /// waits for its cache to show the revisions it made keeps it.
-    fn revision_created(&self, _key: &str, _revision_key: &str) {}
+    /// The create of an object `key` controls (a ControllerRevision, a
+    /// ReplicaSet) was accepted: `object_key` (`namespace/name`). Only a
+    /// controller that waits for its cache to show what it made keeps it.
+    fn owned_created(&self, _key: &str, _object_key: &str) {}
 }
 
 /// [`Bookkeeping`] for a controller that remembers nothing about its

@@ -5,6 +5,7 @@
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_controllers::common::history;
 use kcm_controllers::plan::{Action, NoOwnWrites};
 use kcm_controllers::protocol::{Answer, Core, Finish, Told};
@@ -78,7 +79,11 @@ impl Executor {
                 self.patch_owner_refs::<ReplicaSet>(namespace, name, uid, patch, versions).await
             }
             Action::CreateReplicaSet { namespace, replica_set } => {
-                self.create_replica_set(namespace, replica_set, versions).await
+                let told = self.create_replica_set(namespace, replica_set, versions).await;
+                if told.is_ok() {
+                    report_created(book, &replica_set.metadata);
+                }
+                told
             }
             Action::ReadReplicaSet { namespace, name } => self.read_replica_set(namespace, name).await,
             Action::UpdateReplicaSet { replica_set } => self.replace(&**replica_set, false, versions).await,
@@ -95,13 +100,7 @@ impl Executor {
             Action::ControllerRevision(write) => {
                 let told = self.revision(write, versions).await;
                 if let (Ok(_), history::Write::Create { revision }) = (&told, write) {
-                    let namespace = revision.metadata.namespace.as_deref();
-                    let owner =
-                        revision.metadata.owner_references.iter().flatten().find(|r| r.controller == Some(true));
-                    if let Some(owner) = owner {
-                        let revision_key = object_key(namespace, revision.metadata.name.as_deref().unwrap_or(""));
-                        book.revision_created(&object_key(namespace, &owner.name), &revision_key);
-                    }
+                    report_created(book, &revision.metadata);
                 }
                 told
             }
@@ -121,4 +120,13 @@ pub fn next_after(finish: Finish) -> Result<Next, SyncError> {
         Finish::Now => Ok(Next::After(std::time::Duration::ZERO)),
         Finish::Retry(error) => Err(error.into()),
     }
+}
+
+/// Reports an accepted create of an object a controller owns (by its
+/// controller reference) to that controller's bookkeeping.
+fn report_created(book: &dyn Bookkeeping, meta: &ObjectMeta) {
+    let namespace = meta.namespace.as_deref();
+    let Some(owner) = meta.owner_references.iter().flatten().find(|r| r.controller == Some(true)) else { return };
+    let key = object_key(namespace, meta.name.as_deref().unwrap_or(""));
+    book.owned_created(&object_key(namespace, &owner.name), &key);
 }

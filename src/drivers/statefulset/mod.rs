@@ -147,7 +147,7 @@ impl Reconcile for Syncer {
             self.made.delete(key);
             return Ok(Next::Done);
         };
-        if self.made.revision_unseen(key, |revision| self.revisions.get(revision).is_some(), Timestamp::now()) {
+        if self.made.created_unseen(key, |revision| self.revisions.get(revision).is_some(), Timestamp::now()) {
             // Its add event queues the StatefulSet again.
             tracing::debug!(%key, "waiting for the cache to show the ControllerRevision this StatefulSet made");
             return Ok(Next::Done);
