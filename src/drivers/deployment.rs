@@ -149,7 +149,7 @@ impl Reconcile for Syncer {
             self.made.delete(key);
             return Ok(Next::Done);
         };
-        if self.made.created_unseen(key, |rs| self.replica_sets.get(rs).is_some(), Timestamp::now()) {
+        if self.made.created_unseen_in(key, &self.replica_sets) {
             // Its add event queues the Deployment again.
             tracing::debug!(%key, "waiting for the cache to show the ReplicaSet this Deployment made");
             return Ok(Next::Done);

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use jiff::Timestamp;
 use kcm_controllers::common::expectations::{EXPECTATIONS_TIMEOUT, Expectations};
-use kcm_runtime::informer::{Cached, EventHandler, key_of};
+use kcm_runtime::informer::{Cached, EventHandler, Store, key_of};
 use kcm_runtime::workqueue::WorkQueue;
 
 use super::execute::Bookkeeping;
@@ -75,6 +75,11 @@ impl SharedExpectations {
             return false;
         }
         true
+    }
+
+    /// [`Self::created_unseen`], now, against the cache of the created kind.
+    pub fn created_unseen_in<K: Cached>(&self, key: &str, cache: &Store<K>) -> bool {
+        self.created_unseen(key, |object| cache.get(object).is_some(), Timestamp::now())
     }
 
     /// Forgets everything about `key` (its object was deleted).

@@ -160,7 +160,7 @@ impl Reconcile for Syncer {
             return Ok(Next::Done);
         };
         let namespace = ds.metadata.namespace.as_deref().unwrap_or("");
-        if self.expectations.created_unseen(key, |revision| self.revisions.get(revision).is_some(), Timestamp::now()) {
+        if self.expectations.created_unseen_in(key, &self.revisions) {
             // Its add event queues the DaemonSet again.
             tracing::debug!(%key, "waiting for the cache to show the ControllerRevision this DaemonSet made");
             return Ok(Next::Done);

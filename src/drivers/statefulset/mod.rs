@@ -33,6 +33,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use kcm_controllers::common::controller_ref::controller_of;
 use kcm_controllers::common::pod::is_pod_ready;
 use kcm_controllers::common::selector::Selector;
 use kcm_controllers::statefulset::{self as core, Options, Snapshot, SyncMachine};
@@ -107,11 +108,12 @@ impl StatefulSetController {
         let claims = factory.informer::<PersistentVolumeClaim>();
         let revisions = factory.informer::<ControllerRevision>();
         let resync = Some(factory.default_resync());
+        let lookup = Lookup { queue: queue.clone(), stateful_sets: stateful_sets.store() };
         let registrations = vec![
             stateful_sets.add_handler(Enqueue { queue: queue.clone() }, resync),
-            pods.add_handler(PodHandler { queue: queue.clone(), stateful_sets: stateful_sets.store() }, resync),
-            revisions.add_handler(RevisionHandler { queue: queue.clone(), stateful_sets: stateful_sets.store() }, None),
-            claims.add_handler(ClaimHandler { queue: queue.clone(), stateful_sets: stateful_sets.store() }, None),
+            pods.add_handler(lookup.clone(), resync),
+            revisions.add_handler(lookup.clone(), None),
+            claims.add_handler(lookup, None),
         ];
         let syncer = Arc::new(Syncer {
             stateful_sets: stateful_sets.store(),
@@ -147,7 +149,7 @@ impl Reconcile for Syncer {
             self.made.delete(key);
             return Ok(Next::Done);
         };
-        if self.made.created_unseen(key, |revision| self.revisions.get(revision).is_some(), Timestamp::now()) {
+        if self.made.created_unseen_in(key, &self.revisions) {
             // Its add event queues the StatefulSet again.
             tracing::debug!(%key, "waiting for the cache to show the ControllerRevision this StatefulSet made");
             return Ok(Next::Done);
@@ -165,14 +167,16 @@ impl Reconcile for Syncer {
 
 // === handlers ===
 
-/// Pod changes: sync the StatefulSet controlling the pod, or, for an
-/// orphan, every StatefulSet that could adopt it.
-struct PodHandler {
+/// From pods, ControllerRevisions and PersistentVolumeClaims to the
+/// StatefulSets to sync. A pod syncs the set controlling it or, for an
+/// orphan, every set that could adopt it.
+#[derive(Clone)]
+struct Lookup {
     queue: WorkQueue<String>,
     stateful_sets: Store<StatefulSet>,
 }
 
-impl EventHandler<Pod> for PodHandler {
+impl EventHandler<Pod> for Lookup {
     fn on_add(&self, pod: &Arc<Pod>) {
         if pod.metadata.deletion_timestamp.is_some() {
             // Seen for the first time already being deleted (a restart).
@@ -218,7 +222,7 @@ impl EventHandler<Pod> for PodHandler {
     }
 }
 
-impl PodHandler {
+impl Lookup {
     /// The cached StatefulSet `cref` names, if it is that very object
     /// (upstream `resolveControllerRef`).
     fn resolve(&self, pod: &Pod, cref: &OwnerRef) -> Option<Arc<StatefulSet>> {
@@ -244,19 +248,11 @@ impl PodHandler {
 }
 
 /// ControllerRevision adds: sync the StatefulSet controlling the revision.
-struct RevisionHandler {
-    queue: WorkQueue<String>,
-    stateful_sets: Store<StatefulSet>,
-}
-
-impl EventHandler<ControllerRevision> for RevisionHandler {
+impl EventHandler<ControllerRevision> for Lookup {
     fn on_add(&self, revision: &Arc<ControllerRevision>) {
-        let refs = revision.metadata.owner_references.iter().flatten();
-        let Some(cref) = refs.into_iter().find(|r| r.controller == Some(true) && r.kind == "StatefulSet") else {
-            return;
-        };
-        let key = kcm_objects::object_key(revision.metadata.namespace.as_deref(), &cref.name);
-        if let Some(set) = self.stateful_sets.get(&key).filter(|s| s.metadata.uid.as_deref() == Some(&*cref.uid)) {
+        let Some(cref) = controller_of(&revision.metadata) else { return };
+        let namespace = revision.metadata.namespace.as_deref();
+        if let Some(set) = self.stateful_sets.resolve_controller_ref("StatefulSet", namespace, cref) {
             self.queue.add(core::key(&set));
         }
     }
@@ -265,12 +261,7 @@ impl EventHandler<ControllerRevision> for RevisionHandler {
 /// PersistentVolumeClaim adds: sync every StatefulSet of the claim's
 /// namespace whose claim it is by name (claims carry no owner reference
 /// until the retention policy gives them one).
-struct ClaimHandler {
-    queue: WorkQueue<String>,
-    stateful_sets: Store<StatefulSet>,
-}
-
-impl EventHandler<PersistentVolumeClaim> for ClaimHandler {
+impl EventHandler<PersistentVolumeClaim> for Lookup {
     fn on_add(&self, claim: &Arc<PersistentVolumeClaim>) {
         let (Some(namespace), Some(name)) = (claim.metadata.namespace.as_deref(), claim.metadata.name.as_deref())
         else {
