@@ -195,11 +195,16 @@ fn main() {
     let mut idle_mib = None;
     if chosen("idle") || chosen("cached") {
         attempt("idle", &mut rows, &mut took, || {
-            let (mib, ready) = run(idle());
+            let (mib, (anon, file), ready) = run(idle());
             idle_mib = Some(mib);
             vec![
                 Row::plain("idle", "kcm-rs start until /readyz, 3 nodes", format!("{ready:.2} s")),
                 Row::plain("idle", "resident memory, caches synced and settled", format!("{mib:.1} MiB")),
+                Row::plain(
+                    "idle",
+                    "… of which anonymous (heap, stacks) / file-backed (the binary's touched pages)",
+                    format!("{anon:.1} / {file:.1} MiB"),
+                ),
             ]
         });
     }
@@ -351,18 +356,20 @@ fn keep_log(dir: &tempfile::TempDir, scenario: &str) {
     }
 }
 
-/// Scenario `idle`: kcm-rs's settled resident memory (MiB) and its time to
-/// ready (s) against 3 nodes.
-async fn idle() -> (f64, f64) {
+/// Scenario `idle`: kcm-rs's settled resident memory (MiB), its anonymous
+/// and file-backed parts then (MiB) and its time to ready (s) against 3
+/// nodes.
+async fn idle() -> (f64, (f64, f64), f64) {
     let sim = sim(3, 20_000).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let kcm = Kcm::start(&sim, &dir).await;
     let ready = kcm.readiness.ready;
     kcm.settle(&sim, Duration::from_secs(2), Duration::from_secs(600)).await;
     let mib = observe::settled_mib(kcm.pid, Duration::from_secs(3), Duration::from_secs(30)).await;
+    let split = common::resident_split_mib(kcm.pid);
     println!("idle: ready after {:.2} s, resident {mib:.1} MiB", ready.as_secs_f64());
     kcm.stop(&dir, "idle").await;
-    (mib, ready.as_secs_f64())
+    (mib, split, ready.as_secs_f64())
 }
 
 /// Scenario `cached`.

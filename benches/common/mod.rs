@@ -38,6 +38,13 @@ pub fn resident_mib(pid: u32) -> f64 {
     status_mib(pid, "VmRSS:")
 }
 
+/// Resident memory of process `pid` in MiB by kind: anonymous (heap,
+/// stacks; `RssAnon`) and file-backed (the binary's and libraries' pages
+/// it has touched; `RssFile`).
+pub fn resident_split_mib(pid: u32) -> (f64, f64) {
+    (status_mib(pid, "RssAnon:"), status_mib(pid, "RssFile:"))
+}
+
 /// Peak resident memory of process `pid` in MiB (`VmHWM`; 0 once it is gone).
 pub fn peak_resident_mib(pid: u32) -> f64 {
     status_mib(pid, "VmHWM:")

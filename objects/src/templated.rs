@@ -19,7 +19,7 @@
 //! [`Templated::full`].
 
 use std::ops::{Deref, DerefMut};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use k8s_openapi::Metadata;
 use k8s_openapi::api::apps::v1 as apps;
@@ -27,8 +27,15 @@ use k8s_openapi::api::batch::v1 as batch;
 use k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use crate::atom::Pool;
+
+/// The pool of every [`PodSpecJson`]'s text.
+static SPECS: LazyLock<Pool<str>> = LazyLock::new(Pool::new);
+
 /// A pod spec as the JSON text k8s-openapi writes for it: every field it
-/// decoded, so decoding it again gives the same spec.
+/// decoded, so decoding it again gives the same spec. Equal texts share
+/// one allocation: a Deployment and its ReplicaSets of the same template,
+/// and the Jobs of one CronJob, hold their template's spec once.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodSpecJson(Arc<str>);
 
@@ -36,7 +43,8 @@ impl PodSpecJson {
     /// The JSON of `spec`.
     pub fn new(spec: &PodSpec) -> Self {
         // A k8s-openapi struct always serialises: its maps have string keys.
-        PodSpecJson(serde_json::to_string(spec).expect("a PodSpec serialises").into())
+        let text = serde_json::to_string(spec).expect("a PodSpec serialises");
+        PodSpecJson(SPECS.intern(&text))
     }
 
     /// The spec, decoded again.
@@ -280,6 +288,25 @@ mod tests {
         other.spec.as_mut().expect("a spec").containers[0].image = Some("registry.example.com/web:1".into());
         rolled_back.set_template(other.clone());
         assert_eq!((rolled_back.template(), rolled_back.full().spec.template), (other.clone(), other));
+    }
+
+    #[test]
+    fn a_deployment_and_its_replica_set_hold_their_template_spec_once() {
+        let rs = ReplicaSet::new(replica_set());
+        let template = replica_set().spec.template.expect("a template");
+        let d = Deployment::new(apps::Deployment {
+            metadata: replica_set().metadata,
+            spec: apps::DeploymentSpec { template: template.clone(), ..Default::default() },
+            status: None,
+        });
+        let (rs_spec, d_spec) = (rs.pod_spec().expect("a spec"), d.pod_spec().expect("a spec"));
+        assert!(std::ptr::eq(rs_spec.as_str(), d_spec.as_str()), "one text for both");
+        let mut changed = template;
+        changed.spec.as_mut().expect("a spec").containers[0].image = Some("registry.example.com/web:3".into());
+        let mut rolled = d.clone();
+        rolled.set_template(changed.clone());
+        assert!(!std::ptr::eq(rolled.pod_spec().expect("a spec").as_str(), rs_spec.as_str()));
+        assert_eq!(rolled.template(), changed, "a different spec keeps its own text");
     }
 
     #[test]
