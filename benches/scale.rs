@@ -4,7 +4,8 @@
 //! all of them by default:
 //!
 //! - `idle`: 3 nodes; kcm-rs's resident memory once its caches have
-//!   synced (`/readyz` answers 200) and its memory has settled;
+//!   synced (`/readyz` answers 200) and its memory has settled, anonymous
+//!   and file-backed;
 //! - `cached`: 10,000 converged Deployments (one ReplicaSet of 10 Running,
 //!   Ready pods each: 100,000 pods) on 1,000 heartbeating nodes, made
 //!   through the API before kcm-rs starts, shaped after what kcm-rs makes
