@@ -19,7 +19,9 @@
 //!                  ServiceAccount token (`bearer.rs`, `token.rs`, `account.rs`)
 //! Buffer           makes what follows cloneable, as Retry and Bearer need
 //! Fenced           the leader's write fence (`fence.rs`): a write is refused as it is sent
-//! kube's stack     base URI, auth, headers (User-Agent), tracing, hyper
+//! User-Agent       this client's (`shared.rs`)
+//! kube's stack     base URI, auth, headers, tracing, hyper: one per configuration,
+//!                  shared by all its clients (`shared.rs`)
 //! ```
 //!
 //! The fence sits below every wait a request can make inside the client
@@ -43,6 +45,10 @@
 //! kubeconfig's own credentials (upstream's `AnonymousClientConfig`), and
 //! the Bearer layer sets the account's token on every request.
 //!
+//! kube's stack is below the fence: besides its credentials (an exec
+//! plugin's token may be refreshed there), its only wait is its buffer's
+//! worker handing the request to hyper.
+//!
 //! This module owns [`ClientConfig`] and [`build`]; our layers are
 //! `metrics.rs` ([`RequestMetrics`]), `limiter.rs` ([`ClientRateLimit`]
 //! over a [`RequestLimiter`]), `bearer.rs` ([`Bearer`] over a
@@ -53,7 +59,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use http::{HeaderName, HeaderValue};
+use http::HeaderValue;
 use kube::client::retry::RetryPolicy;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use prometheus::Registry;
@@ -66,6 +72,7 @@ mod bearer;
 mod fence;
 mod limiter;
 mod metrics;
+mod shared;
 mod token;
 
 pub use account::ServiceAccounts;
@@ -73,6 +80,7 @@ pub use bearer::{Bearer, BearerLayer};
 pub use fence::{FenceLayer, Fenced, Refused, WriteFence};
 pub use limiter::{ClientRateLimit, ClientRateLimitLayer, RequestLimiter};
 pub use metrics::{LATENCY_BUCKETS, RequestMetrics, RequestMetricsLayer, RestClientMetrics};
+use shared::SharedStack;
 pub use token::{Fetch, Issued, TokenError, TokenSource};
 
 /// Where the API server is and how hard to talk to it (kube-controller-manager's
@@ -170,6 +178,12 @@ pub struct ClientConfig {
     /// builds: prometheus refuses a second registration of the same names,
     /// and client-go's rest_client metrics are process-wide anyway.
     metrics: Arc<Mutex<Option<RestClientMetrics>>>,
+    /// Whether the configuration asked for kube's retries (`default_retry`,
+    /// on unless turned off), which `build` layers above the fence.
+    retries: bool,
+    /// kube's stack for `kube`, shared by every client built from this
+    /// config and those made from it with the same `kube`.
+    stack: Arc<SharedStack>,
 }
 
 impl fmt::Debug for ClientConfig {
@@ -231,7 +245,10 @@ impl ClientConfig {
 
     /// Wraps an already resolved kube configuration.
     pub fn from_kube(kube: kube::Config, qps: f32, burst: u32) -> ClientConfig {
-        ClientConfig { kube, qps, burst, fence: None, accounts: None, metrics: Arc::new(Mutex::new(None)) }
+        let retries = kube.default_retry;
+        let kube = without_user_agent_or_retries(kube);
+        let (metrics, stack) = (Arc::new(Mutex::new(None)), Arc::default());
+        ClientConfig { kube, qps, burst, fence: None, accounts: None, metrics, retries, stack }
     }
 
     /// The same server, CA, limits and fence, without the kubeconfig's
@@ -242,7 +259,7 @@ impl ClientConfig {
     pub fn service_accounts(&self, root: kube::Client) -> ClientConfig {
         let mut kube = self.kube.clone();
         kube.auth_info = kube::config::AuthInfo::default();
-        ClientConfig { kube, accounts: Some(ServiceAccounts::new(root)), ..self.clone() }
+        ClientConfig { kube, accounts: Some(ServiceAccounts::new(root)), stack: Arc::default(), ..self.clone() }
     }
 
     /// The same connection, its clients' writes checked against `fence`
@@ -309,12 +326,6 @@ pub fn user_agent(suffix: Option<&str>) -> String {
 pub fn build(config: &ClientConfig, registry: &Registry, user_agent_suffix: Option<&str>) -> Result<kube::Client> {
     let ua = user_agent(user_agent_suffix);
     let ua_value = HeaderValue::from_str(&ua).map_err(|_| Error::UserAgent(ua.clone()))?;
-    let mut kube = config.kube.clone();
-    kube.headers.retain(|(name, _)| name != http::header::USER_AGENT);
-    kube.headers.push((HeaderName::from_static("user-agent"), ua_value));
-    // Put back above the fence, so that each retry is checked again.
-    let retry = std::mem::replace(&mut kube.default_retry, false);
-
     let bearer = match (&config.accounts, user_agent_suffix) {
         (None, _) => None,
         (Some(accounts), Some(name)) if !name.is_empty() => Some(BearerLayer::new(accounts.source(name))),
@@ -322,15 +333,26 @@ pub fn build(config: &ClientConfig, registry: &Registry, user_agent_suffix: Opti
     };
     let metrics = config.metrics(registry)?;
     let limiter = RequestLimiter::new(config.qps, config.burst).map(Arc::new);
-    let builder = kube::client::ClientBuilder::try_from(kube).map_err(Error::Build)?;
+    let stack = config.stack.get(&config.kube).map_err(Error::Build)?;
+    let builder =
+        kube::client::ClientBuilder::new(shared::sending_as(stack, ua_value), config.kube.default_namespace.clone());
     Ok(builder
         .with_layer(&FenceLayer::new(config.fence.clone()))
         .with_layer(&BufferLayer::new(FENCE_BUFFER))
         .with_layer(&option_layer(bearer))
-        .with_layer(&option_layer(retry.then(|| RetryLayer::new(RetryPolicy::server_retry()))))
+        .with_layer(&option_layer(config.retries.then(|| RetryLayer::new(RetryPolicy::server_retry()))))
         .with_layer(&ClientRateLimitLayer::new(limiter))
         .with_layer(&RequestMetricsLayer::new(metrics, config.host()))
         .build())
+}
+
+/// `kube` without a user agent (each client sets its own) and without
+/// kube's retries, which [`build`] puts back above the fence, so that each
+/// retry is checked again.
+fn without_user_agent_or_retries(mut kube: kube::Config) -> kube::Config {
+    kube.headers.retain(|(name, _)| name != http::header::USER_AGENT);
+    kube.default_retry = false;
+    kube
 }
 
 /// [`build`] for a server at `url` with no credentials: `--sim` and tests.
@@ -503,6 +525,12 @@ mod tests {
         let _: Namespace = Api::all(a).get("default").await.unwrap();
         let _: Namespace = Api::all(b).get("default").await.unwrap();
         assert_eq!(sum(&counter(&other, "rest_client_requests_total")), 2.0);
+        // They share kube's stack, and each still says who it is.
+        let agents = |name: &str| {
+            let lines = sim.controls().stats().into_iter();
+            lines.filter(|l| l.verb == "get" && l.resource == "namespaces" && l.user_agent == name).count()
+        };
+        assert_eq!((agents(USER_AGENT), agents(&user_agent(Some("leader-election")))), (1, 1));
     }
 
     #[tokio::test]
