@@ -63,8 +63,8 @@ pub use key::object_key;
 pub use meta::{KEPT_ANNOTATIONS, Labels, Meta, OwnerRef};
 pub use node::{Allocatable, Node, NodeSpec, NodeStatus};
 pub use pod::{
-    ClaimVolume, ContainerStatus, ContainerSummary, EphemeralVolume, Pod, PodCondition, PodSpec, PodStatus, Terminated,
-    Toleration,
+    ClaimVolume, ContainerStatus, ContainerSummary, EphemeralVolume, Pod, PodCondition, PodSpec, PodStatus, RareSpec,
+    RareStatus, Terminated, Toleration,
 };
 pub use templated::{Deployment, HasPodTemplate, Job, PodSpecJson, ReplicaSet, Templated};
 

@@ -42,9 +42,6 @@ pub struct PodSpec {
     /// `spec.tolerations`, one shared copy per distinct list (taint
     /// eviction).
     pub tolerations: Arc<[Toleration]>,
-    /// `spec.initContainers`' names and restart policies (ReplicaSet
-    /// ranking counts sidecar restarts).
-    pub init_containers: Box<[ContainerSummary]>,
     /// The names of the Secrets the pod references (the legacy service
     /// account token cleaner; see `secrets`).
     pub secret_names: Box<[Atom]>,
@@ -52,6 +49,17 @@ pub struct PodSpec {
     /// copy per distinct list (a Service's named `targetPort`, resolved by
     /// the endpoint and EndpointSlice controllers).
     pub named_ports: Arc<[NamedPort]>,
+    /// What few pods have, out of line: a pod with none of it pays a
+    /// pointer.
+    rare: Option<Box<RareSpec>>,
+}
+
+/// The fields of `spec` few pods set.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RareSpec {
+    /// `spec.initContainers`' names and restart policies (ReplicaSet
+    /// ranking counts sidecar restarts).
+    pub init_containers: Box<[ContainerSummary]>,
     /// `spec.hostname` (endpoint hostnames).
     pub hostname: Option<Box<str>>,
     /// `spec.subdomain` (endpoint hostnames of headless Services).
@@ -67,6 +75,14 @@ pub struct PodSpec {
     /// ephemeral volume controller creates the claims from their
     /// templates).
     pub ephemeral_volumes: Box<[EphemeralVolume]>,
+}
+
+impl PodSpec {
+    /// The fields few pods set (all empty when the pod sets none).
+    pub fn rare(&self) -> &RareSpec {
+        static NONE: LazyLock<RareSpec> = LazyLock::new(RareSpec::default);
+        self.rare.as_deref().unwrap_or(&NONE)
+    }
 }
 
 /// A generic ephemeral volume of a pod.
@@ -123,19 +139,22 @@ impl From<WireSpec> for PodSpec {
             .map(|(name, template)| EphemeralVolume { name: name.into(), claim_template: Arc::new(template) })
             .collect();
         let init_containers = wire.init_containers.into_iter();
-        PodSpec {
-            node_name: wire.node_name,
-            tolerations: wire.tolerations,
+        let rare = RareSpec {
             init_containers: init_containers
                 .map(|c| ContainerSummary { name: c.name, restart_policy: c.restart_policy })
                 .collect(),
-            secret_names,
-            named_ports,
             hostname: wire.hostname,
             subdomain: wire.subdomain,
             affinity_node_name: wire.affinity.target_node_name(),
             claim_volumes,
             ephemeral_volumes,
+        };
+        PodSpec {
+            node_name: wire.node_name,
+            tolerations: wire.tolerations,
+            secret_names,
+            named_ports,
+            rare: (rare != RareSpec::default()).then(|| Box::new(rare)),
         }
     }
 }
@@ -167,32 +186,78 @@ pub struct ContainerSummary {
 
 /// What is kept of `status`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(from = "WireStatus")]
 pub struct PodStatus {
     /// `status.phase`.
     pub phase: Option<Atom>,
-    /// `status.reason` (the pod garbage collector deletes `Evicted` pods
-    /// first).
-    pub reason: Option<Atom>,
     /// `status.conditions` (readiness, availability, node lifecycle, the
     /// Job controller's pod failure policy and finish times).
-    #[serde(deserialize_with = "nullable")]
     pub conditions: Box<[PodCondition]>,
     /// `status.containerStatuses` (ReplicaSet ranking by restarts; the Job
     /// controller's exit codes and finish times).
-    #[serde(deserialize_with = "nullable")]
     pub container_statuses: Box<[ContainerStatus]>,
+    /// `status.podIPs[].ip` (the endpoint and EndpointSlice controllers).
+    pub pod_ips: Box<[Box<str>]>,
+    /// What few pods have, out of line: a pod with none of it pays a
+    /// pointer.
+    rare: Option<Box<RareStatus>>,
+}
+
+/// The fields of `status` few pods set.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RareStatus {
+    /// `status.reason` (the pod garbage collector deletes `Evicted` pods
+    /// first).
+    pub reason: Option<Atom>,
     /// `status.initContainerStatuses` (sidecar restarts; the Job
     /// controller's exit codes and finish times).
-    #[serde(deserialize_with = "nullable")]
     pub init_container_statuses: Box<[ContainerStatus]>,
     /// `status.ephemeralContainerStatuses` (the PVC protection controller
     /// asks whether every container stopped).
-    #[serde(deserialize_with = "nullable")]
     pub ephemeral_container_statuses: Box<[ContainerStatus]>,
-    /// `status.podIPs[].ip` (the endpoint and EndpointSlice controllers).
+}
+
+impl PodStatus {
+    /// The fields few pods set (all empty when the pod sets none).
+    pub fn rare(&self) -> &RareStatus {
+        static NONE: LazyLock<RareStatus> = LazyLock::new(RareStatus::default);
+        self.rare.as_deref().unwrap_or(&NONE)
+    }
+}
+
+/// `status` as decoded.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct WireStatus {
+    phase: Option<Atom>,
+    reason: Option<Atom>,
+    #[serde(deserialize_with = "nullable")]
+    conditions: Box<[PodCondition]>,
+    #[serde(deserialize_with = "nullable")]
+    container_statuses: Box<[ContainerStatus]>,
+    #[serde(deserialize_with = "nullable")]
+    init_container_statuses: Box<[ContainerStatus]>,
+    #[serde(deserialize_with = "nullable")]
+    ephemeral_container_statuses: Box<[ContainerStatus]>,
     #[serde(rename = "podIPs", deserialize_with = "pod_ips")]
-    pub pod_ips: Box<[Box<str>]>,
+    pod_ips: Box<[Box<str>]>,
+}
+
+impl From<WireStatus> for PodStatus {
+    fn from(wire: WireStatus) -> Self {
+        let rare = RareStatus {
+            reason: wire.reason,
+            init_container_statuses: wire.init_container_statuses,
+            ephemeral_container_statuses: wire.ephemeral_container_statuses,
+        };
+        PodStatus {
+            phase: wire.phase,
+            conditions: wire.conditions,
+            container_statuses: wire.container_statuses,
+            pod_ips: wire.pod_ips,
+            rare: (rare != RareStatus::default()).then(|| Box::new(rare)),
+        }
+    }
 }
 
 /// A pod condition: type, status and when it last changed.
@@ -311,7 +376,7 @@ impl Pod {
     /// The node the pod is on or, while pending, was made for (upstream
     /// `daemon/util.GetTargetNodeName`).
     pub fn target_node_name(&self) -> Option<&str> {
-        self.node_name().or(self.spec.affinity_node_name.as_deref())
+        self.node_name().or(self.spec.rare().affinity_node_name.as_deref())
     }
 
     /// The condition of type `type_`, if the pod reports it.
@@ -351,7 +416,7 @@ mod tests {
         assert_eq!(a.phase(), "Running");
         assert_eq!(a.condition("Ready").map(|c| c.status.as_str()), Some("True"));
         assert_eq!(a.status.container_statuses[0].restart_count, 3);
-        assert_eq!(a.spec.init_containers[0].restart_policy.as_deref(), Some("Always"));
+        assert_eq!(a.spec.rare().init_containers[0].restart_policy.as_deref(), Some("Always"));
         assert_eq!(a.spec.tolerations[0].toleration_seconds, Some(300));
         assert!(Arc::ptr_eq(&a.spec.tolerations, &b.spec.tolerations));
     }
@@ -370,11 +435,11 @@ mod tests {
             },
         }))
         .unwrap();
-        assert_eq!(&*pod.spec.claim_volumes[0].claim_name, "claim");
-        assert_eq!(&*pod.spec.ephemeral_volumes[0].name, "scratch");
-        assert_eq!(pod.spec.ephemeral_volumes[0].claim_template.spec, Default::default());
+        assert_eq!(&*pod.spec.rare().claim_volumes[0].claim_name, "claim");
+        assert_eq!(&*pod.spec.rare().ephemeral_volumes[0].name, "scratch");
+        assert_eq!(pod.spec.rare().ephemeral_volumes[0].claim_template.spec, Default::default());
         assert!(pod.status.container_statuses[0].waiting);
-        assert!(!pod.status.ephemeral_container_statuses[0].waiting);
+        assert!(!pod.status.rare().ephemeral_container_statuses[0].waiting);
     }
 
     #[test]
@@ -403,8 +468,8 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = pod.spec.secret_names.iter().map(Atom::as_str).collect();
         assert_eq!(names, ["pull", "env", "env-from", "init", "volume", "csi", "flex", "azure", "projected"]);
-        assert_eq!(pod.spec.init_containers[0].name, "init");
-        assert_eq!(pod.spec.init_containers[0].restart_policy.as_deref(), Some("Always"));
+        assert_eq!(pod.spec.rare().init_containers[0].name, "init");
+        assert_eq!(pod.spec.rare().init_containers[0].restart_policy.as_deref(), Some("Always"));
     }
 
     #[test]
@@ -433,8 +498,8 @@ mod tests {
             a.spec.named_ports.iter().map(|p| (p.name.as_str(), p.container_port, p.protocol.as_str())).collect();
         assert_eq!(ports, [("http", 8080, "TCP"), ("dns", 53, "UDP"), ("proxy", 15001, "TCP")]);
         assert!(Arc::ptr_eq(&a.spec.named_ports, &b.spec.named_ports));
-        assert_eq!(a.spec.hostname.as_deref(), Some("web-0"));
-        assert_eq!(a.spec.subdomain.as_deref(), Some("web"));
+        assert_eq!(a.spec.rare().hostname.as_deref(), Some("web-0"));
+        assert_eq!(a.spec.rare().subdomain.as_deref(), Some("web"));
         assert_eq!(&*a.status.pod_ips, [Box::from("10.0.0.1"), Box::from("fd00::1")]);
     }
 
@@ -463,7 +528,7 @@ mod tests {
             json!({"status": {"phase": "Failed", "reason": "Evicted", "message": "low on memory"}}),
         )
         .unwrap();
-        assert_eq!(pod.status.reason.as_deref(), Some("Evicted"));
+        assert_eq!(pod.status.rare().reason.as_deref(), Some("Evicted"));
     }
 
     #[test]
@@ -494,7 +559,7 @@ mod tests {
         assert_eq!(main.finished_at.map(|t| t.to_string()).as_deref(), Some("2026-12-01T10:00:05Z"));
         assert_eq!(pod.status.container_statuses[1].terminated, None);
         assert_eq!(pod.status.container_statuses[2].terminated, None);
-        assert_eq!(pod.status.init_container_statuses[0].terminated, Some(Box::new(Terminated::default())));
+        assert_eq!(pod.status.rare().init_container_statuses[0].terminated, Some(Box::new(Terminated::default())));
     }
 
     #[test]
@@ -507,6 +572,9 @@ mod tests {
             ]},
         }))
         .unwrap();
-        assert_eq!(&*pod.spec.claim_volumes, [ClaimVolume { name: "data".into(), claim_name: "data-web-0".into() }]);
+        assert_eq!(
+            &*pod.spec.rare().claim_volumes,
+            [ClaimVolume { name: "data".into(), claim_name: "data-web-0".into() }]
+        );
     }
 }

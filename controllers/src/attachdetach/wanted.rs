@@ -38,12 +38,12 @@ pub fn counts(pod: &Pod) -> bool {
 
 /// The claims the pod's volumes mount, in order.
 pub fn pod_claims(pod: &Pod) -> Vec<PodClaim> {
-    let named = (pod.spec.claim_volumes.iter()).map(|v| PodClaim {
+    let named = (pod.spec.rare().claim_volumes.iter()).map(|v| PodClaim {
         volume: v.name.to_string(),
         claim: v.claim_name.to_string(),
         ephemeral: false,
     });
-    let ephemeral = (pod.spec.ephemeral_volumes.iter()).map(|v| PodClaim {
+    let ephemeral = (pod.spec.rare().ephemeral_volumes.iter()).map(|v| PodClaim {
         volume: v.name.to_string(),
         claim: volume_claim_name(pod, &v.name),
         ephemeral: true,

@@ -31,9 +31,9 @@ pub fn should_pod_be_in_endpoints(pod: &Pod, include_terminating: bool) -> bool 
 /// `ShouldSetHostname`): it has one, and its `spec.subdomain` names the
 /// Service in the pod's namespace.
 pub fn should_set_hostname(pod: &Pod, service: &Service) -> bool {
-    let hostname = pod.spec.hostname.as_deref().is_some_and(|h| !h.is_empty());
+    let hostname = pod.spec.rare().hostname.as_deref().is_some_and(|h| !h.is_empty());
     hostname
-        && pod.spec.subdomain.as_deref() == service.metadata.name.as_deref()
+        && pod.spec.rare().subdomain.as_deref() == service.metadata.name.as_deref()
         && service.metadata.namespace.as_deref() == Some(pod.metadata.namespace.as_str())
 }
 
@@ -110,8 +110,8 @@ pub fn services_to_update_on_pod_change(old: &Pod, new: &Pod, services: &[&Servi
 /// differ as soon as one is set).
 fn pod_endpoints_changed(old: &Pod, new: &Pod) -> (bool, bool) {
     let labels_changed = old.metadata.labels != new.metadata.labels
-        || old.spec.hostname != new.spec.hostname
-        || old.spec.subdomain != new.spec.subdomain;
+        || old.spec.rare().hostname != new.spec.rare().hostname
+        || old.spec.rare().subdomain != new.spec.rare().subdomain;
     let deleting = old.metadata.deletion_timestamp.is_some() || new.metadata.deletion_timestamp.is_some();
     let pod_changed = deleting || is_pod_ready(old) != is_pod_ready(new) || old.status.pod_ips != new.status.pod_ips;
     (pod_changed, labels_changed)

@@ -44,8 +44,8 @@ pub fn volume_is_for_pod(pod: &Pod, pvc: &PersistentVolumeClaim) -> Result<(), S
 /// `common.PodPVCIndexFunc`).
 pub fn pod_pvc_keys(pod: &Pod) -> Vec<String> {
     let ns = &pod.metadata.namespace;
-    (pod.spec.claim_volumes.iter().map(|v| format!("{ns}/{}", v.claim_name)))
-        .chain(pod.spec.ephemeral_volumes.iter().map(|v| format!("{ns}/{}", volume_claim_name(pod, &v.name))))
+    (pod.spec.rare().claim_volumes.iter().map(|v| format!("{ns}/{}", v.claim_name)))
+        .chain(pod.spec.rare().ephemeral_volumes.iter().map(|v| format!("{ns}/{}", volume_claim_name(pod, &v.name))))
         .collect()
 }
 

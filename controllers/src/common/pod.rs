@@ -79,7 +79,7 @@ pub fn next_availability_check(pod: &Pod, min_ready_seconds: i32, now: Timestamp
 /// The names of the pod's sidecars: its init containers with
 /// `restartPolicy: Always`.
 pub fn sidecar_names(pod: &Pod) -> Vec<&str> {
-    let init = pod.spec.init_containers.iter();
+    let init = pod.spec.rare().init_containers.iter();
     init.filter(|c| c.restart_policy.as_deref() == Some("Always")).map(|c| c.name.as_str()).collect()
 }
 
@@ -90,6 +90,7 @@ pub fn max_container_restarts(pod: &Pod) -> (i32, i32) {
     let regular = status.container_statuses.iter().map(|c| c.restart_count).max().unwrap_or(0).max(0);
     let sidecars = sidecar_names(pod);
     let sidecar = status
+        .rare()
         .init_container_statuses
         .iter()
         .filter(|c| sidecars.contains(&c.name.as_str()))
@@ -107,9 +108,9 @@ pub fn is_pod_terminated(pod: &Pod) -> bool {
     let not_running = |statuses: &[ContainerStatus]| statuses.iter().all(|s| s.terminated.is_some() || s.waiting);
     is_pod_terminal(pod)
         || pod.metadata.deletion_timestamp.is_some()
-            && not_running(&status.init_container_statuses)
+            && not_running(&status.rare().init_container_statuses)
             && not_running(&status.container_statuses)
-            && not_running(&status.ephemeral_container_statuses)
+            && not_running(&status.rare().ephemeral_container_statuses)
 }
 
 #[cfg(test)]

@@ -362,7 +362,7 @@ fn pod_json(pod: &Pod) -> serde_json::Value {
                 "lastTransitionTime": c.last_transition_time.map(|t| t.to_string())})
         })
         .collect();
-    let affinity = pod.spec.affinity_node_name.as_deref().map(|n| {
+    let affinity = pod.spec.rare().affinity_node_name.as_deref().map(|n| {
         json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]}]}}})
     });
@@ -398,7 +398,7 @@ pub fn deleted(plan: &Plan) -> Vec<String> {
 pub fn created_on(plan: &Plan) -> Vec<String> {
     plan.actions()
         .filter_map(|a| match a {
-            Action::CreatePod { pod, .. } => slim(pod).spec.affinity_node_name.map(|n| n.to_string()),
+            Action::CreatePod { pod, .. } => slim(pod).spec.rare().affinity_node_name.as_ref().map(|n| n.to_string()),
             _ => None,
         })
         .collect()

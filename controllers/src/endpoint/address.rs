@@ -41,7 +41,7 @@ pub fn pod_to_endpoint_address(service: &Service, pod: &Pod) -> Option<EndpointA
     let ipv6 = wants_ipv6(service, pod);
     let ip = pod.status.pod_ips.iter().find(|ip| is_ipv6(ip) == ipv6)?;
     let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
-    let hostname = pod.spec.hostname.as_deref().filter(|_| should_set_hostname(pod, service));
+    let hostname = pod.spec.rare().hostname.as_deref().filter(|_| should_set_hostname(pod, service));
     Some(EndpointAddress {
         ip: ip.to_string(),
         hostname: hostname.and_then(some),

@@ -75,7 +75,8 @@ pub fn pod_to_endpoint(pod: &Pod, node: Option<&Node>, service: &Service, addres
         }),
         node_name: pod.node_name().map(str::to_owned),
         zone: zone.map(str::to_owned),
-        hostname: should_set_hostname(pod, service).then(|| pod.spec.hostname.as_deref().unwrap_or("").to_owned()),
+        hostname: should_set_hostname(pod, service)
+            .then(|| pod.spec.rare().hostname.as_deref().unwrap_or("").to_owned()),
         ..Endpoint::default()
     }
 }

@@ -58,7 +58,7 @@ pub enum Step {
 /// Whether a pod event queues the pod (upstream `enqueuePod`): it is not
 /// being deleted and has a generic ephemeral volume.
 pub fn should_queue(pod: &Pod) -> bool {
-    pod.metadata.deletion_timestamp.is_none() && !pod.spec.ephemeral_volumes.is_empty()
+    pod.metadata.deletion_timestamp.is_none() && !pod.spec.rare().ephemeral_volumes.is_empty()
 }
 
 /// The steps of a pod's sync (upstream `syncHandler` and `handleVolume`),
@@ -69,7 +69,7 @@ pub fn plan(pod: &Pod, cached_claim: impl Fn(&str) -> Option<Arc<PersistentVolum
         return Vec::new();
     }
     let mut steps = Vec::new();
-    for volume in &pod.spec.ephemeral_volumes {
+    for volume in pod.spec.rare().ephemeral_volumes.iter() {
         let name = volume_claim_name(pod, &volume.name);
         match cached_claim(&name) {
             Some(existing) => {

@@ -186,7 +186,7 @@ fn the_claim_takes_the_templates_labels_annotations_and_spec_only() {
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": "fast"},
     }}}])))
     .unwrap();
-    let claim = claim_for(&pod, &pod.spec.ephemeral_volumes[0]);
+    let claim = claim_for(&pod, &pod.spec.rare().ephemeral_volumes[0]);
     assert_eq!(
         serde_json::to_value(&claim).unwrap(),
         json!({

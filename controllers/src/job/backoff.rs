@@ -163,7 +163,8 @@ pub fn finished_time(pod: &Pod) -> Timestamp {
 fn finish_time_from_containers(pod: &Pod) -> Option<Timestamp> {
     let sidecars = sidecar_names(pod);
     let regular = latest_finish(None, pod.status.container_statuses.iter());
-    let sidecar_statuses = pod.status.init_container_statuses.iter().filter(|s| sidecars.contains(&s.name.as_str()));
+    let sidecar_statuses =
+        pod.status.rare().init_container_statuses.iter().filter(|s| sidecars.contains(&s.name.as_str()));
     latest_finish(regular, sidecar_statuses)
 }
 

@@ -123,7 +123,7 @@ fn match_on_exit_codes<'a>(
     requirement: &PodFailurePolicyOnExitCodesRequirement,
 ) -> Option<&'a ContainerStatus> {
     let status = &pod.status;
-    status.container_statuses.iter().chain(status.init_container_statuses.iter()).find(|container| {
+    status.container_statuses.iter().chain(status.rare().init_container_statuses.iter()).find(|container| {
         let Some(terminated) = &container.terminated else { return false };
         requirement.container_name.as_deref().is_none_or(|name| name == container.name.as_str())
             && terminated.exit_code != 0

@@ -64,7 +64,7 @@ pub fn past_backoff_limit_on_failure(job: &kcm_objects::Job, pods: &[&Pod]) -> b
     let restarts: i64 = pods
         .iter()
         .filter(|p| matches!(phase(p), "Running" | "Pending"))
-        .flat_map(|p| p.status.init_container_statuses.iter().chain(p.status.container_statuses.iter()))
+        .flat_map(|p| p.status.rare().init_container_statuses.iter().chain(p.status.container_statuses.iter()))
         .map(|c| i64::from(c.restart_count))
         .sum();
     let limit = i64::from(spec.backoff_limit.unwrap_or(6));

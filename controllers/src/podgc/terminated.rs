@@ -39,7 +39,7 @@ pub fn deletion_order(a: &Pod, b: &Pod) -> Ordering {
 
 /// Upstream `eviction.PodIsEvicted`.
 fn evicted(pod: &Pod) -> bool {
-    pod.phase() == "Failed" && pod.status.reason.as_deref() == Some(EVICTED_REASON)
+    pod.phase() == "Failed" && pod.status.rare().reason.as_deref() == Some(EVICTED_REASON)
 }
 
 /// The creation time; a pod without one sorts as the oldest, as Go's zero

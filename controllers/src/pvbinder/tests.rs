@@ -64,7 +64,7 @@ impl View for Snapshot {
     }
     fn pods_of_claim(&self, key: &str) -> Vec<Arc<Pod>> {
         let uses = |pod: &Pod| {
-            pod.spec.claim_volumes.iter().any(|v| format!("{}/{}", pod.metadata.namespace, v.claim_name) == key)
+            pod.spec.rare().claim_volumes.iter().any(|v| format!("{}/{}", pod.metadata.namespace, v.claim_name) == key)
         };
         self.0.pods.iter().filter(|p| uses(p)).cloned().map(Arc::new).collect()
     }

@@ -164,9 +164,9 @@ pub fn process(
 /// Whether `pod` uses the claim in the sense of `usage`.
 fn uses(pod: &Pod, pvc: &PersistentVolumeClaim, usage: Usage) -> bool {
     let name = pvc.metadata.name.as_deref().unwrap_or_default();
-    let claim = pod.spec.claim_volumes.iter().any(|v| *v.claim_name == *name);
+    let claim = pod.spec.rare().claim_volumes.iter().any(|v| *v.claim_name == *name);
     let ephemeral = || {
-        pod.spec.ephemeral_volumes.iter().any(|v| volume_claim_name(pod, &v.name) == name)
+        pod.spec.rare().ephemeral_volumes.iter().any(|v| volume_claim_name(pod, &v.name) == name)
             && volume_is_for_pod(pod, pvc).is_ok()
     };
     match usage {

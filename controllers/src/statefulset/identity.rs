@@ -95,7 +95,7 @@ pub fn storage_matches(set: &StatefulSet, pod: &Pod) -> bool {
     let Some(ordinal) = ordinal(pod) else { return false };
     templates(set).iter().all(|t| {
         let volume = t.metadata.name.as_deref().unwrap_or_default();
-        pod.spec.claim_volumes.iter().any(|v| &*v.name == volume && *v.claim_name == claim_name(set, t, ordinal))
+        pod.spec.rare().claim_volumes.iter().any(|v| &*v.name == volume && *v.claim_name == claim_name(set, t, ordinal))
     })
 }
 
