@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::{Arc, LazyLock};
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
-use crate::atom::Atom;
+use crate::atom::{Atom, Pool};
 
 /// Annotations the slim objects keep; every other annotation is skipped
 /// while decoding. A controller reading an annotation of a pod or node
@@ -57,9 +58,9 @@ pub struct Meta {
     /// The annotations named in [`KEPT_ANNOTATIONS`] that the object has.
     #[serde(deserialize_with = "kept_annotations")]
     pub annotations: Labels,
-    /// `metadata.ownerReferences`.
-    #[serde(deserialize_with = "nullable")]
-    pub owner_references: Box<[OwnerRef]>,
+    /// `metadata.ownerReferences`, one shared copy per distinct list.
+    #[serde(deserialize_with = "shared_owners")]
+    pub owner_references: Arc<[OwnerRef]>,
     /// `metadata.finalizers`.
     #[serde(deserialize_with = "nullable")]
     pub finalizers: Box<[Atom]>,
@@ -135,10 +136,25 @@ impl OwnerRef {
     }
 }
 
+/// Distinct label sets of the process (a ReplicaSet's pods all carry the
+/// same one).
+static LABEL_SETS: LazyLock<Pool<[(Atom, Atom)]>> = LazyLock::new(Pool::new);
+
+/// Distinct ownerReferences lists of the process (a ReplicaSet's pods all
+/// carry the same one).
+static OWNER_LISTS: LazyLock<Pool<[OwnerRef]>> = LazyLock::new(Pool::new);
+
 /// A small string map (labels, kept annotations): pairs sorted by key,
-/// keys and values shared.
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
-pub struct Labels(Box<[(Atom, Atom)]>);
+/// one shared copy per distinct map.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Labels(Arc<[(Atom, Atom)]>);
+
+impl Default for Labels {
+    /// The empty map (shared too).
+    fn default() -> Self {
+        Labels(LABEL_SETS.intern(&[]))
+    }
+}
 
 impl Labels {
     /// The value under `key`.
@@ -172,7 +188,7 @@ impl Labels {
         pairs.reverse();
         pairs.sort_by(|a, b| a.0.cmp(&b.0));
         pairs.dedup_by(|later, earlier| later.0 == earlier.0);
-        Labels(pairs.into_boxed_slice())
+        Labels(LABEL_SETS.intern(&pairs))
     }
 }
 
@@ -245,6 +261,12 @@ impl<'de> Visitor<'de> for OptionalPairs {
     }
 }
 
+/// Decodes `metadata.ownerReferences` into the shared copy of the list.
+fn shared_owners<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<[OwnerRef]>, D::Error> {
+    let list: Vec<OwnerRef> = nullable(deserializer)?;
+    Ok(OWNER_LISTS.intern(&list))
+}
+
 /// Decodes `null` as the type's default, as Go's decoder leaves a field
 /// it reads `null` for at its zero value.
 pub(crate) fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
@@ -291,6 +313,25 @@ mod tests {
         .unwrap();
         assert!(meta.labels.is_empty() && meta.annotations.is_empty() && meta.owner_references.is_empty());
         assert_eq!(meta.key(), "n");
+    }
+
+    #[test]
+    fn objects_with_equal_labels_and_owners_share_one_copy_of_each() {
+        let meta = |name: &str, labels: serde_json::Value| -> Meta {
+            serde_json::from_value(json!({
+                "name": name, "namespace": "default", "labels": labels,
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "rs-1", "controller": true}],
+            }))
+            .unwrap()
+        };
+        let a = meta("web-a", json!({"app": "web", "pod-template-hash": "7c5d"}));
+        let b = meta("web-b", json!({"pod-template-hash": "7c5d", "app": "web"}));
+        let c = meta("web-c", json!({"app": "web", "pod-template-hash": "9f00"}));
+        assert!(Arc::ptr_eq(&a.labels.0, &b.labels.0), "the same map in another order");
+        assert!(!Arc::ptr_eq(&a.labels.0, &c.labels.0));
+        assert_eq!(c.labels.get("pod-template-hash"), Some("9f00"));
+        assert!(Arc::ptr_eq(&a.owner_references, &c.owner_references));
+        assert_eq!(c.controller().map(|r| r.uid.as_str()), Some("rs-1"));
     }
 
     #[test]
