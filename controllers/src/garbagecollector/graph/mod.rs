@@ -332,6 +332,9 @@ mod tests {
         assert!(g.absent_owners().contains(&ident(RS, "ns", "rs")));
         // The dependents keep their references: nothing else changed.
         assert_eq!(g.node("uid-a").unwrap().owners.len(), 1);
+        // Both name the same owner, and hold one copy of the list.
+        let owners = |name: &str| g.nodes[&Uid::new(&format!("uid-{name}"))].owners.clone();
+        assert!(std::sync::Arc::ptr_eq(&owners("a"), &owners("b")));
     }
 
     #[test]

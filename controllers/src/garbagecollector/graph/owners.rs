@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 
 use super::interner::EMPTY;
-use super::store::{Effect, Graph, Node, Owner};
+use super::store::{Effect, Graph, Node, Owner, shared};
 use crate::garbagecollector::uid::Uid;
 use crate::garbagecollector::{Identity, REASON_OWNER_REF_INVALID_NAMESPACE};
 
@@ -29,7 +29,7 @@ impl Graph {
                         kind: owner.kind,
                         namespace: dep_namespace,
                         name: owner.name.clone(),
-                        owners: Box::new([]),
+                        owners: shared(&[]),
                         dependents: vec![dependent.clone()],
                         flags: 0,
                     },

@@ -3,8 +3,10 @@
 //! flags, the [`Graph`] itself and how workers read it ([`NodeView`]).
 
 use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kcm_objects::Pool;
 
 use super::interner::{Interner, Sym};
 use crate::garbagecollector::absent::AbsentOwnerCache;
@@ -61,8 +63,9 @@ pub(super) struct Node {
     pub(super) kind: Sym,
     pub(super) namespace: Sym,
     pub(super) name: Box<str>,
-    /// Its ownerReferences as last observed.
-    pub(super) owners: Box<[Owner]>,
+    /// Its ownerReferences as last observed, one shared copy per distinct
+    /// list (a ReplicaSet's pods name the same owner).
+    pub(super) owners: Arc<[Owner]>,
     /// Uids of the nodes naming this one as an owner.
     pub(super) dependents: Vec<Uid>,
     /// `OBSERVED`, `BEING_DELETED`, ... ; the finalizer bits are as last
@@ -70,8 +73,16 @@ pub(super) struct Node {
     pub(super) flags: u8,
 }
 
+/// Distinct ownerReferences lists of the process's graph.
+static OWNER_LISTS: LazyLock<Pool<[Owner]>> = LazyLock::new(Pool::new);
+
+/// The shared copy of `owners`.
+pub(super) fn shared(owners: &[Owner]) -> Arc<[Owner]> {
+    OWNER_LISTS.intern(owners)
+}
+
 /// One ownerReference.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) struct Owner {
     pub(super) uid: Uid,
     pub(super) api_version: Sym,
@@ -247,8 +258,9 @@ impl Graph {
 
     /// The object's ownerReferences (those without a uid are ignored: the
     /// API server requires one).
-    pub(super) fn owners_of(&mut self, meta: &ObjectMeta) -> Box<[Owner]> {
-        meta.owner_references
+    pub(super) fn owners_of(&mut self, meta: &ObjectMeta) -> Arc<[Owner]> {
+        let owners: Vec<Owner> = meta
+            .owner_references
             .iter()
             .flatten()
             .filter(|r| !r.uid.is_empty())
@@ -260,7 +272,8 @@ impl Graph {
                 controller: r.controller,
                 block_owner_deletion: r.block_owner_deletion,
             })
-            .collect()
+            .collect();
+        shared(&owners)
     }
 }
 
