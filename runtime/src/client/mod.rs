@@ -178,9 +178,6 @@ pub struct ClientConfig {
     /// builds: prometheus refuses a second registration of the same names,
     /// and client-go's rest_client metrics are process-wide anyway.
     metrics: Arc<Mutex<Option<RestClientMetrics>>>,
-    /// Whether the configuration asked for kube's retries (`default_retry`,
-    /// on unless turned off), which `build` layers above the fence.
-    retries: bool,
     /// kube's stack for `kube`, shared by every client built from this
     /// config and those made from it with the same `kube`.
     stack: Arc<SharedStack>,
@@ -245,10 +242,8 @@ impl ClientConfig {
 
     /// Wraps an already resolved kube configuration.
     pub fn from_kube(kube: kube::Config, qps: f32, burst: u32) -> ClientConfig {
-        let retries = kube.default_retry;
-        let kube = without_user_agent_or_retries(kube);
         let (metrics, stack) = (Arc::new(Mutex::new(None)), Arc::default());
-        ClientConfig { kube, qps, burst, fence: None, accounts: None, metrics, retries, stack }
+        ClientConfig { kube, qps, burst, fence: None, accounts: None, metrics, stack }
     }
 
     /// The same server, CA, limits and fence, without the kubeconfig's
@@ -333,14 +328,14 @@ pub fn build(config: &ClientConfig, registry: &Registry, user_agent_suffix: Opti
     };
     let metrics = config.metrics(registry)?;
     let limiter = RequestLimiter::new(config.qps, config.burst).map(Arc::new);
-    let stack = config.stack.get(&config.kube).map_err(Error::Build)?;
+    let stack = config.stack.get(|| without_user_agent_or_retries(&config.kube)).map_err(Error::Build)?;
     let builder =
         kube::client::ClientBuilder::new(shared::sending_as(stack, ua_value), config.kube.default_namespace.clone());
     Ok(builder
         .with_layer(&FenceLayer::new(config.fence.clone()))
         .with_layer(&BufferLayer::new(FENCE_BUFFER))
         .with_layer(&option_layer(bearer))
-        .with_layer(&option_layer(config.retries.then(|| RetryLayer::new(RetryPolicy::server_retry()))))
+        .with_layer(&option_layer(config.kube.default_retry.then(|| RetryLayer::new(RetryPolicy::server_retry()))))
         .with_layer(&ClientRateLimitLayer::new(limiter))
         .with_layer(&RequestMetricsLayer::new(metrics, config.host()))
         .build())
@@ -348,8 +343,9 @@ pub fn build(config: &ClientConfig, registry: &Registry, user_agent_suffix: Opti
 
 /// `kube` without a user agent (each client sets its own) and without
 /// kube's retries, which [`build`] puts back above the fence, so that each
-/// retry is checked again.
-fn without_user_agent_or_retries(mut kube: kube::Config) -> kube::Config {
+/// retry is checked again: what the shared stack is built from.
+fn without_user_agent_or_retries(kube: &kube::Config) -> kube::Config {
+    let mut kube = kube.clone();
     kube.headers.retain(|(name, _)| name != http::header::USER_AGENT);
     kube.default_retry = false;
     kube

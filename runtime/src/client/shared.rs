@@ -23,14 +23,14 @@ pub(super) struct SharedStack {
 }
 
 impl SharedStack {
-    /// The stack for `kube` (the same configuration on every call: the
-    /// one this stack belongs to), built by the first call.
-    pub(super) fn get(&self, kube: &kube::Config) -> Result<kube::Client, kube::Error> {
+    /// The stack, built by the first call from the configuration `kube`
+    /// gives (the one this stack belongs to).
+    pub(super) fn get(&self, kube: impl FnOnce() -> kube::Config) -> Result<kube::Client, kube::Error> {
         let mut slot = self.client.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(client) = slot.as_ref() {
             return Ok(client.clone());
         }
-        let client = kube::client::ClientBuilder::try_from(kube.clone())?.build();
+        let client = kube::client::ClientBuilder::try_from(kube())?.build();
         *slot = Some(client.clone());
         Ok(client)
     }
