@@ -6,9 +6,9 @@
 //! strings that repeat across objects ([`Atom`]) and the toleration lists
 //! held once for the whole process. Secrets and ConfigMaps keep their data
 //! only where a controller reads it ([`Secret`], [`ConfigMap`]), and
-//! Deployments and ReplicaSets their template's spec as JSON
-//! ([`Templated`]). Every other
-//! kind is cached as its full k8s-openapi type. [`Cached`] is what the
+//! Deployments, ReplicaSets and Jobs their template's spec as JSON
+//! ([`Template`], [`PodSpecJson`]). Every other kind is cached as its full
+//! k8s-openapi type. [`Cached`] is what the
 //! informers store by.
 //!
 //! The projections are declared here, in one place: a controller that
@@ -30,8 +30,11 @@
 //! - `config`: [`Secret`] and [`ConfigMap`], trimmed of data no controller
 //!   reads;
 //! - `pod`: [`Pod`];
-//! - `templated`: [`Deployment`] and [`ReplicaSet`], their template's spec
-//!   as [`PodSpecJson`];
+//! - `template`: [`Template`], a pod template with its spec as
+//!   [`PodSpecJson`];
+//! - `apps`: [`Deployment`] and [`ReplicaSet`], k8s-openapi's fields with
+//!   the template as a [`Template`];
+//! - `job`: [`Job`], k8s-openapi's object with its template's spec as JSON;
 //! - `affinity`: the node a pending DaemonSet pod is for;
 //! - `container`: what is decoded of a container, [`NamedPort`];
 //! - `secrets`: the Secrets a pod references (`PodSpec::secret_names`);
@@ -40,18 +43,21 @@
 //! - `key`: [`object_key`], the `namespace/name` key of every cache and queue.
 
 mod affinity;
+mod apps;
 mod atom;
 mod cached;
 mod config;
 mod container;
 mod event_type;
+mod job;
 mod key;
 mod meta;
 mod node;
 mod pod;
 mod secrets;
-mod templated;
+mod template;
 
+pub use apps::{Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec};
 pub use atom::{Atom, Pool};
 pub use cached::{Cached, Projection, Wire, project};
 pub use config::{
@@ -59,6 +65,7 @@ pub use config::{
 };
 pub use container::NamedPort;
 pub use event_type::EventType;
+pub use job::Job;
 pub use key::object_key;
 pub use meta::{KEPT_ANNOTATIONS, Labels, Meta, OwnerRef};
 pub use node::{Allocatable, Node, NodeSpec, NodeStatus};
@@ -66,7 +73,7 @@ pub use pod::{
     ClaimVolume, ContainerStatus, ContainerSummary, EphemeralVolume, Pod, PodCondition, PodSpec, PodStatus, RareSpec,
     RareStatus, Terminated, Toleration,
 };
-pub use templated::{Deployment, HasPodTemplate, Job, PodSpecJson, ReplicaSet, Templated};
+pub use template::{PodSpecJson, Template};
 
 cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);
 cached::cached_projection!(Node, k8s_openapi::api::core::v1::Node);

@@ -23,7 +23,7 @@
 //! upstream's value, which hashes a go-spew dump of the Go struct.
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use kcm_objects::{HasPodTemplate, Templated};
+use kcm_objects::Template;
 use serde_json::Value;
 
 use super::hash::{FNV32_OFFSET, fnv32a, safe_encode};
@@ -54,19 +54,17 @@ pub fn equal_ignore_hash(a: &PodTemplateSpec, b: &PodTemplateSpec) -> bool {
     canonical(a, true) == canonical(b, true)
 }
 
-/// What [`equal_ignore_hash`] compares of a cached Deployment's or ReplicaSet's
-/// template, read from its spec's JSON without decoding it; `None` when it
-/// has no template.
-pub fn cached_canonical_ignoring_hash<K: HasPodTemplate>(cached: &Templated<K>) -> Option<Value> {
-    let template = cached.pod_template()?;
+/// What [`equal_ignore_hash`] compares of a cached Deployment's or
+/// ReplicaSet's template, read from its spec's JSON without decoding it.
+pub fn cached_canonical_ignoring_hash(template: &Template) -> Value {
     let mut value = serde_json::json!({});
     if let Some(meta) = &template.metadata {
         value["metadata"] = serde_json::to_value(meta).unwrap_or(Value::Null);
     }
-    if let Some(spec) = cached.pod_spec() {
+    if let Some(spec) = &template.spec {
         value["spec"] = serde_json::from_str(spec.as_str()).unwrap_or(Value::Null);
     }
-    Some(ignoring_hash(value))
+    ignoring_hash(value)
 }
 
 /// The template as pruned JSON, optionally without the hash label.
@@ -157,22 +155,17 @@ mod tests {
         assert_ne!(h, compute_hash(&template("nginx:2", &[("app", "web")]), None));
     }
 
-    /// A cached ReplicaSet's template, its spec held as JSON, compares as
-    /// the decoded template does.
+    /// A cached template, its spec held as JSON, compares as the decoded
+    /// template does.
     #[test]
     fn a_cached_templates_form_is_the_decoded_ones() {
-        use kcm_objects::ReplicaSet;
-        let rs = |t: PodTemplateSpec| {
-            let spec = k8s_openapi::api::apps::v1::ReplicaSetSpec { template: Some(t), ..Default::default() };
-            ReplicaSet::new(k8s_openapi::api::apps::v1::ReplicaSet { spec, ..Default::default() })
-        };
         let web = template("nginx", &[("app", "web"), (POD_TEMPLATE_HASH_LABEL, "abc")]);
-        let cached = cached_canonical_ignoring_hash(&rs(web.clone()));
-        assert_eq!(cached, Some(canonical(&web, true)));
-        assert_eq!(cached, Some(canonical(&template("nginx", &[("app", "web")]), true)));
-        assert_ne!(cached, Some(canonical(&template("nginx:2", &[("app", "web")]), true)));
-        let no_template = ReplicaSet::new(Default::default());
-        assert_eq!(cached_canonical_ignoring_hash(&no_template), None);
+        let cached = cached_canonical_ignoring_hash(&Template::new(web.clone()));
+        assert_eq!(cached, canonical(&web, true));
+        assert_eq!(cached, canonical(&template("nginx", &[("app", "web")]), true));
+        assert_ne!(cached, canonical(&template("nginx:2", &[("app", "web")]), true));
+        let empty = cached_canonical_ignoring_hash(&Template::default());
+        assert_eq!(empty, canonical(&PodTemplateSpec::default(), true));
     }
 
     /// The value itself is part of the contract (names must not change

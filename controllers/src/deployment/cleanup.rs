@@ -26,7 +26,7 @@ impl Planner<'_> {
         }
         alive.sort_by(|&a, &b| {
             let (ra, rb) = (&self.rss[a], &self.rss[b]);
-            match (revision::revision(ra), revision::revision(rb)) {
+            match (revision::revision(&ra.metadata), revision::revision(&rb.metadata)) {
                 (Ok(x), Ok(y)) if x != y => x.cmp(&y),
                 _ => by_creation(ra, rb),
             }

@@ -77,10 +77,10 @@ impl Planner<'_> {
     /// The oldest ReplicaSet whose template is the Deployment's, ignoring
     /// the hash label (upstream `FindNewReplicaSet`).
     fn find_new_replica_set(&self) -> Option<Rs> {
-        let template = cached_canonical_ignoring_hash(&self.d);
-        self.by_creation((0..self.rss.len()).collect())
-            .into_iter()
-            .find(|&i| cached_canonical_ignoring_hash(&self.rss[i]).is_some_and(|t| Some(t) == template))
+        let template = cached_canonical_ignoring_hash(&self.d.spec.template);
+        self.by_creation((0..self.rss.len()).collect()).into_iter().find(|&i| {
+            self.rss[i].spec.template.as_ref().is_some_and(|t| cached_canonical_ignoring_hash(t) == template)
+        })
     }
 
     /// The new ReplicaSet (created if `create` and missing) and every old
@@ -98,11 +98,12 @@ impl Planner<'_> {
 
     /// Upstream `getNewReplicaSet`.
     fn get_new_replica_set(&mut self, existing: Option<Rs>, old: &[Rs], create: bool) -> Result<Option<Rs>, Error> {
-        let new_revision = max_revision(old.iter().map(|&i| &*self.rss[i])) + 1;
+        let new_revision = max_revision(old.iter().map(|&i| &self.rss[i].metadata)) + 1;
         let surge = max_surge(&self.d);
         if let Some(i) = existing {
             let mut rs = self.rss[i].clone();
-            let annotations_updated = set_new_replica_set_annotations(&self.d, &mut rs, new_revision, true, surge);
+            let annotations_updated =
+                set_new_replica_set_annotations(&self.d, &mut rs.metadata, new_revision, true, surge);
             let min_ready = super::min_ready_seconds(&self.d);
             let rs_min_ready = rs.spec.min_ready_seconds.unwrap_or(0);
             if annotations_updated || rs_min_ready != min_ready {
@@ -169,7 +170,7 @@ impl Planner<'_> {
         let all: Vec<&ReplicaSet> = old.iter().map(|&i| &self.rss[i]).chain(std::iter::once(&planned)).collect();
         let new_replicas = fenceposts::new_rs_new_replicas(d, &all, &planned)?;
         rs.spec.replicas = Some(new_replicas);
-        set_new_replica_set_annotations(d, &mut rs, new_revision, false, surge);
+        set_new_replica_set_annotations(d, &mut rs.metadata, new_revision, false, surge);
         self.plan.push(Action::CreateReplicaSet {
             namespace: d.metadata.namespace.clone().unwrap_or_default(),
             replica_set: Box::new(rs.clone()),
@@ -342,7 +343,7 @@ mod tests {
         let mut other_owner = planned.clone();
         other_owner.metadata.owner_references = None;
         assert!(!is_same_replica_set(&other_owner, &planned));
-        let other_template = RsB::new("x", 1).image("v9").build();
+        let other_template = RsB::new("x", 1).image("v9").build().full();
         assert!(!is_same_replica_set(&other_template, &planned));
     }
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_objects::Deployment;
 
 /// The revision of a ReplicaSet, and the current revision of a Deployment.
@@ -48,19 +48,19 @@ fn annotation<'a>(annotations: Option<&'a BTreeMap<String, String>>, key: &str) 
 
 /// The ReplicaSet's revision: 0 without the annotation, an error when it is
 /// not an integer (upstream `Revision`).
-pub(super) fn revision(rs: &ReplicaSet) -> Result<i64, std::num::ParseIntError> {
-    annotation(rs.metadata.annotations.as_ref(), REVISION_ANNOTATION).map_or(Ok(0), str::parse)
+pub(super) fn revision(rs: &ObjectMeta) -> Result<i64, std::num::ParseIntError> {
+    annotation(rs.annotations.as_ref(), REVISION_ANNOTATION).map_or(Ok(0), str::parse)
 }
 
 /// The highest revision among `rss`, unparsable ones skipped (upstream
 /// `MaxRevision`).
-pub(super) fn max_revision<'a>(rss: impl IntoIterator<Item = &'a ReplicaSet>) -> i64 {
+pub(super) fn max_revision<'a>(rss: impl IntoIterator<Item = &'a ObjectMeta>) -> i64 {
     rss.into_iter().filter_map(|rs| revision(rs).ok()).max().unwrap_or(0).max(0)
 }
 
 /// The second-highest revision among `rss` (upstream `LastRevision`): the
 /// one before the current.
-pub(super) fn last_revision<'a>(rss: impl IntoIterator<Item = &'a ReplicaSet>) -> i64 {
+pub(super) fn last_revision<'a>(rss: impl IntoIterator<Item = &'a ObjectMeta>) -> i64 {
     let (mut max, mut second) = (0, 0);
     for v in rss.into_iter().filter_map(|rs| revision(rs).ok()) {
         if v >= max {
@@ -81,9 +81,9 @@ pub(super) fn rollback_to(d: &Deployment) -> Option<i64> {
 
 /// Copies the Deployment's own annotations onto the ReplicaSet (adding or
 /// overwriting, never removing). Returns whether anything changed.
-fn copy_deployment_annotations(d: &Deployment, rs: &mut ReplicaSet) -> bool {
+fn copy_deployment_annotations(d: &Deployment, rs: &mut ObjectMeta) -> bool {
     let mut changed = false;
-    let target = rs.metadata.annotations.get_or_insert_default();
+    let target = rs.annotations.get_or_insert_default();
     for (k, v) in d.metadata.annotations.iter().flatten() {
         if skip_copy_annotation(k) || target.get(k) == Some(v) {
             continue;
@@ -105,13 +105,13 @@ fn copy_deployment_annotations(d: &Deployment, rs: &mut ReplicaSet) -> bool {
 /// other ReplicaSets reach revision 2 gets revision 3 and history `"1"`.
 pub(super) fn set_new_replica_set_annotations(
     d: &Deployment,
-    rs: &mut ReplicaSet,
+    rs: &mut ObjectMeta,
     new_revision: i64,
     exists: bool,
     max_surge: i32,
 ) -> bool {
     let mut changed = copy_deployment_annotations(d, rs);
-    let annotations = rs.metadata.annotations.get_or_insert_default();
+    let annotations = rs.annotations.get_or_insert_default();
     let had_revision = annotations.get(REVISION_ANNOTATION).cloned();
     let old_revision = match had_revision.as_deref() {
         None | Some("") => 0,
@@ -160,16 +160,16 @@ fn append_revision_history(annotations: &mut BTreeMap<String, String>, old: &str
 
 /// Whether the replicas annotations differ from `desired` and `max`
 /// (upstream `ReplicasAnnotationsNeedUpdate`).
-pub(super) fn replicas_annotations_need_update(rs: &ReplicaSet, desired: i32, max: i32) -> bool {
-    let a = rs.metadata.annotations.as_ref();
+pub(super) fn replicas_annotations_need_update(rs: &ObjectMeta, desired: i32, max: i32) -> bool {
+    let a = rs.annotations.as_ref();
     annotation(a, DESIRED_REPLICAS_ANNOTATION) != Some(desired.to_string().as_str())
         || annotation(a, MAX_REPLICAS_ANNOTATION) != Some(max.to_string().as_str())
 }
 
 /// Sets the replicas annotations; returns whether they changed (upstream
 /// `SetReplicasAnnotations`).
-pub(super) fn set_replicas_annotations(rs: &mut ReplicaSet, desired: i32, max: i32) -> bool {
-    let annotations = rs.metadata.annotations.get_or_insert_default();
+pub(super) fn set_replicas_annotations(rs: &mut ObjectMeta, desired: i32, max: i32) -> bool {
+    let annotations = rs.annotations.get_or_insert_default();
     let mut changed = false;
     for (k, v) in [(DESIRED_REPLICAS_ANNOTATION, desired), (MAX_REPLICAS_ANNOTATION, max)] {
         let v = v.to_string();
@@ -182,17 +182,17 @@ pub(super) fn set_replicas_annotations(rs: &mut ReplicaSet, desired: i32, max: i
 }
 
 /// An int32 annotation of a ReplicaSet, if present and valid.
-fn int_annotation(rs: &ReplicaSet, key: &str) -> Option<i32> {
-    annotation(rs.metadata.annotations.as_ref(), key)?.parse().ok()
+fn int_annotation(rs: &ObjectMeta, key: &str) -> Option<i32> {
+    annotation(rs.annotations.as_ref(), key)?.parse().ok()
 }
 
 /// The desired-replicas annotation (upstream `GetDesiredReplicasAnnotation`).
-pub(super) fn desired_replicas_annotation(rs: &ReplicaSet) -> Option<i32> {
+pub(super) fn desired_replicas_annotation(rs: &ObjectMeta) -> Option<i32> {
     int_annotation(rs, DESIRED_REPLICAS_ANNOTATION)
 }
 
 /// The max-replicas annotation (upstream `getMaxReplicasAnnotation`).
-pub(super) fn max_replicas_annotation(rs: &ReplicaSet) -> Option<i32> {
+pub(super) fn max_replicas_annotation(rs: &ObjectMeta) -> Option<i32> {
     int_annotation(rs, MAX_REPLICAS_ANNOTATION)
 }
 
@@ -210,7 +210,7 @@ pub(super) fn set_deployment_revision(d: &mut Deployment, revision: &str) -> boo
 /// Replaces the Deployment's own annotations with the ReplicaSet's,
 /// keeping the machinery's (upstream `SetDeploymentAnnotationsTo`, for a
 /// rollback).
-pub(super) fn set_deployment_annotations_to(d: &mut Deployment, rs: &ReplicaSet) {
+pub(super) fn set_deployment_annotations_to(d: &mut Deployment, rs: &ObjectMeta) {
     let mut annotations: BTreeMap<String, String> = d
         .metadata
         .annotations
@@ -219,7 +219,7 @@ pub(super) fn set_deployment_annotations_to(d: &mut Deployment, rs: &ReplicaSet)
         .filter(|(k, _)| skip_copy_annotation(k))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    for (k, v) in rs.metadata.annotations.iter().flatten() {
+    for (k, v) in rs.annotations.iter().flatten() {
         if !skip_copy_annotation(k) {
             annotations.insert(k.clone(), v.clone());
         }
@@ -232,16 +232,16 @@ mod tests {
     use super::*;
     use crate::deployment::testing::{DeploymentBuilder, rs};
 
-    fn with_revision(name: &str, rev: &str) -> ReplicaSet {
-        let mut r = rs(name, 0).full();
-        r.metadata.annotations.get_or_insert_default().insert(REVISION_ANNOTATION.into(), rev.into());
+    fn with_revision(name: &str, rev: &str) -> ObjectMeta {
+        let mut r = rs(name, 0).metadata;
+        r.annotations.get_or_insert_default().insert(REVISION_ANNOTATION.into(), rev.into());
         r
     }
 
     /// Scenario 24: revisions {1, 4, x}: the max is 4, so a new one is 5.
     #[test]
     fn max_revision_skips_garbage() {
-        let rss = [with_revision("a", "1"), with_revision("b", "4"), with_revision("c", "x"), rs("d", 0).full()];
+        let rss = [with_revision("a", "1"), with_revision("b", "4"), with_revision("c", "x"), rs("d", 0).metadata];
         assert_eq!(max_revision(&rss), 4);
         assert_eq!(last_revision(&rss), 1);
         assert_eq!(last_revision(&[with_revision("a", "3")]), 0);
@@ -255,12 +255,12 @@ mod tests {
         let d = DeploymentBuilder::new(3).build();
         let mut r = with_revision("a", "1");
         assert!(set_new_replica_set_annotations(&d, &mut r, 3, true, 1));
-        let a = r.metadata.annotations.as_ref().unwrap();
+        let a = r.annotations.as_ref().unwrap();
         assert_eq!(a[REVISION_ANNOTATION], "3");
         assert_eq!(a[REVISION_HISTORY_ANNOTATION], "1");
         assert!(!a.contains_key(DESIRED_REPLICAS_ANNOTATION), "existing: replicas annotations untouched");
         assert!(set_new_replica_set_annotations(&d, &mut r, 5, true, 1));
-        assert_eq!(r.metadata.annotations.as_ref().unwrap()[REVISION_HISTORY_ANNOTATION], "1,3");
+        assert_eq!(r.annotations.as_ref().unwrap()[REVISION_HISTORY_ANNOTATION], "1,3");
         assert!(!set_new_replica_set_annotations(&d, &mut r, 5, true, 1), "nothing to change");
         assert!(!set_new_replica_set_annotations(&d, &mut r, 4, true, 1), "never lowered");
     }
@@ -286,9 +286,9 @@ mod tests {
             .annotation(LAST_APPLIED_ANNOTATION, "{}")
             .annotation(REVISION_ANNOTATION, "7")
             .build();
-        let mut r = rs("a", 0);
+        let mut r = rs("a", 0).metadata;
         assert!(set_new_replica_set_annotations(&d, &mut r, 1, false, 1));
-        let a = r.metadata.annotations.as_ref().unwrap();
+        let a = r.annotations.as_ref().unwrap();
         assert_eq!(a["foo"], "bar");
         assert!(!a.contains_key(LAST_APPLIED_ANNOTATION));
         assert_eq!(a[REVISION_ANNOTATION], "1");
@@ -296,14 +296,14 @@ mod tests {
         assert_eq!(a[MAX_REPLICAS_ANNOTATION], "3");
         let without_foo = DeploymentBuilder::new(2).build();
         assert!(!set_new_replica_set_annotations(&without_foo, &mut r, 1, true, 1));
-        assert_eq!(r.metadata.annotations.as_ref().unwrap()["foo"], "bar");
+        assert_eq!(r.annotations.as_ref().unwrap()["foo"], "bar");
     }
 
     #[test]
     fn rollback_annotations_replace_the_deployments_own() {
         let mut d = DeploymentBuilder::new(1).annotation("old", "1").annotation(REVISION_ANNOTATION, "3").build();
-        let mut r = rs("a", 0);
-        r.metadata.annotations =
+        let mut r = rs("a", 0).metadata;
+        r.annotations =
             Some([("new".to_string(), "2".to_string()), (REVISION_ANNOTATION.to_string(), "1".to_string())].into());
         set_deployment_annotations_to(&mut d, &r);
         let a = d.metadata.annotations.clone().unwrap();

@@ -17,13 +17,13 @@ impl Planner<'_> {
         let all: Vec<usize> = old.into_iter().chain(new).collect();
         let mut target = rollback_to(&self.d).unwrap_or(0);
         if target == 0 {
-            target = last_revision(all.iter().map(|&i| &*self.rss[i]));
+            target = last_revision(all.iter().map(|&i| &self.rss[i].metadata));
             if target == 0 {
                 self.abandon(ROLLBACK_REVISION_NOT_FOUND, "Unable to find last revision.".into());
                 return Ok(());
             }
         }
-        let Some(rs) = all.iter().copied().find(|&i| revision(&self.rss[i]).is_ok_and(|v| v == target)) else {
+        let Some(rs) = all.iter().copied().find(|&i| revision(&self.rss[i].metadata).is_ok_and(|v| v == target)) else {
             self.abandon(ROLLBACK_REVISION_NOT_FOUND, "Unable to find the revision to rollback to.".into());
             return Ok(());
         };
@@ -39,7 +39,7 @@ impl Planner<'_> {
         }
         self.d.set_template(template);
         let source = self.rss[rs].clone();
-        set_deployment_annotations_to(&mut self.d, &source);
+        set_deployment_annotations_to(&mut self.d, &source.metadata);
         self.clear_rollback_to();
         let name = self.d.metadata.name.clone().unwrap_or_default();
         let msg = format!("Rolled back deployment \"{name}\" to revision {target}");

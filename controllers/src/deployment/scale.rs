@@ -102,7 +102,7 @@ impl Planner<'_> {
         let Some(rs) = new.map(|i| &self.rss[i]) else { return false };
         let desired = replicas(&self.d);
         rs_replicas(rs) == desired
-            && desired_replicas_annotation(rs) == Some(desired)
+            && desired_replicas_annotation(&rs.metadata) == Some(desired)
             && rs.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0) == desired
     }
 
@@ -129,7 +129,7 @@ impl Planner<'_> {
             return -spec;
         }
         let target = max_replicas(&self.d);
-        let annotated = max_replicas_annotation(&self.rss[rs])
+        let annotated = max_replicas_annotation(&self.rss[rs].metadata)
             .unwrap_or_else(|| self.d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0));
         if annotated == 0 {
             return 0;
@@ -161,12 +161,12 @@ impl Planner<'_> {
         let max = max_replicas(&self.d);
         let old_scale = rs_replicas(&self.rss[rs]);
         let size_changed = old_scale != new_scale;
-        if !size_changed && !replicas_annotations_need_update(&self.rss[rs], desired, max) {
+        if !size_changed && !replicas_annotations_need_update(&self.rss[rs].metadata, desired, max) {
             return false;
         }
         let target = &mut self.rss[rs];
         target.spec.replicas = Some(new_scale);
-        set_replicas_annotations(target, desired, max);
+        set_replicas_annotations(&mut target.metadata, desired, max);
         self.plan.push(Action::UpdateReplicaSet { replica_set: Box::new(target.full()) });
         if size_changed {
             let msg = format!("Scaled {op} replica set {} from {old_scale} to {new_scale}", self.name(rs));
@@ -181,7 +181,10 @@ impl Planner<'_> {
         let (new, old) = self.get_all_replica_sets_and_sync_revision(false)?;
         let all: Vec<Rs> = old.into_iter().chain(new).collect();
         let desired = replicas(&self.d);
-        Ok(self.active(&all).iter().any(|&i| desired_replicas_annotation(&self.rss[i]).is_some_and(|v| v != desired)))
+        Ok(self
+            .active(&all)
+            .iter()
+            .any(|&i| desired_replicas_annotation(&self.rss[i].metadata).is_some_and(|v| v != desired)))
     }
 }
 

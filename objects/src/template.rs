@@ -1,0 +1,78 @@
+//! A pod template as the caches keep it: its metadata, and its spec as the
+//! JSON text k8s-openapi writes for it.
+//!
+//! A decoded pod spec is most of a Deployment's, a ReplicaSet's or a Job's
+//! memory: k8s-openapi's `PodSpec` is 1,488 bytes inline even when absent,
+//! and its `Container`, `Volume` and `EnvVar` structs hold every optional
+//! field inline, about 10 KB for a typical template against 1 to 3 KB of
+//! JSON. The controllers read a template's spec only to create an object
+//! from it, to hash or compare it, or to write the whole object back, so
+//! the cache keeps the text ([`PodSpecJson`]) and decodes it for those.
+
+use std::sync::{Arc, LazyLock};
+
+use k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::atom::Pool;
+
+/// The pool of every [`PodSpecJson`]'s text.
+static SPECS: LazyLock<Pool<str>> = LazyLock::new(Pool::new);
+
+/// A pod spec as the JSON text k8s-openapi writes for it: every field it
+/// decoded, so decoding it again gives the same spec. Equal texts share
+/// one allocation: a Deployment and its ReplicaSets of the same template,
+/// and the Jobs of one CronJob, hold their template's spec once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodSpecJson(Arc<str>);
+
+impl PodSpecJson {
+    /// The JSON of `spec`.
+    pub fn new(spec: &PodSpec) -> Self {
+        // A k8s-openapi struct always serialises: its maps have string keys.
+        let text = serde_json::to_string(spec).expect("a PodSpec serialises");
+        PodSpecJson(SPECS.intern(&text))
+    }
+
+    /// The spec, decoded again.
+    pub fn decode(&self) -> PodSpec {
+        // The text is what `new` wrote for a PodSpec.
+        serde_json::from_str(&self.0).expect("the JSON of a PodSpec decodes as one")
+    }
+
+    /// The JSON text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A pod template (`spec.template`) as the cache keeps it: the metadata
+/// decoded (out of line: most of it is labels), the spec as JSON.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Template {
+    /// `template.metadata`.
+    pub metadata: Option<Box<ObjectMeta>>,
+    /// `template.spec`, as JSON.
+    pub spec: Option<PodSpecJson>,
+}
+
+impl Template {
+    /// Keeps `template` as the cache does.
+    pub fn new(template: PodTemplateSpec) -> Self {
+        let PodTemplateSpec { metadata, spec } = template;
+        Template { metadata: metadata.map(Box::new), spec: spec.as_ref().map(PodSpecJson::new) }
+    }
+
+    /// The template as the API has it, its spec decoded.
+    pub fn decode(&self) -> PodTemplateSpec {
+        PodTemplateSpec {
+            metadata: self.metadata.as_deref().cloned(),
+            spec: self.spec.as_ref().map(PodSpecJson::decode),
+        }
+    }
+
+    /// `template.metadata.labels`, if any.
+    pub fn labels(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        self.metadata.as_ref()?.labels.as_ref()
+    }
+}
