@@ -47,7 +47,8 @@ impl ReplicaSet {
         let apps::ReplicaSet { mut metadata, spec, status } = rs;
         metadata.managed_fields = None;
         let apps::ReplicaSetSpec { min_ready_seconds, replicas, selector, template } = spec;
-        let spec = ReplicaSetSpec { min_ready_seconds, replicas, selector, template: template.map(Template::new) };
+        let spec =
+            ReplicaSetSpec { min_ready_seconds, replicas, selector, template: template.as_ref().map(Template::new) };
         ReplicaSet { metadata, spec, status }
     }
 
@@ -59,7 +60,7 @@ impl ReplicaSet {
 
     /// The template's spec as JSON, if it has one.
     pub fn pod_spec(&self) -> Option<&PodSpecJson> {
-        self.spec.template.as_ref()?.spec.as_ref()
+        self.spec.template.as_ref()?.spec()
     }
 
     /// The whole object, its template's spec decoded: what a write of the
@@ -135,7 +136,7 @@ impl Deployment {
             revision_history_limit,
             selector,
             strategy,
-            template: Template::new(template),
+            template: Template::new(&template),
         };
         Deployment { metadata, spec, status }
     }
@@ -147,12 +148,12 @@ impl Deployment {
 
     /// The template's spec as JSON, if it has one.
     pub fn pod_spec(&self) -> Option<&PodSpecJson> {
-        self.spec.template.spec.as_ref()
+        self.spec.template.spec()
     }
 
     /// Replaces the template (a rollback's), its spec kept as JSON.
     pub fn set_template(&mut self, template: PodTemplateSpec) {
-        self.spec.template = Template::new(template);
+        self.spec.template = Template::new(&template);
     }
 
     /// The whole object, its template's spec decoded: what a write of the
@@ -221,8 +222,9 @@ mod tests {
         let cached = ReplicaSet::from_wire(replica_set());
         let template = cached.spec.template.as_ref().expect("a template");
         let want_template = replica_set().spec.template.expect("a template");
-        assert_eq!(template.spec.as_ref().map(PodSpecJson::decode), want_template.spec, "kept as JSON");
-        assert_eq!(template.metadata.as_deref(), want_template.metadata.as_ref());
+        assert_eq!(template.spec().map(PodSpecJson::decode), want_template.spec, "kept as JSON");
+        assert_eq!(template.metadata(), want_template.metadata, "kept as JSON");
+        assert_eq!(Some(template.labels()), want_template.metadata.and_then(|m| m.labels));
         assert_eq!(cached.metadata.managed_fields, None);
         let mut want = replica_set();
         want.metadata.managed_fields = None;
@@ -258,7 +260,7 @@ mod tests {
         };
         let cached = Deployment::from_wire(d.clone());
         assert_eq!(cached.pod_spec().map(PodSpecJson::decode), d.spec.template.spec);
-        assert_eq!(cached.spec.template.metadata.as_deref(), d.spec.template.metadata.as_ref());
+        assert_eq!(cached.spec.template.metadata(), d.spec.template.metadata);
         let mut want = d;
         want.metadata.managed_fields = None;
         assert_eq!(cached.template(), want.spec.template);

@@ -55,13 +55,13 @@ pub fn equal_ignore_hash(a: &PodTemplateSpec, b: &PodTemplateSpec) -> bool {
 }
 
 /// What [`equal_ignore_hash`] compares of a cached Deployment's or
-/// ReplicaSet's template, read from its spec's JSON without decoding it.
+/// ReplicaSet's template, read from its JSON texts without decoding them.
 pub fn cached_canonical_ignoring_hash(template: &Template) -> Value {
     let mut value = serde_json::json!({});
-    if let Some(meta) = &template.metadata {
-        value["metadata"] = serde_json::to_value(meta).unwrap_or(Value::Null);
+    if let Some(meta) = template.metadata_json() {
+        value["metadata"] = serde_json::from_str(meta).unwrap_or(Value::Null);
     }
-    if let Some(spec) = &template.spec {
+    if let Some(spec) = template.spec() {
         value["spec"] = serde_json::from_str(spec.as_str()).unwrap_or(Value::Null);
     }
     ignoring_hash(value)
@@ -160,7 +160,7 @@ mod tests {
     #[test]
     fn a_cached_templates_form_is_the_decoded_ones() {
         let web = template("nginx", &[("app", "web"), (POD_TEMPLATE_HASH_LABEL, "abc")]);
-        let cached = cached_canonical_ignoring_hash(&Template::new(web.clone()));
+        let cached = cached_canonical_ignoring_hash(&Template::new(&web));
         assert_eq!(cached, canonical(&web, true));
         assert_eq!(cached, canonical(&template("nginx", &[("app", "web")]), true));
         assert_ne!(cached, canonical(&template("nginx:2", &[("app", "web")]), true));

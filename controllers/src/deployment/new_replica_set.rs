@@ -266,12 +266,9 @@ mod tests {
     /// template (ignoring the hash label) is the new one; ties by name.
     #[test]
     fn find_new_replica_set() {
-        let mut with_hash = RsB::new("b-hashed", 1).image("v2").created(5).build();
-        with_hash
-            .spec
-            .template
-            .as_mut()
-            .unwrap()
+        let mut with_hash = RsB::new("b-hashed", 1).image("v2").created(5).build().full();
+        let template = with_hash.spec.template.as_mut().unwrap();
+        template
             .metadata
             .as_mut()
             .unwrap()
@@ -279,6 +276,7 @@ mod tests {
             .as_mut()
             .unwrap()
             .insert(POD_TEMPLATE_HASH_LABEL.into(), "upstream".into());
+        let with_hash = ReplicaSet::new(with_hash);
         let cases = [
             ("older wins", vec![RsB::new("z", 1).image("v2").created(1).build(), with_hash.clone()], Some("z")),
             ("hash label ignored", vec![with_hash.clone(), RsB::new("old", 1).build()], Some("b-hashed")),

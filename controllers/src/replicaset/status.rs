@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{ReplicaSetCondition, ReplicaSetStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kcm_objects::Pod;
-use kcm_objects::ReplicaSet;
+use kcm_objects::{ReplicaSet, Template};
 
 use crate::common::pod::{is_pod_available, is_pod_ready, next_availability_check};
 use crate::common::replica_set::replicas;
@@ -38,13 +38,13 @@ pub fn calculate_status(
     manage_error: Option<&str>,
     now: Timestamp,
 ) -> ReplicaSetStatus {
-    let template_labels = rs.spec.template.as_ref().and_then(|t| t.metadata.as_ref()).and_then(|m| m.labels.as_ref());
+    let template_labels = rs.spec.template.as_ref().map(Template::labels).unwrap_or_default();
     let min_ready = min_ready_seconds(rs);
     let count = |f: &dyn Fn(&Pod) -> bool| to_i32(claimed.iter().filter(|p| f(p)).count());
 
     let mut status = rs.status.clone().unwrap_or_default();
     status.replicas = to_i32(claimed.len());
-    status.fully_labeled_replicas = Some(count(&|p| contains_all(&p.metadata.labels, template_labels)));
+    status.fully_labeled_replicas = Some(count(&|p| contains_all(&p.metadata.labels, Some(&template_labels))));
     status.ready_replicas = Some(count(&is_pod_ready));
     status.available_replicas = Some(count(&|p| is_pod_available(p, min_ready, now)));
     status.terminating_replicas = terminating.map(to_i32);
