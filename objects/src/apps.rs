@@ -1,5 +1,6 @@
 //! Deployments and ReplicaSets as the cache keeps them: k8s-openapi's
-//! object with the template as a [`Template`] (its spec as JSON text).
+//! object with the template as a [`Template`] (its metadata and spec as
+//! JSON text).
 //!
 //! The structs mirror k8s-openapi's field by field (same names, same
 //! types) but for the template, so a controller reads `rs.spec.replicas`
@@ -14,7 +15,7 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
-use crate::template::{PodSpecJson, Template};
+use crate::template::Template;
 
 /// A cached ReplicaSet.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -56,11 +57,6 @@ impl ReplicaSet {
     /// ReplicaSet has none).
     pub fn template(&self) -> PodTemplateSpec {
         self.spec.template.as_ref().map(Template::decode).unwrap_or_default()
-    }
-
-    /// The template's spec as JSON, if it has one.
-    pub fn pod_spec(&self) -> Option<&PodSpecJson> {
-        self.spec.template.as_ref()?.spec()
     }
 
     /// The whole object, its template's spec decoded: what a write of the
@@ -146,11 +142,6 @@ impl Deployment {
         self.spec.template.decode()
     }
 
-    /// The template's spec as JSON, if it has one.
-    pub fn pod_spec(&self) -> Option<&PodSpecJson> {
-        self.spec.template.spec()
-    }
-
     /// Replaces the template (a rollback's), its spec kept as JSON.
     pub fn set_template(&mut self, template: PodTemplateSpec) {
         self.spec.template = Template::new(&template);
@@ -192,7 +183,7 @@ crate::cached::cached_trimmed!(Deployment, apps::Deployment);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Cached;
+    use crate::{Cached, PodSpecJson};
 
     /// A ReplicaSet as the API server returns one: a defaulted template
     /// with a volume, an environment and probes.
@@ -259,7 +250,7 @@ mod tests {
             status: None,
         };
         let cached = Deployment::from_wire(d.clone());
-        assert_eq!(cached.pod_spec().map(PodSpecJson::decode), d.spec.template.spec);
+        assert_eq!(cached.spec.template.spec().map(PodSpecJson::decode), d.spec.template.spec);
         assert_eq!(cached.spec.template.metadata(), d.spec.template.metadata);
         let mut want = d;
         want.metadata.managed_fields = None;
@@ -281,13 +272,14 @@ mod tests {
             spec: apps::DeploymentSpec { template: template.clone(), ..Default::default() },
             status: None,
         });
-        let (rs_spec, d_spec) = (rs.pod_spec().expect("a spec"), d.pod_spec().expect("a spec"));
+        let rs_spec = rs.spec.template.as_ref().and_then(Template::spec).expect("a spec");
+        let d_spec = d.spec.template.spec().expect("a spec");
         assert!(std::ptr::eq(rs_spec.as_str(), d_spec.as_str()), "one text for both");
         let mut changed = template;
         changed.spec.as_mut().expect("a spec").containers[0].image = Some("registry.example.com/web:3".into());
         let mut rolled = d.clone();
         rolled.set_template(changed.clone());
-        assert!(!std::ptr::eq(rolled.pod_spec().expect("a spec").as_str(), rs_spec.as_str()));
+        assert!(!std::ptr::eq(rolled.spec.template.spec().expect("a spec").as_str(), rs_spec.as_str()));
         assert_eq!(rolled.template(), changed, "a different spec keeps its own text");
     }
 
@@ -295,7 +287,7 @@ mod tests {
     fn a_replica_set_without_a_template_stays_without_one() {
         let rs = apps::ReplicaSet { metadata: replica_set().metadata, ..Default::default() };
         let cached = ReplicaSet::new(rs.clone());
-        assert_eq!(cached.pod_spec(), None);
+        assert_eq!(cached.spec.template.as_ref().and_then(Template::spec), None);
         assert_eq!(cached.template(), PodTemplateSpec::default());
         let mut want = rs;
         want.metadata.managed_fields = None;

@@ -18,7 +18,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::atom::Pool;
 
 /// The pool of every [`PodSpecJson`]'s and [`Template`]'s metadata's text.
-static SPECS: LazyLock<Pool<str>> = LazyLock::new(Pool::new);
+static TEXTS: LazyLock<Pool<str>> = LazyLock::new(Pool::new);
+
+/// The shared JSON text of a k8s-openapi value (which always serialises:
+/// its maps have string keys).
+fn shared_text(value: &impl serde::Serialize) -> Arc<str> {
+    let text = serde_json::to_string(value).expect("a k8s-openapi value serialises");
+    TEXTS.intern(&text)
+}
 
 /// A pod spec as the JSON text k8s-openapi writes for it: every field it
 /// decoded, so decoding it again gives the same spec. Equal texts share
@@ -30,9 +37,7 @@ pub struct PodSpecJson(Arc<str>);
 impl PodSpecJson {
     /// The JSON of `spec`.
     pub fn new(spec: &PodSpec) -> Self {
-        // A k8s-openapi struct always serialises: its maps have string keys.
-        let text = serde_json::to_string(spec).expect("a PodSpec serialises");
-        PodSpecJson(SPECS.intern(&text))
+        PodSpecJson(shared_text(spec))
     }
 
     /// The spec, decoded again.
@@ -61,12 +66,10 @@ pub struct Template {
 impl Template {
     /// Keeps `template` as the cache does.
     pub fn new(template: &PodTemplateSpec) -> Self {
-        // A k8s-openapi struct always serialises: its maps have string keys.
-        let metadata = template.metadata.as_ref().map(|m| {
-            let text = serde_json::to_string(m).expect("an ObjectMeta serialises");
-            SPECS.intern(&text)
-        });
-        Template { metadata, spec: template.spec.as_ref().map(PodSpecJson::new) }
+        Template {
+            metadata: template.metadata.as_ref().map(shared_text),
+            spec: template.spec.as_ref().map(PodSpecJson::new),
+        }
     }
 
     /// The template as the API has it, decoded.
