@@ -85,7 +85,7 @@ impl State {
             }
             (State::Listing { listed: seen }, watcher::Event::InitDone) => {
                 let gone: Vec<String> =
-                    cache.iter().filter(|(key, _)| !seen.contains(&***key)).map(|(key, _)| key.to_string()).collect();
+                    cache.iter().filter(|(key, _)| !seen.contains(*key)).map(|(key, _)| key.to_string()).collect();
                 notifications.extend(gone.iter().filter_map(|key| cache.remove(key)).map(Notification::Delete));
                 listed = true;
                 State::Watching

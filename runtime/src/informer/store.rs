@@ -7,9 +7,10 @@
 //! format (`namespace/name`, or `name` for cluster-scoped objects) and the
 //! same built-in `namespace` index.
 //!
-//! The cache holds each object once. Index entries and the key map share
-//! one `Arc<str>` per key, so an index costs a pointer per entry, not a
-//! copy of the key.
+//! The cache holds each object once, in a slab of slots. The key table
+//! and the index sets hold a slot's 4-byte id, not its key: a pod indexed
+//! seven ways (namespace, node, owner, labels) costs seven ids in hash
+//! sets, where keys behind `Arc<str>` cost four times that.
 //!
 //! What the store returns can be stale: it is the informer's view, which
 //! trails the API server. Objects are shared (`Arc<K>`): clone before
@@ -17,7 +18,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use hashbrown::HashTable;
 
 use super::synced::{HasSynced, SyncSignal};
 use kcm_objects::Cached;
@@ -53,14 +57,30 @@ pub fn key_of<K: Cached>(obj: &K) -> String {
     object_key(obj.namespace(), obj.name())
 }
 
-/// One index: index value -> keys of the objects indexed under it.
-type Index = HashMap<String, HashSet<Arc<str>>>;
+/// Where an object sits in the cache's slab: what the key table and the
+/// index sets hold.
+type Id = u32;
+
+/// One index: index value -> the objects indexed under it.
+type Index = HashMap<String, HashSet<Id>>;
+
+/// One cached object and its key.
+struct Slot<K> {
+    key: Box<str>,
+    obj: Arc<K>,
+}
 
 /// The writer half: the objects and their indexes. Only the informer's
 /// watch loop writes; everything else reads through [`Store`].
 pub(crate) struct Cache<K> {
-    /// The objects, once each.
-    items: HashMap<Arc<str>, Arc<K>>,
+    /// The objects, once each; `None` where one was removed.
+    slots: Vec<Option<Slot<K>>>,
+    /// Ids of the empty slots, filled before the slab grows.
+    free: Vec<Id>,
+    /// The ids of the occupied slots, hashed and compared by their key.
+    ids: HashTable<Id>,
+    /// The key table's hasher.
+    hasher: RandomState,
     /// Index functions by index name (the namespace index included).
     indexers: HashMap<String, IndexFn<K>>,
     /// Index contents by index name.
@@ -72,7 +92,10 @@ impl<K: Cached> Cache<K> {
     pub(crate) fn new() -> Self {
         let namespace: IndexFn<K> = Arc::new(|obj: &K| vec![obj.namespace().unwrap_or_default().to_owned()]);
         Cache {
-            items: HashMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            ids: HashTable::new(),
+            hasher: RandomState::new(),
             indexers: HashMap::from([(NAMESPACE_INDEX.to_owned(), namespace)]),
             indices: HashMap::from([(NAMESPACE_INDEX.to_owned(), Index::new())]),
         }
@@ -84,9 +107,9 @@ impl<K: Cached> Cache<K> {
             return Err(Error::IndexConflict(name.to_owned()));
         }
         let mut index = Index::new();
-        for (key, obj) in &self.items {
-            for value in f(obj) {
-                index.entry(value).or_default().insert(key.clone());
+        for (id, slot) in self.occupied() {
+            for value in f(&slot.obj) {
+                index.entry(value).or_default().insert(id);
             }
         }
         self.indexers.insert(name.to_owned(), f);
@@ -94,36 +117,74 @@ impl<K: Cached> Cache<K> {
         Ok(())
     }
 
+    /// The occupied slots and their ids.
+    fn occupied(&self) -> impl Iterator<Item = (Id, &Slot<K>)> {
+        self.slots.iter().zip(0..).filter_map(|(slot, id)| Some((id, slot.as_ref()?)))
+    }
+
+    /// The slot `id` names, if occupied.
+    fn slot(&self, id: Id) -> Option<&Slot<K>> {
+        self.slots.get(id as usize)?.as_ref()
+    }
+
+    /// The id of the object under `key`.
+    fn id(&self, key: &str) -> Option<Id> {
+        let slots = &self.slots;
+        let holds = |id: &Id| slots.get(*id as usize).and_then(Option::as_ref).is_some_and(|s| &*s.key == key);
+        self.ids.find(self.hasher.hash_one(key), holds).copied()
+    }
+
     /// The object under `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&Arc<K>> {
-        self.items.get(key)
+        Some(&self.slot(self.id(key)?)?.obj)
     }
 
     /// Every key and object.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<K>)> {
-        self.items.iter()
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &Arc<K>)> {
+        self.occupied().map(|(_, slot)| (&*slot.key, &slot.obj))
     }
 
     /// Stores `obj` under `key`, returning what it replaces.
     pub(crate) fn insert(&mut self, key: &str, obj: Arc<K>) -> Option<Arc<K>> {
-        let key: Arc<str> = match self.items.get_key_value(key) {
-            Some((k, _)) => k.clone(),
-            None => Arc::from(key),
+        if let Some(id) = self.id(key)
+            && let Some(slot) = self.slots.get_mut(id as usize).and_then(Option::as_mut)
+        {
+            let old = std::mem::replace(&mut slot.obj, obj.clone());
+            self.reindex(id, Some(&old), Some(&obj));
+            return Some(old);
+        }
+        let slot = Slot { key: key.into(), obj: obj.clone() };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = Some(slot);
+                id
+            }
+            None => {
+                let id = Id::try_from(self.slots.len()).expect("fewer than 2^32 objects cached");
+                self.slots.push(Some(slot));
+                id
+            }
         };
-        let old = self.items.insert(key.clone(), obj.clone());
-        self.reindex(&key, old.as_deref(), Some(&obj));
-        old
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        let rehash = |id: &Id| slots.get(*id as usize).and_then(Option::as_ref).map_or(0, |s| hasher.hash_one(&*s.key));
+        self.ids.insert_unique(hasher.hash_one(key), id, rehash);
+        self.reindex(id, None, Some(&obj));
+        None
     }
 
     /// Removes the object under `key`, returning it.
     pub(crate) fn remove(&mut self, key: &str) -> Option<Arc<K>> {
-        let (key, old) = self.items.remove_entry(key)?;
-        self.reindex(&key, Some(&old), None);
+        let slots = &self.slots;
+        let holds = |id: &Id| slots.get(*id as usize).and_then(Option::as_ref).is_some_and(|s| &*s.key == key);
+        let (id, _) = self.ids.find_entry(self.hasher.hash_one(key), holds).ok()?.remove();
+        let old = self.slots.get_mut(id as usize)?.take()?.obj;
+        self.free.push(id);
+        self.reindex(id, Some(&old), None);
         Some(old)
     }
 
-    /// Moves `key` from the index values of `old` to those of `new`.
-    fn reindex(&mut self, key: &Arc<str>, old: Option<&K>, new: Option<&K>) {
+    /// Moves `id` from the index values of `old` to those of `new`.
+    fn reindex(&mut self, id: Id, old: Option<&K>, new: Option<&K>) {
         for (name, f) in &self.indexers {
             let before = old.map(|o| f(o)).unwrap_or_default();
             let after = new.map(|n| f(n)).unwrap_or_default();
@@ -132,30 +193,30 @@ impl<K: Cached> Cache<K> {
             }
             let index = self.indices.entry(name.clone()).or_default();
             for value in before.iter().filter(|v| !after.contains(v)) {
-                if let Some(keys) = index.get_mut(value) {
-                    keys.remove(key);
+                if let Some(ids) = index.get_mut(value) {
+                    ids.remove(&id);
                     // Empty sets are dropped so that churn does not leak
                     // memory (as client-go's index.go does).
-                    if keys.is_empty() {
+                    if ids.is_empty() {
                         index.remove(value);
                     }
                 }
             }
             for value in after {
-                index.entry(value).or_default().insert(key.clone());
+                index.entry(value).or_default().insert(id);
             }
         }
     }
 
-    /// Keys under `value` of the index `name`.
-    fn index_keys(&self, name: &str, value: &str) -> Result<Option<&HashSet<Arc<str>>>, Error> {
+    /// The objects under `value` of the index `name`, with their keys.
+    fn indexed(&self, name: &str, value: &str) -> Result<impl Iterator<Item = &Slot<K>>, Error> {
         let index = self.indices.get(name).ok_or_else(|| Error::NoSuchIndex(name.to_owned()))?;
-        Ok(index.get(value))
+        Ok(index.get(value).into_iter().flatten().filter_map(|id| self.slot(*id)))
     }
 
     /// Number of objects.
     pub(crate) fn len(&self) -> usize {
-        self.items.len()
+        self.ids.len()
     }
 }
 
@@ -223,8 +284,7 @@ impl<K: Cached> Store<K> {
     /// [`Error::NoSuchIndex`] when no index of that name was registered.
     pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
         let cache = self.read();
-        let keys = cache.index_keys(index, value)?;
-        Ok(keys.into_iter().flatten().filter_map(|key| cache.get(key).cloned()).collect())
+        Ok(cache.indexed(index, value)?.map(|slot| slot.obj.clone()).collect())
     }
 
     /// The keys indexed under `value` by the index `index` (client-go's
@@ -234,8 +294,7 @@ impl<K: Cached> Store<K> {
     /// [`Error::NoSuchIndex`] when no index of that name was registered.
     pub fn index_keys(&self, index: &str, value: &str) -> Result<Vec<String>, Error> {
         let cache = self.read();
-        let keys = cache.index_keys(index, value)?;
-        Ok(keys.into_iter().flatten().map(|key| key.to_string()).collect())
+        Ok(cache.indexed(index, value)?.map(|slot| slot.key.to_string()).collect())
     }
 
     /// Number of cached objects.
@@ -341,5 +400,57 @@ mod tests {
             )
             .unwrap();
         assert_eq!(names(store(cache).by_index("node", "n1").unwrap()), ["a/p1"]);
+    }
+
+    /// What the cache must answer after any sequence of writes: the
+    /// model's, a map of key to node.
+    fn assert_matches(store: &Store<Pod>, model: &std::collections::BTreeMap<String, String>) {
+        let mut keys = store.keys();
+        keys.sort();
+        assert_eq!(keys, model.keys().cloned().collect::<Vec<_>>());
+        assert_eq!(store.len(), model.len());
+        for (key, node) in model {
+            let obj = store.get(key).expect("a cached object");
+            assert_eq!(obj.spec.as_ref().and_then(|s| s.node_name.as_deref()), Some(node.as_str()));
+        }
+        for node in ["n0", "n1", "n2"] {
+            let want: Vec<String> = model.iter().filter(|(_, n)| *n == node).map(|(k, _)| k.clone()).collect();
+            assert_eq!(names(store.by_index("node", node).unwrap()), want, "objects on {node}");
+            let mut keys = store.index_keys("node", node).unwrap();
+            keys.sort();
+            assert_eq!(keys, want, "keys on {node}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Slots freed by removals are reused: whatever the order of
+        /// inserts, updates and removes, lookups and indexes name the
+        /// objects now under each key, never a slot's former occupant.
+        #[test]
+        fn slots_reused_after_removals_answer_for_their_new_object(
+            ops in proptest::collection::vec((0..12usize, proptest::option::of(0..3usize)), 1..120),
+        ) {
+            let mut cache = Cache::<Pod>::new();
+            cache
+                .add_index("node", Arc::new(|p: &Pod| p.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect()))
+                .unwrap();
+            let store = store(cache);
+            let mut model = std::collections::BTreeMap::new();
+            for (name, node) in ops {
+                let key = format!("a/p{name}");
+                match node {
+                    Some(n) => {
+                        let node = format!("n{n}");
+                        let old = write(&store.cache).insert(&key, pod("a", &format!("p{name}"), &node));
+                        proptest::prop_assert_eq!(old.is_some(), model.insert(key, node).is_some());
+                    }
+                    None => {
+                        let old = write(&store.cache).remove(&key);
+                        proptest::prop_assert_eq!(old.is_some(), model.remove(&key).is_some());
+                    }
+                }
+                assert_matches(&store, &model);
+            }
+        }
     }
 }
