@@ -24,6 +24,7 @@
 //!
 //! # Layout
 //! - `atom`: [`Atom`], shared strings, and [`Pool`];
+//! - `slab`: [`SlabMap`], the map of the caches with an entry per object;
 //! - `meta`: [`Meta`], the metadata a projection keeps, [`Labels`],
 //!   [`OwnerRef`];
 //! - `cached`: [`Cached`], [`Projection`] and [`Wire`];
@@ -55,6 +56,7 @@ mod meta;
 mod node;
 mod pod;
 mod secrets;
+mod slab;
 mod template;
 
 pub use apps::{Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec};
@@ -73,6 +75,7 @@ pub use pod::{
     ClaimVolume, ContainerStatus, ContainerSummary, EphemeralVolume, Pod, PodCondition, PodSpec, PodStatus, RareSpec,
     RareStatus, Terminated, Toleration,
 };
+pub use slab::{SlabMap, SlotId};
 pub use template::{PodSpecJson, Template};
 
 cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);

@@ -7,10 +7,10 @@
 //! format (`namespace/name`, or `name` for cluster-scoped objects) and the
 //! same built-in `namespace` index.
 //!
-//! The cache holds each object once, in a slab of slots. The key table
-//! and the index sets hold a slot's 4-byte id, not its key: a pod indexed
-//! seven ways (namespace, node, owner, labels) costs seven ids in hash
-//! sets, where keys behind `Arc<str>` cost four times that.
+//! The cache holds each object once, in a [`SlabMap`]. The index sets hold
+//! its 4-byte slot id, not its key: a pod indexed seven ways (namespace,
+//! node, owner, labels) costs seven ids in hash sets, where keys behind
+//! `Arc<str>` cost four times that.
 //!
 //! What the store returns can be stale: it is the informer's view, which
 //! trails the API server. Objects are shared (`Arc<K>`): clone before
@@ -18,14 +18,11 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use hashbrown::HashTable;
-
 use super::synced::{HasSynced, SyncSignal};
-use kcm_objects::Cached;
 pub use kcm_objects::object_key;
+use kcm_objects::{Cached, SlabMap, SlotId};
 
 /// Name of the index every store has: objects by namespace (client-go's
 /// `cache.NamespaceIndex`). Cluster-scoped objects are indexed under `""`.
@@ -57,30 +54,14 @@ pub fn key_of<K: Cached>(obj: &K) -> String {
     object_key(obj.namespace(), obj.name())
 }
 
-/// Where an object sits in the cache's slab: what the key table and the
-/// index sets hold.
-type Id = u32;
-
 /// One index: index value -> the objects indexed under it.
-type Index = HashMap<String, HashSet<Id>>;
-
-/// One cached object and its key.
-struct Slot<K> {
-    key: Box<str>,
-    obj: Arc<K>,
-}
+type Index = HashMap<String, HashSet<SlotId>>;
 
 /// The writer half: the objects and their indexes. Only the informer's
 /// watch loop writes; everything else reads through [`Store`].
 pub(crate) struct Cache<K> {
-    /// The objects, once each; `None` where one was removed.
-    slots: Vec<Option<Slot<K>>>,
-    /// Ids of the empty slots, filled before the slab grows.
-    free: Vec<Id>,
-    /// The ids of the occupied slots, hashed and compared by their key.
-    ids: HashTable<Id>,
-    /// The key table's hasher.
-    hasher: RandomState,
+    /// The objects by key, once each.
+    items: SlabMap<Box<str>, Arc<K>>,
     /// Index functions by index name (the namespace index included).
     indexers: HashMap<String, IndexFn<K>>,
     /// Index contents by index name.
@@ -92,10 +73,7 @@ impl<K: Cached> Cache<K> {
     pub(crate) fn new() -> Self {
         let namespace: IndexFn<K> = Arc::new(|obj: &K| vec![obj.namespace().unwrap_or_default().to_owned()]);
         Cache {
-            slots: Vec::new(),
-            free: Vec::new(),
-            ids: HashTable::new(),
-            hasher: RandomState::new(),
+            items: SlabMap::new(),
             indexers: HashMap::from([(NAMESPACE_INDEX.to_owned(), namespace)]),
             indices: HashMap::from([(NAMESPACE_INDEX.to_owned(), Index::new())]),
         }
@@ -107,8 +85,8 @@ impl<K: Cached> Cache<K> {
             return Err(Error::IndexConflict(name.to_owned()));
         }
         let mut index = Index::new();
-        for (id, slot) in self.occupied() {
-            for value in f(&slot.obj) {
+        for (id, _, obj) in self.items.iter() {
+            for value in f(obj) {
                 index.entry(value).or_default().insert(id);
             }
         }
@@ -117,74 +95,35 @@ impl<K: Cached> Cache<K> {
         Ok(())
     }
 
-    /// The occupied slots and their ids.
-    fn occupied(&self) -> impl Iterator<Item = (Id, &Slot<K>)> {
-        self.slots.iter().zip(0..).filter_map(|(slot, id)| Some((id, slot.as_ref()?)))
-    }
-
-    /// The slot `id` names, if occupied.
-    fn slot(&self, id: Id) -> Option<&Slot<K>> {
-        self.slots.get(id as usize)?.as_ref()
-    }
-
-    /// The id of the object under `key`.
-    fn id(&self, key: &str) -> Option<Id> {
-        let slots = &self.slots;
-        let holds = |id: &Id| slots.get(*id as usize).and_then(Option::as_ref).is_some_and(|s| &*s.key == key);
-        self.ids.find(self.hasher.hash_one(key), holds).copied()
-    }
-
     /// The object under `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&Arc<K>> {
-        Some(&self.slot(self.id(key)?)?.obj)
+        self.items.get(key)
     }
 
     /// Every key and object.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &Arc<K>)> {
-        self.occupied().map(|(_, slot)| (&*slot.key, &slot.obj))
+        self.items.iter().map(|(_, key, obj)| (&**key, obj))
     }
 
     /// Stores `obj` under `key`, returning what it replaces.
     pub(crate) fn insert(&mut self, key: &str, obj: Arc<K>) -> Option<Arc<K>> {
-        if let Some(id) = self.id(key)
-            && let Some(slot) = self.slots.get_mut(id as usize).and_then(Option::as_mut)
-        {
-            let old = std::mem::replace(&mut slot.obj, obj.clone());
-            self.reindex(id, Some(&old), Some(&obj));
-            return Some(old);
-        }
-        let slot = Slot { key: key.into(), obj: obj.clone() };
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = Some(slot);
-                id
-            }
-            None => {
-                let id = Id::try_from(self.slots.len()).expect("fewer than 2^32 objects cached");
-                self.slots.push(Some(slot));
-                id
-            }
+        let (id, old) = match self.items.id(key) {
+            Some(id) => (id, self.items.at_mut(id).map(|held| std::mem::replace(held, obj.clone()))),
+            None => self.items.insert(key.into(), obj.clone()),
         };
-        let (slots, hasher) = (&self.slots, &self.hasher);
-        let rehash = |id: &Id| slots.get(*id as usize).and_then(Option::as_ref).map_or(0, |s| hasher.hash_one(&*s.key));
-        self.ids.insert_unique(hasher.hash_one(key), id, rehash);
-        self.reindex(id, None, Some(&obj));
-        None
+        self.reindex(id, old.as_deref(), Some(&obj));
+        old
     }
 
     /// Removes the object under `key`, returning it.
     pub(crate) fn remove(&mut self, key: &str) -> Option<Arc<K>> {
-        let slots = &self.slots;
-        let holds = |id: &Id| slots.get(*id as usize).and_then(Option::as_ref).is_some_and(|s| &*s.key == key);
-        let (id, _) = self.ids.find_entry(self.hasher.hash_one(key), holds).ok()?.remove();
-        let old = self.slots.get_mut(id as usize)?.take()?.obj;
-        self.free.push(id);
+        let (id, old) = self.items.remove(key)?;
         self.reindex(id, Some(&old), None);
         Some(old)
     }
 
     /// Moves `id` from the index values of `old` to those of `new`.
-    fn reindex(&mut self, id: Id, old: Option<&K>, new: Option<&K>) {
+    fn reindex(&mut self, id: SlotId, old: Option<&K>, new: Option<&K>) {
         for (name, f) in &self.indexers {
             let before = old.map(|o| f(o)).unwrap_or_default();
             let after = new.map(|n| f(n)).unwrap_or_default();
@@ -208,15 +147,15 @@ impl<K: Cached> Cache<K> {
         }
     }
 
-    /// The objects under `value` of the index `name`, with their keys.
-    fn indexed(&self, name: &str, value: &str) -> Result<impl Iterator<Item = &Slot<K>>, Error> {
+    /// The keys and objects under `value` of the index `name`.
+    fn indexed(&self, name: &str, value: &str) -> Result<impl Iterator<Item = (&Box<str>, &Arc<K>)>, Error> {
         let index = self.indices.get(name).ok_or_else(|| Error::NoSuchIndex(name.to_owned()))?;
-        Ok(index.get(value).into_iter().flatten().filter_map(|id| self.slot(*id)))
+        Ok(index.get(value).into_iter().flatten().filter_map(|id| self.items.at(*id)))
     }
 
     /// Number of objects.
     pub(crate) fn len(&self) -> usize {
-        self.ids.len()
+        self.items.len()
     }
 }
 
@@ -284,7 +223,7 @@ impl<K: Cached> Store<K> {
     /// [`Error::NoSuchIndex`] when no index of that name was registered.
     pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
         let cache = self.read();
-        Ok(cache.indexed(index, value)?.map(|slot| slot.obj.clone()).collect())
+        Ok(cache.indexed(index, value)?.map(|(_, obj)| obj.clone()).collect())
     }
 
     /// The keys indexed under `value` by the index `index` (client-go's
@@ -294,7 +233,7 @@ impl<K: Cached> Store<K> {
     /// [`Error::NoSuchIndex`] when no index of that name was registered.
     pub fn index_keys(&self, index: &str, value: &str) -> Result<Vec<String>, Error> {
         let cache = self.read();
-        Ok(cache.indexed(index, value)?.map(|slot| slot.key.to_string()).collect())
+        Ok(cache.indexed(index, value)?.map(|(key, _)| key.to_string()).collect())
     }
 
     /// Number of cached objects.

@@ -155,8 +155,8 @@ impl Graph {
         let gone: Vec<(Uid, Identity)> = self
             .nodes
             .iter()
-            .filter(|(uid, n)| n.observed() && n.api_version == api_version && n.kind == kind && !listed.contains(uid))
-            .map(|(uid, n)| (uid.clone(), self.identity(uid, n)))
+            .filter(|(_, uid, n)| n.observed() && n.api_version == api_version && n.kind == kind && !listed.contains(uid))
+            .map(|(_, uid, n)| (uid.clone(), self.identity(uid, n)))
             .collect();
         let mut fx = Vec::new();
         for (uid, identity) in gone {
@@ -216,7 +216,7 @@ impl Graph {
     /// Removes a node: its dependents are checked, owners deleting their
     /// dependents are looked at again.
     fn remove(&mut self, uid: &Uid, identity: Identity, fx: &mut Vec<Effect>) {
-        let Some(node) = self.nodes.remove(uid) else { return };
+        let Some((_, node)) = self.nodes.remove(uid) else { return };
         self.remove_dependent_from_owners(uid, &node.owners);
         if !node.dependents.is_empty() {
             self.absent.add(identity);
@@ -333,7 +333,7 @@ mod tests {
         // The dependents keep their references: nothing else changed.
         assert_eq!(g.node("uid-a").unwrap().owners.len(), 1);
         // Both name the same owner, and hold one copy of the list.
-        let owners = |name: &str| g.nodes[&Uid::new(&format!("uid-{name}"))].owners.clone();
+        let owners = |name: &str| g.nodes.get(&Uid::new(&format!("uid-{name}"))).expect("a node").owners.clone();
         assert!(std::sync::Arc::ptr_eq(&owners("a"), &owners("b")));
     }
 

@@ -2,11 +2,10 @@
 //! ([`Effect`]), the nodes keyed by uid with their ownerReferences and
 //! flags, the [`Graph`] itself and how workers read it ([`NodeView`]).
 
-use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kcm_objects::Pool;
+use kcm_objects::{Pool, SlabMap};
 
 use super::interner::{Interner, Sym};
 use crate::garbagecollector::absent::AbsentOwnerCache;
@@ -153,7 +152,7 @@ pub struct DependentView {
 #[derive(Debug, Default)]
 pub struct Graph {
     /// Every node by uid (upstream `uidToNode`).
-    pub(super) nodes: HashMap<Uid, Node>,
+    pub(super) nodes: SlabMap<Uid, Node>,
     /// Strings the nodes share.
     pub(super) syms: Interner,
     /// Owners verified absent.
