@@ -31,6 +31,9 @@ pub trait Cached: Clone + Debug + Send + Sync + 'static {
     /// `metadata.resourceVersion`.
     fn resource_version(&self) -> Option<&str>;
 
+    /// `metadata.uid`.
+    fn uid(&self) -> Option<&str>;
+
     /// The object's metadata, for consumers of any type's metadata (the
     /// garbage collector). A projection gives what it keeps.
     fn object_meta(&self) -> Cow<'_, ObjectMeta>;
@@ -59,6 +62,10 @@ where
 
     fn resource_version(&self) -> Option<&str> {
         self.meta().resource_version.as_deref()
+    }
+
+    fn uid(&self) -> Option<&str> {
+        self.meta().uid.as_deref()
     }
 
     fn object_meta(&self) -> Cow<'_, ObjectMeta> {
@@ -150,24 +157,7 @@ macro_rules! cached_projection {
             }
         }
 
-        impl $crate::cached::Cached for $projection {
-            type Wire = $crate::cached::Wire<$projection>;
-            fn from_wire(wire: Self::Wire) -> Self {
-                wire.into_inner()
-            }
-            fn namespace(&self) -> Option<&str> {
-                Some(&self.metadata.namespace)
-            }
-            fn name(&self) -> &str {
-                &self.metadata.name
-            }
-            fn resource_version(&self) -> Option<&str> {
-                Some(&self.metadata.resource_version)
-            }
-            fn object_meta(&self) -> std::borrow::Cow<'_, k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
-                std::borrow::Cow::Owned(self.metadata.to_object_meta())
-            }
-        }
+        $crate::cached::cached_by_slim_meta!($projection, $crate::cached::Wire<$projection>, |wire| wire.into_inner());
     };
 }
 
@@ -191,6 +181,9 @@ macro_rules! cached_trimmed {
             fn resource_version(&self) -> Option<&str> {
                 self.metadata.resource_version.as_deref()
             }
+            fn uid(&self) -> Option<&str> {
+                self.metadata.uid.as_deref()
+            }
             fn object_meta(&self) -> std::borrow::Cow<'_, k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
                 std::borrow::Cow::Borrowed(&self.metadata)
             }
@@ -199,3 +192,46 @@ macro_rules! cached_trimmed {
 }
 
 pub(crate) use cached_trimmed;
+
+/// Marks a wrapper of a full object whose metadata is a
+/// [`WholeMeta`](crate::WholeMeta) as cached: the k8s-openapi type on the
+/// wire, the wrapper (made by its `new`) in the cache.
+macro_rules! cached_whole {
+    ($cached:ty, $full:ty) => {
+        $crate::cached::cached_by_slim_meta!($cached, $full, |wire| <$cached>::new(wire));
+    };
+}
+
+pub(crate) use cached_whole;
+
+/// The [`Cached`] impl of a type whose `metadata` holds its name,
+/// namespace, resourceVersion and uid as strings (a [`Meta`] or a
+/// [`WholeMeta`](crate::WholeMeta)), decoded as `$wire` and kept as
+/// `$make` makes it of `$w`.
+macro_rules! cached_by_slim_meta {
+    ($cached:ty, $wire:ty, |$w:ident| $make:expr) => {
+        impl $crate::cached::Cached for $cached {
+            type Wire = $wire;
+            fn from_wire($w: $wire) -> Self {
+                $make
+            }
+            fn namespace(&self) -> Option<&str> {
+                Some(&self.metadata.namespace)
+            }
+            fn name(&self) -> &str {
+                &self.metadata.name
+            }
+            fn resource_version(&self) -> Option<&str> {
+                Some(&self.metadata.resource_version)
+            }
+            fn uid(&self) -> Option<&str> {
+                Some(&self.metadata.uid)
+            }
+            fn object_meta(&self) -> std::borrow::Cow<'_, k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
+                std::borrow::Cow::Owned(self.metadata.to_object_meta())
+            }
+        }
+    };
+}
+
+pub(crate) use cached_by_slim_meta;

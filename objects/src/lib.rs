@@ -34,7 +34,9 @@
 //! - `template`: [`Template`], a pod template with its spec as
 //!   [`PodSpecJson`];
 //! - `apps`: [`Deployment`] and [`ReplicaSet`], k8s-openapi's fields with
-//!   the template as a [`Template`];
+//!   the metadata as a [`WholeMeta`] and the template as a [`Template`];
+//! - `whole_meta`: [`WholeMeta`], every field of an object's metadata but
+//!   `managedFields`, its maps shared;
 //! - `job`: [`Job`], k8s-openapi's object with its template's spec as JSON;
 //! - `affinity`: the node a pending DaemonSet pod is for;
 //! - `container`: what is decoded of a container, [`NamedPort`];
@@ -58,6 +60,7 @@ mod pod;
 mod secrets;
 mod slab;
 mod template;
+mod whole_meta;
 
 pub use apps::{Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec};
 pub use atom::{Atom, Pool};
@@ -77,6 +80,7 @@ pub use pod::{
 };
 pub use slab::{SlabMap, SlotId};
 pub use template::{PodSpecJson, Template};
+pub use whole_meta::WholeMeta;
 
 cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);
 cached::cached_projection!(Node, k8s_openapi::api::core::v1::Node);

@@ -123,6 +123,19 @@ pub struct OwnerRef {
 }
 
 impl OwnerRef {
+    /// Of the API's form.
+    pub fn new(r: &OwnerReference) -> Self {
+        let OwnerReference { api_version, kind, name, uid, controller, block_owner_deletion } = r;
+        OwnerRef {
+            api_version: Atom::new(api_version),
+            kind: Atom::new(kind),
+            name: Atom::new(name),
+            uid: Atom::new(uid),
+            controller: *controller,
+            block_owner_deletion: *block_owner_deletion,
+        }
+    }
+
     /// The API's form.
     pub fn to_owner_reference(&self) -> OwnerReference {
         OwnerReference {
@@ -177,9 +190,38 @@ impl Labels {
         self.0.is_empty()
     }
 
+    /// Whether `other` is this very copy.
+    #[cfg(test)]
+    pub(crate) fn shares(&self, other: &Labels) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Whether `key` is held.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
     /// The API's form.
     pub fn to_map(&self) -> BTreeMap<String, String> {
         self.iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+    }
+
+    /// Sets `key` to `value` (the map is shared: this makes another).
+    pub fn insert(&mut self, key: &str, value: &str) {
+        if self.get(key) != Some(value) {
+            let mut pairs = self.0.to_vec();
+            pairs.push((Atom::new(key), Atom::new(value)));
+            *self = Labels::from_pairs(pairs);
+        }
+    }
+
+    /// Removes `key`, returning whether it was held.
+    pub fn remove(&mut self, key: &str) -> bool {
+        let held = self.contains_key(key);
+        if held {
+            *self = Labels::from_pairs(self.0.iter().filter(|(k, _)| k.as_str() != key).cloned().collect());
+        }
+        held
     }
 
     /// Sorts `pairs` by key; a repeated key keeps its last value, as a
@@ -189,6 +231,12 @@ impl Labels {
         pairs.sort_by(|a, b| a.0.cmp(&b.0));
         pairs.dedup_by(|later, earlier| later.0 == earlier.0);
         Labels(LABEL_SETS.intern(&pairs))
+    }
+}
+
+impl From<&BTreeMap<String, String>> for Labels {
+    fn from(map: &BTreeMap<String, String>) -> Self {
+        map.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
     }
 }
 
@@ -264,7 +312,12 @@ impl<'de> Visitor<'de> for OptionalPairs {
 /// Decodes `metadata.ownerReferences` into the shared copy of the list.
 fn shared_owners<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<[OwnerRef]>, D::Error> {
     let list: Vec<OwnerRef> = nullable(deserializer)?;
-    Ok(OWNER_LISTS.intern(&list))
+    Ok(shared_owner_list(&list))
+}
+
+/// The shared copy of an ownerReferences list.
+pub(crate) fn shared_owner_list(list: &[OwnerRef]) -> Arc<[OwnerRef]> {
+    OWNER_LISTS.intern(list)
 }
 
 /// Decodes `null` as the type's default, as Go's decoder leaves a field

@@ -29,13 +29,11 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kcm_controllers::common::controller_ref::controller_of;
 use kcm_controllers::common::selector::Selector;
 use kcm_controllers::deployment::{self as core, Options, Snapshot, SyncMachine};
 use kcm_objects::Deployment;
-use kcm_objects::Pod;
 use kcm_objects::ReplicaSet;
+use kcm_objects::{OwnerRef, Pod};
 
 use super::execute::{Executor, next_after};
 use super::expectations::SharedExpectations;
@@ -154,8 +152,8 @@ impl Reconcile for Syncer {
             tracing::debug!(%key, "waiting for the cache to show the ReplicaSet this Deployment made");
             return Ok(Next::Done);
         }
-        let namespace = d.metadata.namespace.as_deref().unwrap_or("");
-        let replica_sets = owners::claimable(&self.replica_sets, d.metadata.uid.as_deref(), namespace);
+        let namespace = &*d.metadata.namespace;
+        let replica_sets = owners::claimable(&self.replica_sets, Some(&d.metadata.uid), namespace);
         // Only Recreate reads pods: spare the copy of a large namespace's.
         let pods = if core::is_recreate(&d) { self.pods.list_namespace(namespace) } else { Vec::new() };
         let snapshot = Snapshot { deployment: &d, replica_sets: &replica_sets, pods: &pods, now: Timestamp::now() };
@@ -182,12 +180,13 @@ struct Lookup {
 impl Lookup {
     /// The cached Deployment `cref` names in `namespace`, if it is that
     /// very object (upstream `resolveControllerRef`).
-    fn resolve(&self, namespace: Option<&str>, cref: &OwnerReference) -> Option<Arc<Deployment>> {
-        self.deployments.resolve_controller_ref("Deployment", namespace, cref)
+    fn resolve(&self, namespace: &str, cref: &OwnerRef) -> Option<Arc<Deployment>> {
+        self.deployments.resolve_controller_ref("Deployment", Some(namespace), cref)
     }
 
-    fn enqueue_owner(&self, meta: &ObjectMeta, cref: &OwnerReference) {
-        if let Some(d) = self.resolve(meta.namespace.as_deref(), cref) {
+    /// Enqueues the Deployment that controls `rs`, if cached.
+    fn enqueue_owner(&self, rs: &ReplicaSet, cref: &OwnerRef) {
+        if let Some(d) = self.resolve(&rs.metadata.namespace, cref) {
             self.queue.add(core::key(&d));
         }
     }
@@ -196,8 +195,8 @@ impl Lookup {
     /// non-empty selector matches its labels (upstream
     /// `getDeploymentsForReplicaSet`): one may adopt it.
     fn enqueue_adopters(&self, rs: &ReplicaSet) {
-        let Some(namespace) = rs.metadata.namespace.as_deref() else { return };
-        if rs.metadata.labels.as_ref().is_none_or(|l| l.is_empty()) {
+        let namespace = &rs.metadata.namespace;
+        if namespace.is_empty() || rs.metadata.labels.is_empty() {
             return;
         }
         for d in self.deployments.list_namespace(namespace) {
@@ -220,8 +219,8 @@ impl EventHandler<ReplicaSet> for ReplicaSetHandler {
             self.on_delete(rs);
             return;
         }
-        match controller_of(&rs.metadata) {
-            Some(cref) => self.0.enqueue_owner(&rs.metadata, cref),
+        match rs.metadata.controller() {
+            Some(cref) => self.0.enqueue_owner(rs, cref),
             None => self.0.enqueue_adopters(rs),
         }
     }
@@ -231,13 +230,13 @@ impl EventHandler<ReplicaSet> for ReplicaSetHandler {
             // A periodic resync: nothing changed.
             return;
         }
-        let (old_ref, new_ref) = (controller_of(&old.metadata), controller_of(&new.metadata));
+        let (old_ref, new_ref) = (old.metadata.controller(), new.metadata.controller());
         let ref_changed = old_ref != new_ref;
         if ref_changed && let Some(cref) = old_ref {
-            self.0.enqueue_owner(&old.metadata, cref);
+            self.0.enqueue_owner(old, cref);
         }
         if let Some(cref) = new_ref {
-            self.0.enqueue_owner(&new.metadata, cref);
+            self.0.enqueue_owner(new, cref);
             return;
         }
         if ref_changed || old.metadata.labels != new.metadata.labels {
@@ -246,8 +245,8 @@ impl EventHandler<ReplicaSet> for ReplicaSetHandler {
     }
 
     fn on_delete(&self, rs: &Arc<ReplicaSet>) {
-        if let Some(cref) = controller_of(&rs.metadata) {
-            self.0.enqueue_owner(&rs.metadata, cref);
+        if let Some(cref) = rs.metadata.controller() {
+            self.0.enqueue_owner(rs, cref);
         }
     }
 }
@@ -265,19 +264,19 @@ impl EventHandler<Pod> for PodHandler {
         if !core::is_recreate(&d) {
             return;
         }
-        let namespace = d.metadata.namespace.as_deref().unwrap_or("");
+        let namespace = &*d.metadata.namespace;
         let Ok(selector) = Selector::new(Some(&d.spec.selector)) else { return };
-        let owned: Vec<String> = self
+        let owned: Vec<Box<str>> = self
             .lookup
             .replica_sets
             .list_namespace(namespace)
             .iter()
-            .filter(|rs| controller_of(&rs.metadata).is_some_and(|r| Some(&r.uid) == d.metadata.uid.as_ref()))
-            .filter_map(|rs| rs.metadata.uid.clone())
+            .filter(|rs| rs.metadata.controller().is_some_and(|r| *r.uid == *d.metadata.uid))
+            .map(|rs| rs.metadata.uid.clone())
             .collect();
         let remaining = self.pods.list_namespace(namespace).iter().any(|p| {
             selector.matches(&p.metadata.labels)
-                && p.metadata.controller().is_some_and(|r| owned.iter().any(|u| *u == *r.uid))
+                && p.metadata.controller().is_some_and(|r| owned.iter().any(|u| **u == *r.uid))
         });
         if !remaining {
             self.lookup.queue.add(core::key(&d));
@@ -291,6 +290,6 @@ impl PodHandler {
     fn deployment_of(&self, pod: &Pod) -> Option<Arc<Deployment>> {
         let cref = pod.metadata.controller()?;
         let rs = self.lookup.replica_sets.resolve_controller_ref("ReplicaSet", Some(&pod.metadata.namespace), cref)?;
-        self.lookup.resolve(rs.metadata.namespace.as_deref(), controller_of(&rs.metadata)?)
+        self.lookup.resolve(&rs.metadata.namespace, rs.metadata.controller()?)
     }
 }

@@ -133,7 +133,7 @@ impl<K: Cached> EventHandler<K> for OwnKindHandler {
     }
 
     fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
-        if old.object_meta().uid != new.object_meta().uid {
+        if old.uid() != new.uid() {
             // Deleted and recreated under the same name while unseen.
             self.on_delete(old);
         }

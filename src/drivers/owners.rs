@@ -11,7 +11,6 @@
 
 use std::sync::Arc;
 
-use kcm_controllers::common::controller_ref::controller_of;
 use kcm_objects::ReplicaSet;
 use kcm_objects::{Cached, Pod};
 use kcm_runtime::informer::{self, SharedInformer, Store};
@@ -37,7 +36,7 @@ impl Controlled for Pod {
 
 impl Controlled for ReplicaSet {
     fn controller_uid(&self) -> Option<&str> {
-        controller_of(&self.metadata).map(|r| r.uid.as_str())
+        self.metadata.controller().map(|r| r.uid.as_str())
     }
 }
 

@@ -138,10 +138,10 @@ impl Reconcile for Syncer {
         // controls and its namespace's orphans, and the ReplicaSets under
         // its controller, from the indexes (the namespace's other pods only
         // when ranking for a scale-down).
-        let namespace = rs.metadata.namespace.as_deref().unwrap_or("");
+        let namespace = &*rs.metadata.namespace;
         // Read before the pods: the pod list is then at least this recent.
         let pods_resource_version = self.pod_informer.last_resource_version();
-        let pods = owners::claimable(&self.pods, rs.metadata.uid.as_deref(), namespace);
+        let pods = owners::claimable(&self.pods, Some(&rs.metadata.uid), namespace);
         let namespace_pods = || self.pods.list_namespace(namespace);
         let replica_sets = owners::under_same_controller(&self.replica_sets, &rs);
         // A copy of this key's record: the other workers and the pod

@@ -10,6 +10,7 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kcm_objects::ReplicaSet;
 
+use super::object::Metadata;
 use super::selector::{LabelSet, Selector};
 use crate::plan::{Action, ObjectRef, OwnerRefPatch, Plan};
 
@@ -20,12 +21,12 @@ pub fn controller_of(meta: &ObjectMeta) -> Option<&OwnerReference> {
 
 /// A controller reference to `owner` (upstream `NewControllerRef`): the
 /// dependent is controlled by it and blocks its foreground deletion.
-pub fn new_controller_ref(owner: &ObjectMeta, api_version: &str, kind: &str) -> OwnerReference {
+pub fn new_controller_ref(owner: &impl Metadata, api_version: &str, kind: &str) -> OwnerReference {
     OwnerReference {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),
-        name: owner.name.clone().unwrap_or_default(),
-        uid: owner.uid.clone().unwrap_or_default(),
+        name: owner.object_name().to_owned(),
+        uid: owner.object_uid().to_owned(),
         controller: Some(true),
         block_owner_deletion: Some(true),
     }
@@ -55,17 +56,17 @@ pub enum Claim {
 /// | ours | no | yes | Ignore |
 /// | none | yes | no (and dependent not deleting, same namespace) | Adopt |
 /// | none | otherwise | | Ignore |
-pub fn claim(owner: &ObjectMeta, selector: &Selector, dependent: &DependentView<'_>) -> Claim {
-    let owner_deleting = owner.deletion_timestamp.is_some();
+pub fn claim(owner: &impl Metadata, selector: &Selector, dependent: &DependentView<'_>) -> Claim {
+    let owner_deleting = owner.being_deleted();
     let matches = selector.matches(dependent.labels);
     match dependent.controller_uid {
-        Some(uid) if Some(uid) != owner.uid.as_deref() => Claim::Ignore,
+        Some(uid) if uid != owner.object_uid() => Claim::Ignore,
         Some(_) if matches => Claim::Owned,
         Some(_) if owner_deleting => Claim::Ignore,
         Some(_) => Claim::Release,
         None if owner_deleting || !matches => Claim::Ignore,
         None if dependent.deleting => Claim::Ignore,
-        None if dependent.namespace != owner.namespace.as_deref().unwrap_or_default() => Claim::Ignore,
+        None if dependent.namespace != owner.object_namespace() => Claim::Ignore,
         None => Claim::Adopt,
     }
 }
@@ -103,7 +104,13 @@ impl Dependent for ObjectMeta {
 
 impl Dependent for ReplicaSet {
     fn dependent(&self) -> DependentView<'_> {
-        self.metadata.dependent()
+        let meta = &self.metadata;
+        DependentView {
+            namespace: &meta.namespace,
+            controller_uid: meta.controller().map(|r| r.uid.as_str()),
+            deleting: meta.deletion_timestamp.is_some(),
+            labels: &meta.labels,
+        }
     }
 }
 
@@ -138,7 +145,7 @@ pub struct Claims<'a, T> {
 
 /// Runs [`claim`] over every candidate.
 pub fn claim_all<'a, T>(
-    owner: &ObjectMeta,
+    owner: &impl Metadata,
     selector: &Selector,
     candidates: impl IntoIterator<Item = &'a T>,
 ) -> Claims<'a, T>

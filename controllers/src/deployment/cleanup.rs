@@ -42,9 +42,9 @@ impl Planner<'_> {
                 continue;
             }
             self.plan.push(Action::DeleteReplicaSet {
-                namespace: rs.metadata.namespace.clone().unwrap_or_default(),
-                name: rs.metadata.name.clone().unwrap_or_default(),
-                uid: rs.metadata.uid.clone().unwrap_or_default(),
+                namespace: rs.metadata.namespace.to_string(),
+                name: rs.metadata.name.to_string(),
+                uid: rs.metadata.uid.to_string(),
             });
         }
     }

@@ -6,7 +6,7 @@
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{self as apps, ReplicaSetSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcm_objects::Deployment;
 use kcm_objects::ReplicaSet;
 
@@ -113,8 +113,7 @@ impl Planner<'_> {
                 // The Deployment's revision follows on the next sync.
                 return Ok(Some(i));
             }
-            let revision =
-                rs.metadata.annotations.as_ref().and_then(|a| a.get(REVISION_ANNOTATION)).cloned().unwrap_or_default();
+            let revision = rs.metadata.annotations.get(REVISION_ANNOTATION).unwrap_or_default().to_owned();
             let mut d = self.d.clone();
             let mut needs_update = set_deployment_revision(&mut d, &revision);
             if progress_deadline(&d).is_some()
@@ -149,11 +148,11 @@ impl Planner<'_> {
         let labels = template_meta.labels.clone();
         let mut selector = d.spec.selector.clone();
         selector.match_labels.get_or_insert_default().insert(POD_TEMPLATE_HASH_LABEL.to_owned(), hash.clone());
-        let name = format!("{}-{hash}", d.metadata.name.as_deref().unwrap_or(""));
-        let mut rs = apps::ReplicaSet {
+        let name = format!("{}-{hash}", d.metadata.name);
+        let rs = apps::ReplicaSet {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
-                namespace: d.metadata.namespace.clone(),
+                namespace: Some(d.metadata.namespace.to_string()),
                 owner_references: Some(vec![new_controller_ref(&d.metadata, "apps/v1", "Deployment")]),
                 labels,
                 ..Default::default()
@@ -166,22 +165,22 @@ impl Planner<'_> {
             },
             status: None,
         };
-        let planned = ReplicaSet::new(rs.clone());
+        let mut planned = ReplicaSet::new(rs);
         let all: Vec<&ReplicaSet> = old.iter().map(|&i| &self.rss[i]).chain(std::iter::once(&planned)).collect();
         let new_replicas = fenceposts::new_rs_new_replicas(d, &all, &planned)?;
-        rs.spec.replicas = Some(new_replicas);
-        set_new_replica_set_annotations(d, &mut rs.metadata, new_revision, false, surge);
+        planned.spec.replicas = Some(new_replicas);
+        set_new_replica_set_annotations(d, &mut planned.metadata, new_revision, false, surge);
         self.plan.push(Action::CreateReplicaSet {
-            namespace: d.metadata.namespace.clone().unwrap_or_default(),
-            replica_set: Box::new(rs.clone()),
+            namespace: d.metadata.namespace.to_string(),
+            replica_set: Box::new(planned.full()),
         });
         if new_replicas > 0 {
             let msg = format!("Scaled up replica set {name} from 0 to {new_replicas}");
             self.plan.push(Action::Event(event(d, EventType::Normal, SCALING_REPLICA_SET, msg)));
         }
         // Locally it is the newest ReplicaSet.
-        rs.metadata.creation_timestamp = Some(Time(self.now));
-        self.rss.push(ReplicaSet::new(rs));
+        planned.metadata.creation_timestamp = Some(self.now);
+        self.rss.push(planned);
         set_deployment_revision(&mut self.d, &new_revision.to_string());
         if progress_deadline(&self.d).is_some() {
             let msg = format!("Created new replica set \"{name}\"");

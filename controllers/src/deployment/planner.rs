@@ -15,11 +15,11 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::DeploymentStatus;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use kcm_objects::Deployment;
-use kcm_objects::Pod;
 use kcm_objects::ReplicaSet;
+use kcm_objects::{OwnerRef, Pod};
 
 use super::{Options, Snapshot, object_ref};
-use crate::common::controller_ref::{claim_all, controller_of, new_controller_ref};
+use crate::common::controller_ref::{claim_all, new_controller_ref};
 use crate::common::replica_set::replicas as rs_replicas;
 use crate::common::selector::Selector;
 use crate::plan::{Action, Event, EventType, OwnerRefPatch, Plan};
@@ -31,7 +31,7 @@ pub(super) fn event(d: &Deployment, type_: EventType, reason: &str, message: Str
 
 /// Upstream's `ReplicaSetsByCreationTimestamp`: older first, then by name.
 pub(super) fn by_creation(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
-    let t = |rs: &ReplicaSet| rs.metadata.creation_timestamp.as_ref().map(|t| t.0);
+    let t = |rs: &ReplicaSet| rs.metadata.creation_timestamp;
     t(a).cmp(&t(b)).then_with(|| a.metadata.name.cmp(&b.metadata.name))
 }
 
@@ -67,9 +67,9 @@ impl<'a> Planner<'a> {
         let owner = object_ref(d);
         let mut plan = Plan::new();
         let patch = |rs: &ReplicaSet, patch: OwnerRefPatch| Action::PatchReplicaSetOwnerRefs {
-            namespace: rs.metadata.namespace.clone().unwrap_or_default(),
-            name: rs.metadata.name.clone().unwrap_or_default(),
-            uid: rs.metadata.uid.clone().unwrap_or_default(),
+            namespace: rs.metadata.namespace.to_string(),
+            name: rs.metadata.name.to_string(),
+            uid: rs.metadata.uid.to_string(),
             patch,
         };
         plan.push_concurrent(
@@ -89,22 +89,21 @@ impl<'a> Planner<'a> {
             .iter()
             .map(|rs| {
                 let mut rs = (*rs).clone();
-                if controller_of(&rs.metadata).is_none() {
-                    rs.metadata.owner_references.get_or_insert_default().push(cref.clone());
+                if rs.metadata.controller().is_none() {
+                    let owners: Vec<OwnerRef> =
+                        rs.metadata.owner_references.iter().cloned().chain([OwnerRef::new(&cref)]).collect();
+                    rs.metadata.owner_references = owners.into();
                 }
                 rs
             })
             .collect();
         let pods = if super::is_recreate(d) {
-            let uids: Vec<&str> = rss.iter().filter_map(|rs| rs.metadata.uid.as_deref()).collect();
+            let uids: Vec<&str> = rss.iter().map(|rs| &*rs.metadata.uid).collect();
             snapshot
                 .pods
                 .iter()
                 .map(|p| &**p)
-                .filter(|p| {
-                    p.metadata.namespace == d.metadata.namespace.as_deref().unwrap_or_default()
-                        && selector.matches(&p.metadata.labels)
-                })
+                .filter(|p| p.metadata.namespace == d.metadata.namespace && selector.matches(&p.metadata.labels))
                 .filter(|p| p.metadata.controller().is_some_and(|r| uids.contains(&r.uid.as_str())))
                 .collect()
         } else {
@@ -136,7 +135,7 @@ impl<'a> Planner<'a> {
     }
 
     pub(super) fn name(&self, rs: Rs) -> String {
-        self.rss[rs].metadata.name.clone().unwrap_or_default()
+        self.rss[rs].metadata.name.to_string()
     }
 }
 

@@ -85,8 +85,8 @@ pub(super) fn rollout_status(
     let complete = n(status.replicas) == n(status.updated_replicas)
         && current.is_some_and(|c| c.reason.as_deref() == Some(NEW_RS_AVAILABLE_REASON));
     let name = |what: &str| match new_rs {
-        Some(rs) => format!("ReplicaSet \"{}\" {what}", rs.metadata.name.as_deref().unwrap_or("")),
-        None => format!("Deployment \"{}\" {what}", d.metadata.name.as_deref().unwrap_or("")),
+        Some(rs) => format!("ReplicaSet \"{}\" {what}", rs.metadata.name),
+        None => format!("Deployment \"{}\" {what}", d.metadata.name),
     };
     if deadline.is_some() && !complete {
         if deployment_complete(d, &status) {

@@ -43,7 +43,7 @@ impl Planner<'_> {
         if actual_count(&self.refs(None, old)) > 0 {
             return true;
         }
-        let new_uid = new.and_then(|i| self.rss[i].metadata.uid.as_deref());
+        let new_uid = new.map(|i| &*self.rss[i].metadata.uid);
         self.pods.iter().any(|p: &&Pod| {
             let owner = p.metadata.controller().map(|r| r.uid.as_str());
             (new_uid.is_none() || owner != new_uid) && !is_pod_terminal(p)

@@ -3,10 +3,7 @@
 //! `SetNewReplicaSetAnnotations`, `SetReplicasAnnotations`,
 //! `SetDeploymentAnnotationsTo`).
 
-use std::collections::BTreeMap;
-
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_objects::Deployment;
+use kcm_objects::{Deployment, Labels, WholeMeta};
 
 /// The revision of a ReplicaSet, and the current revision of a Deployment.
 pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
@@ -42,25 +39,21 @@ pub(super) fn skip_copy_annotation(key: &str) -> bool {
     )
 }
 
-fn annotation<'a>(annotations: Option<&'a BTreeMap<String, String>>, key: &str) -> Option<&'a str> {
-    annotations.and_then(|a| a.get(key)).map(String::as_str)
-}
-
 /// The ReplicaSet's revision: 0 without the annotation, an error when it is
 /// not an integer (upstream `Revision`).
-pub(super) fn revision(rs: &ObjectMeta) -> Result<i64, std::num::ParseIntError> {
-    annotation(rs.annotations.as_ref(), REVISION_ANNOTATION).map_or(Ok(0), str::parse)
+pub(super) fn revision(rs: &WholeMeta) -> Result<i64, std::num::ParseIntError> {
+    rs.annotations.get(REVISION_ANNOTATION).map_or(Ok(0), str::parse)
 }
 
 /// The highest revision among `rss`, unparsable ones skipped (upstream
 /// `MaxRevision`).
-pub(super) fn max_revision<'a>(rss: impl IntoIterator<Item = &'a ObjectMeta>) -> i64 {
+pub(super) fn max_revision<'a>(rss: impl IntoIterator<Item = &'a WholeMeta>) -> i64 {
     rss.into_iter().filter_map(|rs| revision(rs).ok()).max().unwrap_or(0).max(0)
 }
 
 /// The second-highest revision among `rss` (upstream `LastRevision`): the
 /// one before the current.
-pub(super) fn last_revision<'a>(rss: impl IntoIterator<Item = &'a ObjectMeta>) -> i64 {
+pub(super) fn last_revision<'a>(rss: impl IntoIterator<Item = &'a WholeMeta>) -> i64 {
     let (mut max, mut second) = (0, 0);
     for v in rss.into_iter().filter_map(|rs| revision(rs).ok()) {
         if v >= max {
@@ -76,22 +69,20 @@ pub(super) fn last_revision<'a>(rss: impl IntoIterator<Item = &'a ObjectMeta>) -
 /// The revision to roll back to, if the deprecated annotation holds an
 /// integer (upstream `getRollbackTo`).
 pub(super) fn rollback_to(d: &Deployment) -> Option<i64> {
-    annotation(d.metadata.annotations.as_ref(), ROLLBACK_TO_ANNOTATION)?.parse().ok()
+    d.metadata.annotations.get(ROLLBACK_TO_ANNOTATION)?.parse().ok()
 }
 
 /// Copies the Deployment's own annotations onto the ReplicaSet (adding or
 /// overwriting, never removing). Returns whether anything changed.
-fn copy_deployment_annotations(d: &Deployment, rs: &mut ObjectMeta) -> bool {
-    let mut changed = false;
-    let target = rs.annotations.get_or_insert_default();
-    for (k, v) in d.metadata.annotations.iter().flatten() {
-        if skip_copy_annotation(k) || target.get(k) == Some(v) {
-            continue;
-        }
-        target.insert(k.clone(), v.clone());
-        changed = true;
+fn copy_deployment_annotations(d: &Deployment, rs: &mut WholeMeta) -> bool {
+    let target = &rs.annotations;
+    let copied: Vec<(&str, &str)> =
+        d.metadata.annotations.iter().filter(|(k, v)| !skip_copy_annotation(k) && target.get(k) != Some(v)).collect();
+    if copied.is_empty() {
+        return false;
     }
-    changed
+    rs.annotations = rs.annotations.iter().chain(copied).collect();
+    true
 }
 
 /// Brings the new ReplicaSet's annotations up to date (upstream
@@ -105,14 +96,14 @@ fn copy_deployment_annotations(d: &Deployment, rs: &mut ObjectMeta) -> bool {
 /// other ReplicaSets reach revision 2 gets revision 3 and history `"1"`.
 pub(super) fn set_new_replica_set_annotations(
     d: &Deployment,
-    rs: &mut ObjectMeta,
+    rs: &mut WholeMeta,
     new_revision: i64,
     exists: bool,
     max_surge: i32,
 ) -> bool {
     let mut changed = copy_deployment_annotations(d, rs);
-    let annotations = rs.annotations.get_or_insert_default();
-    let had_revision = annotations.get(REVISION_ANNOTATION).cloned();
+    let annotations = &mut rs.annotations;
+    let had_revision = annotations.get(REVISION_ANNOTATION).map(str::to_owned);
     let old_revision = match had_revision.as_deref() {
         None | Some("") => 0,
         Some(v) => match v.parse::<i64>() {
@@ -122,7 +113,7 @@ pub(super) fn set_new_replica_set_annotations(
         },
     };
     if old_revision < new_revision {
-        annotations.insert(REVISION_ANNOTATION.to_owned(), new_revision.to_string());
+        annotations.insert(REVISION_ANNOTATION, &new_revision.to_string());
         changed = true;
         if let Some(old) = had_revision {
             append_revision_history(annotations, &old);
@@ -138,10 +129,10 @@ pub(super) fn set_new_replica_set_annotations(
 /// Appends `old` to the revision history, dropping the oldest entries to
 /// stay within [`MAX_REV_HISTORY_LENGTH_IN_CHARS`] (and not appending if even
 /// that is not enough).
-fn append_revision_history(annotations: &mut BTreeMap<String, String>, old: &str) {
-    let history = annotations.get(REVISION_HISTORY_ANNOTATION).cloned().unwrap_or_default();
+fn append_revision_history(annotations: &mut Labels, old: &str) {
+    let history = annotations.get(REVISION_HISTORY_ANNOTATION).unwrap_or_default().to_owned();
     if history.is_empty() {
-        annotations.insert(REVISION_HISTORY_ANNOTATION.to_owned(), old.to_owned());
+        annotations.insert(REVISION_HISTORY_ANNOTATION, old);
         return;
     }
     let entries: Vec<&str> = history.split(',').collect();
@@ -154,27 +145,27 @@ fn append_revision_history(annotations: &mut BTreeMap<String, String>, old: &str
     if total <= MAX_REV_HISTORY_LENGTH_IN_CHARS {
         let mut kept = entries[start..].to_vec();
         kept.push(old);
-        annotations.insert(REVISION_HISTORY_ANNOTATION.to_owned(), kept.join(","));
+        annotations.insert(REVISION_HISTORY_ANNOTATION, &kept.join(","));
     }
 }
 
 /// Whether the replicas annotations differ from `desired` and `max`
 /// (upstream `ReplicasAnnotationsNeedUpdate`).
-pub(super) fn replicas_annotations_need_update(rs: &ObjectMeta, desired: i32, max: i32) -> bool {
-    let a = rs.annotations.as_ref();
-    annotation(a, DESIRED_REPLICAS_ANNOTATION) != Some(desired.to_string().as_str())
-        || annotation(a, MAX_REPLICAS_ANNOTATION) != Some(max.to_string().as_str())
+pub(super) fn replicas_annotations_need_update(rs: &WholeMeta, desired: i32, max: i32) -> bool {
+    let a = &rs.annotations;
+    a.get(DESIRED_REPLICAS_ANNOTATION) != Some(desired.to_string().as_str())
+        || a.get(MAX_REPLICAS_ANNOTATION) != Some(max.to_string().as_str())
 }
 
 /// Sets the replicas annotations; returns whether they changed (upstream
 /// `SetReplicasAnnotations`).
-pub(super) fn set_replicas_annotations(rs: &mut ObjectMeta, desired: i32, max: i32) -> bool {
-    let annotations = rs.annotations.get_or_insert_default();
+pub(super) fn set_replicas_annotations(rs: &mut WholeMeta, desired: i32, max: i32) -> bool {
+    let annotations = &mut rs.annotations;
     let mut changed = false;
     for (k, v) in [(DESIRED_REPLICAS_ANNOTATION, desired), (MAX_REPLICAS_ANNOTATION, max)] {
         let v = v.to_string();
-        if annotations.get(k) != Some(&v) {
-            annotations.insert(k.to_owned(), v);
+        if annotations.get(k) != Some(v.as_str()) {
+            annotations.insert(k, &v);
             changed = true;
         }
     }
@@ -182,49 +173,37 @@ pub(super) fn set_replicas_annotations(rs: &mut ObjectMeta, desired: i32, max: i
 }
 
 /// An int32 annotation of a ReplicaSet, if present and valid.
-fn int_annotation(rs: &ObjectMeta, key: &str) -> Option<i32> {
-    annotation(rs.annotations.as_ref(), key)?.parse().ok()
+fn int_annotation(rs: &WholeMeta, key: &str) -> Option<i32> {
+    rs.annotations.get(key)?.parse().ok()
 }
 
 /// The desired-replicas annotation (upstream `GetDesiredReplicasAnnotation`).
-pub(super) fn desired_replicas_annotation(rs: &ObjectMeta) -> Option<i32> {
+pub(super) fn desired_replicas_annotation(rs: &WholeMeta) -> Option<i32> {
     int_annotation(rs, DESIRED_REPLICAS_ANNOTATION)
 }
 
 /// The max-replicas annotation (upstream `getMaxReplicasAnnotation`).
-pub(super) fn max_replicas_annotation(rs: &ObjectMeta) -> Option<i32> {
+pub(super) fn max_replicas_annotation(rs: &WholeMeta) -> Option<i32> {
     int_annotation(rs, MAX_REPLICAS_ANNOTATION)
 }
 
 /// Sets the Deployment's revision annotation; returns whether it changed
 /// (upstream `SetDeploymentRevision`).
 pub(super) fn set_deployment_revision(d: &mut Deployment, revision: &str) -> bool {
-    let annotations = d.metadata.annotations.get_or_insert_default();
-    if annotations.get(REVISION_ANNOTATION).map(String::as_str) == Some(revision) {
+    if d.metadata.annotations.get(REVISION_ANNOTATION) == Some(revision) {
         return false;
     }
-    annotations.insert(REVISION_ANNOTATION.to_owned(), revision.to_owned());
+    d.metadata.annotations.insert(REVISION_ANNOTATION, revision);
     true
 }
 
 /// Replaces the Deployment's own annotations with the ReplicaSet's,
 /// keeping the machinery's (upstream `SetDeploymentAnnotationsTo`, for a
 /// rollback).
-pub(super) fn set_deployment_annotations_to(d: &mut Deployment, rs: &ObjectMeta) {
-    let mut annotations: BTreeMap<String, String> = d
-        .metadata
-        .annotations
-        .iter()
-        .flatten()
-        .filter(|(k, _)| skip_copy_annotation(k))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    for (k, v) in rs.annotations.iter().flatten() {
-        if !skip_copy_annotation(k) {
-            annotations.insert(k.clone(), v.clone());
-        }
-    }
-    d.metadata.annotations = Some(annotations);
+pub(super) fn set_deployment_annotations_to(d: &mut Deployment, rs: &WholeMeta) {
+    let machinery = d.metadata.annotations.iter().filter(|(k, _)| skip_copy_annotation(k));
+    let own = rs.annotations.iter().filter(|(k, _)| !skip_copy_annotation(k));
+    d.metadata.annotations = machinery.chain(own).collect();
 }
 
 #[cfg(test)]
@@ -232,9 +211,9 @@ mod tests {
     use super::*;
     use crate::deployment::testing::{DeploymentBuilder, rs};
 
-    fn with_revision(name: &str, rev: &str) -> ObjectMeta {
+    fn with_revision(name: &str, rev: &str) -> WholeMeta {
         let mut r = rs(name, 0).metadata;
-        r.annotations.get_or_insert_default().insert(REVISION_ANNOTATION.into(), rev.into());
+        r.annotations.insert(REVISION_ANNOTATION, rev);
         r
     }
 
@@ -255,23 +234,23 @@ mod tests {
         let d = DeploymentBuilder::new(3).build();
         let mut r = with_revision("a", "1");
         assert!(set_new_replica_set_annotations(&d, &mut r, 3, true, 1));
-        let a = r.annotations.as_ref().unwrap();
-        assert_eq!(a[REVISION_ANNOTATION], "3");
-        assert_eq!(a[REVISION_HISTORY_ANNOTATION], "1");
+        let a = &r.annotations;
+        assert_eq!(a.get(REVISION_ANNOTATION).unwrap(), "3");
+        assert_eq!(a.get(REVISION_HISTORY_ANNOTATION).unwrap(), "1");
         assert!(!a.contains_key(DESIRED_REPLICAS_ANNOTATION), "existing: replicas annotations untouched");
         assert!(set_new_replica_set_annotations(&d, &mut r, 5, true, 1));
-        assert_eq!(r.annotations.as_ref().unwrap()[REVISION_HISTORY_ANNOTATION], "1,3");
+        assert_eq!(r.annotations.get(REVISION_HISTORY_ANNOTATION).unwrap(), "1,3");
         assert!(!set_new_replica_set_annotations(&d, &mut r, 5, true, 1), "nothing to change");
         assert!(!set_new_replica_set_annotations(&d, &mut r, 4, true, 1), "never lowered");
     }
 
     #[test]
     fn history_is_bounded() {
-        let mut a = BTreeMap::new();
+        let mut a = Labels::default();
         let long = (0..700).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
-        a.insert(REVISION_HISTORY_ANNOTATION.to_owned(), long);
+        a.insert(REVISION_HISTORY_ANNOTATION, &long);
         append_revision_history(&mut a, "9999");
-        let h = &a[REVISION_HISTORY_ANNOTATION];
+        let h = a.get(REVISION_HISTORY_ANNOTATION).unwrap();
         assert!(h.len() <= MAX_REV_HISTORY_LENGTH_IN_CHARS, "{}", h.len());
         assert!(h.ends_with(",9999"));
         assert!(!h.starts_with("0,"), "oldest dropped");
@@ -288,27 +267,26 @@ mod tests {
             .build();
         let mut r = rs("a", 0).metadata;
         assert!(set_new_replica_set_annotations(&d, &mut r, 1, false, 1));
-        let a = r.annotations.as_ref().unwrap();
-        assert_eq!(a["foo"], "bar");
+        let a = &r.annotations;
+        assert_eq!(a.get("foo").unwrap(), "bar");
         assert!(!a.contains_key(LAST_APPLIED_ANNOTATION));
-        assert_eq!(a[REVISION_ANNOTATION], "1");
-        assert_eq!(a[DESIRED_REPLICAS_ANNOTATION], "2");
-        assert_eq!(a[MAX_REPLICAS_ANNOTATION], "3");
+        assert_eq!(a.get(REVISION_ANNOTATION).unwrap(), "1");
+        assert_eq!(a.get(DESIRED_REPLICAS_ANNOTATION).unwrap(), "2");
+        assert_eq!(a.get(MAX_REPLICAS_ANNOTATION).unwrap(), "3");
         let without_foo = DeploymentBuilder::new(2).build();
         assert!(!set_new_replica_set_annotations(&without_foo, &mut r, 1, true, 1));
-        assert_eq!(r.annotations.as_ref().unwrap()["foo"], "bar");
+        assert_eq!(r.annotations.get("foo").unwrap(), "bar");
     }
 
     #[test]
     fn rollback_annotations_replace_the_deployments_own() {
         let mut d = DeploymentBuilder::new(1).annotation("old", "1").annotation(REVISION_ANNOTATION, "3").build();
         let mut r = rs("a", 0).metadata;
-        r.annotations =
-            Some([("new".to_string(), "2".to_string()), (REVISION_ANNOTATION.to_string(), "1".to_string())].into());
+        r.annotations = [("new", "2"), (REVISION_ANNOTATION, "1")].into_iter().collect();
         set_deployment_annotations_to(&mut d, &r);
-        let a = d.metadata.annotations.clone().unwrap();
-        assert_eq!(a.get("new").map(String::as_str), Some("2"));
+        let a = d.metadata.annotations.clone();
+        assert_eq!(a.get("new"), Some("2"));
         assert!(!a.contains_key("old"));
-        assert_eq!(a[REVISION_ANNOTATION], "3", "machinery annotations stay");
+        assert_eq!(a.get(REVISION_ANNOTATION).unwrap(), "3", "machinery annotations stay");
     }
 }

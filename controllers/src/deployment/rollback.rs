@@ -29,7 +29,7 @@ impl Planner<'_> {
         };
         let mut template = self.rss[rs].template();
         if equal_ignore_hash(&self.template(), &template) {
-            let name = self.d.metadata.name.clone().unwrap_or_default();
+            let name = self.d.metadata.name.to_string();
             let msg = format!("The rollback revision contains the same template as current deployment \"{name}\"");
             self.abandon(ROLLBACK_TEMPLATE_UNCHANGED, msg);
             return Ok(());
@@ -41,7 +41,7 @@ impl Planner<'_> {
         let source = self.rss[rs].clone();
         set_deployment_annotations_to(&mut self.d, &source.metadata);
         self.clear_rollback_to();
-        let name = self.d.metadata.name.clone().unwrap_or_default();
+        let name = self.d.metadata.name.to_string();
         let msg = format!("Rolled back deployment \"{name}\" to revision {target}");
         self.plan.push(Action::Event(event(&self.d, EventType::Normal, ROLLBACK_DONE, msg)));
         Ok(())
@@ -58,9 +58,7 @@ impl Planner<'_> {
     /// Removes the annotation and writes the Deployment (upstream
     /// `updateDeploymentAndClearRollbackTo`).
     fn clear_rollback_to(&mut self) {
-        if let Some(a) = self.d.metadata.annotations.as_mut() {
-            a.remove(ROLLBACK_TO_ANNOTATION);
-        }
+        self.d.metadata.annotations.remove(ROLLBACK_TO_ANNOTATION);
         self.plan.push(Action::UpdateDeployment { deployment: Box::new(self.d.full()) });
     }
 }

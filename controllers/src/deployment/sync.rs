@@ -92,8 +92,6 @@ impl Planner<'_> {
 mod tests {
     use std::sync::Arc;
 
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-
     use super::*;
     use crate::deployment::testing::{DeploymentBuilder, NOW, RsB, World, cond, conditions, hashed, rs};
     use crate::deployment::{PAUSED_DEPLOY_REASON, PROGRESSING, RESUMED_DEPLOY_REASON};
@@ -176,7 +174,7 @@ mod tests {
     #[test]
     fn deleting_and_selecting_all() {
         let mut d = DeploymentBuilder::new(10).build();
-        d.metadata.deletion_timestamp = Some(Time(ts(NOW - 1)));
+        d.metadata.deletion_timestamp = Some(ts(NOW - 1));
         let w = World { d, rss: vec![Arc::new(rs("old", 10))], pods: vec![], now: ts(NOW) };
         assert!(w.lines().iter().all(|l| l.starts_with("status")), "{:?}", w.lines());
 

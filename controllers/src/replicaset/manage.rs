@@ -91,8 +91,8 @@ fn plan_creations(input: &Input<'_>, count: usize, plan: &mut Plan) {
     let rs = input.rs;
     let template = rs.template();
     let cref = new_controller_ref(&rs.metadata, "apps/v1", "ReplicaSet");
-    let pod = pod_from_template(&template, rs.metadata.name.as_deref().unwrap_or(""), cref);
-    let namespace = rs.metadata.namespace.clone().unwrap_or_default();
+    let pod = pod_from_template(&template, &rs.metadata.name, cref);
+    let namespace = rs.metadata.namespace.to_string();
     plan.push(Action::ExpectCreations { key: input.key.to_owned(), count });
     for size in slow_start_batches(count) {
         let creates = (0..size)

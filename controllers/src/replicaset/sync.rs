@@ -8,7 +8,7 @@ use kcm_objects::Pod;
 
 use super::status::{calculate_status, needs_update, requeue_after};
 use super::{Options, Snapshot, key, manage, object_ref};
-use crate::common::controller_ref::{claim_all, controller_of, new_controller_ref};
+use crate::common::controller_ref::{claim_all, new_controller_ref};
 use crate::common::pod::{is_pod_active, is_pod_terminating};
 use crate::common::selector::Selector;
 use crate::plan::{Action, OwnerRefPatch, Plan};
@@ -78,16 +78,12 @@ impl<'a> View<'a> {
     fn new(snapshot: &Snapshot<'a>, options: &Options) -> Option<Self> {
         let rs = snapshot.replica_set;
         let selector = Selector::new(Some(&rs.spec.selector)).ok()?;
-        let in_namespace = snapshot
-            .pods
-            .iter()
-            .map(|p| &**p)
-            .filter(|p| p.metadata.namespace == rs.metadata.namespace.as_deref().unwrap_or_default());
+        let in_namespace = snapshot.pods.iter().map(|p| &**p).filter(|p| p.metadata.namespace == rs.metadata.namespace);
         let active = in_namespace.clone().filter(|p| is_pod_active(p)).collect();
         let terminating = options.terminating_replicas.then(|| {
             in_namespace
                 .filter(|p| is_pod_terminating(p))
-                .filter(|p| p.metadata.controller().is_some_and(|r| Some(r.uid.as_str()) == rs.metadata.uid.as_deref()))
+                .filter(|p| p.metadata.controller().is_some_and(|r| *r.uid == *rs.metadata.uid))
                 .filter(|p| selector.matches(&p.metadata.labels))
                 .count()
         });
@@ -107,9 +103,9 @@ fn finish_with_status(
     plan.requeue_after = requeue_after(rs, &status, claimed, snapshot.now);
     if needs_update(rs, &status) {
         plan.push(Action::UpdateReplicaSetStatus {
-            namespace: rs.metadata.namespace.clone().unwrap_or_default(),
-            name: rs.metadata.name.clone().unwrap_or_default(),
-            resource_version: rs.metadata.resource_version.clone(),
+            namespace: rs.metadata.namespace.to_string(),
+            name: rs.metadata.name.to_string(),
+            resource_version: Some(rs.metadata.resource_version.to_string()),
             status: Box::new(status),
         });
     }
@@ -130,20 +126,20 @@ fn patch(pod: &Pod, patch: OwnerRefPatch) -> Action {
 /// `getIndirectlyRelatedPods`); none when it has no controller.
 fn related_pods(snapshot: &Snapshot<'_>) -> Vec<Arc<Pod>> {
     let rs = snapshot.replica_set;
-    let Some(controller) = controller_of(&rs.metadata) else { return Vec::new() };
+    let Some(controller) = rs.metadata.controller() else { return Vec::new() };
     let siblings = snapshot
         .replica_sets
         .iter()
         .map(|r| &**r)
         .filter(|r| r.metadata.uid != rs.metadata.uid)
-        .filter(|r| controller_of(&r.metadata).is_some_and(|c| c.uid == controller.uid));
+        .filter(|r| r.metadata.controller().is_some_and(|c| c.uid == controller.uid));
     let in_namespace = (snapshot.namespace_pods.0)();
     let mut seen = HashSet::new();
     let mut related = Vec::new();
     for sibling in std::iter::once(rs).chain(siblings) {
         let Ok(selector) = Selector::new(Some(&sibling.spec.selector)) else { continue };
         for pod in &in_namespace {
-            if pod.metadata.namespace == sibling.metadata.namespace.as_deref().unwrap_or_default()
+            if pod.metadata.namespace == sibling.metadata.namespace
                 && selector.matches(&pod.metadata.labels)
                 && seen.insert(pod.metadata.uid.clone())
             {
@@ -300,8 +296,8 @@ mod tests {
             PodBuilder::new("c").labels(&[("app", "old")]).node("B"),
         ]);
         let mut sibling = RsBuilder::new(1).controlled_by("dep-uid").build();
-        sibling.metadata.uid = Some("old-uid".into());
-        sibling.metadata.name = Some("web-old".into());
+        sibling.metadata.uid = "old-uid".into();
+        sibling.metadata.name = "web-old".into();
         sibling.spec.selector.match_labels = Some([("app".to_string(), "old".to_string())].into_iter().collect());
         w.replica_sets = vec![Arc::new(w.rs.clone()), Arc::new(sibling)];
         assert_eq!(w.steps(), ["expect -ns/b", "delete b"]);

@@ -50,7 +50,7 @@ impl<K: Cached> Store<K> {
             return None;
         }
         let owner = self.get_namespaced(namespace, cref.name)?;
-        (owner.object_meta().uid.as_deref() == Some(cref.uid)).then_some(owner)
+        (owner.uid() == Some(cref.uid)).then_some(owner)
     }
 }
 

@@ -155,7 +155,9 @@ impl Graph {
         let gone: Vec<(Uid, Identity)> = self
             .nodes
             .iter()
-            .filter(|(_, uid, n)| n.observed() && n.api_version == api_version && n.kind == kind && !listed.contains(uid))
+            .filter(|(_, uid, n)| {
+                n.observed() && n.api_version == api_version && n.kind == kind && !listed.contains(uid)
+            })
             .map(|(_, uid, n)| (uid.clone(), self.identity(uid, n)))
             .collect();
         let mut fx = Vec::new();
