@@ -1,10 +1,11 @@
 //! Deployments and ReplicaSets as the cache keeps them: k8s-openapi's
 //! object with the metadata as a [`WholeMeta`] (every field, its maps and
-//! owner list shared) and the template as a [`Template`] (its metadata and
-//! spec as JSON text).
+//! owner list shared), the selector as a [`SelectorSpec`] (`matchLabels`
+//! shared) and the template as a [`Template`] (its metadata and spec as
+//! JSON text).
 //!
 //! The structs mirror k8s-openapi's field by field (same names, same
-//! types) but for those two, so a controller reads `rs.spec.replicas` as
+//! types) but for those three, so a controller reads `rs.spec.replicas` as
 //! it would of the API's type, and [`ReplicaSet::full`] gives that type
 //! back whole: a write of the object starts from it and loses nothing the
 //! API server served (but `managedFields`). Without k8s-openapi's template,
@@ -14,8 +15,8 @@
 
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
+use crate::selector::SelectorSpec;
 use crate::template::Template;
 use crate::whole_meta::WholeMeta;
 
@@ -39,7 +40,7 @@ pub struct ReplicaSetSpec {
     /// `spec.replicas`.
     pub replicas: Option<i32>,
     /// `spec.selector`.
-    pub selector: LabelSelector,
+    pub selector: SelectorSpec,
     /// `spec.template`.
     pub template: Option<Template>,
 }
@@ -50,8 +51,12 @@ impl ReplicaSet {
         let apps::ReplicaSet { metadata, spec, status } = rs;
         let metadata = WholeMeta::new(&metadata);
         let apps::ReplicaSetSpec { min_ready_seconds, replicas, selector, template } = spec;
-        let spec =
-            ReplicaSetSpec { min_ready_seconds, replicas, selector, template: template.as_ref().map(Template::new) };
+        let spec = ReplicaSetSpec {
+            min_ready_seconds,
+            replicas,
+            selector: SelectorSpec::new(&selector),
+            template: template.as_ref().map(Template::new),
+        };
         ReplicaSet { metadata, spec, status }
     }
 
@@ -70,7 +75,7 @@ impl ReplicaSet {
             spec: apps::ReplicaSetSpec {
                 min_ready_seconds: *min_ready_seconds,
                 replicas: *replicas,
-                selector: selector.clone(),
+                selector: selector.to_label_selector(),
                 template: template.as_ref().map(Template::decode),
             },
             status: self.status.clone(),
@@ -104,7 +109,7 @@ pub struct DeploymentSpec {
     /// `spec.revisionHistoryLimit`.
     pub revision_history_limit: Option<i32>,
     /// `spec.selector`.
-    pub selector: LabelSelector,
+    pub selector: SelectorSpec,
     /// `spec.strategy`.
     pub strategy: Option<apps::DeploymentStrategy>,
     /// `spec.template`.
@@ -132,7 +137,7 @@ impl Deployment {
             progress_deadline_seconds,
             replicas,
             revision_history_limit,
-            selector,
+            selector: SelectorSpec::new(&selector),
             strategy,
             template: Template::new(&template),
         };
@@ -170,7 +175,7 @@ impl Deployment {
                 progress_deadline_seconds: *progress_deadline_seconds,
                 replicas: *replicas,
                 revision_history_limit: *revision_history_limit,
-                selector: selector.clone(),
+                selector: selector.to_label_selector(),
                 strategy: strategy.clone(),
                 template: template.decode(),
             },

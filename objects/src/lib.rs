@@ -34,9 +34,12 @@
 //! - `template`: [`Template`], a pod template with its spec as
 //!   [`PodSpecJson`];
 //! - `apps`: [`Deployment`] and [`ReplicaSet`], k8s-openapi's fields with
-//!   the metadata as a [`WholeMeta`] and the template as a [`Template`];
+//!   the metadata as a [`WholeMeta`], the selector as a [`SelectorSpec`]
+//!   and the template as a [`Template`];
 //! - `whole_meta`: [`WholeMeta`], every field of an object's metadata but
 //!   `managedFields`, its maps shared;
+//! - `selector`: [`SelectorSpec`], a label selector, its `matchLabels`
+//!   shared;
 //! - `job`: [`Job`], k8s-openapi's object with its template's spec as JSON;
 //! - `affinity`: the node a pending DaemonSet pod is for;
 //! - `container`: what is decoded of a container, [`NamedPort`];
@@ -58,6 +61,7 @@ mod meta;
 mod node;
 mod pod;
 mod secrets;
+mod selector;
 mod slab;
 mod template;
 mod whole_meta;
@@ -78,6 +82,7 @@ pub use pod::{
     ClaimVolume, ContainerStatus, ContainerSummary, EphemeralVolume, Pod, PodCondition, PodSpec, PodStatus, RareSpec,
     RareStatus, Terminated, Toleration,
 };
+pub use selector::SelectorSpec;
 pub use slab::{SlabMap, SlotId};
 pub use template::{PodSpecJson, Template};
 pub use whole_meta::WholeMeta;

@@ -200,7 +200,7 @@ impl Lookup {
             return;
         }
         for d in self.deployments.list_namespace(namespace) {
-            let Ok(selector) = Selector::new(Some(&d.spec.selector)) else { continue };
+            let Ok(selector) = Selector::of_spec(&d.spec.selector) else { continue };
             if !selector.is_everything() && selector.matches(&rs.metadata.labels) {
                 self.queue.add(core::key(&d));
             }
@@ -265,7 +265,7 @@ impl EventHandler<Pod> for PodHandler {
             return;
         }
         let namespace = &*d.metadata.namespace;
-        let Ok(selector) = Selector::new(Some(&d.spec.selector)) else { return };
+        let Ok(selector) = Selector::of_spec(&d.spec.selector) else { return };
         let owned: Vec<Box<str>> = self
             .lookup
             .replica_sets

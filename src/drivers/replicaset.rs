@@ -249,7 +249,7 @@ impl PodHandler {
     /// matches it (upstream `getPodReplicaSets`): one may adopt it.
     fn enqueue_adopters(&self, pod: &Pod) {
         for rs in self.replica_sets.list_namespace(&pod.metadata.namespace) {
-            let Ok(selector) = Selector::new(Some(&rs.spec.selector)) else { continue };
+            let Ok(selector) = Selector::of_spec(&rs.spec.selector) else { continue };
             if !selector.is_everything() && selector.matches(&pod.metadata.labels) {
                 self.queue.add(core::key(&rs));
             }

@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+use kcm_objects::SelectorSpec;
 
 /// Why a selector cannot be evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -47,11 +48,23 @@ impl Selector {
         let Some(sel) = selector else {
             return Ok(Self { requirements: None });
         };
-        let mut reqs = Vec::new();
-        for (k, v) in sel.match_labels.iter().flatten() {
-            reqs.push(Requirement::In(k.clone(), vec![v.clone()]));
-        }
-        for e in sel.match_expressions.iter().flatten() {
+        let labels = sel.match_labels.iter().flatten().map(|(k, v)| (k.as_str(), v.as_str()));
+        Self::of_parts(labels, sel.match_expressions.as_deref())
+    }
+
+    /// Converts a cached selector.
+    pub fn of_spec(spec: &SelectorSpec) -> Result<Self, Error> {
+        Self::of_parts(spec.match_labels.iter(), spec.match_expressions.as_deref())
+    }
+
+    /// From `matchLabels` and `matchExpressions`.
+    fn of_parts<'a>(
+        match_labels: impl Iterator<Item = (&'a str, &'a str)>,
+        match_expressions: Option<&[LabelSelectorRequirement]>,
+    ) -> Result<Self, Error> {
+        let mut reqs: Vec<Requirement> =
+            match_labels.map(|(k, v)| Requirement::In(k.to_owned(), vec![v.to_owned()])).collect();
+        for e in match_expressions.into_iter().flatten() {
             let values = e.values.clone().unwrap_or_default();
             let key = e.key.clone();
             let req = match e.operator.as_str() {

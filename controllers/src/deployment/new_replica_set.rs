@@ -146,7 +146,7 @@ impl Planner<'_> {
         let template_meta = template.metadata.get_or_insert_default();
         template_meta.labels.get_or_insert_default().insert(POD_TEMPLATE_HASH_LABEL.to_owned(), hash.clone());
         let labels = template_meta.labels.clone();
-        let mut selector = d.spec.selector.clone();
+        let mut selector = d.spec.selector.to_label_selector();
         selector.match_labels.get_or_insert_default().insert(POD_TEMPLATE_HASH_LABEL.to_owned(), hash.clone());
         let name = format!("{}-{hash}", d.metadata.name);
         let rs = apps::ReplicaSet {

@@ -8,7 +8,7 @@ use super::planner::{Planner, event};
 use super::progress::paused_condition;
 use super::revision::rollback_to;
 use super::{Error, Options, SELECTING_ALL, Snapshot, strategy_type};
-use crate::common::selector::{Selector, is_empty_selector};
+use crate::common::selector::Selector;
 use crate::plan::{Action, EventType, Plan};
 
 /// Plans one sync of the snapshot's Deployment, in upstream's order (see
@@ -17,11 +17,10 @@ use crate::plan::{Action, EventType, Plan};
 #[doc(alias = "syncDeployment")]
 pub fn sync(snapshot: &Snapshot<'_>, options: &Options) -> Result<Plan, Error> {
     let d = snapshot.deployment;
-    let selector_spec = Some(&d.spec.selector);
-    if selector_spec.is_none_or(is_empty_selector) {
+    if d.spec.selector.is_empty() {
         return Ok(selecting_all(d));
     }
-    let selector = Selector::new(selector_spec)?;
+    let selector = Selector::of_spec(&d.spec.selector)?;
     let mut planner = Planner::claim(snapshot, &selector, options);
 
     if d.metadata.deletion_timestamp.is_some() {
@@ -179,7 +178,7 @@ mod tests {
         assert!(w.lines().iter().all(|l| l.starts_with("status")), "{:?}", w.lines());
 
         let mut d = DeploymentBuilder::new(10).build();
-        d.spec.selector = k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector::default();
+        d.spec.selector = kcm_objects::SelectorSpec::default();
         d.metadata.generation = Some(2);
         let w = World { d, rss: vec![], pods: vec![], now: ts(NOW) };
         assert_eq!(

@@ -77,7 +77,7 @@ struct View<'a> {
 impl<'a> View<'a> {
     fn new(snapshot: &Snapshot<'a>, options: &Options) -> Option<Self> {
         let rs = snapshot.replica_set;
-        let selector = Selector::new(Some(&rs.spec.selector)).ok()?;
+        let selector = Selector::of_spec(&rs.spec.selector).ok()?;
         let in_namespace = snapshot.pods.iter().map(|p| &**p).filter(|p| p.metadata.namespace == rs.metadata.namespace);
         let active = in_namespace.clone().filter(|p| is_pod_active(p)).collect();
         let terminating = options.terminating_replicas.then(|| {
@@ -137,7 +137,7 @@ fn related_pods(snapshot: &Snapshot<'_>) -> Vec<Arc<Pod>> {
     let mut seen = HashSet::new();
     let mut related = Vec::new();
     for sibling in std::iter::once(rs).chain(siblings) {
-        let Ok(selector) = Selector::new(Some(&sibling.spec.selector)) else { continue };
+        let Ok(selector) = Selector::of_spec(&sibling.spec.selector) else { continue };
         for pod in &in_namespace {
             if pod.metadata.namespace == sibling.metadata.namespace
                 && selector.matches(&pod.metadata.labels)
@@ -298,7 +298,7 @@ mod tests {
         let mut sibling = RsBuilder::new(1).controlled_by("dep-uid").build();
         sibling.metadata.uid = "old-uid".into();
         sibling.metadata.name = "web-old".into();
-        sibling.spec.selector.match_labels = Some([("app".to_string(), "old".to_string())].into_iter().collect());
+        sibling.spec.selector.match_labels = [("app", "old")].into_iter().collect();
         w.replica_sets = vec![Arc::new(w.rs.clone()), Arc::new(sibling)];
         assert_eq!(w.steps(), ["expect -ns/b", "delete b"]);
     }
