@@ -14,8 +14,8 @@
 //! ReplicaSets: 10,000 Deployment-made ReplicaSets (a defaulted template
 //! of one container with an environment, resources, probes and three
 //! volumes), held as the full k8s-openapi `ReplicaSet` (what kcm-rs cached
-//! before) and as [`kcm_objects::ReplicaSet`], its template (metadata and
-//! spec) as JSON.
+//! before) and as [`kcm_objects::ReplicaSet`], its metadata's maps shared
+//! and its template (metadata and spec) as JSON.
 //!
 //! Jobs: 10,000 completed CronJob-made Jobs (a defaulted template of one
 //! container with a command, an environment, resources and a volume), held
@@ -288,7 +288,7 @@ const FORMS: [(&str, &str); 8] = [
     ("pod-full", "k8s-openapi Pod, managedFields trimmed"),
     ("pod-slim", "kcm_objects::Pod"),
     ("rs-full", "k8s-openapi ReplicaSet, managedFields trimmed"),
-    ("rs-cached", "kcm_objects::ReplicaSet (template as JSON)"),
+    ("rs-cached", "kcm_objects::ReplicaSet (metadata shared, template as JSON)"),
     ("job-full", "k8s-openapi Job, managedFields trimmed"),
     ("job-cached", "kcm_objects::Job (template spec as JSON)"),
     ("secret-full", "k8s-openapi Secret (Helm release), managedFields trimmed"),
