@@ -51,18 +51,16 @@ mod objects;
 mod observe;
 
 use ceiling::{Ceiling, Slot};
-use objects::{Converged, NAMESPACE, deployment, image, name};
+use objects::{
+    CACHED_DEPLOYMENTS, CACHED_NODES, CACHED_REPLICAS, Converged, NAMESPACE, cached_node, deployment, image, name,
+};
 use observe::{Mix, Probe, Tracker};
 
 /// The scenarios, in the order they run.
 const SCENARIOS: [&str; 5] = ["idle", "cached", "bringup", "rollout", "writes"];
-/// Deployments of the cached scenario.
-const CACHED_DEPLOYMENTS: usize = 10_000;
-/// Nodes of the cached scenario.
-const CACHED_NODES: usize = 1_000;
 /// Deployments of the bring-up scenario.
 const BRINGUP_DEPLOYMENTS: usize = 10_000;
-/// Replicas of each Deployment of the cached and bring-up scenarios.
+/// Replicas of each Deployment of the bring-up scenario.
 const REPLICAS: i32 = 10;
 /// Nodes of the bring-up, rollout and writes scenarios: kube-sim's
 /// scheduler stand-in reads every node for each pod it binds, so a
@@ -263,7 +261,7 @@ async fn sim(nodes: usize, history: usize) -> Sim {
         .await
         .expect("kube-sim starts");
     kube_sim::testing::provision_namespace(&sim, NAMESPACE).await;
-    objects::create_template_sources(&sim).await;
+    objects::create_template_sources(&sim.client().expect("client")).await;
     sim
 }
 
@@ -376,19 +374,15 @@ async fn idle() -> (f64, (f64, f64), f64) {
 /// Scenario `cached`.
 async fn cached(scale: Scale, idle_mib: f64) -> Vec<Row> {
     let (count, nodes) = (scale.of(CACHED_DEPLOYMENTS), scale.of(CACHED_NODES));
-    let pods = count * REPLICAS as usize;
-    let converged = Converged::calibrate(REPLICAS).await;
+    let pods = count * CACHED_REPLICAS as usize;
+    let converged = Converged::calibrate(CACHED_REPLICAS).await;
     let sim = sim(nodes, 50_000).await;
     let client = sim.client().expect("client");
     let start = Instant::now();
     futures::stream::iter(0..count)
         .map(|i| {
             let (converged, client) = (&converged, &client);
-            async move {
-                converged
-                    .objects(client, &name(i), |j| format!("node-{}", (i * REPLICAS as usize + j) % nodes + 1))
-                    .await
-            }
+            async move { converged.objects(client, &name(i), |j| cached_node(i, j, nodes)).await }
         })
         .buffer_unordered(8)
         .for_each(|_| async {})
@@ -397,7 +391,7 @@ async fn cached(scale: Scale, idle_mib: f64) -> Vec<Row> {
     let mut probe = Probe::new(std::process::id());
     let ready =
         Tracker::new(&sim, Builtin::Pod, observe::ready).wait(&sim, pods, "pods Ready", start, LIMIT, &mut probe).await;
-    let made_writes = count * (4 + REPLICAS as usize);
+    let made_writes = count * (4 + CACHED_REPLICAS as usize);
     println!(
         "cached: {count} Deployments, {pods} pods on {nodes} nodes made with {made_writes} API writes in {:.1} s \
          ({:.0} writes/s), all pods Ready after {:.1} s; benchmark process (kube-sim) resident {:.0} MiB",

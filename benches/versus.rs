@@ -1,8 +1,12 @@
 //! kcm-rs beside kube-controller-manager 1.37.2 (`cargo bench --bench
-//! versus`): each program, one after the other, on a fresh testbed of its
-//! own (etcd, kube-apiserver 1.37.2, kube-scheduler, kwok's nodes, built
-//! from upstream's Go modules by `scripts/test`), with the same controllers,
-//! the same client QPS, leader election off, and the same workload:
+//! versus [-- rollout|cached]`, both scenarios when none is named), on
+//! the testbed (etcd, kube-apiserver 1.37.2, kube-scheduler, kwok's nodes,
+//! built from upstream's Go modules by `scripts/test`), with the same
+//! controllers, the same client QPS and leader election off.
+//!
+//! `cached` (in `versus/cached.rs`) measures the memory each holds for a
+//! large converged cluster. `rollout` runs each program, one after the
+//! other, on a fresh testbed of its own, through the same workload:
 //!
 //! 1. **idle**: started on the empty cluster, left for 20 s;
 //! 2. **bring-up**: Deployments created, until every one is complete;
@@ -20,6 +24,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -28,9 +33,21 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
+#[path = "versus/cached.rs"]
+mod cached;
 mod common;
+// The scale benchmark's converged objects, for `cached`; versus uses part of them.
+#[allow(dead_code)]
+#[path = "scale/objects.rs"]
+mod objects;
+#[allow(dead_code)]
+#[path = "scale/observe.rs"]
+mod observe;
 
 use common::testbed::{Testbed, binary};
+
+/// The scenarios, in the order they run.
+const SCENARIOS: [&str; 2] = ["rollout", "cached"];
 
 /// Nodes at `KCM_SCALE=1`.
 const NODES: usize = 100;
@@ -99,8 +116,8 @@ impl Program {
         let mut command = match self {
             Program::KubeControllerManager => {
                 let conf = bed.controller_manager.display().to_string();
-                let mut c = Command::new(binary());
-                c.arg("kube-controller-manager").args([
+                let mut c = Command::new(upstream());
+                c.args([
                     format!("--kubeconfig={conf}"),
                     format!("--authentication-kubeconfig={conf}"),
                     format!("--authorization-kubeconfig={conf}"),
@@ -119,6 +136,36 @@ impl Program {
         let log = std::fs::File::create(log).expect("log file");
         command.args(common).stdout(Stdio::null()).stderr(log).kill_on_drop(true).spawn().expect("the program starts")
     }
+}
+
+/// kube-controller-manager's own binary, as an operator runs it (the
+/// testbed's, which holds the whole control plane, would count the pages of
+/// the other programs in its resident memory): built once per run from
+/// `k8s.io/kubernetes/cmd/kube-controller-manager` at the testbed module's
+/// version, next to the testbed binary (Go's build cache makes it quick
+/// after the first time).
+fn upstream() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out = binary().with_file_name("kube-controller-manager");
+            let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbed");
+            let status = std::process::Command::new("go")
+                .current_dir(&module)
+                .arg("build")
+                .arg("-o")
+                .arg(&out)
+                .arg("k8s.io/kubernetes/cmd/kube-controller-manager")
+                .status()
+                .expect("go runs");
+            assert!(
+                status.success(),
+                "go build k8s.io/kubernetes/cmd/kube-controller-manager failed in {}",
+                module.display()
+            );
+            out
+        })
+        .clone()
 }
 
 /// What one program did.
@@ -199,17 +246,6 @@ async fn converge(
     }
 }
 
-/// CPU seconds (user and system) process `pid` has used.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The fields after the command name (which may hold spaces), from state.
-    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    // utime and stime are fields 14 and 15 of /proc/<pid>/stat, 12 and 13
-    // after the state; clock ticks are 100 a second on Linux.
-    (ticks(11) + ticks(12)) / 100.0
-}
-
 /// Reads the audit log: the program's requests, by the phase they fell in.
 fn count_requests(audit: &Path, program: Program, run: &mut Run) {
     let text = std::fs::read_to_string(audit).expect("audit log");
@@ -287,7 +323,7 @@ async fn measure(program: Program, nodes: usize, deployments: usize, out: &Path)
     tokio::time::sleep(Duration::from_secs(30)).await;
     run.cached_mib = common::resident_mib(pid);
     run.peak_mib = run.peak_mib.max(common::peak_resident_mib(pid));
-    run.cpu_seconds = cpu_seconds(pid);
+    run.cpu_seconds = common::cpu_seconds(pid);
     mark(&mut run, "end");
     child.kill().await.expect("stopped");
     // The audit log is written in batches: give the last one time to land.
@@ -346,11 +382,22 @@ fn report(nodes: usize, deployments: usize, go: &Run, rs: &Run) {
 
 #[tokio::main]
 async fn main() {
-    let (nodes, deployments) = (common::scaled(NODES), common::scaled(DEPLOYMENTS));
+    // `cargo bench` passes `--bench`; anything else not a flag names a scenario.
+    let asked: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    for a in &asked {
+        assert!(SCENARIOS.contains(&a.as_str()), "unknown scenario {a:?}: one of {}", SCENARIOS.join(", "));
+    }
+    let chosen = |s: &str| asked.is_empty() || asked.iter().any(|a| a == s);
     let out: PathBuf = std::env::temp_dir().join(format!("kcm-rs-versus-{}", std::process::id()));
     std::fs::create_dir_all(&out).expect("output directory");
     eprintln!("logs and audit logs in {}", out.display());
-    let go = measure(Program::KubeControllerManager, nodes, deployments, &out).await;
-    let rs = measure(Program::KcmRs, nodes, deployments, &out).await;
-    report(nodes, deployments, &go, &rs);
+    if chosen("rollout") {
+        let (nodes, deployments) = (common::scaled(NODES), common::scaled(DEPLOYMENTS));
+        let go = measure(Program::KubeControllerManager, nodes, deployments, &out).await;
+        let rs = measure(Program::KcmRs, nodes, deployments, &out).await;
+        report(nodes, deployments, &go, &rs);
+    }
+    if chosen("cached") {
+        cached::run(&out).await;
+    }
 }

@@ -24,6 +24,20 @@ pub const NAMESPACE: &str = "default";
 /// The label upstream names a ReplicaSet's template revision with.
 const HASH_LABEL: &str = "pod-template-hash";
 
+/// Deployments of the cached scenarios (the scale benchmark's and the
+/// side-by-side's) at `KCM_SCALE=1`.
+pub const CACHED_DEPLOYMENTS: usize = 10_000;
+/// Nodes of the cached scenarios at `KCM_SCALE=1`.
+pub const CACHED_NODES: usize = 1_000;
+/// Replicas of each Deployment of the cached scenarios.
+pub const CACHED_REPLICAS: i32 = 10;
+
+/// The node pod `j` of the `i`th cached Deployment runs on, of `nodes`
+/// (`node-1` ...): the pods spread evenly.
+pub fn cached_node(i: usize, j: usize, nodes: usize) -> String {
+    format!("node-{}", (i * CACHED_REPLICAS as usize + j) % nodes + 1)
+}
+
 /// The `i`th Deployment's name.
 pub fn name(i: usize) -> String {
     format!("d-{i:05}")
@@ -86,8 +100,7 @@ fn with_hash(labels: Option<&std::collections::BTreeMap<String, String>>, hash: 
 /// `web-config` and the Secret `web-db`, as a cluster running such pods
 /// holds them: kube-sim's kubelet, like a kubelet, leaves a pod whose
 /// ConfigMap volume is missing `ContainerCreating`.
-pub async fn create_template_sources(sim: &Sim) {
-    let client = sim.client().expect("client");
+pub async fn create_template_sources(client: &kube::Client) {
     let config: ConfigMap = serde_json::from_value(json!({
         "metadata": {"name": "web-config", "namespace": NAMESPACE}, "data": {"web.yaml": "port: 8080"}}))
     .expect("a ConfigMap");
@@ -98,7 +111,7 @@ pub async fn create_template_sources(sim: &Sim) {
     let secret: Secret = serde_json::from_value(json!({
         "metadata": {"name": "web-db", "namespace": NAMESPACE}, "data": {"url": "cG9zdGdyZXM6Ly9kYi93ZWI="}}))
     .expect("a Secret");
-    Api::<Secret>::namespaced(client, NAMESPACE)
+    Api::<Secret>::namespaced(client.clone(), NAMESPACE)
         .create(&PostParams::default(), &secret)
         .await
         .expect("the pods' Secret created");
@@ -124,7 +137,7 @@ impl Converged {
     /// Deployment (labels, selector, template, hash).
     pub async fn calibrate(replicas: i32) -> Converged {
         let sim = Sim::start(SimConfig::default()).await.expect("kube-sim starts");
-        create_template_sources(&sim).await;
+        create_template_sources(&sim.client().expect("client")).await;
         let (dir, kubeconfig) = common::kubeconfig(&sim);
         let log = dir.path().join("kcm-rs.log");
         let started = std::time::Instant::now();

@@ -51,7 +51,8 @@ func Create(ctx context.Context, client kubernetes.Interface, count int) error {
 	}
 	for i := 1; i <= count; i++ {
 		name := fmt.Sprintf("node-%d", i)
-		cidr := fmt.Sprintf("10.244.%d.0/24", i)
+		// 10.244.i.0/24 for the first 255 nodes, then on into 10.245.0.0/16.
+		cidr := fmt.Sprintf("10.%d.%d.0/24", 244+i/256, i%256)
 		node := &corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{
 				Name: name,
@@ -76,7 +77,7 @@ func Create(ctx context.Context, client kubernetes.Interface, count int) error {
 		}
 		// What its kubelet reports at registration (kwok keeps it).
 		created.Status.Addresses = []corev1.NodeAddress{
-			{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.0.0.%d", i)},
+			{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.0.%d.%d", i/256, i%256)},
 			{Type: corev1.NodeHostName, Address: name},
 		}
 		created.Status.Capacity = capacity
