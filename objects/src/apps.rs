@@ -119,8 +119,13 @@ pub struct DeploymentSpec {
 impl Deployment {
     /// Keeps `deployment` as the cache does.
     pub fn new(deployment: apps::Deployment) -> Self {
-        let apps::Deployment { metadata, spec, status } = deployment;
+        let apps::Deployment { metadata, spec, mut status } = deployment;
         let metadata = WholeMeta::new(&metadata);
+        // Decoding grows the list to four slots; a Deployment has two
+        // conditions (about 290 bytes of slack each).
+        if let Some(conditions) = status.as_mut().and_then(|s| s.conditions.as_mut()) {
+            conditions.shrink_to_fit();
+        }
         let apps::DeploymentSpec {
             min_ready_seconds,
             paused,

@@ -60,6 +60,7 @@ mod key;
 mod meta;
 mod node;
 mod pod;
+mod pod_status;
 mod secrets;
 mod selector;
 mod slab;
@@ -78,10 +79,8 @@ pub use job::Job;
 pub use key::object_key;
 pub use meta::{KEPT_ANNOTATIONS, Labels, Meta, OwnerRef};
 pub use node::{Allocatable, Node, NodeSpec, NodeStatus};
-pub use pod::{
-    ClaimVolume, ContainerStatus, ContainerSummary, EphemeralVolume, Pod, PodCondition, PodSpec, PodStatus, RareSpec,
-    RareStatus, Terminated, Toleration,
-};
+pub use pod::{ClaimVolume, ContainerSummary, EphemeralVolume, Pod, PodSpec, RareSpec, Toleration};
+pub use pod_status::{ContainerStatus, PodCondition, PodStatus, RareStatus, Terminated};
 pub use selector::SelectorSpec;
 pub use slab::{SlabMap, SlotId};
 pub use template::{PodSpecJson, Template};

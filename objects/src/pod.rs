@@ -8,7 +8,6 @@
 
 use std::sync::{Arc, LazyLock};
 
-use jiff::Timestamp;
 use k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate;
 use serde::{Deserialize, Deserializer};
 
@@ -16,6 +15,7 @@ use crate::affinity::WireAffinity;
 use crate::atom::{Atom, Pool};
 use crate::container::{NamedPort, WireContainer, named_ports};
 use crate::meta::{Meta, nullable};
+use crate::pod_status::{PodCondition, PodStatus};
 use crate::secrets::{NameRef, VolumeSecrets, secret_names};
 
 /// A pod as the caches hold it.
@@ -184,157 +184,6 @@ pub struct ContainerSummary {
     pub restart_policy: Option<Atom>,
 }
 
-/// What is kept of `status`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(from = "WireStatus")]
-pub struct PodStatus {
-    /// `status.phase`.
-    pub phase: Option<Atom>,
-    /// `status.conditions` (readiness, availability, node lifecycle, the
-    /// Job controller's pod failure policy and finish times).
-    pub conditions: Box<[PodCondition]>,
-    /// `status.containerStatuses` (ReplicaSet ranking by restarts; the Job
-    /// controller's exit codes and finish times).
-    pub container_statuses: Box<[ContainerStatus]>,
-    /// `status.podIPs[].ip` (the endpoint and EndpointSlice controllers).
-    pub pod_ips: Box<[Box<str>]>,
-    /// What few pods have, out of line: a pod with none of it pays a
-    /// pointer.
-    rare: Option<Box<RareStatus>>,
-}
-
-/// The fields of `status` few pods set.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RareStatus {
-    /// `status.reason` (the pod garbage collector deletes `Evicted` pods
-    /// first).
-    pub reason: Option<Atom>,
-    /// `status.initContainerStatuses` (sidecar restarts; the Job
-    /// controller's exit codes and finish times).
-    pub init_container_statuses: Box<[ContainerStatus]>,
-    /// `status.ephemeralContainerStatuses` (the PVC protection controller
-    /// asks whether every container stopped).
-    pub ephemeral_container_statuses: Box<[ContainerStatus]>,
-}
-
-impl PodStatus {
-    /// The fields few pods set (all empty when the pod sets none).
-    pub fn rare(&self) -> &RareStatus {
-        static NONE: LazyLock<RareStatus> = LazyLock::new(RareStatus::default);
-        self.rare.as_deref().unwrap_or(&NONE)
-    }
-}
-
-/// `status` as decoded.
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-struct WireStatus {
-    phase: Option<Atom>,
-    reason: Option<Atom>,
-    #[serde(deserialize_with = "nullable")]
-    conditions: Box<[PodCondition]>,
-    #[serde(deserialize_with = "nullable")]
-    container_statuses: Box<[ContainerStatus]>,
-    #[serde(deserialize_with = "nullable")]
-    init_container_statuses: Box<[ContainerStatus]>,
-    #[serde(deserialize_with = "nullable")]
-    ephemeral_container_statuses: Box<[ContainerStatus]>,
-    #[serde(rename = "podIPs", deserialize_with = "pod_ips")]
-    pod_ips: Box<[Box<str>]>,
-}
-
-impl From<WireStatus> for PodStatus {
-    fn from(wire: WireStatus) -> Self {
-        let rare = RareStatus {
-            reason: wire.reason,
-            init_container_statuses: wire.init_container_statuses,
-            ephemeral_container_statuses: wire.ephemeral_container_statuses,
-        };
-        PodStatus {
-            phase: wire.phase,
-            conditions: wire.conditions,
-            container_statuses: wire.container_statuses,
-            pod_ips: wire.pod_ips,
-            rare: (rare != RareStatus::default()).then(|| Box::new(rare)),
-        }
-    }
-}
-
-/// A pod condition: type, status and when it last changed.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct PodCondition {
-    /// `type`.
-    #[serde(rename = "type")]
-    pub type_: Atom,
-    /// `status`: `True`, `False` or `Unknown`.
-    pub status: Atom,
-    /// `lastTransitionTime`.
-    pub last_transition_time: Option<Timestamp>,
-}
-
-/// What is kept of a container's status.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(from = "WireContainerStatus")]
-pub struct ContainerStatus {
-    /// `name`.
-    pub name: Atom,
-    /// `restartCount`.
-    pub restart_count: i32,
-    /// `ready`.
-    pub ready: bool,
-    /// `state.terminated`, when the container has finished (the Job
-    /// controller matches exit codes against a pod failure policy and
-    /// dates a pod's end from it). Boxed: most cached pods run, and pay a
-    /// pointer for it.
-    pub terminated: Option<Box<Terminated>>,
-    /// Whether `state.waiting` is set (the PVC protection controller: a
-    /// waiting or terminated container is not running).
-    pub waiting: bool,
-}
-
-/// What is kept of a container's `state.terminated`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Terminated {
-    /// `exitCode`.
-    pub exit_code: i32,
-    /// `finishedAt`, when the kubelet reported it.
-    pub finished_at: Option<Timestamp>,
-}
-
-/// A container status as decoded: `state` holds the terminated state.
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-struct WireContainerStatus {
-    name: Atom,
-    restart_count: i32,
-    ready: bool,
-    #[serde(deserialize_with = "nullable")]
-    state: WireContainerState,
-}
-
-/// `state` of a container status; `running` is skipped, `waiting` only
-/// noted.
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct WireContainerState {
-    terminated: Option<Box<Terminated>>,
-    waiting: Option<serde::de::IgnoredAny>,
-}
-
-impl From<WireContainerStatus> for ContainerStatus {
-    fn from(wire: WireContainerStatus) -> Self {
-        ContainerStatus {
-            name: wire.name,
-            restart_count: wire.restart_count,
-            ready: wire.ready,
-            terminated: wire.state.terminated,
-            waiting: wire.state.waiting.is_some(),
-        }
-    }
-}
-
 /// Distinct toleration lists of the process (a Deployment's pods all carry
 /// the same one, usually the two defaults the API server adds).
 static TOLERATIONS: LazyLock<Pool<[Toleration]>> = LazyLock::new(Pool::new);
@@ -342,19 +191,6 @@ static TOLERATIONS: LazyLock<Pool<[Toleration]>> = LazyLock::new(Pool::new);
 /// Distinct named-port lists of the process (a Deployment's pods all carry
 /// the same one).
 static NAMED_PORTS: LazyLock<Pool<[NamedPort]>> = LazyLock::new(Pool::new);
-
-/// A `status.podIPs[]` entry.
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct PodIp {
-    ip: Box<str>,
-}
-
-/// Decodes `status.podIPs` into the list of addresses.
-fn pod_ips<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Box<[Box<str>]>, D::Error> {
-    let list: Vec<PodIp> = nullable(deserializer)?;
-    Ok(list.into_iter().map(|p| p.ip).filter(|ip| !ip.is_empty()).collect())
-}
 
 /// Decodes `spec.tolerations` into the shared copy of the list.
 fn shared_tolerations<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<[Toleration]>, D::Error> {
@@ -390,6 +226,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::pod_status::Terminated;
 
     #[test]
     fn keeps_what_controllers_read_and_shares_toleration_lists() {

@@ -19,7 +19,7 @@ pub fn is_pod_ready(pod: &Pod) -> bool {
 
 /// When the pod last became Ready, if it is Ready and the time is known.
 pub fn ready_since(pod: &Pod) -> Option<Timestamp> {
-    ready_condition(pod).filter(|c| c.status == "True")?.last_transition_time
+    ready_condition(pod).filter(|c| c.status == "True")?.last_transition_time()
 }
 
 /// The pod's phase, `""` when unset.

@@ -359,7 +359,7 @@ fn pod_json(pod: &Pod) -> serde_json::Value {
         .iter()
         .map(|c| {
             json!({"type": &*c.type_, "status": &*c.status,
-                "lastTransitionTime": c.last_transition_time.map(|t| t.to_string())})
+                "lastTransitionTime": c.last_transition_time().map(|t| t.to_string())})
         })
         .collect();
     let affinity = pod.spec.rare().affinity_node_name.as_deref().map(|n| {

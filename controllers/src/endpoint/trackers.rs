@@ -47,7 +47,7 @@ impl TriggerTimeTracker {
         let mut earliest: Option<Timestamp> = None;
         let mut seen = ServiceState::default();
         for pod in pods {
-            let Some(time) = ready_condition(pod).and_then(|c| c.last_transition_time) else { continue };
+            let Some(time) = ready_condition(pod).and_then(|c| c.last_transition_time()) else { continue };
             seen.pods.insert(pod.metadata.name.to_string(), time);
             let before = previous.and_then(|p| p.pods.get(&*pod.metadata.name)).copied();
             if before.is_none_or(|b| time > b) {

@@ -39,7 +39,7 @@ impl TriggerTimeTracker {
         let new = State {
             pods: pods
                 .iter()
-                .filter_map(|p| Some((p.metadata.name.to_string(), p.condition("Ready")?.last_transition_time?)))
+                .filter_map(|p| Some((p.metadata.name.to_string(), p.condition("Ready")?.last_transition_time()?)))
                 .collect(),
             service: service.metadata.creation_timestamp.as_ref().map(|t| t.0),
         };

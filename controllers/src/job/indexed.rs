@@ -626,12 +626,7 @@ mod tests {
             }],
         });
         let mut disrupted = failed_pod("a", "3", "Failed", "3").build();
-        disrupted.status.conditions = vec![kcm_objects::PodCondition {
-            type_: "DisruptionTarget".into(),
-            status: "True".into(),
-            last_transition_time: None,
-        }]
-        .into();
+        disrupted.status.conditions = vec![kcm_objects::PodCondition::new("DisruptionTarget", "True", None)].into();
         let cases = [
             ("first pod created", Job::default(), None, (0, 0)),
             (
