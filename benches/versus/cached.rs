@@ -40,7 +40,7 @@ const WARM: Duration = Duration::from_secs(30);
 const LATER: Duration = Duration::from_secs(30);
 
 /// What one program held.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Held {
     /// From start until its resident memory settled.
     settled_after: Duration,
