@@ -224,9 +224,13 @@ pub async fn https_get_with(port: u16, path: &str, curl_args: &[&str]) -> (u16, 
 /// need (on kube-sim, kcm-rs's serviceaccount-controller makes it; a loaded
 /// machine can start kcm-rs after the API server's own wait for it).
 pub async fn start() -> Env {
-    let env = start_with_flags(&[]).await;
+    let mut env = start_with_flags(&[]).await;
     if matches!(env.cluster, Cluster::Sim(_)) {
-        default_service_account(&env.cluster, &env.client, &env.ns).await;
+        let made = try_default_service_account(&env.cluster, &env.client, &env.ns).await;
+        if let Err(waited) = made {
+            let exited = env.daemon.try_wait().expect("kcm-rs's state");
+            panic!("{waited}; kcm-rs {}", exited.map_or_else(|| "still runs".to_owned(), |s| format!("exited: {s}")));
+        }
     }
     env
 }
@@ -332,10 +336,28 @@ pub fn static_pod_command() -> Vec<String> {
     command.iter().map(|a| a.as_str().expect("a string").to_owned()).collect()
 }
 
-/// A free loopback port.
+/// A free loopback port for a daemon to listen on, below the kernel's
+/// ephemeral range (32768 and up on Linux). A port the kernel hands out
+/// for `bind(:0)` or an outgoing connection can be taken by another test's
+/// connection between the pick and the daemon's own bind, which then fails
+/// (kcm-rs exits, and the test waits in vain). Ports are handed out in
+/// turn from a start that differs between test processes, each one checked
+/// free first.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+    const FIRST: usize = 20_000;
+    const SPAN: usize = 32_768 - FIRST;
+    let start = std::process::id() as usize * 997;
+    for _ in 0..SPAN {
+        let port = u16::try_from(FIRST + (start + NEXT_PORT.fetch_add(1, Ordering::Relaxed)) % SPAN).expect("a port");
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port from {FIRST} to 32767");
 }
+
+/// How many ports [`free_port`] has handed out (or found taken).
+static NEXT_PORT: AtomicUsize = AtomicUsize::new(0);
 
 /// Starts `kcm-rs` against `kubeconfig`, leader election off, serving on a
 /// free loopback port.
@@ -432,13 +454,23 @@ pub fn failing_pod_creates(nth: u64) -> FaultSpec {
 /// server refuses pods without it (after a short wait of its own), and
 /// kcm-rs's serviceaccount-controller makes it moments after the namespace.
 pub async fn default_service_account(cluster: &impl Changes, client: &kube::Client, namespace: &str) {
+    try_default_service_account(cluster, client, namespace).await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// [`default_service_account`], answering `Err` with what it waited for
+/// instead of failing the test.
+async fn try_default_service_account(
+    cluster: &impl Changes,
+    client: &kube::Client,
+    namespace: &str,
+) -> Result<(), String> {
     let accounts: kube::Api<k8s_openapi::api::core::v1::ServiceAccount> =
         kube::Api::namespaced(client.clone(), namespace);
-    kube_sim::testing::wait_for(cluster, PATIENCE, &format!("{namespace}'s default ServiceAccount"), || async {
+    kube_sim::testing::try_wait_for(cluster, PATIENCE, &format!("{namespace}'s default ServiceAccount"), || async {
         let found = accounts.get_opt("default").await.map_err(|e| e.to_string())?;
         found.map(drop).ok_or_else(|| "not yet".to_owned())
     })
-    .await;
+    .await
 }
 
 /// The Events in `namespace` about object `name` with `reason`.
