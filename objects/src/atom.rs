@@ -9,6 +9,10 @@
 //! in batches: when it has doubled in size since it last did (from 4,096
 //! entries), it drops every entry only the pool still holds, so a pool
 //! never holds more than about twice what is in use.
+//!
+//! An atom is one pointer (an [`ArcStr`]: count, length and text in one
+//! block), not the two of an `Arc<str>`: a cached pod holds a dozen or
+//! more, five conditions of two each among them.
 
 use std::borrow::Borrow;
 use std::collections::HashSet;
@@ -17,43 +21,66 @@ use std::hash::Hash;
 use std::ops::Deref;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
+use arcstr::ArcStr;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
 /// Entries a pool holds before its first sweep of unused values.
 const FIRST_SWEEP: usize = 4_096;
 
-/// A process-wide set of shared values of one type.
-pub struct Pool<T: ?Sized> {
-    inner: Mutex<PoolInner<T>>,
+/// A reference-counted value a [`Pool`] hands out.
+pub trait Shared: Clone + Hash + Eq {
+    /// Whether anything but the pool holds this value.
+    fn held_elsewhere(&self) -> bool;
+}
+
+impl<T: ?Sized + Hash + Eq> Shared for Arc<T> {
+    fn held_elsewhere(&self) -> bool {
+        Arc::strong_count(self) > 1
+    }
+}
+
+impl Shared for ArcStr {
+    fn held_elsewhere(&self) -> bool {
+        // A literal (no count) is never dropped anyway.
+        ArcStr::strong_count(self).is_none_or(|n| n > 1)
+    }
+}
+
+/// A process-wide set of shared values of one type `T`, each held as a
+/// `P` (an `Arc<T>` unless said otherwise).
+pub struct Pool<T: ?Sized, P = Arc<T>> {
+    inner: Mutex<PoolInner<P>>,
+    value: std::marker::PhantomData<fn(&T)>,
 }
 
 /// The values, and the size at which the next sweep runs.
-struct PoolInner<T: ?Sized> {
-    values: HashSet<Arc<T>>,
+struct PoolInner<P> {
+    values: HashSet<P>,
     sweep_at: usize,
 }
 
-impl<T: ?Sized + Hash + Eq> Pool<T> {
+impl<T: ?Sized + Hash + Eq, P: Shared + Borrow<T>> Pool<T, P> {
     /// An empty pool.
     pub fn new() -> Self {
-        Pool { inner: Mutex::new(PoolInner { values: HashSet::new(), sweep_at: FIRST_SWEEP }) }
+        let inner = PoolInner { values: HashSet::new(), sweep_at: FIRST_SWEEP };
+        Pool { inner: Mutex::new(inner), value: std::marker::PhantomData }
     }
 
     /// The shared copy of `value`, made on first use.
-    pub fn intern(&self, value: &T) -> Arc<T>
+    pub fn intern(&self, value: &T) -> P
     where
-        for<'a> Arc<T>: From<&'a T>,
+        for<'a> P: From<&'a T>,
     {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(shared) = inner.values.get(value) {
             return shared.clone();
         }
         if inner.values.len() >= inner.sweep_at {
-            inner.values.retain(|v| Arc::strong_count(v) > 1);
+            inner.values.retain(P::held_elsewhere);
             inner.sweep_at = (inner.values.len() * 2).max(FIRST_SWEEP);
         }
-        let shared: Arc<T> = Arc::from(value);
+        let shared = P::from(value);
         inner.values.insert(shared.clone());
         shared
     }
@@ -69,19 +96,19 @@ impl<T: ?Sized + Hash + Eq> Pool<T> {
     }
 }
 
-impl<T: ?Sized + Hash + Eq> Default for Pool<T> {
+impl<T: ?Sized + Hash + Eq, P: Shared + Borrow<T>> Default for Pool<T, P> {
     fn default() -> Self {
         Self::new()
     }
 }
 
 /// The pool of every [`Atom`].
-static STRINGS: LazyLock<Pool<str>> = LazyLock::new(Pool::new);
+static STRINGS: LazyLock<Pool<str, ArcStr>> = LazyLock::new(Pool::new);
 
 /// A shared immutable string: equal atoms made anywhere in the process
 /// share one allocation. Compares, hashes and orders as its text.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Atom(Arc<str>);
+pub struct Atom(ArcStr);
 
 impl Atom {
     /// The shared atom for `text`.
@@ -179,7 +206,7 @@ mod tests {
     fn equal_atoms_share_one_allocation() {
         let a = Atom::new("kube-system");
         let b: Atom = serde_json::from_str("\"kube-system\"").unwrap();
-        assert!(Arc::ptr_eq(&a.0, &b.0));
+        assert!(ArcStr::ptr_eq(&a.0, &b.0));
         assert_eq!(a, "kube-system");
     }
 
