@@ -33,12 +33,11 @@ pub const KEPT_ANNOTATIONS: &[&str] = &[
 
 /// Metadata of a slim object, decoded as `ObjectMeta` is (camelCase JSON).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(from = "WireMeta")]
 pub struct Meta {
     /// `metadata.name`.
     pub name: Box<str>,
     /// `metadata.namespace`, empty for cluster-scoped objects.
-    #[serde(deserialize_with = "nullable")]
     pub namespace: Atom,
     /// `metadata.uid`.
     pub uid: Box<str>,
@@ -48,22 +47,69 @@ pub struct Meta {
     pub generate_name: Option<Atom>,
     /// `metadata.creationTimestamp`.
     pub creation_timestamp: Option<Timestamp>,
-    /// `metadata.deletionTimestamp`.
-    pub deletion_timestamp: Option<Timestamp>,
-    /// `metadata.deletionGracePeriodSeconds`.
-    pub deletion_grace_period_seconds: Option<i64>,
     /// `metadata.labels`.
-    #[serde(deserialize_with = "nullable")]
     pub labels: Labels,
     /// The annotations named in [`KEPT_ANNOTATIONS`] that the object has.
-    #[serde(deserialize_with = "kept_annotations")]
     pub annotations: Labels,
     /// `metadata.ownerReferences`, one shared copy per distinct list.
-    #[serde(deserialize_with = "shared_owners")]
     pub owner_references: Arc<[OwnerRef]>,
-    /// `metadata.finalizers`.
+    /// The deletion state and finalizers, out of line: most objects have
+    /// none of them and pay a pointer.
+    rare: Option<Box<RareMeta>>,
+}
+
+/// The fields of `metadata` most objects do not set.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct RareMeta {
+    deletion_timestamp: Option<Timestamp>,
+    deletion_grace_period_seconds: Option<i64>,
+    finalizers: Box<[Atom]>,
+}
+
+/// `metadata` as decoded.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct WireMeta {
+    name: Box<str>,
     #[serde(deserialize_with = "nullable")]
-    pub finalizers: Box<[Atom]>,
+    namespace: Atom,
+    uid: Box<str>,
+    resource_version: Box<str>,
+    generate_name: Option<Atom>,
+    creation_timestamp: Option<Timestamp>,
+    deletion_timestamp: Option<Timestamp>,
+    deletion_grace_period_seconds: Option<i64>,
+    #[serde(deserialize_with = "nullable")]
+    labels: Labels,
+    #[serde(deserialize_with = "kept_annotations")]
+    annotations: Labels,
+    #[serde(deserialize_with = "shared_owners")]
+    owner_references: Arc<[OwnerRef]>,
+    #[serde(deserialize_with = "nullable")]
+    finalizers: Box<[Atom]>,
+}
+
+impl From<WireMeta> for Meta {
+    fn from(wire: WireMeta) -> Self {
+        let mut meta = Meta {
+            name: wire.name,
+            namespace: wire.namespace,
+            uid: wire.uid,
+            resource_version: wire.resource_version,
+            generate_name: wire.generate_name,
+            creation_timestamp: wire.creation_timestamp,
+            labels: wire.labels,
+            annotations: wire.annotations,
+            owner_references: wire.owner_references,
+            rare: None,
+        };
+        meta.set_rare(RareMeta {
+            deletion_timestamp: wire.deletion_timestamp,
+            deletion_grace_period_seconds: wire.deletion_grace_period_seconds,
+            finalizers: wire.finalizers,
+        });
+        meta
+    }
 }
 
 impl Meta {
@@ -71,6 +117,38 @@ impl Meta {
     /// `GetControllerOf`).
     pub fn controller(&self) -> Option<&OwnerRef> {
         self.owner_references.iter().find(|r| r.controller == Some(true))
+    }
+
+    /// `metadata.deletionTimestamp`.
+    pub fn deletion_timestamp(&self) -> Option<Timestamp> {
+        self.rare.as_ref().and_then(|r| r.deletion_timestamp)
+    }
+
+    /// `metadata.deletionGracePeriodSeconds`.
+    pub fn deletion_grace_period_seconds(&self) -> Option<i64> {
+        self.rare.as_ref().and_then(|r| r.deletion_grace_period_seconds)
+    }
+
+    /// `metadata.finalizers`.
+    pub fn finalizers(&self) -> &[Atom] {
+        self.rare.as_ref().map_or(&[], |r| &r.finalizers)
+    }
+
+    /// Sets `metadata.deletionTimestamp`.
+    pub fn set_deletion_timestamp(&mut self, at: Option<Timestamp>) {
+        let rare = self.rare.as_deref().cloned().unwrap_or_default();
+        self.set_rare(RareMeta { deletion_timestamp: at, ..rare });
+    }
+
+    /// Sets `metadata.finalizers`.
+    pub fn set_finalizers(&mut self, finalizers: impl IntoIterator<Item = Atom>) {
+        let rare = self.rare.as_deref().cloned().unwrap_or_default();
+        self.set_rare(RareMeta { finalizers: finalizers.into_iter().collect(), ..rare });
+    }
+
+    /// Keeps `rare` out of line, or nothing when it is all unset.
+    fn set_rare(&mut self, rare: RareMeta) {
+        self.rare = (rare != RareMeta::default()).then(|| Box::new(rare));
     }
 
     /// The cache key: `namespace/name`, or `name` when cluster-scoped.
@@ -90,13 +168,14 @@ impl Meta {
             resource_version: some(&self.resource_version),
             generate_name: self.generate_name.as_deref().map(str::to_owned),
             creation_timestamp: self.creation_timestamp.map(Time),
-            deletion_timestamp: self.deletion_timestamp.map(Time),
-            deletion_grace_period_seconds: self.deletion_grace_period_seconds,
+            deletion_timestamp: self.deletion_timestamp().map(Time),
+            deletion_grace_period_seconds: self.deletion_grace_period_seconds(),
             labels: map(&self.labels),
             annotations: map(&self.annotations),
             owner_references: (!self.owner_references.is_empty())
                 .then(|| self.owner_references.iter().map(OwnerRef::to_owner_reference).collect()),
-            finalizers: (!self.finalizers.is_empty()).then(|| self.finalizers.iter().map(|f| f.to_string()).collect()),
+            finalizers: (!self.finalizers().is_empty())
+                .then(|| self.finalizers().iter().map(|f| f.to_string()).collect()),
             ..ObjectMeta::default()
         }
     }

@@ -85,8 +85,8 @@ impl From<WireStatus> for PodStatus {
     }
 }
 
-/// A pod condition: type, status and when it last changed. 40 bytes: a
-/// pod reports five, and an `Option<Timestamp>` would take 24 of them.
+/// A pod condition: type, status and when it last changed. 24 bytes: a
+/// pod reports five, and an `Option<Timestamp>` alone would take 24.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(from = "WireCondition")]
 pub struct PodCondition {

@@ -223,7 +223,7 @@ impl Reconcile for Syncer {
             tracing::trace!(pod_key = key, "Ephemeral: nothing to do for pod, it is gone");
             return Ok(Next::Done);
         };
-        if pod.metadata.deletion_timestamp.is_some() {
+        if pod.metadata.deletion_timestamp().is_some() {
             tracing::trace!(pod_key = key, "Ephemeral: nothing to do for pod, it is marked for deletion");
             return Ok(Next::Done);
         }

@@ -173,7 +173,7 @@ struct PodHandler {
 
 impl EventHandler<Pod> for PodHandler {
     fn on_add(&self, pod: &Arc<Pod>) {
-        if pod.metadata.deletion_timestamp.is_some() {
+        if pod.metadata.deletion_timestamp().is_some() {
             // Seen for the first time already being deleted (e.g. after a
             // restart): it must not count as a creation.
             self.on_delete(pod);
@@ -196,7 +196,7 @@ impl EventHandler<Pod> for PodHandler {
             return;
         }
         let labels_changed = old.metadata.labels != new.metadata.labels;
-        if new.metadata.deletion_timestamp.is_some() {
+        if new.metadata.deletion_timestamp().is_some() {
             // Graceful deletion started: the ReplicaSet may create a
             // replacement now rather than when the kubelet is done.
             self.on_delete(new);

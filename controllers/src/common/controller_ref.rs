@@ -126,7 +126,7 @@ impl Dependent for kcm_objects::Pod {
         DependentView {
             namespace: &meta.namespace,
             controller_uid: meta.controller().map(|r| r.uid.as_str()),
-            deleting: meta.deletion_timestamp.is_some(),
+            deleting: meta.deletion_timestamp().is_some(),
             labels: &meta.labels,
         }
     }

@@ -24,7 +24,7 @@ pub fn should_pod_be_in_endpoints(pod: &Pod, include_terminating: bool) -> bool 
     if pod.status.pod_ips.is_empty() || is_pod_terminal(pod) {
         return false;
     }
-    include_terminating || pod.metadata.deletion_timestamp.is_none()
+    include_terminating || pod.metadata.deletion_timestamp().is_none()
 }
 
 /// Whether the pod's `spec.hostname` is published for `service` (upstream
@@ -112,7 +112,7 @@ fn pod_endpoints_changed(old: &Pod, new: &Pod) -> (bool, bool) {
     let labels_changed = old.metadata.labels != new.metadata.labels
         || old.spec.rare().hostname != new.spec.rare().hostname
         || old.spec.rare().subdomain != new.spec.rare().subdomain;
-    let deleting = old.metadata.deletion_timestamp.is_some() || new.metadata.deletion_timestamp.is_some();
+    let deleting = old.metadata.deletion_timestamp().is_some() || new.metadata.deletion_timestamp().is_some();
     let pod_changed = deleting || is_pod_ready(old) != is_pod_ready(new) || old.status.pod_ips != new.status.pod_ips;
     (pod_changed, labels_changed)
 }

@@ -35,12 +35,12 @@ pub fn is_pod_terminal(pod: &Pod) -> bool {
 /// Not terminal and not being deleted: the pods a ReplicaSet counts
 /// (upstream `IsPodActive`).
 pub fn is_pod_active(pod: &Pod) -> bool {
-    !is_pod_terminal(pod) && pod.metadata.deletion_timestamp.is_none()
+    !is_pod_terminal(pod) && pod.metadata.deletion_timestamp().is_none()
 }
 
 /// Being deleted but not yet terminal (upstream `IsPodTerminating`).
 pub fn is_pod_terminating(pod: &Pod) -> bool {
-    !is_pod_terminal(pod) && pod.metadata.deletion_timestamp.is_some()
+    !is_pod_terminal(pod) && pod.metadata.deletion_timestamp().is_some()
 }
 
 /// Ready, and Ready for strictly more than `min_ready_seconds` at `now`
@@ -107,7 +107,7 @@ pub fn is_pod_terminated(pod: &Pod) -> bool {
     let status = &pod.status;
     let not_running = |statuses: &[ContainerStatus]| statuses.iter().all(|s| s.terminated.is_some() || s.waiting);
     is_pod_terminal(pod)
-        || pod.metadata.deletion_timestamp.is_some()
+        || pod.metadata.deletion_timestamp().is_some()
             && not_running(&status.rare().init_container_statuses)
             && not_running(&status.container_statuses)
             && not_running(&status.rare().ephemeral_container_statuses)

@@ -49,7 +49,7 @@ pub(super) fn nodes_to_daemon_pods<'a>(
 ) -> BTreeMap<&'a str, Vec<&'a Pod>> {
     let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
     for &pod in claimed {
-        if !include_deleted_terminal && is_pod_terminal(pod) && pod.metadata.deletion_timestamp.is_some() {
+        if !include_deleted_terminal && is_pod_terminal(pod) && pod.metadata.deletion_timestamp().is_some() {
             continue;
         }
         if let Some(node) = pod.target_node_name() {
@@ -103,12 +103,12 @@ pub(super) fn pods_should_be_on_node<'a>(cx: &Context<'_>, node: &Node, pods: Op
         return out;
     };
     if !should_continue_running {
-        out.delete = pods.iter().copied().filter(|p| p.metadata.deletion_timestamp.is_none()).collect();
+        out.delete = pods.iter().copied().filter(|p| p.metadata.deletion_timestamp().is_none()).collect();
         return out;
     }
     let node_name = &*node.metadata.name;
     let mut running = Vec::new();
-    for &pod in pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()) {
+    for &pod in pods.iter().filter(|p| p.metadata.deletion_timestamp().is_none()) {
         match pod.phase() {
             "Failed" => {
                 let backoff_key = failed_pods_backoff_key(cx.ds, node_name);

@@ -40,7 +40,7 @@ pub(super) fn find_updated_pods_on_node<'a>(
     generation: Option<i64>,
 ) -> Option<(Option<&'a Pod>, Option<&'a Pod>)> {
     let (mut new, mut old) = (None, None);
-    for &pod in pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()) {
+    for &pod in pods.iter().filter(|p| p.metadata.deletion_timestamp().is_none()) {
         let slot = if is_pod_updated(pod, hash, generation) { &mut new } else { &mut old };
         if slot.replace(pod).is_some() {
             return None;

@@ -55,7 +55,7 @@ impl AddressType {
 /// `publishNotReadyAddresses`.
 pub fn pod_to_endpoint(pod: &Pod, node: Option<&Node>, service: &Service, address_type: AddressType) -> Endpoint {
     let serving = is_pod_ready(pod);
-    let terminating = pod.metadata.deletion_timestamp.is_some();
+    let terminating = pod.metadata.deletion_timestamp().is_some();
     let publish_not_ready = service.spec.as_ref().and_then(|s| s.publish_not_ready_addresses).unwrap_or(false);
     let ready = publish_not_ready || (serving && !terminating);
     let zone = node.and_then(|n| n.metadata.labels.get(LABEL_TOPOLOGY_ZONE)).filter(|z| !z.is_empty());

@@ -256,7 +256,7 @@ fn reconcile1_endpoint_slice_publish_not_ready_addresses() {
 #[test]
 fn reconcile_terminating_endpoints() {
     let mut terminating = pod(1, true);
-    terminating.metadata.deletion_timestamp = Some(Timestamp::from_second(1_700_000_100).unwrap());
+    terminating.metadata.set_deletion_timestamp(Some(Timestamp::from_second(1_700_000_100).unwrap()));
     let mut succeeded = pod(2, true);
     succeeded.status.phase = Some("Succeeded".into());
     let mut no_ip = pod(3, true);

@@ -58,14 +58,14 @@ pub enum Step {
 /// Whether a pod event queues the pod (upstream `enqueuePod`): it is not
 /// being deleted and has a generic ephemeral volume.
 pub fn should_queue(pod: &Pod) -> bool {
-    pod.metadata.deletion_timestamp.is_none() && !pod.spec.rare().ephemeral_volumes.is_empty()
+    pod.metadata.deletion_timestamp().is_none() && !pod.spec.rare().ephemeral_volumes.is_empty()
 }
 
 /// The steps of a pod's sync (upstream `syncHandler` and `handleVolume`),
 /// `cached_claim` giving the cached claim of a name in the pod's
 /// namespace. A pod being deleted gets none.
 pub fn plan(pod: &Pod, cached_claim: impl Fn(&str) -> Option<Arc<PersistentVolumeClaim>>) -> Vec<Step> {
-    if pod.metadata.deletion_timestamp.is_some() {
+    if pod.metadata.deletion_timestamp().is_some() {
         return Vec::new();
     }
     let mut steps = Vec::new();

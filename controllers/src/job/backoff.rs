@@ -149,8 +149,8 @@ pub fn finished_time(pod: &Pod) -> Timestamp {
     finish_time_from_containers(pod)
         .or_else(|| pod.condition("Ready").filter(|c| c.status == "False").and_then(|c| c.last_transition_time()))
         .or_else(|| {
-            let deleted = pod.metadata.deletion_timestamp?;
-            let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(0);
+            let deleted = pod.metadata.deletion_timestamp()?;
+            let grace = pod.metadata.deletion_grace_period_seconds().unwrap_or(0);
             deleted.checked_sub(SignedDuration::from_secs(grace)).ok()
         })
         .or(pod.metadata.creation_timestamp)

@@ -45,11 +45,11 @@ mod tests {
             refs[0].kind = kind.into();
             refs[0].api_version = if kind == "Job" { "batch/v1" } else { "apps/v1" }.into();
             built.metadata.owner_references = refs.into();
-            built.metadata.finalizers = vec![crate::job::pods::TRACKING_FINALIZER.into()].into();
+            built.metadata.set_finalizers([crate::job::pods::TRACKING_FINALIZER.into()]);
             return built;
         }
         let mut built = b.build();
-        built.metadata.finalizers = vec![crate::job::pods::TRACKING_FINALIZER.into()].into();
+        built.metadata.set_finalizers([crate::job::pods::TRACKING_FINALIZER.into()]);
         built
     }
 

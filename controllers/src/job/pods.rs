@@ -20,7 +20,7 @@ pub const REPLACE_FAILED: &str = "Failed";
 
 /// Whether the pod carries [`TRACKING_FINALIZER`].
 pub fn has_tracking_finalizer(pod: &Pod) -> bool {
-    pod.metadata.finalizers.iter().any(|f| &**f == TRACKING_FINALIZER)
+    pod.metadata.finalizers().iter().any(|f| &**f == TRACKING_FINALIZER)
 }
 
 /// The strategic merge patch that removes [`TRACKING_FINALIZER`] from a pod
@@ -48,7 +48,7 @@ pub fn is_pod_failed(pod: &Pod, job: &Job) -> bool {
     if only_replace_failed_pods(job) {
         return false;
     }
-    pod.metadata.deletion_timestamp.is_some() && phase(pod) != "Succeeded"
+    pod.metadata.deletion_timestamp().is_some() && phase(pod) != "Succeeded"
 }
 
 /// `restartPolicy: OnFailure` and the restarts of the containers of the

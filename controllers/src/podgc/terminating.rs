@@ -20,7 +20,7 @@ pub fn gc_terminating(snapshot: &Snapshot<'_>, now: Timestamp) -> Vec<ForceDelet
         .pods
         .iter()
         .copied()
-        .filter(|pod| pod.metadata.deletion_timestamp.is_some())
+        .filter(|pod| pod.metadata.deletion_timestamp().is_some())
         .filter(|pod| {
             let node = pod.node_name().and_then(|n| snapshot.nodes.get(n));
             node.is_some_and(|node| out_of_service(node))
@@ -36,7 +36,7 @@ pub fn gc_unscheduled_terminating(snapshot: &Snapshot<'_>, now: Timestamp) -> Ve
         .pods
         .iter()
         .copied()
-        .filter(|pod| pod.metadata.deletion_timestamp.is_some() && pod.node_name().is_none())
+        .filter(|pod| pod.metadata.deletion_timestamp().is_some() && pod.node_name().is_none())
         .map(|pod| force_delete(pod, Reason::Unscheduled, None, now))
         .collect()
 }

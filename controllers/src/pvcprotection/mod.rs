@@ -224,5 +224,5 @@ fn find_condition<'a>(pvc: &'a PersistentVolumeClaim, type_: &str) -> Option<&'a
 /// The kubelet is done with the pod, or it was force-deleted: deleted with
 /// a zero grace period (upstream `podIsShutDown`).
 fn pod_is_shut_down(pod: &Pod) -> bool {
-    pod.metadata.deletion_timestamp.is_some() && pod.metadata.deletion_grace_period_seconds == Some(0)
+    pod.metadata.deletion_timestamp().is_some() && pod.metadata.deletion_grace_period_seconds() == Some(0)
 }

@@ -29,7 +29,7 @@ pub fn is_running_and_available(pod: &Pod, min_ready_seconds: i32, now: Timestam
 
 /// Being deleted (upstream `isTerminating`).
 pub fn is_terminating(pod: &Pod) -> bool {
-    pod.metadata.deletion_timestamp.is_some()
+    pod.metadata.deletion_timestamp().is_some()
 }
 
 /// Running, Ready and not being deleted (upstream `isHealthy`).

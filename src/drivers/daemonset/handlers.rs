@@ -72,7 +72,7 @@ pub(super) struct PodHandler {
 
 impl EventHandler<Pod> for PodHandler {
     fn on_add(&self, pod: &Arc<Pod>) {
-        if pod.metadata.deletion_timestamp.is_some() {
+        if pod.metadata.deletion_timestamp().is_some() {
             // Seen for the first time already being deleted (a restart):
             // it must not count as a creation.
             self.on_delete(pod);
@@ -95,7 +95,7 @@ impl EventHandler<Pod> for PodHandler {
             // A periodic resync: nothing changed.
             return;
         }
-        if new.metadata.deletion_timestamp.is_some() {
+        if new.metadata.deletion_timestamp().is_some() {
             // Graceful deletion started: a replacement may be created now
             // rather than when the kubelet is done.
             self.on_delete(new);

@@ -32,7 +32,7 @@ pub(super) struct PodHandler {
 impl EventHandler<Pod> for PodHandler {
     fn on_add(&self, pod: &Arc<Pod>) {
         self.record_finished(None, Some(pod));
-        if pod.metadata.deletion_timestamp.is_some() {
+        if pod.metadata.deletion_timestamp().is_some() {
             // Seen first while being deleted (a restart): not a creation.
             self.deleted(pod, false);
             return;
@@ -56,7 +56,7 @@ impl EventHandler<Pod> for PodHandler {
         if old.metadata.resource_version == new.metadata.resource_version {
             return;
         }
-        if new.metadata.deletion_timestamp.is_some() {
+        if new.metadata.deletion_timestamp().is_some() {
             // A graceful deletion began: a replacement may be due now.
             self.deleted(new, false);
             return;

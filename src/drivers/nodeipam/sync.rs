@@ -53,7 +53,7 @@ impl Reconcile for Syncer {
             tracing::debug!(node = key, "node has been deleted");
             return Ok(Next::Done);
         };
-        if node.metadata.deletion_timestamp.is_some() {
+        if node.metadata.deletion_timestamp().is_some() {
             tracing::debug!(node = key, "node is being deleted");
             return Ok(Next::Done);
         }

@@ -178,7 +178,7 @@ struct Lookup {
 
 impl EventHandler<Pod> for Lookup {
     fn on_add(&self, pod: &Arc<Pod>) {
-        if pod.metadata.deletion_timestamp.is_some() {
+        if pod.metadata.deletion_timestamp().is_some() {
             // Seen for the first time already being deleted (a restart).
             self.on_delete(pod);
             return;
