@@ -43,10 +43,11 @@
 //! - `job`: [`Job`], k8s-openapi's object with its template's spec as JSON;
 //! - `affinity`: the node a pending DaemonSet pod is for;
 //! - `container`: what is decoded of a container, [`NamedPort`];
-//! - `secrets`: the Secrets a pod references (`PodSpec::secret_names`);
+//! - `secrets`: the Secrets a pod references (`RareSpec::secret_names`);
 //! - `node`: [`Node`];
 //! - `event_type`: [`EventType`];
-//! - `key`: [`object_key`], the `namespace/name` key of every cache and queue.
+//! - `key`: [`object_key`], the `namespace/name` key of every cache and queue;
+//! - `seconds`: `Seconds`, an API time kept to the second in 8 bytes.
 
 mod affinity;
 mod apps;
@@ -61,6 +62,7 @@ mod meta;
 mod node;
 mod pod;
 mod pod_status;
+mod seconds;
 mod secrets;
 mod selector;
 mod slab;

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use crate::atom::{Atom, Pool};
+use crate::seconds::Seconds;
 
 /// Annotations the slim objects keep; every other annotation is skipped
 /// while decoding. A controller reading an annotation of a pod or node
@@ -45,8 +46,8 @@ pub struct Meta {
     pub resource_version: Box<str>,
     /// `metadata.generateName`.
     pub generate_name: Option<Atom>,
-    /// `metadata.creationTimestamp`.
-    pub creation_timestamp: Option<Timestamp>,
+    /// `metadata.creationTimestamp`, to the second.
+    created: Seconds,
     /// `metadata.labels`.
     pub labels: Labels,
     /// The annotations named in [`KEPT_ANNOTATIONS`] that the object has.
@@ -76,7 +77,7 @@ struct WireMeta {
     uid: Box<str>,
     resource_version: Box<str>,
     generate_name: Option<Atom>,
-    creation_timestamp: Option<Timestamp>,
+    creation_timestamp: Seconds,
     deletion_timestamp: Option<Timestamp>,
     deletion_grace_period_seconds: Option<i64>,
     #[serde(deserialize_with = "nullable")]
@@ -97,7 +98,7 @@ impl From<WireMeta> for Meta {
             uid: wire.uid,
             resource_version: wire.resource_version,
             generate_name: wire.generate_name,
-            creation_timestamp: wire.creation_timestamp,
+            created: wire.creation_timestamp,
             labels: wire.labels,
             annotations: wire.annotations,
             owner_references: wire.owner_references,
@@ -117,6 +118,16 @@ impl Meta {
     /// `GetControllerOf`).
     pub fn controller(&self) -> Option<&OwnerRef> {
         self.owner_references.iter().find(|r| r.controller == Some(true))
+    }
+
+    /// `metadata.creationTimestamp`.
+    pub fn creation_timestamp(&self) -> Option<Timestamp> {
+        self.created.get()
+    }
+
+    /// Sets `metadata.creationTimestamp` (to the second, as the API keeps it).
+    pub fn set_creation_timestamp(&mut self, at: Option<Timestamp>) {
+        self.created = Seconds::new(at);
     }
 
     /// `metadata.deletionTimestamp`.
@@ -167,7 +178,7 @@ impl Meta {
             uid: some(&self.uid),
             resource_version: some(&self.resource_version),
             generate_name: self.generate_name.as_deref().map(str::to_owned),
-            creation_timestamp: self.creation_timestamp.map(Time),
+            creation_timestamp: self.creation_timestamp().map(Time),
             deletion_timestamp: self.deletion_timestamp().map(Time),
             deletion_grace_period_seconds: self.deletion_grace_period_seconds(),
             labels: map(&self.labels),

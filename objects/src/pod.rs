@@ -42,9 +42,6 @@ pub struct PodSpec {
     /// `spec.tolerations`, one shared copy per distinct list (taint
     /// eviction).
     pub tolerations: Arc<[Toleration]>,
-    /// The names of the Secrets the pod references (the legacy service
-    /// account token cleaner; see `secrets`).
-    pub secret_names: Box<[Atom]>,
     /// The named ports of the containers, then of the sidecars, one shared
     /// copy per distinct list (a Service's named `targetPort`, resolved by
     /// the endpoint and EndpointSlice controllers).
@@ -57,6 +54,10 @@ pub struct PodSpec {
 /// The fields of `spec` few pods set.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RareSpec {
+    /// The names of the Secrets the pod references (the legacy service
+    /// account token cleaner; see `secrets`): most pods mount only their
+    /// projected token, no Secret.
+    pub secret_names: Box<[Atom]>,
     /// `spec.initContainers`' names and restart policies (ReplicaSet
     /// ranking counts sidecar restarts).
     pub init_containers: Box<[ContainerSummary]>,
@@ -140,6 +141,7 @@ impl From<WireSpec> for PodSpec {
             .collect();
         let init_containers = wire.init_containers.into_iter();
         let rare = RareSpec {
+            secret_names,
             init_containers: init_containers
                 .map(|c| ContainerSummary { name: c.name, restart_policy: c.restart_policy })
                 .collect(),
@@ -152,7 +154,6 @@ impl From<WireSpec> for PodSpec {
         PodSpec {
             node_name: wire.node_name,
             tolerations: wire.tolerations,
-            secret_names,
             named_ports,
             rare: (rare != RareSpec::default()).then(|| Box::new(rare)),
         }
@@ -303,7 +304,7 @@ mod tests {
             },
         }))
         .unwrap();
-        let names: Vec<&str> = pod.spec.secret_names.iter().map(Atom::as_str).collect();
+        let names: Vec<&str> = pod.spec.rare().secret_names.iter().map(Atom::as_str).collect();
         assert_eq!(names, ["pull", "env", "env-from", "init", "volume", "csi", "flex", "azure", "projected"]);
         assert_eq!(pod.spec.rare().init_containers[0].name, "init");
         assert_eq!(pod.spec.rare().init_containers[0].restart_policy.as_deref(), Some("Always"));

@@ -8,6 +8,7 @@ use serde::{Deserialize, Deserializer};
 
 use crate::atom::Atom;
 use crate::meta::nullable;
+use crate::seconds::Seconds;
 
 /// What is kept of `status`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -88,51 +89,28 @@ impl From<WireStatus> for PodStatus {
 /// A pod condition: type, status and when it last changed. 24 bytes: a
 /// pod reports five, and an `Option<Timestamp>` alone would take 24.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(from = "WireCondition")]
+#[serde(rename_all = "camelCase")]
 pub struct PodCondition {
     /// `type`.
+    #[serde(rename = "type", default)]
     pub type_: Atom,
     /// `status`: `True`, `False` or `Unknown`.
+    #[serde(default)]
     pub status: Atom,
-    /// `lastTransitionTime` in whole seconds since the epoch, [`NO_TIME`]
-    /// when absent. The API writes it to the second (a `metav1.Time`), so
-    /// no precision is lost.
-    last_transition: i64,
+    /// `lastTransitionTime`, to the second.
+    #[serde(default)]
+    last_transition_time: Seconds,
 }
-
-/// [`PodCondition::last_transition`] of a condition without the time.
-const NO_TIME: i64 = i64::MIN;
 
 impl PodCondition {
     /// A condition of `type_` with `status`, changed last at `since`.
     pub fn new(type_: &str, status: &str, since: Option<Timestamp>) -> PodCondition {
-        PodCondition {
-            type_: Atom::new(type_),
-            status: Atom::new(status),
-            last_transition: since.map_or(NO_TIME, |t| t.as_second()),
-        }
+        PodCondition { type_: Atom::new(type_), status: Atom::new(status), last_transition_time: Seconds::new(since) }
     }
 
     /// `lastTransitionTime`, to the second.
     pub fn last_transition_time(&self) -> Option<Timestamp> {
-        (self.last_transition != NO_TIME).then(|| Timestamp::from_second(self.last_transition).ok()).flatten()
-    }
-}
-
-/// A condition as decoded.
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-struct WireCondition {
-    #[serde(rename = "type")]
-    type_: Atom,
-    status: Atom,
-    last_transition_time: Option<Timestamp>,
-}
-
-impl From<WireCondition> for PodCondition {
-    fn from(wire: WireCondition) -> Self {
-        let last_transition = wire.last_transition_time.map_or(NO_TIME, |t| t.as_second());
-        PodCondition { type_: wire.type_, status: wire.status, last_transition }
+        self.last_transition_time.get()
     }
 }
 

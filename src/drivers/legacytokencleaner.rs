@@ -207,6 +207,6 @@ impl View for Caches {
 
     fn pod_secret_names(&self, namespace: &str) -> BTreeSet<String> {
         let pods = self.pods.list_namespace(namespace);
-        pods.iter().flat_map(|p| p.spec.secret_names.iter().map(|n| n.as_str().to_owned())).collect()
+        pods.iter().flat_map(|p| p.spec.rare().secret_names.iter().map(|n| n.as_str().to_owned())).collect()
     }
 }

@@ -91,7 +91,7 @@ fn compare(a: &Pod, rank_a: usize, b: &Pod, rank_b: usize, now: Timestamp) -> Or
     if restarts_a.1 != restarts_b.1 {
         return restarts_b.1.cmp(&restarts_a.1);
     }
-    let (ca, cb) = (a.metadata.creation_timestamp, b.metadata.creation_timestamp);
+    let (ca, cb) = (a.metadata.creation_timestamp(), b.metadata.creation_timestamp());
     if ca != cb {
         return newer_first(ca, cb, a, b, now);
     }

@@ -66,7 +66,7 @@ pub(super) fn sort_by_creation(pods: &mut [&Pod]) {
         b.node_name()
             .is_some()
             .cmp(&a.node_name().is_some())
-            .then_with(|| a.metadata.creation_timestamp.cmp(&b.metadata.creation_timestamp))
+            .then_with(|| a.metadata.creation_timestamp().cmp(&b.metadata.creation_timestamp()))
             .then_with(|| a.metadata.name.cmp(&b.metadata.name))
     });
 }

@@ -153,7 +153,7 @@ pub fn finished_time(pod: &Pod) -> Timestamp {
             let grace = pod.metadata.deletion_grace_period_seconds().unwrap_or(0);
             deleted.checked_sub(SignedDuration::from_secs(grace)).ok()
         })
-        .or(pod.metadata.creation_timestamp)
+        .or(pod.metadata.creation_timestamp())
         .unwrap_or(Timestamp::UNIX_EPOCH)
 }
 

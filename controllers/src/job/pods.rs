@@ -108,7 +108,7 @@ pub fn active_pods_order(a: &Pod, b: &Pod) -> Ordering {
     if xa != xb {
         return xb.cmp(&xa);
     }
-    later_or_unknown_first(a.metadata.creation_timestamp, b.metadata.creation_timestamp)
+    later_or_unknown_first(a.metadata.creation_timestamp(), b.metadata.creation_timestamp())
 }
 
 fn later_or_unknown_first(a: Option<jiff::Timestamp>, b: Option<jiff::Timestamp>) -> Ordering {

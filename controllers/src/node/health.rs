@@ -191,7 +191,7 @@ pub fn assess(
     now: Timestamp,
     grace: Grace,
 ) -> Assessment {
-    let created = node.metadata.creation_timestamp;
+    let created = node.metadata.creation_timestamp();
     let current = condition(&node.status.conditions, READY).cloned();
 
     let (grace, observed_ready, remembered) = match &current {

@@ -45,5 +45,5 @@ fn evicted(pod: &Pod) -> bool {
 /// The creation time; a pod without one sorts as the oldest, as Go's zero
 /// time does.
 fn created(pod: &Pod) -> Timestamp {
-    pod.metadata.creation_timestamp.unwrap_or(Timestamp::MIN)
+    pod.metadata.creation_timestamp().unwrap_or(Timestamp::MIN)
 }
