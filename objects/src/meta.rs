@@ -125,11 +125,6 @@ impl Meta {
         self.created.get()
     }
 
-    /// Sets `metadata.creationTimestamp` (to the second, as the API keeps it).
-    pub fn set_creation_timestamp(&mut self, at: Option<Timestamp>) {
-        self.created = Seconds::new(at);
-    }
-
     /// `metadata.deletionTimestamp`.
     pub fn deletion_timestamp(&self) -> Option<Timestamp> {
         self.rare.as_ref().and_then(|r| r.deletion_timestamp)
