@@ -142,14 +142,19 @@ impl Meta {
 
     /// Sets `metadata.deletionTimestamp`.
     pub fn set_deletion_timestamp(&mut self, at: Option<Timestamp>) {
-        let rare = self.rare.as_deref().cloned().unwrap_or_default();
-        self.set_rare(RareMeta { deletion_timestamp: at, ..rare });
+        self.change_rare(|rare| rare.deletion_timestamp = at);
     }
 
     /// Sets `metadata.finalizers`.
     pub fn set_finalizers(&mut self, finalizers: impl IntoIterator<Item = Atom>) {
-        let rare = self.rare.as_deref().cloned().unwrap_or_default();
-        self.set_rare(RareMeta { finalizers: finalizers.into_iter().collect(), ..rare });
+        self.change_rare(|rare| rare.finalizers = finalizers.into_iter().collect());
+    }
+
+    /// Changes the rare part (made empty if there was none).
+    fn change_rare(&mut self, change: impl FnOnce(&mut RareMeta)) {
+        let mut rare = self.rare.take().map_or_else(RareMeta::default, |r| *r);
+        change(&mut rare);
+        self.set_rare(rare);
     }
 
     /// Keeps `rare` out of line, or nothing when it is all unset.
