@@ -102,6 +102,86 @@ impl<T: ?Sized + Hash + Eq, P: Shared + Borrow<T>> Default for Pool<T, P> {
     }
 }
 
+/// A shared list behind one pointer: the slice's length is kept with its
+/// items, not beside the pointer as in an `Arc<[T]>`. For lists a [`Pool`]
+/// hands out, which a cached object holds many of and reads rarely.
+/// Compares and hashes as its slice. The empty list allocates nothing.
+pub struct SharedList<T>(Option<Arc<Box<[T]>>>);
+
+impl<T> SharedList<T> {
+    /// Whether `a` and `b` are the same copy (two empty lists are).
+    pub fn ptr_eq(a: &Self, b: &Self) -> bool {
+        match (&a.0, &b.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        }
+    }
+}
+
+impl<T> Default for SharedList<T> {
+    /// The empty list.
+    fn default() -> Self {
+        SharedList(None)
+    }
+}
+
+impl<T> Clone for SharedList<T> {
+    fn clone(&self) -> Self {
+        SharedList(self.0.clone())
+    }
+}
+
+impl<T> Deref for SharedList<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.0.as_deref().map_or(&[], |items| items)
+    }
+}
+
+impl<T> Borrow<[T]> for SharedList<T> {
+    fn borrow(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: PartialEq> PartialEq for SharedList<T> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Eq> Eq for SharedList<T> {}
+
+impl<T: Hash> Hash for SharedList<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (**self).hash(state);
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for SharedList<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: Clone> From<&[T]> for SharedList<T> {
+    fn from(items: &[T]) -> Self {
+        SharedList((!items.is_empty()).then(|| Arc::new(items.into())))
+    }
+}
+
+impl<T> From<Vec<T>> for SharedList<T> {
+    fn from(items: Vec<T>) -> Self {
+        SharedList((!items.is_empty()).then(|| Arc::new(items.into_boxed_slice())))
+    }
+}
+
+impl<T: Hash + Eq> Shared for SharedList<T> {
+    fn held_elsewhere(&self) -> bool {
+        self.0.as_ref().is_none_or(|items| Arc::strong_count(items) > 1)
+    }
+}
+
 /// The pool of every [`Atom`].
 static STRINGS: LazyLock<Pool<str, ArcStr>> = LazyLock::new(Pool::new);
 
@@ -221,5 +301,17 @@ mod tests {
         pool.intern("trigger");
         assert_eq!(pool.len(), 2, "only 'kept' and the new value remain");
         assert!(Arc::ptr_eq(&kept, &pool.intern("kept")));
+    }
+
+    #[test]
+    fn a_pool_of_shared_lists_finds_a_list_by_its_items() {
+        let pool: Pool<[u32], SharedList<u32>> = Pool::new();
+        let a = pool.intern(&[1, 2, 3]);
+        let b = pool.intern(&Vec::from([1, 2, 3]));
+        assert!(SharedList::ptr_eq(&a, &b), "equal items: one copy");
+        assert!(!SharedList::ptr_eq(&a, &pool.intern(&[1, 2])));
+        assert_eq!(&*a, &[1, 2, 3]);
+        assert!(pool.intern(&[]).is_empty());
+        assert_eq!(SharedList::<u32>::default(), SharedList::from(Vec::new()));
     }
 }

@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::meta::Meta;
+use crate::uid::Uid;
 
 /// A type an informer caches: what its list and watch decode
 /// ([`Wire`](Cached::Wire)), what the cache keeps of it, and the metadata
@@ -32,7 +33,7 @@ pub trait Cached: Clone + Debug + Send + Sync + 'static {
     fn resource_version(&self) -> Option<&str>;
 
     /// `metadata.uid`.
-    fn uid(&self) -> Option<&str>;
+    fn uid(&self) -> Option<Uid>;
 
     /// The object's metadata, for consumers of any type's metadata (the
     /// garbage collector). A projection gives what it keeps.
@@ -64,8 +65,8 @@ where
         self.meta().resource_version.as_deref()
     }
 
-    fn uid(&self) -> Option<&str> {
-        self.meta().uid.as_deref()
+    fn uid(&self) -> Option<Uid> {
+        self.meta().uid.as_deref().map(Uid::new)
     }
 
     fn object_meta(&self) -> Cow<'_, ObjectMeta> {
@@ -181,8 +182,8 @@ macro_rules! cached_trimmed {
             fn resource_version(&self) -> Option<&str> {
                 self.metadata.resource_version.as_deref()
             }
-            fn uid(&self) -> Option<&str> {
-                self.metadata.uid.as_deref()
+            fn uid(&self) -> Option<$crate::Uid> {
+                self.metadata.uid.as_deref().map($crate::Uid::new)
             }
             fn object_meta(&self) -> std::borrow::Cow<'_, k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
                 std::borrow::Cow::Borrowed(&self.metadata)
@@ -224,8 +225,8 @@ macro_rules! cached_by_slim_meta {
             fn resource_version(&self) -> Option<&str> {
                 Some(&self.metadata.resource_version)
             }
-            fn uid(&self) -> Option<&str> {
-                Some(&self.metadata.uid)
+            fn uid(&self) -> Option<$crate::Uid> {
+                Some(self.metadata.uid.clone())
             }
             fn object_meta(&self) -> std::borrow::Cow<'_, k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
                 std::borrow::Cow::Owned(self.metadata.to_object_meta())

@@ -47,7 +47,8 @@
 //! - `node`: [`Node`];
 //! - `event_type`: [`EventType`];
 //! - `key`: [`object_key`], the `namespace/name` key of every cache and queue;
-//! - `seconds`: `Seconds`, an API time kept to the second in 8 bytes.
+//! - `seconds`: `Seconds`, an API time kept to the second in 8 bytes;
+//! - `uid`: [`Uid`], an object's uid, 16 bytes inline for a UUID.
 
 mod affinity;
 mod apps;
@@ -67,10 +68,11 @@ mod secrets;
 mod selector;
 mod slab;
 mod template;
+mod uid;
 mod whole_meta;
 
 pub use apps::{Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec};
-pub use atom::{Atom, Pool};
+pub use atom::{Atom, Pool, SharedList};
 pub use cached::{Cached, Projection, Wire, project};
 pub use config::{
     BOOTSTRAP_TOKEN_TYPE, CLUSTER_INFO, ConfigMap, ROOT_CA_CONFIG_MAP, SERVICE_ACCOUNT_TOKEN_TYPE, Secret,
@@ -86,6 +88,7 @@ pub use pod_status::{ContainerStatus, PodCondition, PodStatus, RareStatus, Termi
 pub use selector::SelectorSpec;
 pub use slab::{SlabMap, SlotId};
 pub use template::{PodSpecJson, Template};
+pub use uid::Uid;
 pub use whole_meta::WholeMeta;
 
 cached::cached_projection!(Pod, k8s_openapi::api::core::v1::Pod);

@@ -4,15 +4,16 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
-use crate::atom::{Atom, Pool};
+use crate::atom::{Atom, Pool, SharedList};
 use crate::seconds::Seconds;
+use crate::uid::Uid;
 
 /// Annotations the slim objects keep; every other annotation is skipped
 /// while decoding. A controller reading an annotation of a pod or node
@@ -41,7 +42,7 @@ pub struct Meta {
     /// `metadata.namespace`, empty for cluster-scoped objects.
     pub namespace: Atom,
     /// `metadata.uid`.
-    pub uid: Box<str>,
+    pub uid: Uid,
     /// `metadata.resourceVersion`.
     pub resource_version: Box<str>,
     /// `metadata.generateName`.
@@ -53,7 +54,7 @@ pub struct Meta {
     /// The annotations named in [`KEPT_ANNOTATIONS`] that the object has.
     pub annotations: Labels,
     /// `metadata.ownerReferences`, one shared copy per distinct list.
-    pub owner_references: Arc<[OwnerRef]>,
+    pub owner_references: SharedList<OwnerRef>,
     /// The deletion state and finalizers, out of line: most objects have
     /// none of them and pay a pointer.
     rare: Option<Box<RareMeta>>,
@@ -74,7 +75,7 @@ struct WireMeta {
     name: Box<str>,
     #[serde(deserialize_with = "nullable")]
     namespace: Atom,
-    uid: Box<str>,
+    uid: Uid,
     resource_version: Box<str>,
     generate_name: Option<Atom>,
     creation_timestamp: Seconds,
@@ -85,7 +86,7 @@ struct WireMeta {
     #[serde(deserialize_with = "kept_annotations")]
     annotations: Labels,
     #[serde(deserialize_with = "shared_owners")]
-    owner_references: Arc<[OwnerRef]>,
+    owner_references: SharedList<OwnerRef>,
     #[serde(deserialize_with = "nullable")]
     finalizers: Box<[Atom]>,
 }
@@ -175,7 +176,7 @@ impl Meta {
         ObjectMeta {
             name: some(&self.name),
             namespace: some(&self.namespace),
-            uid: some(&self.uid),
+            uid: some(&self.uid.to_string()),
             resource_version: some(&self.resource_version),
             generate_name: self.generate_name.as_deref().map(str::to_owned),
             creation_timestamp: self.creation_timestamp().map(Time),
@@ -241,16 +242,19 @@ impl OwnerRef {
 
 /// Distinct label sets of the process (a ReplicaSet's pods all carry the
 /// same one).
-static LABEL_SETS: LazyLock<Pool<[(Atom, Atom)]>> = LazyLock::new(Pool::new);
+static LABEL_SETS: LazyLock<Pool<[Pair], SharedList<Pair>>> = LazyLock::new(Pool::new);
+
+/// A label or annotation: key and value.
+type Pair = (Atom, Atom);
 
 /// Distinct ownerReferences lists of the process (a ReplicaSet's pods all
 /// carry the same one).
-static OWNER_LISTS: LazyLock<Pool<[OwnerRef]>> = LazyLock::new(Pool::new);
+static OWNER_LISTS: LazyLock<Pool<[OwnerRef], SharedList<OwnerRef>>> = LazyLock::new(Pool::new);
 
 /// A small string map (labels, kept annotations): pairs sorted by key,
 /// one shared copy per distinct map.
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Labels(Arc<[(Atom, Atom)]>);
+pub struct Labels(SharedList<(Atom, Atom)>);
 
 impl Default for Labels {
     /// The empty map (shared too).
@@ -283,7 +287,7 @@ impl Labels {
     /// Whether `other` is this very copy.
     #[cfg(test)]
     pub(crate) fn shares(&self, other: &Labels) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        SharedList::ptr_eq(&self.0, &other.0)
     }
 
     /// Whether `key` is held.
@@ -400,13 +404,13 @@ impl<'de> Visitor<'de> for OptionalPairs {
 }
 
 /// Decodes `metadata.ownerReferences` into the shared copy of the list.
-fn shared_owners<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<[OwnerRef]>, D::Error> {
+fn shared_owners<'de, D: Deserializer<'de>>(deserializer: D) -> Result<SharedList<OwnerRef>, D::Error> {
     let list: Vec<OwnerRef> = nullable(deserializer)?;
     Ok(shared_owner_list(&list))
 }
 
 /// The shared copy of an ownerReferences list.
-pub(crate) fn shared_owner_list(list: &[OwnerRef]) -> Arc<[OwnerRef]> {
+pub(crate) fn shared_owner_list(list: &[OwnerRef]) -> SharedList<OwnerRef> {
     OWNER_LISTS.intern(list)
 }
 
@@ -470,10 +474,10 @@ mod tests {
         let a = meta("web-a", json!({"app": "web", "pod-template-hash": "7c5d"}));
         let b = meta("web-b", json!({"pod-template-hash": "7c5d", "app": "web"}));
         let c = meta("web-c", json!({"app": "web", "pod-template-hash": "9f00"}));
-        assert!(Arc::ptr_eq(&a.labels.0, &b.labels.0), "the same map in another order");
-        assert!(!Arc::ptr_eq(&a.labels.0, &c.labels.0));
+        assert!(a.labels.shares(&b.labels), "the same map in another order");
+        assert!(!a.labels.shares(&c.labels));
         assert_eq!(c.labels.get("pod-template-hash"), Some("9f00"));
-        assert!(Arc::ptr_eq(&a.owner_references, &c.owner_references));
+        assert!(SharedList::ptr_eq(&a.owner_references, &c.owner_references));
         assert_eq!(c.controller().map(|r| r.uid.as_str()), Some("rs-1"));
     }
 

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate;
 use serde::{Deserialize, Deserializer};
 
 use crate::affinity::WireAffinity;
-use crate::atom::{Atom, Pool};
+use crate::atom::{Atom, Pool, SharedList};
 use crate::container::{NamedPort, WireContainer, named_ports};
 use crate::meta::{Meta, nullable};
 use crate::pod_status::{PodCondition, PodStatus};
@@ -41,11 +41,11 @@ pub struct PodSpec {
     pub node_name: Option<Atom>,
     /// `spec.tolerations`, one shared copy per distinct list (taint
     /// eviction).
-    pub tolerations: Arc<[Toleration]>,
+    pub tolerations: SharedList<Toleration>,
     /// The named ports of the containers, then of the sidecars, one shared
     /// copy per distinct list (a Service's named `targetPort`, resolved by
     /// the endpoint and EndpointSlice controllers).
-    pub named_ports: Arc<[NamedPort]>,
+    pub named_ports: SharedList<NamedPort>,
     /// What few pods have, out of line: a pod with none of it pays a
     /// pointer.
     rare: Option<Box<RareSpec>>,
@@ -110,7 +110,7 @@ pub struct ClaimVolume {
 struct WireSpec {
     node_name: Option<Atom>,
     #[serde(deserialize_with = "shared_tolerations")]
-    tolerations: Arc<[Toleration]>,
+    tolerations: SharedList<Toleration>,
     #[serde(deserialize_with = "nullable")]
     init_containers: Vec<WireContainer>,
     #[serde(deserialize_with = "nullable")]
@@ -187,14 +187,14 @@ pub struct ContainerSummary {
 
 /// Distinct toleration lists of the process (a Deployment's pods all carry
 /// the same one, usually the two defaults the API server adds).
-static TOLERATIONS: LazyLock<Pool<[Toleration]>> = LazyLock::new(Pool::new);
+static TOLERATIONS: LazyLock<Pool<[Toleration], SharedList<Toleration>>> = LazyLock::new(Pool::new);
 
 /// Distinct named-port lists of the process (a Deployment's pods all carry
 /// the same one).
-static NAMED_PORTS: LazyLock<Pool<[NamedPort]>> = LazyLock::new(Pool::new);
+static NAMED_PORTS: LazyLock<Pool<[NamedPort], SharedList<NamedPort>>> = LazyLock::new(Pool::new);
 
 /// Decodes `spec.tolerations` into the shared copy of the list.
-fn shared_tolerations<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<[Toleration]>, D::Error> {
+fn shared_tolerations<'de, D: Deserializer<'de>>(deserializer: D) -> Result<SharedList<Toleration>, D::Error> {
     let list: Vec<Toleration> = nullable(deserializer)?;
     Ok(TOLERATIONS.intern(&list))
 }
@@ -218,7 +218,7 @@ impl Pod {
 
     /// The condition of type `type_`, if the pod reports it.
     pub fn condition(&self, type_: &str) -> Option<&PodCondition> {
-        self.status.conditions.iter().find(|c| c.type_ == type_)
+        self.status.conditions.iter().find(|c| c.type_() == type_)
     }
 }
 
@@ -252,11 +252,11 @@ mod tests {
         let (a, b) = (pod("a"), pod("b"));
         assert_eq!(a.node_name(), Some("node-1"));
         assert_eq!(a.phase(), "Running");
-        assert_eq!(a.condition("Ready").map(|c| c.status.as_str()), Some("True"));
+        assert_eq!(a.condition("Ready").map(|c| c.status().as_str()), Some("True"));
         assert_eq!(a.status.container_statuses[0].restart_count, 3);
         assert_eq!(a.spec.rare().init_containers[0].restart_policy.as_deref(), Some("Always"));
         assert_eq!(a.spec.tolerations[0].toleration_seconds, Some(300));
-        assert!(Arc::ptr_eq(&a.spec.tolerations, &b.spec.tolerations));
+        assert!(SharedList::ptr_eq(&a.spec.tolerations, &b.spec.tolerations));
     }
 
     #[test]
@@ -335,7 +335,7 @@ mod tests {
         let ports: Vec<(&str, i32, &str)> =
             a.spec.named_ports.iter().map(|p| (p.name.as_str(), p.container_port, p.protocol.as_str())).collect();
         assert_eq!(ports, [("http", 8080, "TCP"), ("dns", 53, "UDP"), ("proxy", 15001, "TCP")]);
-        assert!(Arc::ptr_eq(&a.spec.named_ports, &b.spec.named_ports));
+        assert!(SharedList::ptr_eq(&a.spec.named_ports, &b.spec.named_ports));
         assert_eq!(a.spec.rare().hostname.as_deref(), Some("web-0"));
         assert_eq!(a.spec.rare().subdomain.as_deref(), Some("web"));
         assert_eq!(&*a.status.pod_ips, [Box::from("10.0.0.1"), Box::from("fd00::1")]);

@@ -1,12 +1,12 @@
 //! What the slim Pod keeps of `status`: phase, conditions, container
 //! statuses and addresses, each field with the controller that reads it.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use jiff::Timestamp;
 use serde::{Deserialize, Deserializer};
 
-use crate::atom::Atom;
+use crate::atom::{Atom, Pool};
 use crate::meta::nullable;
 use crate::seconds::Seconds;
 
@@ -86,26 +86,73 @@ impl From<WireStatus> for PodStatus {
     }
 }
 
-/// A pod condition: type, status and when it last changed. 24 bytes: a
-/// pod reports five, and an `Option<Timestamp>` alone would take 24.
+/// A pod condition: type, status and when it last changed. 16 bytes: a
+/// pod reports five, and an `Option<Timestamp>` alone would take 24. The
+/// type and status are one shared pair: a cluster's pods repeat a handful
+/// of them.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(from = "WireCondition")]
 pub struct PodCondition {
-    /// `type`.
-    #[serde(rename = "type", default)]
-    pub type_: Atom,
-    /// `status`: `True`, `False` or `Unknown`.
-    #[serde(default)]
-    pub status: Atom,
+    /// `type` and `status`, one copy per distinct pair in the process.
+    kind: Arc<ConditionKind>,
     /// `lastTransitionTime`, to the second.
+    last_transition_time: Seconds,
+}
+
+/// A condition's type and status.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct ConditionKind {
+    type_: Atom,
+    status: Atom,
+}
+
+impl From<&ConditionKind> for Arc<ConditionKind> {
+    fn from(kind: &ConditionKind) -> Self {
+        Arc::new(kind.clone())
+    }
+}
+
+/// Every distinct [`ConditionKind`] in use.
+static KINDS: LazyLock<Pool<ConditionKind>> = LazyLock::new(Pool::new);
+
+/// A pod condition as decoded.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireCondition {
+    #[serde(rename = "type", default)]
+    type_: Atom,
+    #[serde(default)]
+    status: Atom,
     #[serde(default)]
     last_transition_time: Seconds,
+}
+
+impl From<WireCondition> for PodCondition {
+    fn from(wire: WireCondition) -> Self {
+        let kind = KINDS.intern(&ConditionKind { type_: wire.type_, status: wire.status });
+        PodCondition { kind, last_transition_time: wire.last_transition_time }
+    }
 }
 
 impl PodCondition {
     /// A condition of `type_` with `status`, changed last at `since`.
     pub fn new(type_: &str, status: &str, since: Option<Timestamp>) -> PodCondition {
-        PodCondition { type_: Atom::new(type_), status: Atom::new(status), last_transition_time: Seconds::new(since) }
+        let wire = WireCondition {
+            type_: Atom::new(type_),
+            status: Atom::new(status),
+            last_transition_time: Seconds::new(since),
+        };
+        PodCondition::from(wire)
+    }
+
+    /// `type`.
+    pub fn type_(&self) -> &Atom {
+        &self.kind.type_
+    }
+
+    /// `status`: `True`, `False` or `Unknown`.
+    pub fn status(&self) -> &Atom {
+        &self.kind.status
     }
 
     /// `lastTransitionTime`, to the second.
@@ -204,10 +251,10 @@ mod tests {
             {"type": "Old", "status": "True", "lastTransitionTime": "1969-12-31T23:59:59Z"},
         ]}))
         .unwrap();
-        let condition = |type_: &str| status.conditions.iter().find(|c| c.type_ == type_).unwrap();
+        let condition = |type_: &str| status.conditions.iter().find(|c| c.type_() == type_).unwrap();
         let time = |type_: &str| condition(type_).last_transition_time();
         assert_eq!(time("Ready"), Some("2026-12-01T10:00:07Z".parse().unwrap()));
-        assert_eq!(condition("Ready").status.as_str(), "False");
+        assert_eq!(condition("Ready").status().as_str(), "False");
         assert_eq!(time("PodScheduled"), None);
         assert_eq!(time("Initialized"), None);
         assert_eq!(time("Old"), Some("1969-12-31T23:59:59Z".parse().unwrap()));

@@ -9,13 +9,12 @@
 //! selector's and its template's, and every ReplicaSet of one revision
 //! carries the same annotations.
 
-use std::sync::Arc;
-
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
-use crate::atom::Atom;
+use crate::atom::{Atom, SharedList};
 use crate::meta::{Labels, OwnerRef, shared_owner_list};
+use crate::uid::Uid;
 
 /// An object's metadata, every field of `ObjectMeta` but `managedFields`.
 /// A string field the object does not have is empty.
@@ -26,7 +25,7 @@ pub struct WholeMeta {
     /// `metadata.namespace`, empty for cluster-scoped objects.
     pub namespace: Atom,
     /// `metadata.uid`.
-    pub uid: Box<str>,
+    pub uid: Uid,
     /// `metadata.resourceVersion`.
     pub resource_version: Box<str>,
     /// `metadata.generateName`.
@@ -44,7 +43,7 @@ pub struct WholeMeta {
     /// `metadata.annotations`, all of them.
     pub annotations: Labels,
     /// `metadata.ownerReferences`, one shared copy per distinct list.
-    pub owner_references: Arc<[OwnerRef]>,
+    pub owner_references: SharedList<OwnerRef>,
     /// `metadata.finalizers`.
     pub finalizers: Box<[Atom]>,
     /// `metadata.selfLink` (no longer set by the API server, kept if given).
@@ -76,7 +75,7 @@ impl WholeMeta {
         WholeMeta {
             name: text(name),
             namespace: Atom::new(namespace.as_deref().unwrap_or_default()),
-            uid: text(uid),
+            uid: Uid::new(uid.as_deref().unwrap_or_default()),
             resource_version: text(resource_version),
             generate_name: generate_name.as_deref().map(Atom::new),
             generation: *generation,
@@ -112,7 +111,7 @@ impl WholeMeta {
                 .then(|| self.owner_references.iter().map(OwnerRef::to_owner_reference).collect()),
             resource_version: text(&self.resource_version),
             self_link: self.self_link.as_deref().map(str::to_owned),
-            uid: text(&self.uid),
+            uid: text(&self.uid.to_string()),
         }
     }
 
@@ -170,7 +169,7 @@ mod tests {
     fn equal_maps_and_owner_lists_are_held_once() {
         let (a, b) = (WholeMeta::new(&object_meta("web-1", "7c5d")), WholeMeta::new(&object_meta("web-2", "7c5d")));
         assert!(a.labels.shares(&b.labels) && a.annotations.shares(&b.annotations));
-        assert!(Arc::ptr_eq(&a.owner_references, &b.owner_references));
+        assert!(SharedList::ptr_eq(&a.owner_references, &b.owner_references));
         let mut changed = a.clone();
         changed.annotations.insert("deployment.kubernetes.io/revision", "3");
         assert!(changed.annotations.remove("example.com/note"));

@@ -33,7 +33,7 @@ use kcm_controllers::common::selector::Selector;
 use kcm_controllers::deployment::{self as core, Options, Snapshot, SyncMachine};
 use kcm_objects::Deployment;
 use kcm_objects::ReplicaSet;
-use kcm_objects::{OwnerRef, Pod};
+use kcm_objects::{OwnerRef, Pod, Uid};
 
 use super::execute::{Executor, next_after};
 use super::expectations::SharedExpectations;
@@ -153,7 +153,7 @@ impl Reconcile for Syncer {
             return Ok(Next::Done);
         }
         let namespace = &*d.metadata.namespace;
-        let replica_sets = owners::claimable(&self.replica_sets, Some(&d.metadata.uid), namespace);
+        let replica_sets = owners::claimable(&self.replica_sets, Some(&d.metadata.uid.to_string()), namespace);
         // Only Recreate reads pods: spare the copy of a large namespace's.
         let pods = if core::is_recreate(&d) { self.pods.list_namespace(namespace) } else { Vec::new() };
         let snapshot = Snapshot { deployment: &d, replica_sets: &replica_sets, pods: &pods, now: Timestamp::now() };
@@ -266,17 +266,17 @@ impl EventHandler<Pod> for PodHandler {
         }
         let namespace = &*d.metadata.namespace;
         let Ok(selector) = Selector::of_spec(&d.spec.selector) else { return };
-        let owned: Vec<Box<str>> = self
+        let owned: Vec<Uid> = self
             .lookup
             .replica_sets
             .list_namespace(namespace)
             .iter()
-            .filter(|rs| rs.metadata.controller().is_some_and(|r| *r.uid == *d.metadata.uid))
+            .filter(|rs| rs.metadata.controller().is_some_and(|r| d.metadata.uid == *r.uid))
             .map(|rs| rs.metadata.uid.clone())
             .collect();
         let remaining = self.pods.list_namespace(namespace).iter().any(|p| {
             selector.matches(&p.metadata.labels)
-                && p.metadata.controller().is_some_and(|r| owned.iter().any(|u| **u == *r.uid))
+                && p.metadata.controller().is_some_and(|r| owned.iter().any(|u| *u == *r.uid))
         });
         if !remaining {
             self.lookup.queue.add(core::key(&d));

@@ -251,7 +251,7 @@ fn pod_reference(pod: &Pod) -> ObjectReference {
         kind: Some("Pod".into()),
         namespace: some(&pod.metadata.namespace),
         name: some(&pod.metadata.name),
-        uid: some(&pod.metadata.uid),
+        uid: some(&pod.metadata.uid.to_string()),
         resource_version: some(&pod.metadata.resource_version),
         ..ObjectReference::default()
     }

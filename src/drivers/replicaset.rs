@@ -141,7 +141,7 @@ impl Reconcile for Syncer {
         let namespace = &*rs.metadata.namespace;
         // Read before the pods: the pod list is then at least this recent.
         let pods_resource_version = self.pod_informer.last_resource_version();
-        let pods = owners::claimable(&self.pods, Some(&rs.metadata.uid), namespace);
+        let pods = owners::claimable(&self.pods, Some(&rs.metadata.uid.to_string()), namespace);
         let namespace_pods = || self.pods.list_namespace(namespace);
         let replica_sets = owners::under_same_controller(&self.replica_sets, &rs);
         // A copy of this key's record: the other workers and the pod

@@ -26,7 +26,7 @@ pub fn new_controller_ref(owner: &impl Metadata, api_version: &str, kind: &str) 
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),
         name: owner.object_name().to_owned(),
-        uid: owner.object_uid().to_owned(),
+        uid: owner.object_uid().to_string(),
         controller: Some(true),
         block_owner_deletion: Some(true),
     }
@@ -60,7 +60,7 @@ pub fn claim(owner: &impl Metadata, selector: &Selector, dependent: &DependentVi
     let owner_deleting = owner.being_deleted();
     let matches = selector.matches(dependent.labels);
     match dependent.controller_uid {
-        Some(uid) if uid != owner.object_uid() => Claim::Ignore,
+        Some(uid) if owner.object_uid() != uid => Claim::Ignore,
         Some(_) if matches => Claim::Owned,
         Some(_) if owner_deleting => Claim::Ignore,
         Some(_) => Claim::Release,

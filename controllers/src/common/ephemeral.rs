@@ -28,7 +28,7 @@ pub fn volume_claim_name(pod: &Pod, volume: &str) -> String {
 pub fn volume_is_for_pod(pod: &Pod, pvc: &PersistentVolumeClaim) -> Result<(), String> {
     let controller = pvc.metadata.owner_references.iter().flatten().find(|r| r.controller == Some(true));
     let namespace = pvc.metadata.namespace.as_deref().unwrap_or_default();
-    if namespace == &*pod.metadata.namespace && controller.is_some_and(|r| r.uid == *pod.metadata.uid) {
+    if namespace == &*pod.metadata.namespace && controller.is_some_and(|r| pod.metadata.uid == *r.uid) {
         return Ok(());
     }
     Err(format!(

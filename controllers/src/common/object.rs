@@ -3,7 +3,7 @@
 //! preconditions carry.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcm_objects::WholeMeta;
+use kcm_objects::{Uid, WholeMeta};
 
 use crate::plan::ObjectRef;
 
@@ -16,7 +16,7 @@ pub trait Metadata {
     /// `metadata.namespace`.
     fn object_namespace(&self) -> &str;
     /// `metadata.uid`.
-    fn object_uid(&self) -> &str;
+    fn object_uid(&self) -> Uid;
     /// Whether it has a `deletionTimestamp`.
     fn being_deleted(&self) -> bool;
 }
@@ -28,8 +28,8 @@ impl Metadata for ObjectMeta {
     fn object_namespace(&self) -> &str {
         self.namespace.as_deref().unwrap_or_default()
     }
-    fn object_uid(&self) -> &str {
-        self.uid.as_deref().unwrap_or_default()
+    fn object_uid(&self) -> Uid {
+        Uid::new(self.uid.as_deref().unwrap_or_default())
     }
     fn being_deleted(&self) -> bool {
         self.deletion_timestamp.is_some()
@@ -43,8 +43,8 @@ impl Metadata for WholeMeta {
     fn object_namespace(&self) -> &str {
         &self.namespace
     }
-    fn object_uid(&self) -> &str {
-        &self.uid
+    fn object_uid(&self) -> Uid {
+        self.uid.clone()
     }
     fn being_deleted(&self) -> bool {
         self.deletion_timestamp.is_some()
@@ -64,6 +64,6 @@ pub(crate) fn object_ref(api_version: &str, kind: &str, meta: &impl Metadata) ->
         kind: kind.to_owned(),
         namespace: (!namespace.is_empty()).then(|| namespace.to_owned()),
         name: meta.object_name().to_owned(),
-        uid: meta.object_uid().to_owned(),
+        uid: meta.object_uid().to_string(),
     }
 }

@@ -14,12 +14,12 @@ pub fn ready_condition(pod: &Pod) -> Option<&PodCondition> {
 
 /// Whether the pod's `Ready` condition is `True` (upstream `IsPodReady`).
 pub fn is_pod_ready(pod: &Pod) -> bool {
-    ready_condition(pod).is_some_and(|c| c.status == "True")
+    ready_condition(pod).is_some_and(|c| c.status() == "True")
 }
 
 /// When the pod last became Ready, if it is Ready and the time is known.
 pub fn ready_since(pod: &Pod) -> Option<Timestamp> {
-    ready_condition(pod).filter(|c| c.status == "True")?.last_transition_time()
+    ready_condition(pod).filter(|c| c.status() == "True")?.last_transition_time()
 }
 
 /// The pod's phase, `""` when unset.

@@ -358,7 +358,7 @@ fn pod_json(pod: &Pod) -> serde_json::Value {
         .conditions
         .iter()
         .map(|c| {
-            json!({"type": &*c.type_, "status": &*c.status,
+            json!({"type": c.type_().as_str(), "status": c.status().as_str(),
                 "lastTransitionTime": c.last_transition_time().map(|t| t.to_string())})
         })
         .collect();

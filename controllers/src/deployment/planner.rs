@@ -16,7 +16,7 @@ use k8s_openapi::api::apps::v1::DeploymentStatus;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use kcm_objects::Deployment;
 use kcm_objects::ReplicaSet;
-use kcm_objects::{OwnerRef, Pod};
+use kcm_objects::{OwnerRef, Pod, Uid};
 
 use super::{Options, Snapshot, object_ref};
 use crate::common::controller_ref::{claim_all, new_controller_ref};
@@ -98,13 +98,13 @@ impl<'a> Planner<'a> {
             })
             .collect();
         let pods = if super::is_recreate(d) {
-            let uids: Vec<&str> = rss.iter().map(|rs| &*rs.metadata.uid).collect();
+            let uids: Vec<&Uid> = rss.iter().map(|rs| &rs.metadata.uid).collect();
             snapshot
                 .pods
                 .iter()
                 .map(|p| &**p)
                 .filter(|p| p.metadata.namespace == d.metadata.namespace && selector.matches(&p.metadata.labels))
-                .filter(|p| p.metadata.controller().is_some_and(|r| uids.contains(&r.uid.as_str())))
+                .filter(|p| p.metadata.controller().is_some_and(|r| uids.iter().any(|&uid| *uid == *r.uid)))
                 .collect()
         } else {
             Vec::new()

@@ -2,7 +2,7 @@
 //! ReplicaSet to 0, wait until none of their pods runs, then create (or
 //! scale up) the new one.
 
-use kcm_objects::Pod;
+use kcm_objects::{Pod, Uid};
 
 use super::Error;
 use super::counts::actual_count;
@@ -43,10 +43,10 @@ impl Planner<'_> {
         if actual_count(&self.refs(None, old)) > 0 {
             return true;
         }
-        let new_uid = new.map(|i| &*self.rss[i].metadata.uid);
+        let new_uid = new.map(|i| &self.rss[i].metadata.uid);
         self.pods.iter().any(|p: &&Pod| {
-            let owner = p.metadata.controller().map(|r| r.uid.as_str());
-            (new_uid.is_none() || owner != new_uid) && !is_pod_terminal(p)
+            let owned_by_new = |uid: &Uid| p.metadata.controller().is_some_and(|r| *uid == *r.uid);
+            !new_uid.is_some_and(owned_by_new) && !is_pod_terminal(p)
         })
     }
 }

@@ -50,7 +50,7 @@ pub fn pod_to_endpoint_address(service: &Service, pod: &Pod) -> Option<EndpointA
             kind: Some("Pod".to_owned()),
             namespace: some(&pod.metadata.namespace),
             name: some(&pod.metadata.name),
-            uid: some(&pod.metadata.uid),
+            uid: some(&pod.metadata.uid.to_string()),
             ..ObjectReference::default()
         }),
     })

@@ -37,7 +37,6 @@
 pub mod absent;
 pub mod decide;
 pub mod graph;
-pub mod uid;
 
 use std::fmt;
 

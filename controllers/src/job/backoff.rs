@@ -147,7 +147,7 @@ pub fn remaining_time_for_failures(
 /// 4. its creation.
 pub fn finished_time(pod: &Pod) -> Timestamp {
     finish_time_from_containers(pod)
-        .or_else(|| pod.condition("Ready").filter(|c| c.status == "False").and_then(|c| c.last_transition_time()))
+        .or_else(|| pod.condition("Ready").filter(|c| c.status() == "False").and_then(|c| c.last_transition_time()))
         .or_else(|| {
             let deleted = pod.metadata.deletion_timestamp()?;
             let grace = pod.metadata.deletion_grace_period_seconds().unwrap_or(0);

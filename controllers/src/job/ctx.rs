@@ -46,12 +46,12 @@ impl Ctx<'_> {
     /// Whether the pod carries the tracking finalizer (or gets it with its
     /// adoption in this sync).
     pub fn tracked(&self, pod: &Pod) -> bool {
-        has_tracking_finalizer(pod) || self.adopted.contains(&*pod.metadata.uid)
+        has_tracking_finalizer(pod) || self.adopted.contains(&pod.metadata.uid.to_string())
     }
 
     /// Whether a removal of this pod's finalizer is in flight.
     pub fn removing(&self, pod: &Pod) -> bool {
-        self.expected_rm_finalizers.contains(&*pod.metadata.uid)
+        self.expected_rm_finalizers.contains(&pod.metadata.uid.to_string())
     }
 
     /// Asks for another sync after `after`, keeping the earliest request.

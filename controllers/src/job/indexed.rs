@@ -605,7 +605,7 @@ mod tests {
             let failed_indexes = calculate_failed_indexes(&job, &all, failed_phase);
             let (_, succeeded) = calculate_succeeded_indexes(&job, &all);
             let kept = pods_with_delayed_deletion_per_index(&job, &failed, &active, &succeeded, &failed_indexes);
-            let mut got: Vec<&str> = kept.values().map(|p| &*p.metadata.uid).collect();
+            let mut got: Vec<String> = kept.values().map(|p| p.metadata.uid.to_string()).collect();
             got.sort();
             assert_eq!(got, want, "{name}");
         }

@@ -102,7 +102,8 @@ pub fn match_pod_failure_policy(policy: Option<&PodFailurePolicy>, failed_pod: &
             let Some(condition) = match_on_pod_conditions(failed_pod, patterns) else { continue };
             format!(
                 "Pod {namespace}/{name} has condition {} matching {} rule at index {index}",
-                condition.type_, rule.action
+                condition.type_(),
+                rule.action
             )
         } else {
             continue;
@@ -149,8 +150,8 @@ fn match_on_pod_conditions<'a>(
 ) -> Option<&'a PodCondition> {
     pod.status.conditions.iter().find(|condition| {
         patterns.iter().any(|pattern| {
-            condition.type_.as_str() == pattern.type_
-                && condition.status.as_str() == pattern.status.as_deref().unwrap_or("True")
+            condition.type_().as_str() == pattern.type_
+                && condition.status().as_str() == pattern.status.as_deref().unwrap_or("True")
         })
     })
 }

@@ -48,7 +48,7 @@ pub(super) fn new_finished_pods<'a>(ctx: &Ctx<'a>) -> (Vec<&'a Pod>, Vec<&'a Pod
         .pods
         .iter()
         .filter(valid)
-        .filter(|p| !ctx.uncounted_succeeded.contains(&*p.metadata.uid))
+        .filter(|p| !ctx.uncounted_succeeded.contains(&p.metadata.uid.to_string()))
         .filter(|p| phase(p) == "Succeeded")
         .copied()
         .collect();
@@ -56,7 +56,7 @@ pub(super) fn new_finished_pods<'a>(ctx: &Ctx<'a>) -> (Vec<&'a Pod>, Vec<&'a Pod
         .pods
         .iter()
         .filter(valid)
-        .filter(|p| !ctx.uncounted_failed.contains(&*p.metadata.uid))
+        .filter(|p| !ctx.uncounted_failed.contains(&p.metadata.uid.to_string()))
         .filter(|p| is_pod_failed(p, &ctx.job))
         .copied()
         .collect();

@@ -232,7 +232,7 @@ impl Monitor {
             if forget_first {
                 queue.remove(&name);
             }
-            queue.add(&name, &node.metadata.uid, now);
+            queue.add(&name, &node.metadata.uid.to_string(), now);
         }
         let event_not_ready = current != TRUE && observed == TRUE;
         let mark_pods = event_not_ready || (self.retry.contains(&name) && observed != TRUE);

@@ -221,7 +221,7 @@ pub fn beta_labels(node: &Node) -> BTreeMap<String, String> {
 /// Whether a cached pod is one [`pod_not_ready_status`] would write for:
 /// on `node_name`, with a Ready condition that is not False.
 pub fn needs_not_ready_mark(pod: &kcm_objects::Pod, node_name: &str) -> bool {
-    pod.node_name() == Some(node_name) && pod.condition(health::READY).is_some_and(|c| c.status != FALSE)
+    pod.node_name() == Some(node_name) && pod.condition(health::READY).is_some_and(|c| c.status() != FALSE)
 }
 
 /// The status of a pod on `node_name` with its Ready condition set to

@@ -175,10 +175,10 @@ fn mark_failed(pod: &Pod, condition: Option<PodCondition>, now: Timestamp) -> Va
     if let Some(mut condition) = condition {
         let old = pod.condition(&condition.type_);
         condition.last_transition_time = match old {
-            Some(old) if old.status.as_str() == condition.status => old.last_transition_time().map(Time),
+            Some(old) if old.status().as_str() == condition.status => old.last_transition_time().map(Time),
             _ => Some(Time(now)),
         };
         status["conditions"] = json!([condition]);
     }
-    json!({"metadata": {"uid": pod.metadata.uid}, "status": status})
+    json!({"metadata": {"uid": pod.metadata.uid.to_string()}, "status": status})
 }

@@ -83,7 +83,7 @@ impl<'a> View<'a> {
         let terminating = options.terminating_replicas.then(|| {
             in_namespace
                 .filter(|p| is_pod_terminating(p))
-                .filter(|p| p.metadata.controller().is_some_and(|r| *r.uid == *rs.metadata.uid))
+                .filter(|p| p.metadata.controller().is_some_and(|r| rs.metadata.uid == *r.uid))
                 .filter(|p| selector.matches(&p.metadata.labels))
                 .count()
         });

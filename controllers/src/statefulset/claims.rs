@@ -95,7 +95,8 @@ impl<'a> Control<'a> {
         ordinal: Option<i32>,
         always: bool,
     ) -> Vec<Action> {
-        let owner = PodOwner { name: &pod.metadata.name, uid: &pod.metadata.uid, ordinal };
+        let uid = pod.metadata.uid.to_string();
+        let owner = PodOwner { name: &pod.metadata.name, uid: &uid, ordinal };
         self.retention_writes(set, &owner, always)
     }
 

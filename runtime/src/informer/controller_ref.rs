@@ -50,7 +50,7 @@ impl<K: Cached> Store<K> {
             return None;
         }
         let owner = self.get_namespaced(namespace, cref.name)?;
-        (owner.uid() == Some(cref.uid)).then_some(owner)
+        owner.uid().is_some_and(|uid| uid == cref.uid).then_some(owner)
     }
 }
 

@@ -67,7 +67,7 @@ impl EventHandler<Pod> for PodHandler {
         if ref_changed && let Some(job) = old_ref.and_then(|r| self.resolve(old, r)) {
             let key = key(&job);
             if finalizer_removed {
-                self.memory.finalizers().removal_observed(&key, &new.metadata.uid);
+                self.memory.finalizers().removal_observed(&key, &new.metadata.uid.to_string());
             }
             self.queue.add_after(key, SYNC_JOB_BATCH_PERIOD);
         }
@@ -75,7 +75,7 @@ impl EventHandler<Pod> for PodHandler {
             if let Some(job) = self.resolve(new, cref) {
                 let key = key(&job);
                 if finalizer_removed {
-                    self.memory.finalizers().removal_observed(&key, &new.metadata.uid);
+                    self.memory.finalizers().removal_observed(&key, &new.metadata.uid.to_string());
                 }
                 self.queue.add_after(key, SYNC_JOB_BATCH_PERIOD);
             }
@@ -117,7 +117,7 @@ impl PodHandler {
         let key = key(&job);
         self.memory.expectations.lock().deletion_observed(&key, &pod.metadata.key());
         if is_final || !has_finalizer {
-            self.memory.finalizers().removal_observed(&key, &pod.metadata.uid);
+            self.memory.finalizers().removal_observed(&key, &pod.metadata.uid.to_string());
         }
         self.queue.add_after(key, SYNC_JOB_BATCH_PERIOD);
     }

@@ -106,8 +106,9 @@ impl Evictor {
         if existing.is_some_and(|e| e.in_flight) {
             return;
         }
-        let facts = pod.map(|p| PodFacts {
-            uid: &p.metadata.uid,
+        let uid = pod.map(|p| p.metadata.uid.to_string());
+        let facts = pod.zip(uid.as_deref()).map(|(p, uid)| PodFacts {
+            uid,
             node_name: p.node_name().unwrap_or_default(),
             tolerations: &p.spec.tolerations,
         });

@@ -37,8 +37,8 @@ use self::interner::EMPTY;
 use self::owners::diff;
 use self::store::{BEING_DELETED, DELETING_DEPENDENTS, Node, OBSERVED, Result, flags_of};
 pub use self::store::{DependentView, Effect, Error, Graph, NodeView};
-use super::uid::Uid;
 use super::{Deletion, Identity};
+use kcm_objects::Uid;
 
 // === impl Graph: changes ===
 

@@ -9,8 +9,8 @@ use std::collections::HashSet;
 
 use super::interner::EMPTY;
 use super::store::{Effect, Graph, Node, Owner, shared};
-use crate::garbagecollector::uid::Uid;
 use crate::garbagecollector::{Identity, REASON_OWNER_REF_INVALID_NAMESPACE};
+use kcm_objects::Uid;
 
 impl Graph {
     /// Upstream `addDependentToOwners`: links `dependent` to each owner,

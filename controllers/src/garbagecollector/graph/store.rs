@@ -9,8 +9,8 @@ use kcm_objects::{Pool, SlabMap};
 
 use super::interner::{Interner, Sym};
 use crate::garbagecollector::absent::AbsentOwnerCache;
-use crate::garbagecollector::uid::Uid;
 use crate::garbagecollector::{Deletion, Identity};
+use kcm_objects::Uid;
 
 /// What a graph change asks of the driver.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,8 +1,12 @@
 //! A compact uid. The API server's uids are RFC 4122 UUIDs in canonical
-//! lower-case text (36 bytes); the graph stores each in 16 bytes inline
-//! instead of a heap string, and any other uid as it comes.
+//! lower-case text (36 bytes, a 48-byte heap block); a [`Uid`] holds one
+//! in 16 bytes inline, and any other uid as it comes. The caches' metadata
+//! and the garbage collector's graph keep uids so.
 
 use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 
 /// A uid: 16 bytes for a canonical UUID, the text otherwise.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -17,6 +21,48 @@ impl Uid {
     /// The uid `text` stands for.
     pub fn new(text: &str) -> Self {
         parse_uuid(text).map_or_else(|| Uid::Other(text.into()), Uid::Uuid)
+    }
+}
+
+impl Default for Uid {
+    /// The empty uid (an object not yet created).
+    fn default() -> Self {
+        Uid::Other(Box::default())
+    }
+}
+
+impl PartialEq<str> for Uid {
+    fn eq(&self, other: &str) -> bool {
+        match self {
+            Uid::Uuid(bytes) => parse_uuid(other).as_ref() == Some(bytes),
+            Uid::Other(text) => **text == *other,
+        }
+    }
+}
+
+impl PartialEq<&str> for Uid {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+impl<'de> Deserialize<'de> for Uid {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(UidVisitor)
+    }
+}
+
+/// Reads a uid without an intermediate `String` when the decoder can lend
+/// the text.
+struct UidVisitor;
+
+impl Visitor<'_> for UidVisitor {
+    type Value = Uid;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a uid")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Uid, E> {
+        Ok(Uid::new(v))
     }
 }
 
@@ -93,5 +139,21 @@ mod tests {
             assert!(matches!(uid, Uid::Other(_)), "{text}");
             assert_eq!(uid.to_string(), text);
         }
+    }
+
+    #[test]
+    fn compares_with_its_text() {
+        let text = "0f8fad5b-d9cb-469f-a165-70867728950e";
+        assert!(Uid::new(text) == text);
+        assert!(Uid::new(text) != "0f8fad5b-d9cb-469f-a165-70867728950f");
+        assert!(Uid::new("uid-web") == "uid-web");
+        assert!(Uid::new("uid-web") != text);
+    }
+
+    #[test]
+    fn decodes_from_json() {
+        let uid: Uid = serde_json::from_str("\"0f8fad5b-d9cb-469f-a165-70867728950e\"").unwrap();
+        assert!(matches!(uid, Uid::Uuid(_)));
+        assert!(serde_json::from_str::<Uid>("7").is_err());
     }
 }
