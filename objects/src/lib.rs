@@ -24,7 +24,8 @@
 //!
 //! # Layout
 //! - `atom`: [`Atom`], shared strings, and [`Pool`];
-//! - `slab`: [`SlabMap`], the map of the caches with an entry per object;
+//! - `slab`: [`Slab`] and [`SlabMap`], the tables of the caches with an
+//!   entry per object;
 //! - `meta`: [`Meta`], the metadata a projection keeps, [`Labels`],
 //!   [`OwnerRef`];
 //! - `cached`: [`Cached`], [`Projection`] and [`Wire`];
@@ -46,7 +47,8 @@
 //! - `secrets`: the Secrets a pod references (`RareSpec::secret_names`);
 //! - `node`: [`Node`];
 //! - `event_type`: [`EventType`];
-//! - `key`: [`object_key`], the `namespace/name` key of every cache and queue;
+//! - `key`: [`object_key`], the `namespace/name` key of every cache and
+//!   queue, which a cached object finds in a [`Slab`] without a copy;
 //! - `seconds`: `Seconds`, an API time kept to the second in 8 bytes;
 //! - `uid`: [`Uid`], an object's uid, 16 bytes inline for a UUID.
 
@@ -86,7 +88,7 @@ pub use node::{Allocatable, Node, NodeSpec, NodeStatus};
 pub use pod::{ClaimVolume, ContainerSummary, EphemeralVolume, Pod, PodSpec, RareSpec, Toleration};
 pub use pod_status::{ContainerStatus, PodCondition, PodStatus, RareStatus, Terminated};
 pub use selector::SelectorSpec;
-pub use slab::{SlabMap, SlotId};
+pub use slab::{Keyed, Slab, SlabMap, SlotId};
 pub use template::{PodSpecJson, Template};
 pub use uid::Uid;
 pub use whole_meta::WholeMeta;

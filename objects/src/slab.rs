@@ -1,5 +1,5 @@
-//! [`SlabMap`]: a hash map whose entries sit in a dense slab, each named by
-//! a 4-byte [`SlotId`].
+//! [`Slab`]: a hash table whose entries sit in a dense slab, each named by
+//! a 4-byte [`SlotId`]; [`SlabMap`], a map on one.
 //!
 //! The caches with an entry per object (the informer stores, the garbage
 //! collector's graph) hold over a hundred thousand entries. A std
@@ -8,21 +8,56 @@
 //! ids (4 bytes) and the entries a vector, so an empty bucket costs 4
 //! bytes; and what must name an entry from elsewhere (an index set) can
 //! hold its id instead of a copy of the key.
+//!
+//! An entry finds its own key ([`Keyed`]): an informer's object is looked
+//! up by its `namespace/name`, which it holds in pieces, so the slab keeps
+//! no copy of the key beside it.
 
-use std::borrow::Borrow;
 use std::fmt;
-use std::hash::{BuildHasher, Hash, RandomState};
+use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 
 use hashbrown::HashTable;
 
-/// Where an entry sits in a [`SlabMap`]. Stable while the entry stays; a
+/// Where an entry sits in a [`Slab`]. Stable while the entry stays; a
 /// removed entry's id is given to a later one.
 pub type SlotId = u32;
 
-/// A map of `K` to `V`, entries in a slab (see the module).
-pub struct SlabMap<K, V> {
+/// An entry of a [`Slab`], which knows its own key.
+pub trait Keyed {
+    /// What an entry is looked up by.
+    type Key: ?Sized;
+    /// Feeds the entry's key to `state`, exactly as [`Keyed::hash_key`]
+    /// feeds an equal key.
+    fn hash_own_key<H: Hasher>(&self, state: &mut H);
+    /// Feeds `key` to `state`.
+    fn hash_key<H: Hasher>(key: &Self::Key, state: &mut H);
+    /// Whether the entry's key is `key`.
+    fn has_key(&self, key: &Self::Key) -> bool;
+    /// Whether `other` is under the same key.
+    fn same_key(&self, other: &Self) -> bool;
+}
+
+/// A `(key, value)` pair is under its key.
+impl<K: Hash + Eq, V> Keyed for (K, V) {
+    type Key = K;
+    fn hash_own_key<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+    fn hash_key<H: Hasher>(key: &K, state: &mut H) {
+        key.hash(state);
+    }
+    fn has_key(&self, key: &K) -> bool {
+        self.0 == *key
+    }
+    fn same_key(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+/// Entries `E`, each under its own key, in a slab (see the module).
+pub struct Slab<E> {
     /// The entries; `None` where one was removed.
-    slots: Vec<Option<(K, V)>>,
+    slots: Vec<Option<E>>,
     /// Ids of the empty slots, filled before the slab grows.
     free: Vec<SlotId>,
     /// The ids of the occupied slots, hashed and compared by their key.
@@ -31,25 +66,19 @@ pub struct SlabMap<K, V> {
     hasher: RandomState,
 }
 
-impl<K, V> Default for SlabMap<K, V> {
+impl<E> Default for Slab<E> {
     fn default() -> Self {
-        SlabMap { slots: Vec::new(), free: Vec::new(), ids: HashTable::new(), hasher: RandomState::new() }
-    }
-}
-
-impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for SlabMap<K, V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.iter().map(|(_, k, v)| (k, v))).finish()
+        Slab { slots: Vec::new(), free: Vec::new(), ids: HashTable::new(), hasher: RandomState::new() }
     }
 }
 
 /// The entry in `slot`, if any.
-fn occupant<K, V>(slots: &[Option<(K, V)>], id: SlotId) -> Option<&(K, V)> {
+fn occupant<E>(slots: &[Option<E>], id: SlotId) -> Option<&E> {
     slots.get(id as usize)?.as_ref()
 }
 
-impl<K, V> SlabMap<K, V> {
-    /// An empty map.
+impl<E> Slab<E> {
+    /// An empty slab.
     pub fn new() -> Self {
         Self::default()
     }
@@ -65,52 +94,152 @@ impl<K, V> SlabMap<K, V> {
     }
 
     /// The entry `id` names.
+    pub fn at(&self, id: SlotId) -> Option<&E> {
+        occupant(&self.slots, id)
+    }
+
+    /// The entry `id` names, to change (its key must stay the same).
+    fn at_mut(&mut self, id: SlotId) -> Option<&mut E> {
+        self.slots.get_mut(id as usize)?.as_mut()
+    }
+
+    /// Every entry with its id, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (SlotId, &E)> {
+        self.slots.iter().zip(0..).filter_map(|(slot, id)| slot.as_ref().map(|e| (id, e)))
+    }
+}
+
+impl<E: Keyed> Slab<E> {
+    fn hash_of_key(&self, key: &E::Key) -> u64 {
+        let mut state = self.hasher.build_hasher();
+        E::hash_key(key, &mut state);
+        state.finish()
+    }
+
+    /// The id of the entry under `key`.
+    pub fn id(&self, key: &E::Key) -> Option<SlotId> {
+        let holds = |id: &SlotId| occupant(&self.slots, *id).is_some_and(|e| e.has_key(key));
+        self.ids.find(self.hash_of_key(key), holds).copied()
+    }
+
+    /// The entry under `key`.
+    pub fn get(&self, key: &E::Key) -> Option<&E> {
+        self.at(self.id(key)?)
+    }
+
+    /// Puts `entry` under its key: its id, and the entry it replaces (the
+    /// id stays the same when there was one).
+    pub fn insert(&mut self, entry: E) -> (SlotId, Option<E>) {
+        let mut state = self.hasher.build_hasher();
+        entry.hash_own_key(&mut state);
+        let hash = state.finish();
+        let slots = &self.slots;
+        let held = self.ids.find(hash, |id| occupant(slots, *id).is_some_and(|e| e.same_key(&entry))).copied();
+        if let Some(id) = held
+            && let Some(slot) = self.at_mut(id)
+        {
+            return (id, Some(std::mem::replace(slot, entry)));
+        }
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = Some(entry);
+                id
+            }
+            None => {
+                let id = SlotId::try_from(self.slots.len()).expect("fewer than 2^32 entries");
+                self.slots.push(Some(entry));
+                id
+            }
+        };
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        let rehash = |id: &SlotId| {
+            occupant(slots, *id).map_or(0, |e| {
+                let mut state = hasher.build_hasher();
+                e.hash_own_key(&mut state);
+                state.finish()
+            })
+        };
+        self.ids.insert_unique(hash, id, rehash);
+        (id, None)
+    }
+
+    /// Takes the entry under `key` out: its former id, and the entry.
+    pub fn remove(&mut self, key: &E::Key) -> Option<(SlotId, E)> {
+        let hash = self.hash_of_key(key);
+        let slots = &self.slots;
+        let holds = |id: &SlotId| occupant(slots, *id).is_some_and(|e| e.has_key(key));
+        let (id, _) = self.ids.find_entry(hash, holds).ok()?.remove();
+        let entry = self.slots.get_mut(id as usize)?.take()?;
+        self.free.push(id);
+        Some((id, entry))
+    }
+}
+
+/// A map of `K` to `V` on a [`Slab`] of pairs.
+pub struct SlabMap<K, V>(Slab<(K, V)>);
+
+impl<K, V> Default for SlabMap<K, V> {
+    fn default() -> Self {
+        SlabMap(Slab::default())
+    }
+}
+
+impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for SlabMap<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter().map(|(_, k, v)| (k, v))).finish()
+    }
+}
+
+impl<K, V> SlabMap<K, V> {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no entry is held.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The entry `id` names.
     pub fn at(&self, id: SlotId) -> Option<(&K, &V)> {
-        occupant(&self.slots, id).map(|(k, v)| (k, v))
+        self.0.at(id).map(|(k, v)| (k, v))
     }
 
     /// The value of the entry `id` names, to change.
     pub fn at_mut(&mut self, id: SlotId) -> Option<&mut V> {
-        Some(&mut self.slots.get_mut(id as usize)?.as_mut()?.1)
+        self.0.at_mut(id).map(|(_, v)| v)
     }
 
     /// Every entry with its id, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (SlotId, &K, &V)> {
-        self.slots.iter().zip(0..).filter_map(|(slot, id)| slot.as_ref().map(|(k, v)| (id, k, v)))
+        self.0.iter().map(|(id, (k, v))| (id, k, v))
     }
 }
 
 impl<K: Hash + Eq, V> SlabMap<K, V> {
     /// The id of the entry under `key`.
-    pub fn id<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<SlotId>
-    where
-        K: Borrow<Q>,
-    {
-        let holds = |id: &SlotId| occupant(&self.slots, *id).is_some_and(|(k, _)| k.borrow() == key);
-        self.ids.find(self.hasher.hash_one(key), holds).copied()
+    pub fn id(&self, key: &K) -> Option<SlotId> {
+        self.0.id(key)
     }
 
     /// Whether an entry is under `key`.
-    pub fn contains_key<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-    {
+    pub fn contains_key(&self, key: &K) -> bool {
         self.id(key).is_some()
     }
 
     /// The value under `key`.
-    pub fn get<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<&V>
-    where
-        K: Borrow<Q>,
-    {
-        Some(self.at(self.id(key)?)?.1)
+    pub fn get(&self, key: &K) -> Option<&V> {
+        self.0.get(key).map(|(_, v)| v)
     }
 
     /// The value under `key`, to change.
-    pub fn get_mut<Q: Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<&mut V>
-    where
-        K: Borrow<Q>,
-    {
+    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
         let id = self.id(key)?;
         self.at_mut(id)
     }
@@ -118,40 +247,13 @@ impl<K: Hash + Eq, V> SlabMap<K, V> {
     /// Puts `value` under `key`: the entry's id, and the value it replaces
     /// (the id stays the same when there was one).
     pub fn insert(&mut self, key: K, value: V) -> (SlotId, Option<V>) {
-        if let Some(id) = self.id(&key)
-            && let Some(held) = self.at_mut(id)
-        {
-            return (id, Some(std::mem::replace(held, value)));
-        }
-        let hash = self.hasher.hash_one(&key);
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = Some((key, value));
-                id
-            }
-            None => {
-                let id = SlotId::try_from(self.slots.len()).expect("fewer than 2^32 entries");
-                self.slots.push(Some((key, value)));
-                id
-            }
-        };
-        let (slots, hasher) = (&self.slots, &self.hasher);
-        let rehash = |id: &SlotId| occupant(slots, *id).map_or(0, |(k, _)| hasher.hash_one(k));
-        self.ids.insert_unique(hash, id, rehash);
-        (id, None)
+        let (id, old) = self.0.insert((key, value));
+        (id, old.map(|(_, v)| v))
     }
 
     /// Takes the entry under `key` out: its former id and value.
-    pub fn remove<Q: Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<(SlotId, V)>
-    where
-        K: Borrow<Q>,
-    {
-        let slots = &self.slots;
-        let holds = |id: &SlotId| occupant(slots, *id).is_some_and(|(k, _)| k.borrow() == key);
-        let (id, _) = self.ids.find_entry(self.hasher.hash_one(key), holds).ok()?.remove();
-        let (_, value) = self.slots.get_mut(id as usize)?.take()?;
-        self.free.push(id);
-        Some((id, value))
+    pub fn remove(&mut self, key: &K) -> Option<(SlotId, V)> {
+        self.0.remove(key).map(|(id, (_, v))| (id, v))
     }
 }
 
@@ -163,18 +265,18 @@ mod tests {
 
     #[test]
     fn an_entry_keeps_its_id_until_removed_and_its_slot_is_reused() {
-        let mut map = SlabMap::<Box<str>, u32>::new();
-        let (a, none) = map.insert("a".into(), 1);
+        let mut map = SlabMap::<&str, u32>::new();
+        let (a, none) = map.insert("a", 1);
         assert_eq!(none, None);
-        let (b, _) = map.insert("b".into(), 2);
-        assert_eq!(map.insert("a".into(), 3), (a, Some(1)), "an update keeps the id");
-        assert_eq!((map.get("a"), map.at(b)), (Some(&3), Some((&"b".into(), &2))));
-        assert_eq!(map.remove("a"), Some((a, 3)));
-        assert_eq!((map.get("a"), map.at(a), map.len()), (None, None, 1));
-        let (c, _) = map.insert("c".into(), 4);
+        let (b, _) = map.insert("b", 2);
+        assert_eq!(map.insert("a", 3), (a, Some(1)), "an update keeps the id");
+        assert_eq!((map.get(&"a"), map.at(b)), (Some(&3), Some((&"b", &2))));
+        assert_eq!(map.remove(&"a"), Some((a, 3)));
+        assert_eq!((map.get(&"a"), map.at(a), map.len()), (None, None, 1));
+        let (c, _) = map.insert("c", 4);
         assert_eq!(c, a, "the freed slot is filled first");
-        assert_eq!((map.get("c"), map.get("a")), (Some(&4), None));
-        assert_eq!(map.remove("a"), None);
+        assert_eq!((map.get(&"c"), map.get(&"a")), (Some(&4), None));
+        assert_eq!(map.remove(&"a"), None);
     }
 
     proptest::proptest! {

@@ -78,7 +78,7 @@ mod tests {
             uid: Some("u1".into()),
             ..ObjectMeta::default()
         };
-        cache.insert("ns/rs", Arc::new(ReplicaSet { metadata: meta, ..ReplicaSet::default() }));
+        cache.insert(Arc::new(ReplicaSet { metadata: meta, ..ReplicaSet::default() }));
         let store = Store::new(Arc::new(RwLock::new(cache)), SyncSignal::new(tokio::sync::watch::channel(true).1));
         let resolve = |kind, namespace, r: &OwnerReference| store.resolve_controller_ref(kind, namespace, r);
         assert!(resolve("ReplicaSet", Some("ns"), &cref("ReplicaSet", "rs", "u1")).is_some());

@@ -85,7 +85,7 @@ impl State {
             }
             (State::Listing { listed: seen }, watcher::Event::InitDone) => {
                 let gone: Vec<String> =
-                    cache.iter().filter(|(key, _)| !seen.contains(*key)).map(|(key, _)| key.to_string()).collect();
+                    cache.iter().map(|obj| key_of(&**obj)).filter(|key| !seen.contains(key)).collect();
                 notifications.extend(gone.iter().filter_map(|key| cache.remove(key)).map(Notification::Delete));
                 listed = true;
                 State::Watching
@@ -105,7 +105,7 @@ fn upsert<K: Cached>(cache: &mut Cache<K>, key: &str, obj: K) -> Option<Notifica
         return None;
     }
     let new = Arc::new(obj);
-    Some(match cache.insert(key, new.clone()) {
+    Some(match cache.insert(new.clone()) {
         Some(old) => Notification::Update { old, new },
         None => Notification::Add(new),
     })
@@ -255,7 +255,7 @@ mod tests {
             }
             let want: BTreeMap<String, u32> = after.iter().map(|(n, v)| (format!("ns/{}", name(n)), *v)).collect();
             prop_assert_eq!(&seen, &want);
-            let cached: BTreeMap<String, u32> = cache.iter().map(|(k, o)| (k.to_string(), rv(o))).collect();
+            let cached: BTreeMap<String, u32> = cache.iter().map(|o| (key_of(&**o), rv(o))).collect();
             prop_assert_eq!(&cached, &want);
         }
     }

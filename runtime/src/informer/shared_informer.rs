@@ -165,7 +165,7 @@ impl<K: Cached> SharedInformer<K> {
         let (mut listener, registration) = Listener::new(id, Arc::new(handler), resync);
         {
             let cache = store::read(&self.inner.cache);
-            for (_, obj) in cache.iter() {
+            for obj in cache.iter() {
                 listener.send(super::handler::Notification::Add(obj.clone()));
             }
         }
@@ -284,7 +284,7 @@ impl<K: Cached> SharedInformer<K> {
             let listeners = self.inner.lock_listeners();
             let Some(listener) = listeners.all.iter().find(|l| l.id == id) else { return };
             let cache = store::read(&self.inner.cache);
-            for (_, obj) in cache.iter() {
+            for obj in cache.iter() {
                 listener.send(super::handler::Notification::Update { old: obj.clone(), new: obj.clone() });
             }
         }

@@ -7,10 +7,11 @@
 //! format (`namespace/name`, or `name` for cluster-scoped objects) and the
 //! same built-in `namespace` index.
 //!
-//! The cache holds each object once, in a [`SlabMap`]. The index sets hold
-//! its 4-byte slot id, not its key: a pod indexed seven ways (namespace,
-//! node, owner, labels) costs seven ids in hash sets, where keys behind
-//! `Arc<str>` cost four times that.
+//! The cache holds each object once, in a [`Slab`], which finds an object
+//! by the namespace and name it holds: no copy of its key is kept. The
+//! index sets hold its 4-byte slot id, not its key: a pod indexed seven
+//! ways (namespace, node, owner, labels) costs seven ids in hash sets,
+//! where keys behind `Arc<str>` cost four times that.
 //!
 //! What the store returns can be stale: it is the informer's view, which
 //! trails the API server. Objects are shared (`Arc<K>`): clone before
@@ -22,7 +23,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::synced::{HasSynced, SyncSignal};
 pub use kcm_objects::object_key;
-use kcm_objects::{Cached, SlabMap, SlotId};
+use kcm_objects::{Cached, Slab, SlotId};
 
 /// Name of the index every store has: objects by namespace (client-go's
 /// `cache.NamespaceIndex`). Cluster-scoped objects are indexed under `""`.
@@ -61,7 +62,7 @@ type Index = HashMap<String, HashSet<SlotId>>;
 /// watch loop writes; everything else reads through [`Store`].
 pub(crate) struct Cache<K> {
     /// The objects by key, once each.
-    items: SlabMap<Box<str>, Arc<K>>,
+    items: Slab<Arc<K>>,
     /// Index functions by index name (the namespace index included).
     indexers: HashMap<String, IndexFn<K>>,
     /// Index contents by index name.
@@ -73,7 +74,7 @@ impl<K: Cached> Cache<K> {
     pub(crate) fn new() -> Self {
         let namespace: IndexFn<K> = Arc::new(|obj: &K| vec![obj.namespace().unwrap_or_default().to_owned()]);
         Cache {
-            items: SlabMap::new(),
+            items: Slab::new(),
             indexers: HashMap::from([(NAMESPACE_INDEX.to_owned(), namespace)]),
             indices: HashMap::from([(NAMESPACE_INDEX.to_owned(), Index::new())]),
         }
@@ -85,7 +86,7 @@ impl<K: Cached> Cache<K> {
             return Err(Error::IndexConflict(name.to_owned()));
         }
         let mut index = Index::new();
-        for (id, _, obj) in self.items.iter() {
+        for (id, obj) in self.items.iter() {
             for value in f(obj) {
                 index.entry(value).or_default().insert(id);
             }
@@ -100,17 +101,14 @@ impl<K: Cached> Cache<K> {
         self.items.get(key)
     }
 
-    /// Every key and object.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &Arc<K>)> {
-        self.items.iter().map(|(_, key, obj)| (&**key, obj))
+    /// Every object.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<K>> {
+        self.items.iter().map(|(_, obj)| obj)
     }
 
-    /// Stores `obj` under `key`, returning what it replaces.
-    pub(crate) fn insert(&mut self, key: &str, obj: Arc<K>) -> Option<Arc<K>> {
-        let (id, old) = match self.items.id(key) {
-            Some(id) => (id, self.items.at_mut(id).map(|held| std::mem::replace(held, obj.clone()))),
-            None => self.items.insert(key.into(), obj.clone()),
-        };
+    /// Stores `obj` under its key, returning what it replaces.
+    pub(crate) fn insert(&mut self, obj: Arc<K>) -> Option<Arc<K>> {
+        let (id, old) = self.items.insert(obj.clone());
         self.reindex(id, old.as_deref(), Some(&obj));
         old
     }
@@ -147,8 +145,8 @@ impl<K: Cached> Cache<K> {
         }
     }
 
-    /// The keys and objects under `value` of the index `name`.
-    fn indexed(&self, name: &str, value: &str) -> Result<impl Iterator<Item = (&Box<str>, &Arc<K>)>, Error> {
+    /// The objects under `value` of the index `name`.
+    fn indexed(&self, name: &str, value: &str) -> Result<impl Iterator<Item = &Arc<K>>, Error> {
         let index = self.indices.get(name).ok_or_else(|| Error::NoSuchIndex(name.to_owned()))?;
         Ok(index.get(value).into_iter().flatten().filter_map(|id| self.items.at(*id)))
     }
@@ -203,12 +201,12 @@ impl<K: Cached> Store<K> {
 
     /// Every cached object, in no particular order.
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.read().iter().map(|(_, obj)| obj.clone()).collect()
+        self.read().iter().cloned().collect()
     }
 
     /// Every cached key, in no particular order.
     pub fn keys(&self) -> Vec<String> {
-        self.read().iter().map(|(key, _)| key.to_string()).collect()
+        self.read().iter().map(|obj| key_of(&**obj)).collect()
     }
 
     /// The cached objects of one namespace.
@@ -223,7 +221,7 @@ impl<K: Cached> Store<K> {
     /// [`Error::NoSuchIndex`] when no index of that name was registered.
     pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
         let cache = self.read();
-        Ok(cache.indexed(index, value)?.map(|(_, obj)| obj.clone()).collect())
+        Ok(cache.indexed(index, value)?.cloned().collect())
     }
 
     /// The keys indexed under `value` by the index `index` (client-go's
@@ -233,7 +231,7 @@ impl<K: Cached> Store<K> {
     /// [`Error::NoSuchIndex`] when no index of that name was registered.
     pub fn index_keys(&self, index: &str, value: &str) -> Result<Vec<String>, Error> {
         let cache = self.read();
-        Ok(cache.indexed(index, value)?.map(|(key, _)| key.to_string()).collect())
+        Ok(cache.indexed(index, value)?.map(|obj| key_of(&**obj)).collect())
     }
 
     /// Number of cached objects.
@@ -310,16 +308,16 @@ mod tests {
             Arc::new(|p: &Pod| p.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect());
         cache.add_index("node", by_node.clone()).unwrap();
         assert_eq!(cache.add_index("node", by_node), Err(Error::IndexConflict("node".into())));
-        cache.insert("a/p1", pod("a", "p1", "n1"));
-        cache.insert("a/p2", pod("a", "p2", "n1"));
-        cache.insert("b/p3", pod("b", "p3", "n2"));
+        cache.insert(pod("a", "p1", "n1"));
+        cache.insert(pod("a", "p2", "n1"));
+        cache.insert(pod("b", "p3", "n2"));
         let store = store(cache);
         assert_eq!(names(store.by_index("node", "n1").unwrap()), ["a/p1", "a/p2"]);
         assert_eq!(names(store.list_namespace("b")), ["b/p3"]);
         assert_eq!(store.by_index("nope", "x"), Err(Error::NoSuchIndex("nope".into())));
 
         // Move p2 to n2, remove p1: n1 disappears from the index.
-        write(&store.cache).insert("a/p2", pod("a", "p2", "n2"));
+        write(&store.cache).insert(pod("a", "p2", "n2"));
         write(&store.cache).remove("a/p1");
         assert_eq!(names(store.by_index("node", "n2").unwrap()), ["a/p2", "b/p3"]);
         assert!(store.by_index("node", "n1").unwrap().is_empty());
@@ -331,7 +329,7 @@ mod tests {
     #[test]
     fn an_index_added_late_covers_what_is_cached() {
         let mut cache = Cache::<Pod>::new();
-        cache.insert("a/p1", pod("a", "p1", "n1"));
+        cache.insert(pod("a", "p1", "n1"));
         cache
             .add_index(
                 "node",
@@ -380,7 +378,7 @@ mod tests {
                 match node {
                     Some(n) => {
                         let node = format!("n{n}");
-                        let old = write(&store.cache).insert(&key, pod("a", &format!("p{name}"), &node));
+                        let old = write(&store.cache).insert(pod("a", &format!("p{name}"), &node));
                         proptest::prop_assert_eq!(old.is_some(), model.insert(key, node).is_some());
                     }
                     None => {
