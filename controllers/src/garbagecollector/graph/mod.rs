@@ -336,7 +336,7 @@ mod tests {
         assert_eq!(g.node("uid-a").unwrap().owners.len(), 1);
         // Both name the same owner, and hold one copy of the list.
         let owners = |name: &str| g.nodes.get(&Uid::new(&format!("uid-{name}"))).expect("a node").owners.clone();
-        assert!(std::sync::Arc::ptr_eq(&owners("a"), &owners("b")));
+        assert!(kcm_objects::SharedList::ptr_eq(&owners("a"), &owners("b")));
     }
 
     #[test]

@@ -2,15 +2,14 @@
 //! ([`Effect`]), the nodes keyed by uid with their ownerReferences and
 //! flags, the [`Graph`] itself and how workers read it ([`NodeView`]).
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kcm_objects::{Pool, SlabMap};
+use kcm_objects::{Pool, SharedList, SlabMap, Uid};
 
 use super::interner::{Interner, Sym};
 use crate::garbagecollector::absent::AbsentOwnerCache;
 use crate::garbagecollector::{Deletion, Identity};
-use kcm_objects::Uid;
 
 /// What a graph change asks of the driver.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,7 +63,7 @@ pub(super) struct Node {
     pub(super) name: Box<str>,
     /// Its ownerReferences as last observed, one shared copy per distinct
     /// list (a ReplicaSet's pods name the same owner).
-    pub(super) owners: Arc<[Owner]>,
+    pub(super) owners: SharedList<Owner>,
     /// Uids of the nodes naming this one as an owner.
     pub(super) dependents: Vec<Uid>,
     /// `OBSERVED`, `BEING_DELETED`, ... ; the finalizer bits are as last
@@ -73,10 +72,10 @@ pub(super) struct Node {
 }
 
 /// Distinct ownerReferences lists of the process's graph.
-static OWNER_LISTS: LazyLock<Pool<[Owner]>> = LazyLock::new(Pool::new);
+static OWNER_LISTS: LazyLock<Pool<[Owner], SharedList<Owner>>> = LazyLock::new(Pool::new);
 
 /// The shared copy of `owners`.
-pub(super) fn shared(owners: &[Owner]) -> Arc<[Owner]> {
+pub(super) fn shared(owners: &[Owner]) -> SharedList<Owner> {
     OWNER_LISTS.intern(owners)
 }
 
@@ -257,7 +256,7 @@ impl Graph {
 
     /// The object's ownerReferences (those without a uid are ignored: the
     /// API server requires one).
-    pub(super) fn owners_of(&mut self, meta: &ObjectMeta) -> Arc<[Owner]> {
+    pub(super) fn owners_of(&mut self, meta: &ObjectMeta) -> SharedList<Owner> {
         let owners: Vec<Owner> = meta
             .owner_references
             .iter()
