@@ -28,7 +28,8 @@
 //!   entry per object;
 //! - `meta`: [`Meta`], the metadata a projection keeps, [`Labels`],
 //!   [`OwnerRef`];
-//! - `cached`: [`Cached`], [`Projection`] and [`Wire`];
+//! - `cached`: [`Cached`], [`Projection`] and [`Wire`]; a cached object is
+//!   [`Keyed`] by its `namespace/name` in a [`Slab`], without a copy;
 //! - `config`: [`Secret`] and [`ConfigMap`], trimmed of data no controller
 //!   reads;
 //! - `pod`: [`Pod`];
@@ -47,8 +48,7 @@
 //! - `secrets`: the Secrets a pod references (`RareSpec::secret_names`);
 //! - `node`: [`Node`];
 //! - `event_type`: [`EventType`];
-//! - `key`: [`object_key`], the `namespace/name` key of every cache and
-//!   queue, which a cached object finds in a [`Slab`] without a copy;
+//! - `key`: [`object_key`], the `namespace/name` key of every cache and queue;
 //! - `seconds`: `Seconds`, an API time kept to the second in 8 bytes;
 //! - `uid`: [`Uid`], an object's uid, 16 bytes inline for a UUID.
 
