@@ -82,7 +82,7 @@ fn key_parts<K: Cached>(obj: &K) -> (Option<&str>, &str) {
     (obj.namespace().filter(|ns| !ns.is_empty()), obj.name())
 }
 
-/// A cached object is under its [`object_key`], which it holds in pieces:
+/// A cached object is under its [`object_key`](crate::object_key), which it holds in pieces:
 /// an informer's slab keeps no copy of the key beside it.
 impl<K: Cached> Keyed for Arc<K> {
     type Key = str;
