@@ -109,6 +109,13 @@ impl<E> Slab<E> {
     }
 }
 
+/// The hash of `entry`'s own key.
+fn entry_hash<E: Keyed>(hasher: &RandomState, entry: &E) -> u64 {
+    let mut state = hasher.build_hasher();
+    entry.hash_own_key(&mut state);
+    state.finish()
+}
+
 impl<E: Keyed> Slab<E> {
     fn hash_of_key(&self, key: &E::Key) -> u64 {
         let mut state = self.hasher.build_hasher();
@@ -130,9 +137,7 @@ impl<E: Keyed> Slab<E> {
     /// Puts `entry` under its key: its id, and the entry it replaces (the
     /// id stays the same when there was one).
     pub fn insert(&mut self, entry: E) -> (SlotId, Option<E>) {
-        let mut state = self.hasher.build_hasher();
-        entry.hash_own_key(&mut state);
-        let hash = state.finish();
+        let hash = entry_hash(&self.hasher, &entry);
         let slots = &self.slots;
         let held = self.ids.find(hash, |id| occupant(slots, *id).is_some_and(|e| e.same_key(&entry))).copied();
         if let Some(id) = held
@@ -152,13 +157,7 @@ impl<E: Keyed> Slab<E> {
             }
         };
         let (slots, hasher) = (&self.slots, &self.hasher);
-        let rehash = |id: &SlotId| {
-            occupant(slots, *id).map_or(0, |e| {
-                let mut state = hasher.build_hasher();
-                e.hash_own_key(&mut state);
-                state.finish()
-            })
-        };
+        let rehash = |id: &SlotId| occupant(slots, *id).map_or(0, |e| entry_hash(hasher, e));
         self.ids.insert_unique(hash, id, rehash);
         (id, None)
     }
