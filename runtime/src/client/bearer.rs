@@ -38,8 +38,8 @@ impl<S> Layer<S> for BearerLayer {
 }
 
 /// Sets `Authorization: Bearer <token>` on each request; see the module
-/// doc. The inner service must be cloneable (a buffer), since the token is
-/// awaited before the request is handed on.
+/// doc. The inner service must be cloneable (the fence over the shared
+/// stack is), since the token is awaited before the request is handed on.
 #[derive(Debug, Clone)]
 pub struct Bearer<S> {
     inner: S,

@@ -17,7 +17,6 @@
 //! Retry            kube's own retries on 429/503/504 (moved out of kube's stack, see below)
 //! Bearer           with --use-service-account-credentials only: the controller's
 //!                  ServiceAccount token (`bearer.rs`, `token.rs`, `account.rs`)
-//! Buffer           makes what follows cloneable, as Retry and Bearer need
 //! Fenced           the leader's write fence (`fence.rs`): a write is refused as it is sent
 //! User-Agent       this client's (`shared.rs`)
 //! kube's stack     base URI, auth, headers, tracing, hyper: one per configuration,
@@ -63,7 +62,6 @@ use http::HeaderValue;
 use kube::client::retry::RetryPolicy;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use prometheus::Registry;
-use tower::buffer::BufferLayer;
 use tower::retry::RetryLayer;
 use tower::util::option_layer;
 
@@ -105,10 +103,6 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The user agent every client sends (before any per-use suffix).
 pub const USER_AGENT: &str = concat!("kcm-rs/", env!("CARGO_PKG_VERSION"));
-
-/// Requests the buffer above the fence holds while its worker is busy, as
-/// many as kube's `Client` buffers in front of the whole stack.
-const FENCE_BUFFER: usize = 1024;
 
 /// Why a client could not be configured or built.
 #[derive(Debug, thiserror::Error)]
@@ -333,7 +327,6 @@ pub fn build(config: &ClientConfig, registry: &Registry, user_agent_suffix: Opti
         kube::client::ClientBuilder::new(shared::sending_as(stack, ua_value), config.kube.default_namespace.clone());
     Ok(builder
         .with_layer(&FenceLayer::new(config.fence.clone()))
-        .with_layer(&BufferLayer::new(FENCE_BUFFER))
         .with_layer(&option_layer(bearer))
         .with_layer(&option_layer(config.kube.default_retry.then(|| RetryLayer::new(RetryPolicy::server_retry()))))
         .with_layer(&ClientRateLimitLayer::new(limiter))

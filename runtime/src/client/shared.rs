@@ -45,7 +45,8 @@ pub(super) fn sending_as(
     Response = http::Response<Body>,
     Error = kube::Error,
     Future = impl Future<Output = Result<http::Response<Body>, kube::Error>> + Send + 'static,
-> + Send
+> + Clone
++ Send
 + 'static {
     tower::service_fn(move |mut request: Request<Body>| {
         request.headers_mut().insert(header::USER_AGENT, user_agent.clone());
