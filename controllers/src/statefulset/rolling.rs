@@ -60,11 +60,20 @@ impl Control<'_> {
         slot.pod().is_none_or(|p| is_unavailable(p, min_ready_seconds(self.set), self.now))
     }
 
+    /// Deletes slot `i`'s pod. It leaves `currentReplicas` by one when the
+    /// pod was at the current revision. Upstream takes one off whatever
+    /// the pod's revision. When a template changes again mid-rollout, the
+    /// pods of the revision in between count as neither current nor
+    /// updated, so upstream's count goes wrong, down to -1, which the API
+    /// server refuses (422).
     fn delete_slot(&mut self, i: usize) {
         let Some(pod) = self.slots[i].pod() else { return };
+        let was_current = self.slots[i].revision() == self.versions.current_name;
         let action = self.delete(pod);
         self.plan.push(action);
-        self.status.current_replicas = Some(self.status.current_replicas.unwrap_or(0) - 1);
+        if was_current {
+            self.status.current_replicas = Some(self.status.current_replicas.unwrap_or(0) - 1);
+        }
     }
 
     /// Upstream's loop without the gate.

@@ -241,6 +241,43 @@ fn test_stateful_set_control_rolling_update_with_partition() {
     assert_eq!(w.pod_revision("foo-0"), v1);
 }
 
+/// A template changed again mid-rollout: the pods of the revision in
+/// between are neither current nor updated, so deleting one leaves
+/// `currentReplicas` as it was. Upstream takes one off whatever the pod's
+/// revision: 0 here, and -1 once no pod is left at the current revision,
+/// which the API server refuses.
+#[test]
+fn deleting_a_pod_of_neither_revision_keeps_current_replicas() {
+    let mut w = settled(SetBuilder::new(3).partition(1));
+    set_image(&mut w, "v2");
+    w.settle(30);
+    assert_eq!(status(&w), (3, 3, 3, 1, 2), "foo-0 stays at the current revision");
+    set_image(&mut w, "v3");
+    let first = w.lines();
+    assert_eq!(first[1], "delete foo-2");
+    assert!(first[2].starts_with("status 3/3/3/1/0 "), "foo-0 is still current: {first:?}");
+}
+
+/// A rollout to a third revision once no pod is left at the current one:
+/// deleting the pod of the revision in between leaves `currentReplicas`
+/// at 0, where upstream writes -1.
+#[test]
+fn current_replicas_never_goes_below_zero() {
+    let mut w = settled(SetBuilder::new(2));
+    set_image(&mut w, "v2");
+    assert_eq!(w.step()[1], "delete foo-1");
+    assert_eq!(w.step()[0], "create foo-1");
+    w.make_ready();
+    w.pods.remove("foo-0");
+    set_image(&mut w, "v3");
+    assert_eq!(w.pod_lines(), ["create foo-0"]);
+    w.step();
+    w.make_ready();
+    let lines = w.lines();
+    assert_eq!(lines[0], "delete foo-1");
+    assert!(lines[1].starts_with("status 2/2/2/0/1 "), "{lines:?}");
+}
+
 /// `TestStatefulSetControlOnDeleteUpdate`: nothing is deleted for an
 /// update; a pod deleted by hand comes back at the update revision.
 #[test]
