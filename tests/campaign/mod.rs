@@ -39,14 +39,13 @@ const REPLICAS: [&str; 2] = ["replica-a", "replica-b"];
 const ELECTION: [Duration; 3] = [Duration::from_secs(3), Duration::from_secs(2), Duration::from_millis(500)];
 /// How long the cluster has to converge once the faults are lifted.
 const CONVERGENCE: Patience = Patience { deadline: Duration::from_secs(120), recheck: Duration::from_millis(500) };
-/// The quiet window after convergence, in which no controller writes: a
-/// span of time by its nature (no write may come in it), not a wait for
-/// something to happen.
-const QUIET: Duration = Duration::from_secs(3);
-/// When the user's changes start after the workload is created: part of
-/// the plan, like its faults' times, so that they land while the
-/// controllers are still converging it.
-const CHANGES_AFTER: Duration = Duration::from_secs(2);
+/// How long one counted stretch of the plan may take (a fault's bites,
+/// the lease renewals between steps), a hand-over included.
+const STRETCH: Patience = Patience { deadline: Duration::from_secs(60), recheck: Duration::from_millis(100) };
+/// The quiet window after convergence, in which no controller writes: the
+/// leader's next lease renewals (one each retry period while it has
+/// nothing else to do), judged in commit order.
+const QUIET_RENEWALS: usize = 6;
 
 /// The seeds `spec` names: `a..b`, `n`, or a comma-separated list of those.
 fn seeds(spec: &str) -> Vec<u64> {
@@ -152,8 +151,48 @@ fn faults(rule: FaultRule) -> FaultSpec {
     FaultSpec { rules: vec![rule] }
 }
 
-/// Inflicts one fault and waits for it to pass.
-async fn inflict(sim: &Sim, replicas: &mut [Replica], fault: Fault, lasting: Duration) -> Result<(), String> {
+/// The oracle, judging the change feed as the run goes.
+type Judge = Arc<Mutex<Oracle>>;
+
+/// Waits until the replica holding the lease has written it `n` more times.
+async fn renewals(sim: &Sim, oracle: &Judge, n: u64) -> Result<(), String> {
+    let seen = || oracle.lock().expect("oracle").renewals.len();
+    let target = seen() + n as usize;
+    try_wait_for(sim, STRETCH, "lease renewals", || async {
+        let now = seen();
+        if now >= target { Ok(()) } else { Err(format!("{now} of {target} lease writes")) }
+    })
+    .await
+}
+
+/// The replicas' requests kube-sim has answered (with `code` only, when
+/// given).
+fn replica_requests(sim: &Sim, code: Option<u16>) -> u64 {
+    let stats = sim.controls().stats();
+    let ours = stats.iter().filter(|l| REPLICAS.contains(&l.user.as_str()) && code.is_none_or(|c| l.code == c));
+    ours.map(|l| l.count).sum()
+}
+
+/// Waits until kube-sim has answered `n` more of the replicas' requests
+/// (with `code` only, when given).
+async fn requests(sim: &Sim, code: Option<u16>, n: u64) -> Result<(), String> {
+    let target = replica_requests(sim, code) + n;
+    try_wait_for(sim, STRETCH, "the replicas' requests", || async {
+        let now = replica_requests(sim, code);
+        if now >= target { Ok(()) } else { Err(format!("{now} of {target} answered ({code:?})")) }
+    })
+    .await
+}
+
+/// Inflicts one fault and waits for it to pass: a lasting one until it
+/// has bitten `lasting` times ([`Fault`]).
+async fn inflict(
+    sim: &Sim,
+    oracle: &Judge,
+    replicas: &mut [Replica],
+    fault: Fault,
+    lasting: u64,
+) -> Result<(), String> {
     let controls = sim.controls();
     match fault {
         Fault::KillLeader | Fault::StopLeader | Fault::FreezeLeader => {
@@ -182,15 +221,22 @@ async fn inflict(sim: &Sim, replicas: &mut [Replica], fault: Fault, lasting: Dur
                 Fault::Throttle(_) => FaultRule { throttle_rate: rate, ..Default::default() },
                 _ => FaultRule { latency_ms: percent, ..Default::default() },
             };
+            let bite = match fault {
+                Fault::Errors(_) => Some(500),
+                Fault::Throttle(_) => Some(429),
+                _ => None,
+            };
             controls.set_faults(faults(rule))?;
-            tokio::time::sleep(lasting).await;
+            let bitten = requests(sim, bite, lasting).await;
             controls.clear_faults();
+            bitten?;
         }
         Fault::StopNode(n) => {
             let node = format!("node-{n}");
             controls.stop_node(&node)?;
-            tokio::time::sleep(lasting).await;
+            let passed = renewals(sim, oracle, lasting).await;
             controls.start_node(&node)?;
+            passed?;
         }
     }
     for r in replicas.iter_mut() {
@@ -250,19 +296,25 @@ async fn run(plan: Plan) -> Result<String, String> {
 }
 
 /// The seed's run: replicas, workload, faults, convergence, quiet window.
-async fn drive(sim: &Sim, dir: &Path, plan: &Plan, oracle: &Arc<Mutex<Oracle>>) -> Result<String, String> {
+async fn drive(sim: &Sim, dir: &Path, plan: &Plan, oracle: &Judge) -> Result<String, String> {
     let client = sim.client().map_err(|e| e.to_string())?;
     let mut replicas: Vec<Replica> = REPLICAS.iter().map(|u| Replica::start(sim, dir, u)).collect();
     leader_but(sim, &replicas, None).await?;
+    let created = oracle.lock().expect("oracle").written.len();
     workload::create_all(&client, plan).await?;
     let changes_made = async {
-        tokio::time::sleep(CHANGES_AFTER).await;
+        let target = created + plan.changes_after as usize;
+        try_wait_for(sim, STRETCH, "controller writes to the workload", || async {
+            let now = oracle.lock().expect("oracle").written.len();
+            if now >= target { Ok(()) } else { Err(format!("{now} of {target} controller writes")) }
+        })
+        .await?;
         workload::user_changes(sim, &client, plan).await
     };
     let schedule = async {
         for step in &plan.steps {
-            tokio::time::sleep(step.after).await;
-            inflict(sim, &mut replicas, step.fault, step.lasting).await?;
+            renewals(sim, oracle, step.after).await?;
+            inflict(sim, oracle, &mut replicas, step.fault, step.lasting).await?;
         }
         Ok::<(), String>(())
     };
@@ -290,13 +342,19 @@ async fn drive(sim: &Sim, dir: &Path, plan: &Plan, oracle: &Arc<Mutex<Oracle>>) 
     // aggregate it stamps when it takes it: as upstream's broadcaster
     // does, so Events of what happened before the window can arrive in
     // it, stamped within it (seeds 12 and 31 showed both).
-    let before = oracle.lock().expect("oracle").written.len();
-    tokio::time::sleep(QUIET).await;
-    let written = oracle.lock().expect("oracle").written[before..].to_vec();
+    let (before, renewed) = {
+        let judged = oracle.lock().expect("oracle");
+        (judged.written.len(), judged.renewals.len())
+    };
+    renewals(sim, oracle, QUIET_RENEWALS as u64).await?;
+    let written = {
+        let judged = oracle.lock().expect("oracle");
+        judged.written[before..judged.renewals[renewed + QUIET_RENEWALS - 1]].to_vec()
+    };
     let (events, others): (Vec<Written>, Vec<Written>) = written.into_iter().partition(|w| w.event);
     if !others.is_empty() {
         let lines: Vec<String> = others.into_iter().map(|w| w.line).collect();
         return Err(format!("controllers wrote in the quiet window:\n{}", lines.join("\n")));
     }
-    Ok(format!("quiet for {QUIET:?} ({} Event writes)", events.len()))
+    Ok(format!("quiet for {QUIET_RENEWALS} lease renewals ({} Event writes)", events.len()))
 }

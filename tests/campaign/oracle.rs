@@ -57,6 +57,10 @@ pub struct Oracle {
     pub writes: BTreeMap<String, u64>,
     /// Every controller write, in commit order.
     pub written: Vec<Written>,
+    /// For each lease write by its holder (renewals, and the first
+    /// acquire), in commit order: how many controller writes came before
+    /// it. The run counts its steps in these.
+    pub renewals: Vec<usize>,
     pub violations: Vec<String>,
 }
 
@@ -103,6 +107,22 @@ fn daemon_node(pod: &Value) -> String {
     fields.filter(|f| f["key"] == "metadata.name").find_map(|f| f["values"][0].as_str()).unwrap_or_default().to_owned()
 }
 
+/// Where `new` differs from `old`, as JSON pointers (objects compared
+/// field by field, anything else whole; resourceVersion left out).
+fn differences(old: &Value, new: &Value, at: &str) -> Vec<String> {
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            let keys = keys.into_iter().filter(|k| at != "/metadata" || *k != "resourceVersion");
+            let null = Value::Null;
+            keys.flat_map(|k| differences(a.get(k).unwrap_or(&null), b.get(k).unwrap_or(&null), &format!("{at}/{k}")))
+                .collect()
+        }
+        _ if old == new => Vec::new(),
+        _ => vec![at.to_owned()],
+    }
+}
+
 /// An int-or-percent of `total`, rounded up (maxSurge's rounding).
 fn resolve(v: Option<&Value>, total: i64, default: i64) -> i64 {
     match v {
@@ -123,6 +143,7 @@ impl Oracle {
             changes: 0,
             writes: BTreeMap::new(),
             written: Vec::new(),
+            renewals: Vec::new(),
             violations: Vec::new(),
         }
     }
@@ -130,14 +151,17 @@ impl Oracle {
     /// Judges one committed change.
     pub fn see(&mut self, change: &Change) {
         self.changes += 1;
-        let what =
-            format!("rv {} {:?} {}{}/{}", change.rv(), change.kind, change.type_key, change.namespace, change.name);
         let object = change.object.value();
+        let key = (change.type_key.clone(), format!("{}/{}", change.namespace, change.name));
+        let mut what =
+            format!("rv {} {:?} {}{}/{}", change.rv(), change.kind, change.type_key, change.namespace, change.name);
+        if let Some(before) = self.objects.get(&key).filter(|_| change.kind == ChangeKind::Modified) {
+            what = format!("{what} ({})", differences(before, &object, "").join(", "));
+        }
         self.judge_writer(change, &object, &what);
         if !KEPT.contains(&&*change.type_key) {
             return;
         }
-        let key = (change.type_key.clone(), format!("{}/{}", change.namespace, change.name));
         let created = change.kind == ChangeKind::Added;
         if change.kind == ChangeKind::Deleted {
             self.objects.remove(&key);
@@ -176,6 +200,9 @@ impl Oracle {
         if &*change.type_key == "coordination.k8s.io/leases" && change.namespace == "kube-system" {
             let held = !text(object, "/spec/holderIdentity").is_empty() && change.kind != ChangeKind::Deleted;
             self.holder = held.then(|| writer.user.clone());
+            if held {
+                self.renewals.push(self.written.len());
+            }
             return;
         }
         if writer.user_agent == self.election_agent {

@@ -74,7 +74,8 @@ pub struct JobPlan {
     pub runs_for: Duration,
 }
 
-/// A fault, and how long it lasts where it lasts.
+/// A fault. Where it lasts, it lasts until it has bitten the
+/// [`Step::lasting`] times, counted in what it does, not in time.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Fault {
     /// The leader killed (SIGKILL), started again after a pause.
@@ -88,23 +89,28 @@ pub enum Fault {
     DropWatches,
     /// The change history dropped: resumed watches get 410 and relist.
     Compact,
-    /// A share (percent) of every request fails with 500, for a while.
+    /// A share (percent) of every request fails with 500, until that many
+    /// of the replicas' requests have.
     Errors(u64),
-    /// A share (percent) of every request is throttled with 429.
+    /// A share (percent) of every request is throttled with 429, until
+    /// that many of the replicas' requests have been.
     Throttle(u64),
-    /// Every request slowed by this many milliseconds, for a while.
+    /// Every request slowed by this many milliseconds, until that many of
+    /// the replicas' requests have been.
     Latency(u64),
-    /// A node's kubelet stopped for a while.
+    /// A node's kubelet stopped, while the leader renews its lease that
+    /// many times.
     StopNode(usize),
 }
 
-/// One step of the schedule: wait, then inflict.
+/// One step of the schedule: let the leader renew its lease `after`
+/// times, then inflict `fault`.
 #[derive(Debug, Clone, Copy)]
 pub struct Step {
-    pub after: Duration,
+    pub after: u64,
     pub fault: Fault,
-    /// How long a lasting fault lasts.
-    pub lasting: Duration,
+    /// How many times a lasting fault bites ([`Fault`]).
+    pub lasting: u64,
 }
 
 /// A seed's whole plan.
@@ -116,6 +122,10 @@ pub struct Plan {
     pub daemon_sets: Vec<DaemonSetPlan>,
     pub jobs: Vec<JobPlan>,
     pub services: bool,
+    /// How many controller writes the workload sees before the user's
+    /// changes start: few enough that they land while the controllers
+    /// are still converging it.
+    pub changes_after: u64,
     pub steps: Vec<Step>,
 }
 
@@ -161,6 +171,7 @@ impl Plan {
             })
             .collect();
         let services = dice.chance(70);
+        let changes_after = dice.between(3, 15);
         let steps = (0..dice.between(3, 6))
             .map(|_| {
                 let fault = match dice.between(0, 8) {
@@ -174,13 +185,14 @@ impl Plan {
                     7 => Fault::Latency(dice.between(50, 400)),
                     _ => Fault::StopNode(dice.between(1, NODES as u64) as usize),
                 };
-                Step {
-                    after: Duration::from_millis(dice.between(200, 3_000)),
-                    fault,
-                    lasting: Duration::from_millis(dice.between(1_000, 4_000)),
-                }
+                let lasting = match fault {
+                    Fault::Errors(_) | Fault::Throttle(_) => dice.between(1, 4),
+                    Fault::Latency(_) => dice.between(4, 20),
+                    _ => dice.between(2, 8),
+                };
+                Step { after: dice.between(0, 6), fault, lasting }
             })
             .collect();
-        Plan { deployments, replica_sets, stateful_sets, daemon_sets, jobs, services, steps }
+        Plan { deployments, replica_sets, stateful_sets, daemon_sets, jobs, services, changes_after, steps }
     }
 }

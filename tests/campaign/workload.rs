@@ -203,9 +203,12 @@ pub async fn converged(client: &kube::Client, plan: &Plan) -> Result<(), String>
         let want = d.scaled_to.unwrap_or(d.replicas);
         settled(&d.name, want as usize)?;
         let status = found.and_then(|x| x.status.clone()).unwrap_or_default();
+        // Pods of the old template still terminating count in
+        // `terminatingReplicas`: the status changes again once they are gone.
         let counts = (status.replicas, status.updated_replicas, status.available_replicas);
-        if counts != (Some(want), Some(want), Some(want)) {
-            return Err(format!("{}: status {counts:?}, want {want}", d.name));
+        let terminating = status.terminating_replicas.unwrap_or(0);
+        if counts != (Some(want), Some(want), Some(want)) || terminating != 0 {
+            return Err(format!("{}: status {counts:?}, {terminating} terminating, want {want}", d.name));
         }
     }
     let replica_sets: Vec<ReplicaSet> = list(client).await?;
