@@ -78,6 +78,9 @@ const STEADY: Duration = Duration::from_secs(30);
 const LIMIT: Duration = Duration::from_secs(10_800);
 /// Concurrent requests of the benchmark's own creates and patches.
 const CONCURRENCY: usize = 32;
+/// Resident memory counts as settled once it has moved by less than 2 %
+/// over this long.
+const SETTLE: Duration = Duration::from_secs(3);
 
 /// One row of the results table.
 struct Row {
@@ -364,7 +367,7 @@ async fn idle() -> (f64, (f64, f64), f64) {
     let kcm = Kcm::start(&sim, &dir).await;
     let ready = kcm.readiness.ready;
     kcm.settle(&sim, Duration::from_secs(2), Duration::from_secs(600)).await;
-    let mib = observe::settled_mib(kcm.pid, Duration::from_secs(3), Duration::from_secs(30)).await;
+    let mib = observe::settled_mib(kcm.pid, SETTLE, Duration::from_secs(3), Duration::from_secs(30)).await;
     let split = common::resident_split_mib(kcm.pid);
     println!("idle: ready after {:.2} s, resident {mib:.1} MiB", ready.as_secs_f64());
     kcm.stop(&dir, "idle").await;
@@ -407,7 +410,7 @@ async fn cached(scale: Scale, idle_mib: f64) -> Vec<Row> {
     let readiness = kcm.readiness;
     let mut probe = Probe::new(kcm.pid);
     let quiet = kcm.settle(&sim, Duration::from_secs(5), LIMIT).await;
-    let mib = observe::settled_mib(kcm.pid, Duration::from_secs(3), Duration::from_secs(60)).await;
+    let mib = observe::settled_mib(kcm.pid, SETTLE, Duration::from_secs(3), Duration::from_secs(60)).await;
     probe.sample();
     let unanswered = kcm.health();
     let (after_start, _) = Mix::kcm_rs(&sim);

@@ -109,20 +109,24 @@ pub async fn quiet(sim: &Sim, quiet_for: Duration, limit: Duration) -> Duration 
     start.elapsed()
 }
 
-/// Waits until kcm-rs's resident memory has moved by less than 2 % over
-/// three seconds (at least `min`, at most `limit`); gives it in MiB.
-pub async fn settled_mib(pid: u32, min: Duration, limit: Duration) -> f64 {
+/// How often [`settled_mib`] reads the resident memory.
+const SAMPLE_EVERY: Duration = Duration::from_millis(500);
+
+/// Waits until the resident memory of `pid` has moved by less than 2 %
+/// over `window` (at least `min`, at most `limit`); gives it in MiB.
+pub async fn settled_mib(pid: u32, window: Duration, min: Duration, limit: Duration) -> f64 {
     let start = Instant::now();
+    let span = (window.as_millis() / SAMPLE_EVERY.as_millis()) as usize + 1;
     let mut samples: Vec<f64> = Vec::new();
     loop {
         samples.push(common::resident_mib(pid));
-        let window = &samples[samples.len().saturating_sub(7)..];
+        let window = &samples[samples.len().saturating_sub(span)..];
         let (lo, hi) = window.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &s| (lo.min(s), hi.max(s)));
-        let stable = window.len() == 7 && hi - lo < hi * 0.02;
+        let stable = window.len() == span && hi - lo < hi * 0.02;
         if (stable && start.elapsed() >= min) || start.elapsed() >= limit {
             return *samples.last().unwrap_or(&0.0);
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        tokio::time::sleep(SAMPLE_EVERY).await;
     }
 }
 

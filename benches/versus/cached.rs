@@ -23,6 +23,7 @@ use crate::common::{self, testbed::Testbed};
 use crate::objects::{
     CACHED_DEPLOYMENTS, CACHED_NODES, CACHED_REPLICAS, Converged, NAMESPACE, cached_node, create_template_sources, name,
 };
+use crate::observe;
 use crate::{Program, ratio};
 
 /// Give up on any one wait after this long: making 100,000 pods and
@@ -119,7 +120,7 @@ async fn hold(program: Program, bed: &Testbed, client: &kube::Client, out: &Path
     let start = Instant::now();
     let mut child = program.start(bed, port, &log);
     let pid = child.id().expect("running");
-    let resident_mib = settled_mib(pid, start).await;
+    let resident_mib = observe::settled_mib(pid, SETTLE, WARM.saturating_sub(start.elapsed()), LIMIT).await;
     let settled_after = start.elapsed();
     let (anonymous_mib, _) = common::resident_split_mib(pid);
     tokio::time::sleep(LATER).await;
@@ -136,24 +137,6 @@ async fn hold(program: Program, bed: &Testbed, client: &kube::Client, out: &Path
     child.kill().await.expect("stopped");
     eprintln!("{}: {held:?}", program.name());
     held
-}
-
-/// Waits until the resident memory of `pid` has moved by less than 2 %
-/// over [`SETTLE`], no sooner than [`WARM`] after `start`; gives it in MiB.
-async fn settled_mib(pid: u32, start: Instant) -> f64 {
-    let mut samples: Vec<(Instant, f64)> = Vec::new();
-    loop {
-        let now = Instant::now();
-        samples.push((now, common::resident_mib(pid)));
-        samples.retain(|(at, _)| now.duration_since(*at) <= SETTLE);
-        let (lo, hi) = samples.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &(_, s)| (lo.min(s), hi.max(s)));
-        let spans = now.duration_since(samples[0].0) + Duration::from_millis(500) >= SETTLE;
-        if start.elapsed() >= WARM && spans && hi - lo < hi * 0.02 {
-            return hi;
-        }
-        assert!(start.elapsed() < LIMIT, "resident memory of {pid} not settled after {LIMIT:?}");
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
 }
 
 /// How many `K` the namespace holds (the list's remaining count).
