@@ -156,18 +156,19 @@ async fn exactly_one_of_two_leads_and_a_killed_leader_is_replaced() {
     let env = start_electing(&flags).await;
     let a = Daemon::of(&env);
     let b = Daemon::another(&env, &flags);
-    wait_for(&env.cluster, PATIENCE, "one leader", || async {
+    // One leads, and both serve health, leader and standby alike (a
+    // daemon still starting serves nothing yet, and does not lead either).
+    wait_for(&env.cluster, PATIENCE, "one leader, both serving health", || async {
         let l = leading(&[&a, &b]).await;
-        if l.iter().filter(|x| **x).count() == 1 && !holder(&lease(&env.client).await).is_empty() {
+        let health = [a.get("/healthz").await, b.get("/healthz").await];
+        let serving = health.iter().all(|h| *h == (200, "ok".to_owned()));
+        if serving && l.iter().filter(|x| **x).count() == 1 && !holder(&lease(&env.client).await).is_empty() {
             Ok(())
         } else {
-            Err(format!("{l:?}"))
+            Err(format!("leading {l:?}, health {health:?}"))
         }
     })
     .await;
-    // Both serve health, leader and standby alike.
-    assert_eq!(a.get("/healthz").await, (200, "ok".to_owned()));
-    assert_eq!(b.get("/healthz").await, (200, "ok".to_owned()));
     let (leader, standby) = if leading(&[&a, &b]).await[0] { (a, b) } else { (b, a) };
     let before = lease(&env.client).await;
     let first = holder(&before);
