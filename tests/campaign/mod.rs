@@ -154,15 +154,19 @@ fn faults(rule: FaultRule) -> FaultSpec {
 /// The oracle, judging the change feed as the run goes.
 type Judge = Arc<Mutex<Oracle>>;
 
-/// Waits until the replica holding the lease has written it `n` more times.
-async fn renewals(sim: &Sim, oracle: &Judge, n: u64) -> Result<(), String> {
-    let seen = || oracle.lock().expect("oracle").renewals.len();
-    let target = seen() + n as usize;
-    try_wait_for(sim, STRETCH, "lease renewals", || async {
-        let now = seen();
-        if now >= target { Ok(()) } else { Err(format!("{now} of {target} lease writes")) }
+/// Waits until `counter` has grown by `n`, with [`STRETCH`]'s deadline.
+async fn grows_by(sim: &Sim, what: &str, n: u64, counter: impl Fn() -> u64) -> Result<(), String> {
+    let target = counter() + n;
+    try_wait_for(sim, STRETCH, what, || async {
+        let now = counter();
+        if now >= target { Ok(()) } else { Err(format!("{now} of {target}")) }
     })
     .await
+}
+
+/// Waits until the replica holding the lease has written it `n` more times.
+async fn renewals(sim: &Sim, oracle: &Judge, n: u64) -> Result<(), String> {
+    grows_by(sim, "lease renewals", n, || oracle.lock().expect("oracle").renewals.len() as u64).await
 }
 
 /// The replicas' requests kube-sim has answered (with `code` only, when
@@ -176,12 +180,7 @@ fn replica_requests(sim: &Sim, code: Option<u16>) -> u64 {
 /// Waits until kube-sim has answered `n` more of the replicas' requests
 /// (with `code` only, when given).
 async fn requests(sim: &Sim, code: Option<u16>, n: u64) -> Result<(), String> {
-    let target = replica_requests(sim, code) + n;
-    try_wait_for(sim, STRETCH, "the replicas' requests", || async {
-        let now = replica_requests(sim, code);
-        if now >= target { Ok(()) } else { Err(format!("{now} of {target} answered ({code:?})")) }
-    })
-    .await
+    grows_by(sim, "the replicas' requests", n, || replica_requests(sim, code)).await
 }
 
 /// Inflicts one fault and waits for it to pass: a lasting one until it
@@ -300,15 +299,12 @@ async fn drive(sim: &Sim, dir: &Path, plan: &Plan, oracle: &Judge) -> Result<Str
     let client = sim.client().map_err(|e| e.to_string())?;
     let mut replicas: Vec<Replica> = REPLICAS.iter().map(|u| Replica::start(sim, dir, u)).collect();
     leader_but(sim, &replicas, None).await?;
-    let created = oracle.lock().expect("oracle").written.len();
+    let written = || oracle.lock().expect("oracle").written.len() as u64;
+    let created = written();
     workload::create_all(&client, plan).await?;
     let changes_made = async {
-        let target = created + plan.changes_after as usize;
-        try_wait_for(sim, STRETCH, "controller writes to the workload", || async {
-            let now = oracle.lock().expect("oracle").written.len();
-            if now >= target { Ok(()) } else { Err(format!("{now} of {target} controller writes")) }
-        })
-        .await?;
+        let more = (created + plan.changes_after).saturating_sub(written());
+        grows_by(sim, "controller writes to the workload", more, written).await?;
         workload::user_changes(sim, &client, plan).await
     };
     let schedule = async {
