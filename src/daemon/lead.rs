@@ -13,7 +13,7 @@ use kcm_runtime::server::Checks;
 use kcm_runtime::workqueue::QueueMetrics;
 use prometheus::Registry;
 
-use super::Shutdown;
+use super::{Shutdown, pageout};
 use crate::config::Config;
 use crate::controllers::{Context, Launched, table};
 use crate::sim;
@@ -48,7 +48,9 @@ pub(super) struct BuildFailed;
 
 /// What runs while this process leads (or without leader election): the
 /// selected controllers of the table, all built first, in its order, then
-/// run until `stop`; then their workers drain and the informers stop. A
+/// run until `stop` (start-up's code pages handed back to the kernel once
+/// their caches have synced and their queues emptied); then their workers
+/// drain and the informers stop. A
 /// controller that cannot be built (an unreadable key or CA file) is
 /// logged with upstream's messages and none starts: the process exits 1,
 /// as upstream's does, rather than run without it while `/healthz` says
@@ -115,9 +117,15 @@ pub(super) async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) -> 
         // garbage collector's own watches).
         caches && futures::future::join_all(started.into_iter().map(SyncSignal::synced)).await.into_iter().all(|ok| ok)
     };
-    tokio::select! {
-        synced = ready => runtime.caches_synced.store(synced, Ordering::Relaxed),
-        () = stop.clone() => {}
+    let synced = tokio::select! {
+        synced = ready => {
+            runtime.caches_synced.store(synced, Ordering::Relaxed);
+            synced
+        }
+        () = stop.clone() => false,
+    };
+    if synced {
+        pageout::after_start(runtime.queue_metrics.clone(), stop.clone()).await;
     }
     stop.await;
     while controllers.join_next().await.is_some() {}

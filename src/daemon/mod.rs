@@ -33,8 +33,10 @@
 //! every selected controller on it (the garbage collector last, so that it
 //! shares the informers the others asked for), starts the informers and
 //! runs the controllers' workers (after their caches sync) until leading
-//! ends; then the workers drain and the informers stop. The election's
-//! set-up and its Events are `election.rs`'s.
+//! ends; then the workers drain and the informers stop. Once the caches
+//! have synced and the queues first emptied, the binary's code pages are
+//! handed back to the kernel (`pageout.rs`): what idle runs comes back.
+//! The election's set-up and its Events are `election.rs`'s.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -57,6 +59,7 @@ use crate::sim;
 
 mod election;
 mod lead;
+mod pageout;
 
 use election::{Election, announce_transitions, stopped};
 use lead::{BuildFailed, Runtime, lead};

@@ -143,6 +143,14 @@ impl QueueMetrics {
         Ok(metrics)
     }
 
+    /// The keys waiting in all the queues together (`workqueue_depth`
+    /// summed over every `name`).
+    pub fn queued(&self) -> f64 {
+        use prometheus::core::Collector as _;
+        let families = self.depth.collect();
+        families.iter().flat_map(|family| family.get_metric()).map(|metric| metric.get_gauge().get_value()).sum()
+    }
+
     /// The children for one queue (the provider's `New*Metric(name)` calls).
     pub(super) fn for_queue(&self, name: &str) -> NamedQueueMetrics {
         let labels = [name];
@@ -289,6 +297,17 @@ mod tests {
             let expected = 1e-6 * 10f64.powi(i as i32);
             assert!((bound - expected).abs() <= expected * 1e-9, "bucket {i}: {bound} != {expected}");
         }
+    }
+
+    #[test]
+    fn queued_sums_every_queue_s_depth() {
+        let metrics = QueueMetrics::new().unwrap();
+        assert_eq!(metrics.queued(), 0.0);
+        metrics.for_queue("deployment").depth.set(3.0);
+        metrics.for_queue("replicaset").depth.set(2.0);
+        assert_eq!(metrics.queued(), 5.0);
+        metrics.for_queue("deployment").depth.set(0.0);
+        assert_eq!(metrics.queued(), 2.0);
     }
 
     // === utils ===
