@@ -12,9 +12,13 @@
 //! logged and changes nothing else).
 //!
 //! The pages idle runs come back at once; release links put that code
-//! ahead of the rest (`link/hot-text.ld`), so it comes back as few blocks.
-//! Code that runs again later (a re-list after a watch expired, a rarely
-//! taken path) is read back from the file when it runs, as code the kernel
+//! ahead of the rest (`link/hot-text.ld`), so it comes back as few pages.
+//! From then on the kernel reads those mappings a page at a time
+//! (`MADV_RANDOM`, given first): without it, each page read back brings
+//! its neighbours into the page cache and the process (64 KiB around it),
+//! most of which idle never runs. Code that runs again later (a re-list
+//! after a watch expired, the first sync of a kind of object idle never
+//! syncs) is read back from the file when it runs, as code the kernel
 //! reclaimed under pressure would be.
 
 use std::path::Path;
@@ -43,7 +47,10 @@ pub(super) async fn after_start(queues: QueueMetrics, stop: impl Future<Output =
     }
     match page_out_code() {
         Ok(bytes) => tracing::info!(mib = bytes >> 20, "start-up done: code pages handed back to the kernel"),
-        Err(error) => tracing::info!(%error, "start-up done: code pages kept"),
+        Err(error) => {
+            let error = format!("{:#}", anyhow::Error::new(error));
+            tracing::info!(%error, "start-up done: code pages kept");
+        }
     }
 }
 
@@ -53,28 +60,34 @@ pub(super) enum Error {
     /// `/proc/self/exe` or `/proc/self/maps` could not be read.
     #[error("cannot read this process's mappings")]
     Maps(#[source] std::io::Error),
-    /// The kernel refused the advice (before Linux 5.4: `EINVAL`).
-    #[error("madvise(MADV_PAGEOUT) of {start:#x}-{end:#x} refused")]
+    /// The kernel refused the advice (`MADV_PAGEOUT` before Linux 5.4:
+    /// `EINVAL`).
+    #[error("madvise({advice:?}) of {start:#x}-{end:#x} refused")]
     Advise {
         /// The mapping's first address.
         start: usize,
         /// The address after its last.
         end: usize,
+        /// What was asked.
+        advice: Advice,
         /// What the kernel said.
         #[source]
         source: std::io::Error,
     },
 }
 
-/// Asks the kernel to reclaim the pages of this process's executable's
-/// read-only mappings, up to and including its code: how many bytes of
-/// mappings it was asked about.
+/// Asks the kernel to read the pages of this process's executable's
+/// read-only mappings, up to and including its code, one at a time from
+/// now on, and to reclaim them: how many bytes of mappings it was asked
+/// about.
 pub(super) fn page_out_code() -> Result<usize, Error> {
     let exe = std::fs::read_link("/proc/self/exe").map_err(Error::Maps)?;
     let maps = std::fs::read_to_string("/proc/self/maps").map_err(Error::Maps)?;
     let mut bytes = 0;
     for (start, end) in code_mappings(&maps, &exe) {
-        advise_pageout(start, end).map_err(|source| Error::Advise { start, end, source })?;
+        for advice in [Advice::Random, Advice::PageOut] {
+            advise(start, end, advice).map_err(|source| Error::Advise { start, end, advice, source })?;
+        }
         bytes += end - start;
     }
     Ok(bytes)
@@ -106,17 +119,30 @@ fn code_mappings(maps: &str, exe: &Path) -> Vec<(usize, usize)> {
     found
 }
 
-/// `madvise(start, end - start, MADV_PAGEOUT)`.
+/// The two pieces of advice given, each a hint that changes no byte.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Advice {
+    /// `MADV_RANDOM`: read the range's pages on demand, one at a time.
+    Random,
+    /// `MADV_PAGEOUT`: reclaim the range's pages now.
+    PageOut,
+}
+
+/// `madvise(start, end - start, advice)`.
 #[expect(unsafe_code, reason = "madvise has no safe wrapper; see the SAFETY comment")]
-fn advise_pageout(start: usize, end: usize) -> std::io::Result<()> {
+fn advise(start: usize, end: usize, advice: Advice) -> std::io::Result<()> {
     let addr = std::ptr::without_provenance_mut::<libc::c_void>(start);
-    // SAFETY: MADV_PAGEOUT only lets the kernel reclaim the pages of the
-    // range; it never changes what they read: a reclaimed page of a file
-    // mapping is read back from the file when next touched. The range is
+    let advice = match advice {
+        Advice::Random => libc::MADV_RANDOM,
+        Advice::PageOut => libc::MADV_PAGEOUT,
+    };
+    // SAFETY: both pieces of advice are hints about residency: neither
+    // changes what any page of the range reads (a reclaimed page of a file
+    // mapping is read back from the file when next touched). The range is
     // one of the executable's own read-only mappings, which stay mapped for
     // the life of the process, and no Rust reference or pointer's validity
-    // depends on the pages being resident.
-    let status = unsafe { libc::madvise(addr, end - start, libc::MADV_PAGEOUT) };
+    // depends on its pages being resident.
+    let status = unsafe { libc::madvise(addr, end - start, advice) };
     if status == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }
 
