@@ -50,11 +50,10 @@ pub(super) struct BuildFailed;
 /// selected controllers of the table, all built first, in its order, then
 /// run until `stop` (start-up's code pages handed back to the kernel once
 /// their caches have synced and their queues emptied); then their workers
-/// drain and the informers stop. A
-/// controller that cannot be built (an unreadable key or CA file) is
-/// logged with upstream's messages and none starts: the process exits 1,
-/// as upstream's does, rather than run without it while `/healthz` says
-/// ok.
+/// drain and the informers stop. A controller that cannot be built (an
+/// unreadable key or CA file) is logged with upstream's messages and none
+/// starts: the process exits 1, as upstream's does, rather than run
+/// without it while `/healthz` says ok.
 pub(super) async fn lead(config: &Config, runtime: &Runtime, stop: Shutdown) -> Result<(), BuildFailed> {
     let mut rows: Vec<_> = table().filter(|row| config.controllers.contains(row.name())).collect();
     if config.sim.is_some() {
