@@ -157,6 +157,11 @@ type Judge = Arc<Mutex<Oracle>>;
 /// Waits until `counter` has grown by `n`, with [`STRETCH`]'s deadline.
 async fn grows_by(sim: &Sim, what: &str, n: u64, counter: impl Fn() -> u64) -> Result<(), String> {
     let target = counter() + n;
+    reaches(sim, what, target, counter).await
+}
+
+/// Waits until `counter` is at least `target`, with [`STRETCH`]'s deadline.
+async fn reaches(sim: &Sim, what: &str, target: u64, counter: impl Fn() -> u64) -> Result<(), String> {
     try_wait_for(sim, STRETCH, what, || async {
         let now = counter();
         if now >= target { Ok(()) } else { Err(format!("{now} of {target}")) }
@@ -303,8 +308,7 @@ async fn drive(sim: &Sim, dir: &Path, plan: &Plan, oracle: &Judge) -> Result<Str
     let created = written();
     workload::create_all(&client, plan).await?;
     let changes_made = async {
-        let more = (created + plan.changes_after).saturating_sub(written());
-        grows_by(sim, "controller writes to the workload", more, written).await?;
+        reaches(sim, "controller writes to the workload", created + plan.changes_after, written).await?;
         workload::user_changes(sim, &client, plan).await
     };
     let schedule = async {
